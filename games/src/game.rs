@@ -1,0 +1,351 @@
+//! The common game trait and the runner that turns one seed into an [`Outcome`].
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Instant;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use sha2::{Digest, Sha256};
+
+use crate::rng::Rng;
+use crate::tilt::Tilt;
+
+/// Errors of this crate that are not a verdict on a seed: bad parameters, a
+/// level text that does not parse, a solution that does not replay.
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[non_exhaustive]
+pub enum GameError {
+    /// No game has this name.
+    #[error("unknown game `{name}` (known games: {known})")]
+    UnknownGame {
+        /// The name asked for.
+        name: String,
+        /// The names that exist, comma separated.
+        known: String,
+    },
+    /// The game's params do not deserialize or break a rule.
+    #[error("invalid params for {game}: {message}")]
+    Params {
+        /// The game.
+        game: &'static str,
+        /// What is wrong, naming the field.
+        message: String,
+    },
+    /// A level's text or JSON form does not parse.
+    #[error("line {line}, column {column}: {message}")]
+    Parse {
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A solution does not solve the level under the rules.
+    #[error("replay failed at move {index}: {message}")]
+    Replay {
+        /// 0-based index of the offending move.
+        index: usize,
+        /// What happened.
+        message: String,
+    },
+}
+
+/// Why a seed did not give an accepted level. A function of (game, params, seed)
+/// alone, except [`Rejection::Timeout`], which the wall-clock watchdog raises.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rejection {
+    /// The verifier proved that no solution exists.
+    Unsolvable,
+    /// The wall-clock watchdog fired.
+    Timeout,
+    /// A deterministic rule or budget refused the candidate.
+    Rejected(String),
+    /// The game failed (a panic, an internal inconsistency).
+    Error(String),
+}
+
+impl Rejection {
+    /// The status word stored in the rejects table.
+    pub fn status(&self) -> &'static str {
+        match self {
+            Rejection::Unsolvable => "unsolvable",
+            Rejection::Timeout => "timeout",
+            Rejection::Rejected(_) => "rejected",
+            Rejection::Error(_) => "error",
+        }
+    }
+
+    /// The reason, empty for `unsolvable` and `timeout`.
+    pub fn reason(&self) -> &str {
+        match self {
+            Rejection::Unsolvable | Rejection::Timeout => "",
+            Rejection::Rejected(r) | Rejection::Error(r) => r,
+        }
+    }
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.reason() {
+            "" => f.write_str(self.status()),
+            reason => write!(f, "{}: {reason}", self.status()),
+        }
+    }
+}
+
+/// Limits for one candidate: a deterministic node cap (verdicts depend on it) and
+/// a wall-clock deadline (a watchdog only). Both are checked cooperatively.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// Search nodes (or generator iterations) allowed; past it the game rejects.
+    pub max_nodes: u64,
+    /// Past this instant the game gives up with [`Rejection::Timeout`].
+    pub deadline: Option<Instant>,
+}
+
+impl Budget {
+    /// A budget with a node cap and no deadline.
+    pub fn nodes(max_nodes: u64) -> Self {
+        Self { max_nodes, deadline: None }
+    }
+
+    /// Whether the watchdog has fired.
+    pub fn expired(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+}
+
+/// A verifier's answer for a solvable level.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Solved {
+    /// The solution in the game's notation.
+    pub solution: String,
+    /// Its move count.
+    pub moves: u32,
+    /// Whether `moves` is proven optimal (false: best found within the budget).
+    pub optimal: bool,
+    /// Search nodes expanded.
+    pub nodes: u64,
+    /// Named figures the rating is built from.
+    pub metrics: BTreeMap<String, f64>,
+}
+
+/// An accepted level, with everything the pack stores about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    /// Rating, higher is harder.
+    pub difficulty: f64,
+    /// Move count of the stored solution.
+    pub moves: u32,
+    /// Whether `moves` is optimal.
+    pub moves_optimal: bool,
+    /// The text layout (one row per line).
+    pub layout: String,
+    /// The structured JSON form.
+    pub level_json: String,
+    /// The solution in the game's notation.
+    pub solution: String,
+    /// Named metrics (rating inputs and search figures).
+    pub metrics: BTreeMap<String, f64>,
+    /// SHA-256 of `level_json`, lower-case hex: the golden identity of the level.
+    pub level_hash: String,
+}
+
+/// What one seed gave, with its costs.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The accepted level or why there is none.
+    pub result: Result<Candidate, Rejection>,
+    /// Milliseconds spent generating.
+    pub generate_ms: f64,
+    /// Milliseconds spent verifying.
+    pub solve_ms: f64,
+    /// Search nodes spent verifying.
+    pub nodes: u64,
+}
+
+/// The common trait of every generator.
+pub trait Game {
+    /// The game's parameters (deserialized from the job's `[params]` table).
+    type Params: DeserializeOwned + Default + Clone + fmt::Debug;
+    /// A level: serialized as the game's JSON form.
+    type Level: Serialize + DeserializeOwned + Clone + PartialEq + fmt::Debug;
+
+    /// The game's name in job files.
+    const NAME: &'static str;
+
+    /// Checks params beyond what deserialization checks.
+    fn validate(params: &Self::Params) -> Result<(), String>;
+
+    /// Builds a level from the random stream, or a typed rejection.
+    fn generate(params: &Self::Params, rng: &mut Rng, budget: &Budget) -> Result<Self::Level, Rejection>;
+
+    /// Verifies a level independently of how it was built.
+    fn solve(level: &Self::Level, budget: &Budget) -> Result<Solved, Rejection>;
+
+    /// Accept or reject a verified level against the params (move bounds...).
+    fn accept(params: &Self::Params, level: &Self::Level, solved: &Solved) -> Result<(), Rejection>;
+
+    /// The difficulty (higher is harder) from the verifier's figures.
+    fn rate(level: &Self::Level, solved: &Solved) -> f64;
+
+    /// The text layout.
+    fn to_text(level: &Self::Level) -> String;
+
+    /// Parses the text layout.
+    fn from_text(text: &str) -> Result<Self::Level, GameError>;
+
+    /// Plays `solution` under the rules and checks that it wins.
+    fn replay(level: &Self::Level, solution: &str) -> Result<(), GameError>;
+}
+
+/// Runs one seed of game `G`: generate, verify, accept, rate. Never panics: a
+/// panic inside the game becomes [`Rejection::Error`].
+pub fn run_game<G: Game>(params: &G::Params, seed: u64, budget: &Budget) -> Outcome {
+    let started = Instant::now();
+    let generated = catch_unwind(AssertUnwindSafe(|| {
+        let mut rng = Rng::new(seed);
+        G::generate(params, &mut rng, budget)
+    }));
+    let generate_ms = ms_since(started);
+    let level = match generated {
+        Ok(Ok(level)) => level,
+        Ok(Err(rejection)) => return Outcome { result: Err(rejection), generate_ms, solve_ms: 0.0, nodes: 0 },
+        Err(panic) => {
+            let result = Err(Rejection::Error(format!("generator panicked: {}", panic_message(&panic))));
+            return Outcome { result, generate_ms, solve_ms: 0.0, nodes: 0 };
+        }
+    };
+    let solve_started = Instant::now();
+    let verified = catch_unwind(AssertUnwindSafe(|| {
+        let solved = G::solve(&level, budget)?;
+        G::accept(params, &level, &solved)?;
+        let difficulty = G::rate(&level, &solved);
+        let level_json =
+            serde_json::to_string(&level).map_err(|e| Rejection::Error(format!("level does not serialize: {e}")))?;
+        let level_hash = hex(&Sha256::digest(level_json.as_bytes()));
+        Ok::<_, Rejection>((
+            solved.nodes,
+            Candidate {
+                difficulty,
+                moves: solved.moves,
+                moves_optimal: solved.optimal,
+                layout: G::to_text(&level),
+                level_json,
+                solution: solved.solution,
+                metrics: solved.metrics,
+                level_hash,
+            },
+        ))
+    }));
+    let solve_ms = ms_since(solve_started);
+    match verified {
+        Ok(Ok((nodes, candidate))) => Outcome { result: Ok(candidate), generate_ms, solve_ms, nodes },
+        Ok(Err(rejection)) => Outcome { result: Err(rejection), generate_ms, solve_ms, nodes: 0 },
+        Err(panic) => Outcome {
+            result: Err(Rejection::Error(format!("verifier panicked: {}", panic_message(&panic)))),
+            generate_ms,
+            solve_ms,
+            nodes: 0,
+        },
+    }
+}
+
+fn ms_since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_string()
+    }
+}
+
+/// Lower-case hex of a byte string.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+/// The games by name: the one place that maps a job's `game` to code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GameKind {
+    /// Tilt-maze fruit pairing.
+    Tilt,
+}
+
+impl GameKind {
+    /// Every game, in name order.
+    pub const ALL: &'static [GameKind] = &[GameKind::Tilt];
+
+    /// Looks a game up by its job-file name.
+    pub fn from_name(name: &str) -> Result<Self, GameError> {
+        Self::ALL.iter().copied().find(|g| g.name() == name).ok_or_else(|| GameError::UnknownGame {
+            name: name.to_string(),
+            known: Self::ALL.iter().map(|g| g.name()).collect::<Vec<_>>().join(", "),
+        })
+    }
+
+    /// The job-file name.
+    pub fn name(self) -> &'static str {
+        match self {
+            GameKind::Tilt => Tilt::NAME,
+        }
+    }
+
+    /// Checks a params object for this game (unknown fields are refused).
+    pub fn validate_params(self, params: &serde_json::Value) -> Result<(), GameError> {
+        match self {
+            GameKind::Tilt => parse_params::<Tilt>(params).map(drop),
+        }
+    }
+
+    /// Runs one seed. Params must have passed [`GameKind::validate_params`];
+    /// if they do not parse the outcome is an `error`.
+    pub fn run(self, params: &serde_json::Value, seed: u64, budget: &Budget) -> Outcome {
+        match self {
+            GameKind::Tilt => run_parsed::<Tilt>(params, seed, budget),
+        }
+    }
+
+    /// Replays a stored level (JSON form) with its solution.
+    pub fn replay_json(self, level_json: &str, solution: &str) -> Result<(), GameError> {
+        match self {
+            GameKind::Tilt => replay_parsed::<Tilt>(level_json, solution),
+        }
+    }
+}
+
+fn parse_params<G: Game>(params: &serde_json::Value) -> Result<G::Params, GameError> {
+    let parsed: G::Params = serde_json::from_value(params.clone())
+        .map_err(|e| GameError::Params { game: G::NAME, message: e.to_string() })?;
+    G::validate(&parsed).map_err(|message| GameError::Params { game: G::NAME, message })?;
+    Ok(parsed)
+}
+
+fn run_parsed<G: Game>(params: &serde_json::Value, seed: u64, budget: &Budget) -> Outcome {
+    match parse_params::<G>(params) {
+        Ok(p) => run_game::<G>(&p, seed, budget),
+        Err(e) => Outcome { result: Err(Rejection::Error(e.to_string())), generate_ms: 0.0, solve_ms: 0.0, nodes: 0 },
+    }
+}
+
+fn replay_parsed<G: Game>(level_json: &str, solution: &str) -> Result<(), GameError> {
+    let level: G::Level = serde_json::from_str(level_json).map_err(|e| GameError::Parse {
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })?;
+    G::replay(&level, solution)
+}

@@ -1,0 +1,143 @@
+//! Solution replay under the literal rules: every movable object steps one cell
+//! at a time, all together, until none can move. This is a second, independent
+//! implementation of the rules (the solver uses the compiled [`super::rules`]),
+//! so replaying every accepted level cross-checks the two.
+
+use super::level::{Dir, Level, Pos, Terrain};
+use crate::GameError;
+
+#[derive(Clone, Copy)]
+struct Object {
+    at: Pos,
+    /// `Some(colour)` for a fruit, `None` for an obstacle.
+    colour: Option<u8>,
+}
+
+/// Plays `solution` (letters U R D L) on `level`; Ok when the last move wins.
+pub fn replay(level: &Level, solution: &str) -> Result<(), GameError> {
+    let mut objects: Vec<Object> = level
+        .fruits
+        .iter()
+        .map(|f| Object { at: f.at, colour: Some(f.colour) })
+        .chain(level.obstacles.iter().map(|o| Object { at: o.at, colour: None }))
+        .collect();
+    let fail = |index: usize, message: String| GameError::Replay { index, message };
+    for (index, letter) in solution.chars().enumerate() {
+        if fruits_left(&objects) == 0 {
+            return Err(fail(index, "the level is already won".into()));
+        }
+        let dir = Dir::from_letter(letter).ok_or_else(|| fail(index, format!("`{letter}` is not one of U R D L")))?;
+        match slide(level, &mut objects, dir) {
+            Err(why) => return Err(fail(index, why)),
+            Ok(false) => return Err(fail(index, format!("tilting {} changes nothing", dir.letter()))),
+            Ok(true) => {}
+        }
+        settle(level, &mut objects).map_err(|why| fail(index, why))?;
+    }
+    match fruits_left(&objects) {
+        0 => Ok(()),
+        n => Err(fail(solution.chars().count(), format!("{n} fruits are left after the last move"))),
+    }
+}
+
+fn fruits_left(objects: &[Object]) -> usize {
+    objects.iter().filter(|o| o.colour.is_some()).count()
+}
+
+fn is_fixed(level: &Level, p: Pos) -> bool {
+    level.hedgehogs.contains(&p) || level.anteaters.iter().any(|a| a.at == p)
+}
+
+/// One tilt, step by step. Ok(moved) or Err(why the level is lost).
+fn slide(level: &Level, objects: &mut [Object], dir: Dir) -> Result<bool, String> {
+    let mut moved = false;
+    loop {
+        // Where each object would step, ignoring other objects.
+        let target: Vec<Option<Pos>> = objects
+            .iter()
+            .map(|o| {
+                let q = level.step(o.at, dir)?;
+                let open = level.terrain_at(q) != Terrain::Wall && !is_fixed(level, q) && !level.gate_forbids(o.at, dir);
+                open.then_some(q)
+            })
+            .collect();
+        for o in objects.iter() {
+            let Some(q) = level.step(o.at, dir) else { continue };
+            if o.colour.is_some() && level.hedgehogs.contains(&q) && !level.gate_forbids(o.at, dir) {
+                return Err(format!("a fruit at ({},{}) runs into a hedgehog", o.at.x, o.at.y));
+            }
+        }
+        // An object is blocked if it cannot step or the object ahead is blocked.
+        let mut blocked: Vec<bool> = target.iter().map(Option::is_none).collect();
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for i in 0..objects.len() {
+                if blocked[i] {
+                    continue;
+                }
+                let ahead = objects.iter().position(|o| Some(o.at) == target[i]);
+                if ahead.is_some_and(|j| blocked[j]) {
+                    blocked[i] = true;
+                    changed = true;
+                }
+            }
+        }
+        if blocked.iter().all(|&b| b) {
+            return Ok(moved);
+        }
+        for (i, o) in objects.iter_mut().enumerate() {
+            if let (false, Some(q)) = (blocked[i], target[i]) {
+                o.at = q;
+                if o.colour.is_some() && level.terrain_at(q) == Terrain::Puddle {
+                    return Err(format!("a fruit enters the puddle at ({},{})", q.x, q.y));
+                }
+            }
+        }
+        moved = true;
+    }
+}
+
+/// Anteaters pull, pairs meet, until nothing changes.
+fn settle(level: &Level, objects: &mut Vec<Object>) -> Result<(), String> {
+    let mouths: Vec<Pos> = level.anteaters.iter().filter_map(|a| level.step(a.at, a.facing)).collect();
+    loop {
+        let mut pulled = true;
+        while pulled {
+            pulled = false;
+            for a in &level.anteaters {
+                let mut crossed_puddle = false;
+                let mut p = a.at;
+                let Some(front) = level.step(a.at, a.facing) else { continue };
+                while let Some(q) = level.step(p, a.facing) {
+                    if level.terrain_at(q) == Terrain::Wall || is_fixed(level, q) {
+                        break;
+                    }
+                    if let Some(i) = objects.iter().position(|o| o.at == q) {
+                        if objects[i].colour.is_some() && q != front && !mouths.contains(&q) {
+                            if crossed_puddle {
+                                return Err(format!("an anteater pulls a fruit across a puddle from ({},{})", q.x, q.y));
+                            }
+                            objects[i].at = front;
+                            pulled = true;
+                        }
+                        break;
+                    }
+                    crossed_puddle |= level.terrain_at(q) == Terrain::Puddle;
+                    p = q;
+                }
+            }
+        }
+        let before = objects.len();
+        let snapshot = objects.clone();
+        objects.retain(|o| {
+            let Some(c) = o.colour else { return true };
+            !snapshot.iter().any(|m| {
+                m.colour == Some(c) && m.at != o.at && m.at.x.abs_diff(o.at.x) + m.at.y.abs_diff(o.at.y) == 1
+            })
+        });
+        if objects.len() == before {
+            return Ok(());
+        }
+    }
+}

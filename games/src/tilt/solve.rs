@@ -1,0 +1,254 @@
+//! The tilt verifier: a breadth-first search over every reachable state.
+//!
+//! Exploring the whole state graph (not stopping at the first win) gives, in one
+//! pass, the optimal move count, the number of optimal solutions, and, by a
+//! reverse search from the winning moves, which states are dead ends; from that,
+//! the share of first moves that lose.
+
+use rustc_hash::FxHashMap;
+
+use super::level::{Dir, Level};
+use super::rules::{Board, Step};
+use crate::{Budget, Rejection};
+
+const NONE: u32 = u32::MAX;
+const LOST: u32 = u32::MAX - 1;
+const WIN: u32 = u32::MAX - 2;
+
+/// What the full search found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Analysis {
+    /// One optimal solution.
+    pub solution: Vec<Dir>,
+    /// The optimal move count.
+    pub moves: u32,
+    /// How many distinct optimal move sequences win (saturating).
+    pub optimal_solutions: u64,
+    /// States reachable from the start (won states not counted).
+    pub states: usize,
+    /// Reachable states from which no win is reachable.
+    pub dead_states: usize,
+    /// Moves available at the start (tilts that change something).
+    pub first_moves: u32,
+    /// Of those, the ones that lose at once or lead to a dead state.
+    pub losing_first_moves: u32,
+    /// States expanded.
+    pub nodes: u64,
+}
+
+/// Explores every state reachable from the level's start.
+///
+/// `Err(Unsolvable)` when no win exists (proven: the search was complete),
+/// `Err(Rejected)` when the node budget runs out, `Err(Timeout)` on the watchdog.
+pub fn analyse(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
+    let (board, start) = Board::new(level);
+    // A level starts at rest: no pull or meeting is pending before the first move.
+    if board.settle_start(&start) != Some(start) {
+        return Err(Rejection::Rejected("start position is not at rest".into()));
+    }
+    let mut keys = vec![board.key(&start)];
+    let mut index = FxHashMap::default();
+    index.insert(keys[0], 0u32);
+    let mut depth = vec![0u32];
+    let mut ways = vec![1u64];
+    let mut parent = vec![(NONE, 0u8)];
+    let mut succ: Vec<[u32; 4]> = Vec::new();
+    let mut best: Option<(u32, u32, u8)> = None; // (moves, state, dir) of the first win found
+    let mut optimal_solutions = 0u64;
+    let mut head = 0usize;
+    while head < keys.len() {
+        if head as u64 >= budget.max_nodes {
+            return Err(Rejection::Rejected(format!("search budget of {} nodes exhausted", budget.max_nodes)));
+        }
+        if head % 1024 == 1023 && budget.expired() {
+            return Err(Rejection::Timeout);
+        }
+        let state = board.unkey(keys[head]);
+        let here = head as u32;
+        let mut out = [NONE; 4];
+        for d in Dir::ALL {
+            out[d.index()] = match board.tilt(&state, d) {
+                Step::NoChange => NONE,
+                Step::Lost => LOST,
+                Step::Moved(next) if board.is_won(&next) => {
+                    let moves = depth[head] + 1;
+                    match best {
+                        None => {
+                            best = Some((moves, here, d.index() as u8));
+                            optimal_solutions = ways[head];
+                        }
+                        Some((m, _, _)) if m == moves => optimal_solutions = optimal_solutions.saturating_add(ways[head]),
+                        Some(_) => {}
+                    }
+                    WIN
+                }
+                Step::Moved(next) => {
+                    let key = board.key(&next);
+                    let id = *index.entry(key).or_insert_with(|| {
+                        keys.push(key);
+                        depth.push(depth[head] + 1);
+                        ways.push(0);
+                        parent.push((here, d.index() as u8));
+                        (keys.len() - 1) as u32
+                    });
+                    if depth[id as usize] == depth[head] + 1 {
+                        ways[id as usize] = ways[id as usize].saturating_add(ways[head]);
+                    }
+                    id
+                }
+            };
+        }
+        succ.push(out);
+        head += 1;
+    }
+    let Some((moves, mut at, mut dir)) = best else { return Err(Rejection::Unsolvable) };
+    let mut solution = Vec::with_capacity(moves as usize);
+    loop {
+        solution.push(Dir::ALL[usize::from(dir)]);
+        let (p, d) = parent[at as usize];
+        if p == NONE {
+            break;
+        }
+        (at, dir) = (p, d);
+    }
+    solution.reverse();
+
+    let alive = alive_states(&succ);
+    let dead_states = alive.iter().filter(|&&a| !a).count();
+    let mut first_moves = 0;
+    let mut losing_first_moves = 0;
+    for &t in &succ[0] {
+        match t {
+            NONE => {}
+            WIN => first_moves += 1,
+            LOST => {
+                first_moves += 1;
+                losing_first_moves += 1;
+            }
+            t => {
+                first_moves += 1;
+                losing_first_moves += u32::from(!alive[t as usize]);
+            }
+        }
+    }
+    Ok(Analysis {
+        solution,
+        moves,
+        optimal_solutions,
+        states: keys.len(),
+        dead_states,
+        first_moves,
+        losing_first_moves,
+        nodes: keys.len() as u64,
+    })
+}
+
+/// Marks the states from which a win is reachable (reverse search from the
+/// states with a winning move).
+fn alive_states(succ: &[[u32; 4]]) -> Vec<bool> {
+    let n = succ.len();
+    // Predecessor lists in compressed form.
+    let mut start = vec![0u32; n + 1];
+    for out in succ {
+        for &t in out {
+            if (t as usize) < n {
+                start[t as usize + 1] += 1;
+            }
+        }
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut preds = vec![0u32; start[n] as usize];
+    for (s, out) in succ.iter().enumerate() {
+        for &t in out {
+            if (t as usize) < n {
+                preds[fill[t as usize] as usize] = s as u32;
+                fill[t as usize] += 1;
+            }
+        }
+    }
+    let mut alive = vec![false; n];
+    let mut queue: Vec<u32> = Vec::new();
+    for (s, out) in succ.iter().enumerate() {
+        if out.contains(&WIN) {
+            alive[s] = true;
+            queue.push(s as u32);
+        }
+    }
+    while let Some(t) = queue.pop() {
+        for &p in &preds[start[t as usize] as usize..start[t as usize + 1] as usize] {
+            if !alive[p as usize] {
+                alive[p as usize] = true;
+                queue.push(p);
+            }
+        }
+    }
+    alive
+}
+
+/// Whether some tilt sequence of at most `moves` moves wins: a breadth-first
+/// search cut at that depth, cheap for small `moves`. The generator uses it to
+/// refuse levels that are too easy before paying for a full [`analyse`].
+pub fn wins_within(level: &Level, moves: u32) -> bool {
+    let (board, start) = Board::new(level);
+    let mut frontier = vec![start];
+    let mut seen = rustc_hash::FxHashSet::default();
+    seen.insert(board.key(&start));
+    for _ in 0..moves {
+        let mut next_frontier = Vec::new();
+        for state in &frontier {
+            for d in Dir::ALL {
+                if let Step::Moved(next) = board.tilt(state, d) {
+                    if board.is_won(&next) {
+                        return true;
+                    }
+                    if seen.insert(board.key(&next)) {
+                        next_frontier.push(next);
+                    }
+                }
+            }
+        }
+        frontier = next_frontier;
+    }
+    false
+}
+
+/// The seed's verifier, kept as an independent cross-check of [`analyse`]:
+/// depth-first search with iterative deepening, pruning a state already seen
+/// with at least as many moves left. Returns the optimal move count up to `max_moves`.
+pub fn iterative_deepening_moves(level: &Level, max_moves: u32) -> Option<u32> {
+    let (board, start) = Board::new(level);
+    if board.settle_start(&start) != Some(start) {
+        return None;
+    }
+    for limit in 1..=max_moves {
+        let mut seen: FxHashMap<u128, u32> = FxHashMap::default();
+        if deepen(&board, &start, limit, &mut seen) {
+            return Some(limit);
+        }
+    }
+    None
+}
+
+fn deepen(board: &Board, state: &super::rules::State, left: u32, seen: &mut FxHashMap<u128, u32>) -> bool {
+    for d in Dir::ALL {
+        if let Step::Moved(next) = board.tilt(state, d) {
+            if board.is_won(&next) {
+                return true;
+            }
+            if left > 1 {
+                let key = board.key(&next);
+                if seen.get(&key).is_some_and(|&l| l >= left - 1) {
+                    continue;
+                }
+                seen.insert(key, left - 1);
+                if deepen(board, &next, left - 1, seen) {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}

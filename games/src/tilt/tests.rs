@@ -1,0 +1,145 @@
+use super::level::{Dir, Level};
+use super::solve::{analyse, iterative_deepening_moves};
+use super::*;
+use crate::{Budget, GameKind, run_game};
+
+fn level(text: &str) -> Level {
+    Level::from_text(text).expect("test level parses")
+}
+
+fn budget() -> Budget {
+    Budget::nodes(1_000_000)
+}
+
+/// Solves `text` and checks the optimal move count and that the solution replays.
+fn check_moves(text: &str, expected: Option<u32>) {
+    let l = level(text);
+    match (analyse(&l, &budget()), expected) {
+        (Ok(a), Some(m)) => {
+            assert_eq!(a.moves, m, "optimal moves of\n{text}");
+            let solution: String = a.solution.iter().map(|d| d.letter()).collect();
+            replay::replay(&l, &solution).expect("optimal solution replays");
+        }
+        (Err(Rejection::Unsolvable), None) => {}
+        (got, want) => panic!("level\n{text}\ngave {got:?}, expected {want:?} moves"),
+    }
+}
+
+#[test]
+fn slides_pair_and_win() {
+    // One tilt left brings the 1s together.
+    check_moves("#####\n#1..#\n#..1#\n#####\n", Some(1));
+    check_moves("######\n#1...#\n####.#\n#1...#\n######\n", Some(2));
+    check_moves("######\n#1..1#\n######\n", Some(1));
+}
+
+#[test]
+fn puddles_dirty_fruits_but_not_obstacles() {
+    // The only way to pair crosses the puddle: unsolvable.
+    check_moves("######\n#1~.1#\n######\n", None);
+    // An obstacle on a puddle blocks; the stone rests on it.
+    let l = level("#######\n#1.s.1#\n#######\n");
+    assert_eq!(l.obstacles.len(), 1);
+    check_moves("#######\n#1.s.1#\n#######\n", None);
+}
+
+#[test]
+fn hedgehog_eats_fruit_but_not_obstacles() {
+    // Tilting right slides the fruit into the hedgehog: lost; left pairs.
+    check_moves("#######\n#1..1H#\n#######\n", Some(1));
+    // A fruit wedged between two hedgehogs cannot move without being eaten.
+    check_moves("#######\n#H1H..#\n###..1#\n#######\n", None);
+    let l = level("######\n#S.H.#\n#1..1#\n######\n");
+    let a = analyse(&l, &budget()).expect("solvable");
+    assert_eq!(a.moves, 1);
+}
+
+#[test]
+fn gates_let_objects_through_one_way() {
+    // The gate between (2,1) and (3,1) only lets objects cross rightwards.
+    check_moves("######\n#1..1#\n######\ngate 2,1 >\n", Some(1));
+    let l = level("#####\n#..1#\n#1###\n#####\ngate 1,1 >\n");
+    assert!(!l.gate_forbids(super::level::Pos { x: 1, y: 1 }, Dir::Right));
+    assert!(l.gate_forbids(super::level::Pos { x: 2, y: 1 }, Dir::Left));
+}
+
+#[test]
+fn anteater_pulls_first_fruit_in_sight() {
+    // The anteater looks down column 1; the fruit at (1,3) is pulled to (1,2)
+    // after any move, next to the other 1.
+    let l = level("#####\n#>..#\n#.1.#\n#...#\n#1..#\n#####\n");
+    let a = analyse(&l, &budget()).expect("solvable");
+    assert!(a.moves >= 1);
+}
+
+#[test]
+fn breadth_first_agrees_with_iterative_deepening_on_generated_levels() {
+    let params = TiltParams { width: 5, height: 5, max_moves: 12, min_moves: 1, ..TiltParams::default() };
+    let mut compared = 0;
+    for seed in 0..300u64 {
+        let mut rng = crate::rng::Rng::new(seed);
+        let Ok(l) = generate::generate(&params, &mut rng) else { continue };
+        let bfs = analyse(&l, &budget());
+        let ids = iterative_deepening_moves(&l, 12);
+        match bfs {
+            Ok(a) if a.moves <= 12 => {
+                assert_eq!(Some(a.moves), ids, "seed {seed}\n{}", l.to_text());
+                compared += 1;
+            }
+            Ok(_) => assert_eq!(ids, None, "seed {seed}"),
+            Err(Rejection::Unsolvable) => assert_eq!(ids, None, "seed {seed}"),
+            Err(e) => panic!("seed {seed}: {e}"),
+        }
+    }
+    assert!(compared > 50, "only {compared} solvable levels compared");
+}
+
+#[test]
+fn every_accepted_level_replays_and_round_trips() {
+    let params = TiltParams::default();
+    let mut accepted = 0;
+    for seed in 0..400u64 {
+        let out = run_game::<Tilt>(&params, seed, &budget());
+        let Ok(c) = out.result else { continue };
+        accepted += 1;
+        let l: Level = serde_json::from_str(&c.level_json).expect("json parses");
+        assert_eq!(Level::from_text(&c.layout).expect("text parses"), l, "text round trip, seed {seed}");
+        assert_eq!(l.to_text(), c.layout);
+        assert_eq!(serde_json::to_string(&l).expect("serializes"), c.level_json);
+        replay::replay(&l, &c.solution).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{}{}", c.layout, c.solution));
+        assert_eq!(c.solution.len() as u32, c.moves);
+        assert!((params.min_moves..=params.max_moves).contains(&c.moves));
+    }
+    assert!(accepted > 40, "only {accepted} accepted of 400");
+}
+
+#[test]
+fn replay_refuses_wrong_solutions() {
+    let l = level("#####\n#1..#\n#..1#\n#####\n");
+    assert!(replay::replay(&l, "DL").is_ok() || replay::replay(&l, "LD").is_ok());
+    let err = replay::replay(&l, "U").expect_err("does not win");
+    assert!(matches!(err, GameError::Replay { .. }));
+    assert!(replay::replay(&l, "X").is_err());
+}
+
+#[test]
+fn malformed_text_is_refused_with_position() {
+    let err = Level::from_text("####\n#1?#\n####\n").expect_err("unknown char");
+    assert!(matches!(err, GameError::Parse { line: 2, column: 3, .. }), "{err}");
+    assert!(Level::from_text("####\n#1.#\n####\n").is_err(), "one fruit of a colour");
+    assert!(Level::from_text("#1..1\n#####\n").is_err(), "open border");
+}
+
+#[test]
+fn params_are_validated_by_name() {
+    let bad = serde_json::json!({"pairs": 9});
+    let err = GameKind::Tilt.validate_params(&bad).expect_err("too many pairs");
+    assert!(err.to_string().contains("pairs"), "{err}");
+    let unknown = serde_json::json!({"colour": 1});
+    let err = GameKind::Tilt.validate_params(&unknown).expect_err("unknown field");
+    assert!(err.to_string().contains("colour"), "{err}");
+    let feature = serde_json::json!({"features": ["lava"]});
+    let err = GameKind::Tilt.validate_params(&feature).expect_err("unknown feature");
+    assert!(err.to_string().contains("hedgehogs"), "lists the allowed values: {err}");
+}
+
