@@ -1,1 +1,308 @@
-fn main() {}
+//! `pregen`: run a pack on this machine, serve a job to remote workers, run a
+//! worker, or read a finished pack. CLI glue only; the work lives in the
+//! coordinator, worker and analysis libraries.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
+use pregen_coordinator::Job;
+use pregen_coordinator::job::TierScheme;
+use pregen_coordinator::server::{RunOptions, RunSummary, run_job};
+use pregen_worker::{WorkerConfig, run_worker};
+use tokio_util::sync::CancellationToken;
+
+/// Pregenerates verified puzzle levels: a coordinator hands seed ranges to
+/// workers over gRPC and writes a Parquet dataset, tiers, campaigns and release
+/// files to `<out>/<pack>/`.
+#[derive(Parser)]
+#[command(version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a whole pack on this machine: coordinator plus local workers over
+    /// loopback gRPC, with a progress bar. Rerun the same command to resume.
+    Run {
+        #[command(flatten)]
+        job: JobArgs,
+        /// Local worker processes' worth of sessions to run.
+        #[arg(long, default_value_t = 1)]
+        workers: usize,
+        /// Threads per local worker (default: all cores shared among workers).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Do not draw the progress bar.
+        #[arg(long)]
+        no_progress: bool,
+    },
+    /// Serve a job to remote workers (`pregen worker`); exits when the pack is written.
+    Serve {
+        #[command(flatten)]
+        job: JobArgs,
+        /// Address to listen on.
+        #[arg(long, default_value = "0.0.0.0:50051")]
+        listen: SocketAddr,
+        /// Shared token workers must present.
+        #[arg(long, env = "PREGEN_TOKEN", hide_env_values = true)]
+        token: String,
+        /// Re-issue a lease not heard of for this long (ms).
+        #[arg(long, default_value_t = 15_000)]
+        lease_ttl_ms: u64,
+    },
+    /// Run a worker against a coordinator until its job is done (SIGTERM drains).
+    Worker {
+        /// Coordinator URL.
+        #[arg(long, env = "PREGEN_COORDINATOR")]
+        coordinator: String,
+        /// Shared token.
+        #[arg(long, env = "PREGEN_TOKEN", hide_env_values = true)]
+        token: String,
+        /// Threads for candidates (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Name stored in the `worker` column (default: host-pid).
+        #[arg(long)]
+        name: Option<String>,
+        /// Give up when the coordinator is unreachable this long (seconds).
+        #[arg(long, default_value_t = 60)]
+        connect_timeout_s: u64,
+    },
+    /// Read a finished pack.
+    Analysis {
+        #[command(subcommand)]
+        command: AnalysisCommand,
+    },
+    /// Print an example job file.
+    ExampleJob,
+}
+
+#[derive(Subcommand)]
+enum AnalysisCommand {
+    /// Counts by tier and status, percentiles of difficulty, moves and times.
+    Summary {
+        /// The pack's folder (`<out>/<pack>`).
+        pack: PathBuf,
+    },
+}
+
+/// The job: a TOML file, any field of which a flag overrides.
+#[derive(Args)]
+struct JobArgs {
+    /// Job file (TOML); see `pregen example-job`.
+    job: Option<PathBuf>,
+    /// Output root; the pack goes to `<out>/<pack>/`.
+    #[arg(long, default_value = "out")]
+    out: PathBuf,
+    /// Pack name.
+    #[arg(long)]
+    pack: Option<String>,
+    /// Game: tilt.
+    #[arg(long)]
+    game: Option<String>,
+    /// Accepted levels wanted.
+    #[arg(long)]
+    count: Option<u64>,
+    /// First seed.
+    #[arg(long)]
+    first_seed: Option<u64>,
+    /// Seeds per lease.
+    #[arg(long)]
+    seeds_per_lease: Option<u64>,
+    /// Search nodes per level.
+    #[arg(long)]
+    max_nodes: Option<u64>,
+    /// Wall-clock watchdog per level (ms).
+    #[arg(long)]
+    watchdog_ms: Option<u64>,
+    /// Equal-size tiers.
+    #[arg(long)]
+    tiers: Option<u32>,
+    /// A game param, `key=value` with a TOML value (repeatable), e.g. `pairs=3`.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    params: Vec<String>,
+}
+
+impl JobArgs {
+    fn load(&self) -> Result<Job> {
+        let mut table = match &self.job {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).with_context(|| format!("cannot read job file {}", path.display()))?;
+                text.parse::<toml::Table>().map_err(|e| anyhow::anyhow!("invalid job {}: {e}", path.display()))?
+            }
+            None => toml::Table::new(),
+        };
+        let mut set = |k: &str, v: Option<toml::Value>| {
+            if let Some(v) = v {
+                table.insert(k.to_string(), v);
+            }
+        };
+        set("pack", self.pack.clone().map(toml::Value::String));
+        set("game", self.game.clone().map(toml::Value::String));
+        set("count", self.count.map(|v| toml::Value::Integer(v as i64)));
+        set("first_seed", self.first_seed.map(|v| toml::Value::Integer(v as i64)));
+        set("seeds_per_lease", self.seeds_per_lease.map(|v| toml::Value::Integer(v as i64)));
+        let mut job_text = toml::to_string(&table)?;
+        let mut job = Job::parse(&job_text).with_context(|| match &self.job {
+            Some(p) => format!("job file {}", p.display()),
+            None => "job flags (give a job file or --pack, --game and --count)".into(),
+        })?;
+        if let Some(n) = self.max_nodes {
+            job.budget.max_nodes = n;
+        }
+        if let Some(ms) = self.watchdog_ms {
+            job.budget.watchdog_ms = ms;
+        }
+        if let Some(t) = self.tiers {
+            job.tiers = TierScheme::Equal { count: t };
+        }
+        for kv in &self.params {
+            let (k, v) = kv.split_once('=').with_context(|| format!("--param `{kv}` is not KEY=VALUE"))?;
+            let value: toml::Value = format!("v = {v}")
+                .parse::<toml::Table>()
+                .ok()
+                .and_then(|mut t| t.remove("v"))
+                .unwrap_or_else(|| toml::Value::String(v.to_string()));
+            job.params.insert(k.trim().to_string(), value);
+        }
+        job_text.clear();
+        job.validate().context("job after flags")?;
+        Ok(job)
+    }
+}
+
+fn init_logs(default: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("PREGEN_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}
+
+/// Cancels the token on SIGINT or SIGTERM.
+fn cancel_on_signals() -> CancellationToken {
+    let token = CancellationToken::new();
+    let t = token.clone();
+    tokio::spawn(async move {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => return,
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+        t.cancel();
+    });
+    token
+}
+
+fn report(summary: &RunSummary) {
+    if summary.already_complete {
+        eprintln!("{} is already complete; nothing to do", summary.dir.display());
+        return;
+    }
+    let secs = summary.elapsed.as_secs_f64();
+    eprintln!(
+        "wrote {} levels to {} in {:.1} s ({} seeds tried, {:.0} levels/s{})",
+        summary.accepted,
+        summary.dir.display(),
+        secs,
+        summary.seeds,
+        summary.accepted as f64 / secs.max(1e-9),
+        if summary.resumed_seeds > 0 { format!(", {} seeds resumed from the commit log", summary.resumed_seeds) } else { String::new() },
+    );
+    if summary.progress.mismatches > 0 {
+        eprintln!("warning: {} results disagreed with earlier results for the same seed", summary.progress.mismatches);
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    if let Err(e) = real_main().await {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+async fn real_main() -> Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Run { job, workers, threads, no_progress } => {
+            init_logs("warn");
+            let spec = job.load()?;
+            if workers == 0 {
+                bail!("--workers must be at least 1 (use `pregen serve` for remote workers only)");
+            }
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let token = format!("local-{:x}", std::process::id() as u64 ^ 0x5eed_5eed);
+            let summary = run_job(
+                spec,
+                RunOptions {
+                    out: job.out,
+                    listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+                    token,
+                    local_workers: workers,
+                    threads_per_worker: threads.unwrap_or((cores / workers).max(1)),
+                    lease_ttl: Duration::from_secs(15),
+                    progress: !no_progress,
+                    on_listening: None,
+                    shutdown: cancel_on_signals(),
+                },
+            )
+            .await?;
+            report(&summary);
+        }
+        Command::Serve { job, listen, token, lease_ttl_ms } => {
+            init_logs("info");
+            let spec = job.load()?;
+            if token.is_empty() {
+                bail!("--token (or PREGEN_TOKEN) must not be empty");
+            }
+            let summary = run_job(
+                spec,
+                RunOptions {
+                    out: job.out,
+                    listen,
+                    token,
+                    local_workers: 0,
+                    threads_per_worker: 1,
+                    lease_ttl: Duration::from_millis(lease_ttl_ms),
+                    progress: false,
+                    on_listening: Some(Box::new(|addr| println!("listening on {addr}"))),
+                    shutdown: cancel_on_signals(),
+                },
+            )
+            .await?;
+            report(&summary);
+        }
+        Command::Worker { coordinator, token, threads, name, connect_timeout_s } => {
+            init_logs("info");
+            let mut config = WorkerConfig::new(coordinator, token);
+            if let Some(t) = threads {
+                config.threads = t;
+            }
+            if let Some(n) = name {
+                config.name = n;
+            }
+            config.connect_timeout = Duration::from_secs(connect_timeout_s);
+            let report = run_worker(config, cancel_on_signals()).await?;
+            eprintln!(
+                "worker done: {} results, {} leases, {} sessions{}",
+                report.results,
+                report.leases,
+                report.sessions,
+                if report.drained { " (drained on shutdown)" } else { "" }
+            );
+        }
+        Command::Analysis { command: AnalysisCommand::Summary { pack } } => {
+            let summary = pregen_analysis::summarize(&pack)?;
+            print!("{summary}");
+        }
+        Command::ExampleJob => print!("{}", include_str!("../../examples/demo.toml")),
+    }
+    Ok(())
+}

@@ -1,1 +1,381 @@
-//! placeholder
+//! The pregen worker: connects to a coordinator, leases seed ranges, runs every
+//! seed on a rayon pool under its budget, and streams each result back as soon
+//! as it is ready.
+//!
+//! Main items: [`WorkerConfig`] and [`run_worker`]. CPU work never runs on
+//! tokio's threads: each lease is handed to the rayon pool, which sends results
+//! back through a bounded channel. On shutdown (the token is cancelled, e.g. by
+//! SIGTERM) the worker stops starting seeds, finishes the ones in progress,
+//! returns its unfinished leases and closes its session.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use pregen_games::{Budget, GameKind, Outcome, Rejection};
+use pregen_proto::v1::coordinator_client::CoordinatorClient;
+use pregen_proto::v1::coordinator_message::Kind as In;
+use pregen_proto::v1::worker_message::Kind as Out;
+use pregen_proto::v1::{
+    Heartbeat, Hello, LeaseDone, LeaseGrant, LeaseRequest, LeaseReturn, Level, SeedResult, WorkerMessage, seed_result,
+};
+use pregen_proto::{AUTH_HEADER, PROTOCOL_VERSION};
+use rayon::prelude::*;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_util::sync::CancellationToken;
+use tonic::metadata::MetadataValue;
+use tonic::transport::Endpoint;
+use tonic::{Code, Request, Status};
+
+/// How a worker runs.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// Coordinator URL, e.g. `http://127.0.0.1:50051`.
+    pub coordinator: String,
+    /// The shared token.
+    pub token: String,
+    /// Threads for candidates (rayon pool size).
+    pub threads: usize,
+    /// Name reported to the coordinator (stored in the `worker` column).
+    pub name: String,
+    /// Leases held at once (2 keeps the pool busy while the next is granted).
+    pub leases_in_flight: usize,
+    /// Give up when the coordinator cannot be reached for this long.
+    pub connect_timeout: Duration,
+}
+
+impl WorkerConfig {
+    /// Defaults: all cores, two leases in flight, a 60 s connect timeout.
+    pub fn new(coordinator: impl Into<String>, token: impl Into<String>) -> Self {
+        Self {
+            coordinator: coordinator.into(),
+            token: token.into(),
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            name: default_name(),
+            leases_in_flight: 2,
+            connect_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// `host-pid`.
+pub fn default_name() -> String {
+    let host = std::fs::read_to_string("/etc/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "worker".into());
+    format!("{host}-{}", std::process::id())
+}
+
+/// Why a worker stopped with an error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WorkerError {
+    /// The coordinator URL is malformed.
+    #[error("bad coordinator address `{0}`: {1}")]
+    Address(String, String),
+    /// The coordinator could not be reached in time.
+    #[error("cannot reach the coordinator at {0} within {1:?}: {2}")]
+    Unreachable(String, Duration, String),
+    /// The coordinator refused the worker (token, version, protocol).
+    #[error("coordinator refused this worker: {0}")]
+    Refused(String),
+    /// The job cannot run here.
+    #[error("cannot run the job: {0}")]
+    Job(String),
+}
+
+/// What a worker did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WorkerReport {
+    /// Results sent.
+    pub results: u64,
+    /// Leases finished.
+    pub leases: u64,
+    /// Sessions opened (1 unless the connection was lost).
+    pub sessions: u64,
+    /// Whether the worker stopped because of shutdown rather than job end.
+    pub drained: bool,
+}
+
+/// Runs until the job is finished or `shutdown` is cancelled. Lost connections
+/// are retried with exponential backoff; refusals (token, versions) are not.
+pub async fn run_worker(config: WorkerConfig, shutdown: CancellationToken) -> Result<WorkerReport, WorkerError> {
+    let endpoint = Endpoint::from_shared(config.coordinator.clone())
+        .map_err(|e| WorkerError::Address(config.coordinator.clone(), e.to_string()))?
+        .connect_timeout(Duration::from_secs(5))
+        .tcp_nodelay(true);
+    let pool = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(config.threads.max(1))
+            .thread_name(|i| format!("pregen-worker-{i}"))
+            .build()
+            .map_err(|e| WorkerError::Job(format!("cannot start {} threads: {e}", config.threads)))?,
+    );
+    let mut report = WorkerReport::default();
+    let mut backoff = Duration::from_millis(50);
+    let mut unreachable_since: Option<Instant> = None;
+    loop {
+        if shutdown.is_cancelled() {
+            report.drained = true;
+            return Ok(report);
+        }
+        let error = match endpoint.connect().await {
+            Ok(channel) => {
+                report.sessions += 1;
+                match run_session(&config, channel, &pool, &shutdown, &mut report).await {
+                    Ok(()) => return Ok(report),
+                    Err(SessionEnd::Refused(msg)) => return Err(WorkerError::Refused(msg)),
+                    Err(SessionEnd::Job(msg)) => return Err(WorkerError::Job(msg)),
+                    Err(SessionEnd::Lost(msg)) => {
+                        // A session that got going resets the backoff.
+                        backoff = Duration::from_millis(50);
+                        unreachable_since = None;
+                        msg
+                    }
+                }
+            }
+            Err(e) => format!("{e}"),
+        };
+        let since = *unreachable_since.get_or_insert_with(Instant::now);
+        if since.elapsed() >= config.connect_timeout {
+            return Err(WorkerError::Unreachable(config.coordinator.clone(), config.connect_timeout, error));
+        }
+        tracing::info!(error, retry_in = ?backoff, "coordinator unreachable; retrying");
+        tokio::select! {
+            _ = tokio::time::sleep(backoff) => {}
+            _ = shutdown.cancelled() => {}
+        }
+        backoff = (backoff * 2).min(Duration::from_secs(2));
+    }
+}
+
+enum SessionEnd {
+    Refused(String),
+    Job(String),
+    Lost(String),
+}
+
+impl From<Status> for SessionEnd {
+    fn from(s: Status) -> Self {
+        match s.code() {
+            Code::Unauthenticated | Code::PermissionDenied | Code::FailedPrecondition | Code::InvalidArgument => {
+                SessionEnd::Refused(format!("{}: {}", code_name(s.code()), s.message()))
+            }
+            _ => SessionEnd::Lost(s.message().to_string()),
+        }
+    }
+}
+
+fn code_name(code: Code) -> &'static str {
+    match code {
+        Code::Unauthenticated => "unauthenticated",
+        Code::PermissionDenied => "permission denied",
+        Code::FailedPrecondition => "failed precondition",
+        Code::InvalidArgument => "invalid argument",
+        _ => "error",
+    }
+}
+
+/// Events from the rayon pool back to the session loop.
+enum Event {
+    Result(Box<SeedResult>),
+    LeaseFinished { lease_id: u64, complete: bool },
+}
+
+/// Cancels a session's rayon work when the session ends, however it ends.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+struct JobRun {
+    game: GameKind,
+    params: Arc<serde_json::Value>,
+    max_nodes: u64,
+    watchdog: Duration,
+}
+
+async fn run_session(
+    config: &WorkerConfig,
+    channel: tonic::transport::Channel,
+    pool: &Arc<rayon::ThreadPool>,
+    shutdown: &CancellationToken,
+    report: &mut WorkerReport,
+) -> Result<(), SessionEnd> {
+    let bearer: MetadataValue<_> = format!("Bearer {}", config.token)
+        .parse()
+        .map_err(|_| SessionEnd::Refused("the token has characters a header cannot carry".into()))?;
+    let mut client = CoordinatorClient::with_interceptor(channel, move |mut req: Request<()>| {
+        req.metadata_mut().insert(AUTH_HEADER, bearer.clone());
+        Ok(req)
+    });
+    let (out, out_rx) = mpsc::channel::<WorkerMessage>(1024);
+    let send = |kind: Out| {
+        let out = out.clone();
+        async move { out.send(WorkerMessage { kind: Some(kind) }).await.map_err(|_| SessionEnd::Lost("stream closed".into())) }
+    };
+    send(Out::Hello(Hello {
+        protocol_version: PROTOCOL_VERSION,
+        generator_version: pregen_games::GENERATOR_VERSION.to_string(),
+        worker_name: config.name.clone(),
+        threads: config.threads as u32,
+    }))
+    .await?;
+    let mut inbound = client.session(ReceiverStream::new(out_rx)).await?.into_inner();
+    let welcome = match inbound.message().await?.and_then(|m| m.kind) {
+        Some(In::Welcome(w)) => w,
+        _ => return Err(SessionEnd::Lost("the coordinator did not answer Hello with Welcome".into())),
+    };
+    let spec = welcome.job.ok_or_else(|| SessionEnd::Job("Welcome carries no job".into()))?;
+    let game = GameKind::from_name(&spec.game).map_err(|e| SessionEnd::Job(e.to_string()))?;
+    let params: serde_json::Value =
+        serde_json::from_str(&spec.params_json).map_err(|e| SessionEnd::Job(format!("params are not JSON: {e}")))?;
+    game.validate_params(&params).map_err(|e| SessionEnd::Job(e.to_string()))?;
+    let job = Arc::new(JobRun {
+        game,
+        params: Arc::new(params),
+        max_nodes: spec.max_nodes,
+        watchdog: Duration::from_millis(spec.watchdog_ms),
+    });
+    tracing::info!(worker = welcome.worker_id, job = spec.job_id, game = spec.game, "session open");
+
+    let cancel = Arc::new(AtomicBool::new(false));
+    let _guard = CancelOnDrop(cancel.clone());
+    let (events, mut events_rx) = mpsc::channel::<Event>(4096);
+    let mut heartbeat = tokio::time::interval(Duration::from_millis((welcome.lease_ttl_ms / 3).max(100)));
+    let mut in_flight = 0usize;
+    let mut draining = false;
+    for _ in 0..config.leases_in_flight.max(1) {
+        send(Out::LeaseRequest(LeaseRequest {})).await?;
+    }
+    loop {
+        tokio::select! {
+            message = inbound.message() => {
+                let Some(kind) = message?.and_then(|m| m.kind) else {
+                    return Err(SessionEnd::Lost("the coordinator closed the session".into()));
+                };
+                match kind {
+                    In::Grant(grant) if draining => {
+                        send(Out::LeaseReturn(LeaseReturn { lease_id: grant.lease_id })).await?;
+                    }
+                    In::Grant(grant) => {
+                        in_flight += 1;
+                        spawn_lease(pool, job.clone(), grant, cancel.clone(), events.clone());
+                    }
+                    In::NoWork(wait) => {
+                        let out = out.clone();
+                        let delay = Duration::from_millis(wait.retry_after_ms.clamp(10, 10_000));
+                        tokio::spawn(async move {
+                            tokio::time::sleep(delay).await;
+                            let _ = out.send(WorkerMessage { kind: Some(Out::LeaseRequest(LeaseRequest {})) }).await;
+                        });
+                    }
+                    In::Finished(_) => return Ok(()),
+                    In::Welcome(_) => return Err(SessionEnd::Lost("Welcome sent twice".into())),
+                }
+            }
+            Some(event) = events_rx.recv() => match event {
+                Event::Result(result) => {
+                    report.results += 1;
+                    send(Out::Result(*result)).await?;
+                }
+                Event::LeaseFinished { lease_id, complete } => {
+                    in_flight -= 1;
+                    if complete {
+                        report.leases += 1;
+                        send(Out::LeaseDone(LeaseDone { lease_id })).await?;
+                    } else {
+                        send(Out::LeaseReturn(LeaseReturn { lease_id })).await?;
+                    }
+                    if draining {
+                        if in_flight == 0 {
+                            report.drained = true;
+                            return Ok(());
+                        }
+                    } else {
+                        send(Out::LeaseRequest(LeaseRequest {})).await?;
+                    }
+                }
+            },
+            _ = heartbeat.tick() => send(Out::Heartbeat(Heartbeat {})).await?,
+            _ = shutdown.cancelled(), if !draining => {
+                tracing::info!(in_flight, "draining: finishing seeds in progress, returning leases");
+                draining = true;
+                cancel.store(true, Ordering::Relaxed);
+                if in_flight == 0 {
+                    report.drained = true;
+                    return Ok(());
+                }
+            }
+        }
+    }
+}
+
+/// Runs a lease's seeds on the pool; results go back one by one as they finish.
+fn spawn_lease(pool: &rayon::ThreadPool, job: Arc<JobRun>, grant: LeaseGrant, cancel: Arc<AtomicBool>, events: mpsc::Sender<Event>) {
+    pool.spawn(move || {
+        let seeds = grant.first_seed..grant.first_seed.saturating_add(grant.seed_count);
+        seeds.into_par_iter().for_each(|seed| {
+            if cancel.load(Ordering::Relaxed) {
+                return;
+            }
+            let result = run_seed(&job, grant.lease_id, seed);
+            // A closed channel means the session is gone; the lease is re-issued.
+            let _ = events.blocking_send(Event::Result(Box::new(result)));
+        });
+        let complete = !cancel.load(Ordering::Relaxed);
+        let _ = events.blocking_send(Event::LeaseFinished { lease_id: grant.lease_id, complete });
+    });
+}
+
+/// Runs one seed under its budget and converts the outcome for the wire.
+pub fn run_seed_outcome(game: GameKind, params: &serde_json::Value, seed: u64, max_nodes: u64, watchdog: Duration) -> Outcome {
+    let budget = Budget { max_nodes, deadline: Some(Instant::now() + watchdog) };
+    game.run(params, seed, &budget)
+}
+
+fn run_seed(job: &JobRun, lease_id: u64, seed: u64) -> SeedResult {
+    let outcome = run_seed_outcome(job.game, &job.params, seed, job.max_nodes, job.watchdog);
+    let (status, reason, level) = match outcome.result {
+        Ok(c) => (
+            seed_result::Status::Accepted,
+            String::new(),
+            Some(Level {
+                difficulty: c.difficulty,
+                moves: c.moves,
+                moves_optimal: c.moves_optimal,
+                layout: c.layout,
+                level_json: c.level_json,
+                solution: c.solution,
+                metrics: c.metrics.into_iter().collect(),
+                level_hash: c.level_hash,
+            }),
+        ),
+        Err(r) => {
+            let status = match r {
+                Rejection::Unsolvable => seed_result::Status::Unsolvable,
+                Rejection::Timeout => seed_result::Status::Timeout,
+                Rejection::Rejected(_) => seed_result::Status::Rejected,
+                Rejection::Error(_) => seed_result::Status::Error,
+            };
+            (status, r.reason().to_string(), None)
+        }
+    };
+    SeedResult {
+        lease_id,
+        seed,
+        status: status as i32,
+        reason,
+        level,
+        generate_ms: outcome.generate_ms,
+        solve_ms: outcome.solve_ms,
+        nodes: outcome.nodes,
+    }
+}

@@ -1,0 +1,243 @@
+//! The job file: what pack to make. Parsed from TOML (every field can also be
+//! set by flag), validated before anything starts; errors name the field.
+
+use std::path::Path;
+
+use pregen_games::GameKind;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::CoordinatorError;
+
+/// A job as written in a TOML file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Job {
+    /// Pack name: the output folder `out/<pack>/`. Letters, digits, `-`, `_`, `.`.
+    pub pack: String,
+    /// The game: one of the names of [`GameKind::ALL`].
+    pub game: String,
+    /// The game's params (see the game's docs); missing fields take defaults.
+    #[serde(default = "empty_table")]
+    pub params: toml::Table,
+    /// The first seed tried.
+    #[serde(default)]
+    pub first_seed: u64,
+    /// Accepted levels wanted.
+    pub count: u64,
+    /// Seeds per lease.
+    #[serde(default = "default_seeds_per_lease")]
+    pub seeds_per_lease: u64,
+    /// Per-level budget.
+    #[serde(default)]
+    pub budget: BudgetSpec,
+    /// How levels are cut into tiers.
+    #[serde(default)]
+    pub tiers: TierScheme,
+    /// How campaigns are drawn.
+    #[serde(default)]
+    pub campaigns: CampaignScheme,
+}
+
+fn empty_table() -> toml::Table {
+    toml::Table::new()
+}
+
+fn default_seeds_per_lease() -> u64 {
+    512
+}
+
+/// The per-level budget.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BudgetSpec {
+    /// Search nodes per level; a level needing more is rejected (deterministic).
+    pub max_nodes: u64,
+    /// Wall-clock watchdog per level in milliseconds; hitting it records `timeout`.
+    pub watchdog_ms: u64,
+}
+
+impl Default for BudgetSpec {
+    fn default() -> Self {
+        Self { max_nodes: 200_000, watchdog_ms: 10_000 }
+    }
+}
+
+/// How accepted levels are cut into tiers by difficulty.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, tag = "scheme", rename_all = "lowercase")]
+pub enum TierScheme {
+    /// `count` groups of equal size (sizes differ by at most one).
+    Equal {
+        /// Number of tiers (1..=99).
+        count: u32,
+    },
+    /// Tier i holds difficulties in `[thresholds[i-2], thresholds[i-1])`.
+    Thresholds {
+        /// Ascending cut points; n thresholds make n+1 tiers.
+        thresholds: Vec<f64>,
+    },
+}
+
+impl Default for TierScheme {
+    fn default() -> Self {
+        TierScheme::Equal { count: 10 }
+    }
+}
+
+/// How campaigns are drawn: K campaigns of `length` levels; position i comes
+/// from difficulty group i (of `length` equal groups), without replacement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CampaignScheme {
+    /// Levels per campaign.
+    pub length: u32,
+    /// Campaigns; 0 means as many as the pack allows (count / length).
+    pub count: u64,
+}
+
+impl Default for CampaignScheme {
+    fn default() -> Self {
+        Self { length: 10, count: 0 }
+    }
+}
+
+impl Job {
+    /// Reads and validates a job file.
+    pub fn load(path: &Path) -> Result<Job, CoordinatorError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CoordinatorError::Job(format!("cannot read {}: {e}", path.display())))?;
+        Job::parse(&text)
+    }
+
+    /// Parses and validates job TOML.
+    pub fn parse(text: &str) -> Result<Job, CoordinatorError> {
+        let job: Job = toml::from_str(text).map_err(|e| CoordinatorError::Job(e.to_string()))?;
+        job.validate()?;
+        Ok(job)
+    }
+
+    /// Checks every field; the error names the field and the allowed values.
+    pub fn validate(&self) -> Result<(), CoordinatorError> {
+        let bad = |field: &str, msg: String| Err(CoordinatorError::Job(format!("field `{field}`: {msg}")));
+        if self.pack.is_empty()
+            || self.pack.starts_with('.')
+            || !self.pack.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        {
+            return bad("pack", format!("`{}` must be a folder name of letters, digits, - _ .", self.pack));
+        }
+        let game = match GameKind::from_name(&self.game) {
+            Ok(g) => g,
+            Err(e) => return bad("game", e.to_string()),
+        };
+        if let Err(e) = game.validate_params(&self.params_json()) {
+            return bad("params", e.to_string());
+        }
+        if self.count == 0 || self.count > 100_000_000 {
+            return bad("count", format!("{} must be 1..=100000000", self.count));
+        }
+        if self.first_seed.checked_add(self.count.saturating_mul(1_000)).is_none() {
+            return bad("first_seed", "leaves too little room before u64::MAX".into());
+        }
+        if !(1..=1_000_000).contains(&self.seeds_per_lease) {
+            return bad("seeds_per_lease", format!("{} must be 1..=1000000", self.seeds_per_lease));
+        }
+        if self.budget.max_nodes == 0 {
+            return bad("budget.max_nodes", "must be positive".into());
+        }
+        if !(1..=3_600_000).contains(&self.budget.watchdog_ms) {
+            return bad("budget.watchdog_ms", format!("{} must be 1..=3600000", self.budget.watchdog_ms));
+        }
+        match &self.tiers {
+            TierScheme::Equal { count } if !(1..=99).contains(count) => {
+                return bad("tiers.count", format!("{count} must be 1..=99"));
+            }
+            TierScheme::Thresholds { thresholds } => {
+                if thresholds.is_empty() || thresholds.len() > 98 {
+                    return bad("tiers.thresholds", "needs 1..=98 values".into());
+                }
+                if thresholds.windows(2).any(|w| !(w[0] < w[1])) || thresholds.iter().any(|t| !t.is_finite()) {
+                    return bad("tiers.thresholds", "must be finite and strictly ascending".into());
+                }
+            }
+            TierScheme::Equal { .. } => {}
+        }
+        if !(1..=1000).contains(&self.campaigns.length) {
+            return bad("campaigns.length", format!("{} must be 1..=1000", self.campaigns.length));
+        }
+        if self.campaigns.count > self.count / u64::from(self.campaigns.length) {
+            return bad(
+                "campaigns.count",
+                format!(
+                    "{} campaigns of {} need more than count = {} levels",
+                    self.campaigns.count, self.campaigns.length, self.count
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// The game, known valid after [`Job::validate`].
+    pub fn game_kind(&self) -> Result<GameKind, CoordinatorError> {
+        GameKind::from_name(&self.game).map_err(|e| CoordinatorError::Job(e.to_string()))
+    }
+
+    /// The params as JSON, the form the wire and the games use.
+    pub fn params_json(&self) -> serde_json::Value {
+        serde_json::to_value(&self.params).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// Identity of the job: SHA-256 of its canonical JSON. A commit log written
+    /// for one job is never resumed by another.
+    pub fn id(&self) -> String {
+        let canonical = serde_json::to_string(self).unwrap_or_default();
+        let digest = Sha256::digest(canonical.as_bytes());
+        digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Campaigns to draw.
+    pub fn campaign_count(&self) -> u64 {
+        match self.campaigns.count {
+            0 => self.count / u64::from(self.campaigns.length),
+            k => k,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_err(toml_text: &str, needle: &str) {
+        let err = Job::parse(toml_text).expect_err("invalid job").to_string();
+        assert!(err.contains(needle), "error `{err}` should mention `{needle}`");
+    }
+
+    #[test]
+    fn minimal_job_takes_defaults() {
+        let job = Job::parse("pack = \"demo\"\ngame = \"tilt\"\ncount = 100\n").expect("valid");
+        assert_eq!(job.seeds_per_lease, 512);
+        assert_eq!(job.tiers, TierScheme::Equal { count: 10 });
+        assert_eq!(job.campaign_count(), 10);
+    }
+
+    #[test]
+    fn bad_fields_are_named() {
+        check_err("pack = \"d\"\ngame = \"chess\"\ncount = 1\n", "tilt");
+        check_err("pack = \"d\"\ngame = \"tilt\"\ncount = 0\n", "count");
+        check_err("pack = \"../x\"\ngame = \"tilt\"\ncount = 1\n", "pack");
+        check_err("pack = \"d\"\ngame = \"tilt\"\ncount = 1\n[params]\npairs = 40\n", "pairs");
+        check_err("pack = \"d\"\ngame = \"tilt\"\ncount = 10\ncolour = 3\n", "colour");
+        check_err("pack = \"d\"\ngame = \"tilt\"\ncount = 10\n[tiers]\nscheme = \"thresholds\"\nthresholds = [3, 1]\n", "ascending");
+        check_err("pack = \"d\"\ngame = \"tilt\"\ncount = 10\n[tiers]\nscheme = \"quantile\"\n", "equal");
+        check_err("pack = \"d\"\ngame = \"tilt\"\n", "count");
+    }
+
+    #[test]
+    fn job_id_depends_on_content() {
+        let a = Job::parse("pack = \"d\"\ngame = \"tilt\"\ncount = 10\n").expect("valid");
+        let b = Job::parse("pack = \"d\"\ngame = \"tilt\"\ncount = 11\n").expect("valid");
+        assert_ne!(a.id(), b.id());
+        assert_eq!(a.id(), a.clone().id());
+    }
+}

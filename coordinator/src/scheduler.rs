@@ -1,0 +1,477 @@
+//! Leases and results: the coordinator's core, free of any network code.
+//!
+//! The pack is the first `count` accepted seeds in seed order from
+//! `first_seed`. Seeds are handed out in ranges ([`Lease`]s) in any order to any
+//! number of workers; a lease that expires, is returned, or whose session breaks
+//! has its missing seeds re-queued. Results are idempotent by seed and must fall
+//! inside a lease their session holds. The pack is complete when the contiguous
+//! prefix of recorded seeds holds `count` accepted ones.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::time::{Duration, Instant};
+
+use crate::record::{SeedRecord, Status};
+
+/// A worker session, numbered by the coordinator.
+pub type SessionId = u64;
+
+/// A range of seeds leased to one session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lease {
+    /// Lease number, unique for the coordinator's lifetime.
+    pub id: u64,
+    /// Holder.
+    pub session: SessionId,
+    /// First seed.
+    pub first_seed: u64,
+    /// Seeds in the range.
+    pub seed_count: u64,
+    /// 1 for a range's first issue, +1 per re-issue.
+    pub attempt: u32,
+    /// Re-issued if not heard of by then.
+    pub deadline: Instant,
+}
+
+impl Lease {
+    fn contains(&self, seed: u64) -> bool {
+        seed >= self.first_seed && seed - self.first_seed < self.seed_count
+    }
+}
+
+/// The answer to a lease request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Grant {
+    /// Work on this range.
+    Lease(Lease),
+    /// Nothing to hand out now (the rest is leased); ask again later.
+    Wait,
+    /// The pack is complete.
+    Finished,
+}
+
+/// A result refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RecordError {
+    /// The lease was never issued.
+    #[error("lease {0} was never issued")]
+    UnknownLease(u64),
+    /// The lease belongs to another session.
+    #[error("lease {lease} belongs to another worker")]
+    NotYourLease {
+        /// The lease claimed.
+        lease: u64,
+    },
+    /// The seed is outside the claimed lease.
+    #[error("seed {seed} is outside lease {lease} (seeds {first}..{end})")]
+    SeedOutsideLease {
+        /// The seed sent.
+        seed: u64,
+        /// The lease claimed.
+        lease: u64,
+        /// The lease's first seed.
+        first: u64,
+        /// One past its last seed.
+        end: u64,
+    },
+}
+
+/// Counters for progress reports.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Progress {
+    /// Seeds recorded (all statuses).
+    pub seeds: u64,
+    /// Accepted seeds recorded (may exceed the pack's count).
+    pub accepted: u64,
+    /// Accepted seeds inside the complete prefix, capped at count.
+    pub committed: u64,
+    /// Non-accepted results by status and reason head.
+    pub rejected: BTreeMap<String, u64>,
+    /// Results per worker name.
+    pub per_worker: BTreeMap<String, u64>,
+    /// Results that disagreed with an earlier result for the same seed.
+    pub mismatches: u64,
+    /// Leases currently out.
+    pub leases_out: usize,
+}
+
+/// Scheduler settings from the job.
+#[derive(Debug, Clone)]
+pub struct SchedulerConfig {
+    /// First seed of the pack.
+    pub first_seed: u64,
+    /// Accepted levels wanted.
+    pub count: u64,
+    /// Seeds per lease.
+    pub seeds_per_lease: u64,
+    /// A lease not heard of for this long is re-issued.
+    pub lease_ttl: Duration,
+}
+
+/// Leases out, results in.
+#[derive(Debug)]
+pub struct Scheduler {
+    config: SchedulerConfig,
+    records: BTreeMap<u64, SeedRecord>,
+    /// Every seed below this is recorded.
+    prefix_end: u64,
+    prefix_accepted: u64,
+    accepted_total: u64,
+    /// Next seed never leased.
+    frontier: u64,
+    /// Ranges to re-issue: (first seed, count, attempt).
+    requeue: VecDeque<(u64, u64, u32)>,
+    leases: HashMap<u64, Lease>,
+    /// Leases no longer out, kept so late results of their holder are still taken.
+    past_leases: HashMap<u64, Lease>,
+    next_lease: u64,
+    unflushed: Vec<SeedRecord>,
+    progress: Progress,
+}
+
+impl Scheduler {
+    /// A scheduler resuming from records already committed (empty for a new job).
+    pub fn new(config: SchedulerConfig, committed: Vec<SeedRecord>) -> Self {
+        let mut s = Scheduler {
+            frontier: config.first_seed,
+            prefix_end: config.first_seed,
+            config,
+            records: BTreeMap::new(),
+            prefix_accepted: 0,
+            accepted_total: 0,
+            requeue: VecDeque::new(),
+            leases: HashMap::new(),
+            past_leases: HashMap::new(),
+            next_lease: 1,
+            unflushed: Vec::new(),
+            progress: Progress::default(),
+        };
+        for r in committed {
+            s.insert(r);
+        }
+        s.unflushed.clear();
+        // Holes below the highest committed seed are re-queued, a lease at a time.
+        if let Some((&last, _)) = s.records.last_key_value() {
+            let mut seed = s.prefix_end;
+            while seed <= last {
+                if s.records.contains_key(&seed) {
+                    seed += 1;
+                    continue;
+                }
+                let mut len = 0;
+                while seed + len <= last && len < s.config.seeds_per_lease && !s.records.contains_key(&(seed + len)) {
+                    len += 1;
+                }
+                s.requeue.push_back((seed, len, 2));
+                seed += len;
+            }
+            s.frontier = last + 1;
+        }
+        s
+    }
+
+    /// Hands a range to `session`.
+    pub fn grant(&mut self, session: SessionId, now: Instant) -> Grant {
+        if self.is_complete() {
+            return Grant::Finished;
+        }
+        let (first_seed, seed_count, attempt) = if let Some(r) = self.requeue.pop_front() {
+            r
+        } else if self.accepted_total < self.config.count {
+            let first = self.frontier;
+            self.frontier += self.config.seeds_per_lease;
+            (first, self.config.seeds_per_lease, 1)
+        } else {
+            return Grant::Wait;
+        };
+        let lease = Lease {
+            id: self.next_lease,
+            session,
+            first_seed,
+            seed_count,
+            attempt,
+            deadline: now + self.config.lease_ttl,
+        };
+        self.next_lease += 1;
+        self.leases.insert(lease.id, lease.clone());
+        Grant::Lease(lease)
+    }
+
+    /// Takes one result. Idempotent: a seed already recorded is ignored (a
+    /// disagreeing verdict is counted as a mismatch).
+    pub fn record(&mut self, session: SessionId, lease_id: u64, mut record: SeedRecord) -> Result<(), RecordError> {
+        let lease = self
+            .leases
+            .get(&lease_id)
+            .or_else(|| self.past_leases.get(&lease_id))
+            .ok_or(RecordError::UnknownLease(lease_id))?;
+        if lease.session != session {
+            return Err(RecordError::NotYourLease { lease: lease_id });
+        }
+        if !lease.contains(record.seed) {
+            return Err(RecordError::SeedOutsideLease {
+                seed: record.seed,
+                lease: lease_id,
+                first: lease.first_seed,
+                end: lease.first_seed + lease.seed_count,
+            });
+        }
+        record.attempt = lease.attempt;
+        if let Some(old) = self.records.get(&record.seed) {
+            if !old.same_verdict(&record) {
+                self.progress.mismatches += 1;
+            }
+            return Ok(());
+        }
+        self.insert(record);
+        Ok(())
+    }
+
+    fn insert(&mut self, record: SeedRecord) {
+        if record.seed < self.config.first_seed || self.records.contains_key(&record.seed) {
+            return;
+        }
+        self.progress.seeds += 1;
+        *self.progress.per_worker.entry(record.worker.clone()).or_default() += 1;
+        if record.status == Status::Accepted {
+            self.accepted_total += 1;
+        } else {
+            let head = record.reason.split(':').next().unwrap_or("").trim();
+            let key = if head.is_empty() { record.status.as_str().to_string() } else { format!("{}: {head}", record.status.as_str()) };
+            *self.progress.rejected.entry(key).or_default() += 1;
+        }
+        self.unflushed.push(record.clone());
+        self.records.insert(record.seed, record);
+        while self.prefix_accepted < self.config.count {
+            match self.records.get(&self.prefix_end) {
+                Some(r) => {
+                    self.prefix_accepted += u64::from(r.status == Status::Accepted);
+                    self.prefix_end += 1;
+                }
+                None => break,
+            }
+        }
+    }
+
+    /// The session finished every seed of the lease.
+    pub fn lease_done(&mut self, session: SessionId, lease_id: u64) {
+        self.release(session, lease_id);
+    }
+
+    /// The session gives the lease back; its missing seeds are re-issued.
+    pub fn lease_returned(&mut self, session: SessionId, lease_id: u64) {
+        self.release(session, lease_id);
+    }
+
+    /// The session is gone (stream ended or broke): all its leases are released.
+    pub fn session_ended(&mut self, session: SessionId) {
+        let ids: Vec<u64> = self.leases.values().filter(|l| l.session == session).map(|l| l.id).collect();
+        for id in ids {
+            self.release(session, id);
+        }
+    }
+
+    /// Extends every lease of the session.
+    pub fn heartbeat(&mut self, session: SessionId, now: Instant) {
+        for lease in self.leases.values_mut().filter(|l| l.session == session) {
+            lease.deadline = now + self.config.lease_ttl;
+        }
+    }
+
+    /// Re-queues leases past their deadline; returns how many.
+    pub fn expire(&mut self, now: Instant) -> usize {
+        let expired: Vec<(SessionId, u64)> =
+            self.leases.values().filter(|l| l.deadline <= now).map(|l| (l.session, l.id)).collect();
+        for &(session, id) in &expired {
+            self.release(session, id);
+        }
+        expired.len()
+    }
+
+    fn release(&mut self, session: SessionId, lease_id: u64) {
+        let Some(lease) = self.leases.get(&lease_id) else { return };
+        if lease.session != session {
+            return;
+        }
+        let Some(lease) = self.leases.remove(&lease_id) else { return };
+        // Missing seeds go back in contiguous runs.
+        let end = lease.first_seed + lease.seed_count;
+        let mut seed = lease.first_seed;
+        while seed < end {
+            if self.records.contains_key(&seed) {
+                seed += 1;
+                continue;
+            }
+            let start = seed;
+            while seed < end && !self.records.contains_key(&seed) {
+                seed += 1;
+            }
+            if self.is_complete() {
+                continue;
+            }
+            self.requeue.push_back((start, seed - start, lease.attempt + 1));
+        }
+        self.past_leases.insert(lease.id, lease);
+    }
+
+    /// Whether the pack's seeds are all recorded.
+    pub fn is_complete(&self) -> bool {
+        self.prefix_accepted >= self.config.count
+    }
+
+    /// Records not yet handed to the commit log.
+    pub fn take_unflushed(&mut self) -> Vec<SeedRecord> {
+        std::mem::take(&mut self.unflushed)
+    }
+
+    /// The pack's records in seed order: every seed of the complete prefix, up to
+    /// and including the `count`-th accepted one. `None` until complete.
+    pub fn pack_records(&self) -> Option<Vec<SeedRecord>> {
+        self.is_complete().then(|| self.records.range(self.config.first_seed..self.prefix_end).map(|(_, r)| r.clone()).collect())
+    }
+
+    /// Counters for progress reports.
+    pub fn progress(&self) -> Progress {
+        let mut p = self.progress.clone();
+        p.accepted = self.accepted_total;
+        p.committed = self.prefix_accepted.min(self.config.count);
+        p.leases_out = self.leases.len();
+        p
+    }
+
+    /// The lease with this id, if out.
+    pub fn lease(&self, id: u64) -> Option<&Lease> {
+        self.leases.get(&id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(count: u64, per_lease: u64) -> SchedulerConfig {
+        SchedulerConfig { first_seed: 100, count, seeds_per_lease: per_lease, lease_ttl: Duration::from_secs(10) }
+    }
+
+    /// Seeds divisible by 3 are accepted.
+    fn result(seed: u64) -> SeedRecord {
+        let accepted = seed % 3 == 0;
+        SeedRecord {
+            seed,
+            status: if accepted { Status::Accepted } else { Status::Rejected },
+            reason: if accepted { String::new() } else { "too easy: 1 move".into() },
+            level: None,
+            generate_ms: 0.0,
+            solve_ms: 0.0,
+            nodes: 0,
+            worker: "w".into(),
+            attempt: 0,
+        }
+    }
+
+    fn lease(g: Grant) -> Lease {
+        match g {
+            Grant::Lease(l) => l,
+            other => panic!("expected a lease, got {other:?}"),
+        }
+    }
+
+    fn finish(s: &mut Scheduler, session: SessionId, l: &Lease) {
+        for seed in l.first_seed..l.first_seed + l.seed_count {
+            s.record(session, l.id, result(seed)).expect("in lease");
+        }
+        s.lease_done(session, l.id);
+    }
+
+    #[test]
+    fn pack_is_first_count_accepted_in_seed_order_whatever_the_order() {
+        let now = Instant::now();
+        let mut s = Scheduler::new(config(5, 4), vec![]);
+        let a = lease(s.grant(1, now));
+        let b = lease(s.grant(2, now));
+        let c = lease(s.grant(2, now));
+        let d = lease(s.grant(1, now));
+        // Later ranges finish first.
+        finish(&mut s, 1, &d);
+        finish(&mut s, 2, &c);
+        assert!(!s.is_complete());
+        finish(&mut s, 2, &b);
+        finish(&mut s, 1, &a);
+        assert!(s.is_complete());
+        let pack = s.pack_records().expect("complete");
+        let accepted: Vec<u64> = pack.iter().filter(|r| r.status == Status::Accepted).map(|r| r.seed).collect();
+        assert_eq!(accepted, vec![102, 105, 108, 111, 114]);
+        assert_eq!(pack.first().map(|r| r.seed), Some(100));
+        assert_eq!(pack.last().map(|r| r.seed), Some(114));
+        assert_eq!(s.grant(1, now), Grant::Finished);
+    }
+
+    #[test]
+    fn broken_session_requeues_missing_seeds_with_next_attempt() {
+        let now = Instant::now();
+        let mut s = Scheduler::new(config(3, 4), vec![]);
+        let a = lease(s.grant(1, now));
+        s.record(1, a.id, result(100)).expect("ok");
+        s.session_ended(1);
+        let again = lease(s.grant(2, now));
+        assert_eq!((again.first_seed, again.seed_count, again.attempt), (101, 3, 2));
+        // A late result of the dead session for its old lease is still taken once.
+        s.record(1, a.id, result(101)).expect("late result of own lease");
+        s.record(2, again.id, result(101)).expect("duplicate is idempotent");
+        assert_eq!(s.progress().seeds, 2);
+    }
+
+    #[test]
+    fn expired_leases_are_reissued_and_heartbeats_extend_them() {
+        let now = Instant::now();
+        let mut s = Scheduler::new(config(3, 4), vec![]);
+        let a = lease(s.grant(1, now));
+        let b = lease(s.grant(2, now));
+        s.heartbeat(2, now + Duration::from_secs(8));
+        assert_eq!(s.expire(now + Duration::from_secs(11)), 1);
+        assert!(s.lease(a.id).is_none());
+        assert!(s.lease(b.id).is_some());
+        let again = lease(s.grant(3, now));
+        assert_eq!(again.first_seed, a.first_seed);
+    }
+
+    #[test]
+    fn results_are_checked_against_the_lease() {
+        let now = Instant::now();
+        let mut s = Scheduler::new(config(3, 4), vec![]);
+        let a = lease(s.grant(1, now));
+        assert!(matches!(s.record(1, a.id, result(104)), Err(RecordError::SeedOutsideLease { seed: 104, .. })));
+        assert!(matches!(s.record(2, a.id, result(100)), Err(RecordError::NotYourLease { .. })));
+        assert!(matches!(s.record(1, 99, result(100)), Err(RecordError::UnknownLease(99))));
+        assert_eq!(s.progress().seeds, 0, "nothing recorded");
+    }
+
+    #[test]
+    fn resume_requeues_holes_and_continues_after_the_last_seed() {
+        let committed: Vec<SeedRecord> = [100, 101, 105, 106].into_iter().map(result).collect();
+        let mut s = Scheduler::new(config(4, 4), committed);
+        let now = Instant::now();
+        let hole = lease(s.grant(1, now));
+        assert_eq!((hole.first_seed, hole.seed_count), (102, 3));
+        let next = lease(s.grant(1, now));
+        assert_eq!(next.first_seed, 107);
+        assert!(s.take_unflushed().is_empty(), "resumed records are already durable");
+    }
+
+    #[test]
+    fn no_new_ranges_once_enough_accepted_but_holes_still_served() {
+        let now = Instant::now();
+        let mut s = Scheduler::new(config(1, 4), vec![]);
+        let a = lease(s.grant(1, now));
+        let b = lease(s.grant(2, now));
+        finish(&mut s, 2, &b);
+        // Enough accepted in b, but a's seeds come first in order.
+        assert_eq!(s.grant(2, now), Grant::Wait);
+        s.session_ended(1);
+        let again = lease(s.grant(2, now));
+        assert_eq!(again.first_seed, a.first_seed);
+        finish(&mut s, 2, &again);
+        assert!(s.is_complete());
+        let pack = s.pack_records().expect("complete");
+        assert_eq!(pack.iter().map(|r| r.seed).collect::<Vec<_>>(), vec![100, 101, 102]);
+    }
+}

@@ -1,0 +1,250 @@
+//! The gRPC adapter: converts wire messages to domain calls on the
+//! [`Scheduler`] and maps refusals to statuses. One task per worker session.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use pregen_proto::v1::coordinator_message::Kind as Out;
+use pregen_proto::v1::coordinator_server::Coordinator;
+use pregen_proto::v1::worker_message::Kind as In;
+use pregen_proto::v1::{
+    CoordinatorMessage, Finished, JobSpec, LeaseGrant, NoWork, SeedResult, Welcome, WorkerMessage, seed_result,
+};
+use pregen_proto::{AUTH_HEADER, PROTOCOL_VERSION};
+use tokio::sync::{mpsc, watch};
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status, Streaming};
+
+use crate::Job;
+use crate::record::{LevelRecord, SeedRecord, Status as Verdict};
+use crate::scheduler::{Grant, Scheduler, SessionId};
+
+/// State shared by every session and the coordinator's maintenance loop.
+#[derive(Debug)]
+pub struct Shared {
+    /// What workers are told to run.
+    spec: JobSpec,
+    scheduler: Mutex<Scheduler>,
+    next_session: AtomicU64,
+    complete: watch::Sender<bool>,
+    lease_ttl: Duration,
+}
+
+impl Shared {
+    /// Shared state for `job` over a (possibly resumed) scheduler.
+    pub fn new(job: &Job, scheduler: Scheduler, lease_ttl: Duration) -> Arc<Shared> {
+        let complete = scheduler.is_complete();
+        Arc::new(Shared {
+            spec: JobSpec {
+                job_id: job.id(),
+                game: job.game.clone(),
+                params_json: job.params_json().to_string(),
+                max_nodes: job.budget.max_nodes,
+                watchdog_ms: job.budget.watchdog_ms,
+            },
+            scheduler: Mutex::new(scheduler),
+            next_session: AtomicU64::new(1),
+            complete: watch::Sender::new(complete),
+            lease_ttl,
+        })
+    }
+
+    /// The scheduler (a poisoned lock is still usable: its state is consistent
+    /// between calls).
+    pub fn scheduler(&self) -> MutexGuard<'_, Scheduler> {
+        self.scheduler.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Resolves when the pack's seeds are all recorded.
+    pub async fn wait_complete(&self) {
+        let mut rx = self.complete.subscribe();
+        let _ = rx.wait_for(|&c| c).await;
+    }
+
+    fn check_complete(&self) {
+        if self.scheduler().is_complete() {
+            self.complete.send_replace(true);
+        }
+    }
+}
+
+/// The `pregen.v1.Coordinator` service.
+#[derive(Debug, Clone)]
+pub struct CoordinatorService {
+    shared: Arc<Shared>,
+}
+
+impl CoordinatorService {
+    /// A service over shared state.
+    pub fn new(shared: Arc<Shared>) -> Self {
+        Self { shared }
+    }
+}
+
+/// Checks the shared token on every call.
+pub fn token_check(token: String) -> impl Fn(Request<()>) -> Result<Request<()>, Status> + Clone {
+    let expected = format!("Bearer {token}");
+    move |req: Request<()>| match req.metadata().get(AUTH_HEADER).map(|v| v.as_bytes()) {
+        Some(v) if v == expected.as_bytes() => Ok(req),
+        Some(_) => Err(Status::unauthenticated("wrong token")),
+        None => Err(Status::unauthenticated("missing token (authorization: Bearer <token>)")),
+    }
+}
+
+type Outbound = mpsc::Sender<Result<CoordinatorMessage, Status>>;
+
+#[tonic::async_trait]
+impl Coordinator for CoordinatorService {
+    type SessionStream = ReceiverStream<Result<CoordinatorMessage, Status>>;
+
+    async fn session(&self, request: Request<Streaming<WorkerMessage>>) -> Result<Response<Self::SessionStream>, Status> {
+        let mut inbound = request.into_inner();
+        let first = inbound.message().await?.ok_or_else(|| Status::invalid_argument("session closed before Hello"))?;
+        let Some(In::Hello(hello)) = first.kind else {
+            return Err(Status::invalid_argument("the first message of a session must be Hello"));
+        };
+        if hello.protocol_version != PROTOCOL_VERSION {
+            return Err(Status::failed_precondition(format!(
+                "worker speaks protocol {}, coordinator speaks {PROTOCOL_VERSION}",
+                hello.protocol_version
+            )));
+        }
+        if hello.generator_version != pregen_games::GENERATOR_VERSION {
+            return Err(Status::failed_precondition(format!(
+                "worker generator version {} differs from the coordinator's {}",
+                hello.generator_version,
+                pregen_games::GENERATOR_VERSION
+            )));
+        }
+        let shared = self.shared.clone();
+        let session = shared.next_session.fetch_add(1, Ordering::Relaxed);
+        let worker = if hello.worker_name.is_empty() { format!("session-{session}") } else { hello.worker_name };
+        let (tx, rx) = mpsc::channel(256);
+        let welcome = Welcome {
+            worker_id: format!("{worker}#{session}"),
+            job: Some(shared.spec.clone()),
+            lease_ttl_ms: shared.lease_ttl.as_millis() as u64,
+        };
+        tx.send(Ok(CoordinatorMessage { kind: Some(Out::Welcome(welcome)) }))
+            .await
+            .map_err(|_| Status::cancelled("session closed"))?;
+        tokio::spawn(async move {
+            let result = drive(&shared, session, &worker, &mut inbound, &tx).await;
+            shared.scheduler().session_ended(session);
+            match result {
+                Ok(()) => tracing::debug!(worker, session, "session ended"),
+                Err(status) => {
+                    tracing::warn!(worker, session, error = %status.message(), "session refused");
+                    let _ = tx.send(Err(status)).await;
+                }
+            }
+        });
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+}
+
+async fn send(tx: &Outbound, kind: Out) -> Result<(), Status> {
+    tx.send(Ok(CoordinatorMessage { kind: Some(kind) })).await.map_err(|_| Status::cancelled("session closed"))
+}
+
+async fn drive(
+    shared: &Shared,
+    session: SessionId,
+    worker: &str,
+    inbound: &mut Streaming<WorkerMessage>,
+    tx: &Outbound,
+) -> Result<(), Status> {
+    let mut complete = shared.complete.subscribe();
+    loop {
+        let message = tokio::select! {
+            m = inbound.message() => Some(m?),
+            done = complete.wait_for(|&c| c) => {
+                drop(done);
+                None
+            }
+        };
+        let Some(message) = message else {
+            return send(tx, Out::Finished(Finished {})).await;
+        };
+        let Some(kind) = message.and_then(|m| m.kind) else {
+            return Ok(());
+        };
+        match kind {
+            In::Hello(_) => return Err(Status::invalid_argument("Hello sent twice")),
+            In::LeaseRequest(_) => {
+                let grant = shared.scheduler().grant(session, Instant::now());
+                let reply = match grant {
+                    Grant::Lease(l) => Out::Grant(LeaseGrant {
+                        lease_id: l.id,
+                        first_seed: l.first_seed,
+                        seed_count: l.seed_count,
+                        attempt: l.attempt,
+                    }),
+                    Grant::Wait => Out::NoWork(NoWork { retry_after_ms: 200 }),
+                    Grant::Finished => Out::Finished(Finished {}),
+                };
+                send(tx, reply).await?;
+            }
+            In::Result(result) => {
+                let lease = result.lease_id;
+                let record = to_record(result, worker)?;
+                {
+                    let mut scheduler = shared.scheduler();
+                    scheduler.record(session, lease, record).map_err(|e| Status::invalid_argument(e.to_string()))?;
+                    scheduler.heartbeat(session, Instant::now());
+                }
+                shared.check_complete();
+            }
+            In::LeaseDone(d) => shared.scheduler().lease_done(session, d.lease_id),
+            In::LeaseReturn(r) => shared.scheduler().lease_returned(session, r.lease_id),
+            In::Heartbeat(_) => shared.scheduler().heartbeat(session, Instant::now()),
+        }
+    }
+}
+
+/// Converts a wire result; a malformed one is `invalid_argument`.
+fn to_record(r: SeedResult, worker: &str) -> Result<SeedRecord, Status> {
+    let status = match seed_result::Status::try_from(r.status) {
+        Ok(seed_result::Status::Accepted) => Verdict::Accepted,
+        Ok(seed_result::Status::Unsolvable) => Verdict::Unsolvable,
+        Ok(seed_result::Status::Timeout) => Verdict::Timeout,
+        Ok(seed_result::Status::Rejected) => Verdict::Rejected,
+        Ok(seed_result::Status::Error) => Verdict::Error,
+        Ok(seed_result::Status::Unspecified) | Err(_) => {
+            return Err(Status::invalid_argument(format!("seed {}: unknown status {}", r.seed, r.status)));
+        }
+    };
+    let level = match (status, r.level) {
+        (Verdict::Accepted, Some(l)) => {
+            if !l.difficulty.is_finite() {
+                return Err(Status::invalid_argument(format!("seed {}: difficulty is not finite", r.seed)));
+            }
+            Some(LevelRecord {
+                difficulty: l.difficulty,
+                moves: l.moves,
+                moves_optimal: l.moves_optimal,
+                layout: l.layout,
+                level_json: l.level_json,
+                solution: l.solution,
+                metrics: l.metrics.into_iter().collect(),
+                level_hash: l.level_hash,
+            })
+        }
+        (Verdict::Accepted, None) => {
+            return Err(Status::invalid_argument(format!("seed {}: accepted without a level", r.seed)));
+        }
+        (_, _) => None,
+    };
+    Ok(SeedRecord {
+        seed: r.seed,
+        status,
+        reason: r.reason,
+        level,
+        generate_ms: r.generate_ms,
+        solve_ms: r.solve_ms,
+        nodes: r.nodes,
+        worker: worker.to_string(),
+        attempt: 0,
+    })
+}
