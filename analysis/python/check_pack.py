@@ -1,0 +1,88 @@
+"""Reads a pregen pack with pyarrow (an independent Parquet reader) and checks it
+against the documented schema and the manifest. Usage: check_pack.py PACK_DIR"""
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+
+LEVELS = {
+    "game": pa.string(),
+    "seed": pa.uint64(),
+    "level_id": pa.string(),
+    "difficulty": pa.float64(),
+    "moves": pa.uint32(),
+    "moves_optimal": pa.bool_(),
+    "layout": pa.string(),
+    "level_json": pa.string(),
+    "solution": pa.string(),
+    "level_hash": pa.string(),
+    "generate_ms": pa.float64(),
+    "solve_ms": pa.float64(),
+    "nodes": pa.uint64(),
+    "worker": pa.string(),
+    "attempt": pa.uint32(),
+    "metrics": pa.map_(pa.string(), pa.float64()),
+    "tier": pa.int32(),
+}
+CAMPAIGNS = {"campaign": pa.uint64(), "position": pa.uint32(), "seed": pa.uint64(), "tier": pa.uint32(), "difficulty": pa.float64()}
+REJECTS = {
+    "seed": pa.uint64(), "status": pa.string(), "reason": pa.string(), "generate_ms": pa.float64(),
+    "solve_ms": pa.float64(), "nodes": pa.uint64(), "worker": pa.string(), "attempt": pa.uint32(),
+}
+
+
+def check_schema(name, schema, expected):
+    got = {f.name: f.type for f in schema}
+    assert list(got) == list(expected), f"{name}: columns {list(got)} != {list(expected)}"
+    for col, typ in expected.items():
+        # Map types compare by key/item types (field names may differ by writer).
+        if isinstance(typ, pa.MapType):
+            assert isinstance(got[col], pa.MapType), f"{name}.{col}: {got[col]}"
+            assert got[col].key_type == typ.key_type and got[col].item_type == typ.item_type, f"{name}.{col}: {got[col]}"
+        else:
+            assert got[col] == typ, f"{name}.{col}: {got[col]} != {typ}"
+
+
+def main(pack):
+    pack = Path(pack)
+    manifest = json.loads((pack / "manifest.json").read_text())
+    levels = ds.dataset(pack / "levels", format="parquet", partitioning="hive")
+    check_schema("levels", levels.schema, LEVELS)
+    table = levels.to_table()
+    assert table.num_rows == manifest["counts"]["accepted"], (table.num_rows, manifest["counts"])
+    tiers = sorted(set(table.column("tier").to_pylist()))
+    assert tiers == list(range(1, manifest["counts"]["tiers"] + 1)), tiers
+    seeds = table.column("seed").to_pylist()
+    assert len(seeds) == len(set(seeds)), "a seed appears twice"
+    for t in tiers:
+        part = levels.to_table(filter=ds.field("tier") == t)
+        diffs = part.column("difficulty").to_pylist()
+        assert diffs == sorted(diffs), f"tier {t} not sorted by difficulty"
+        assert manifest["counts"]["by_tier"][f"{t:02}"] == part.num_rows
+    metrics = table.column("metrics").to_pylist()[0]
+    assert any(k == "states" for k, _ in metrics), metrics
+    meta = pq.ParquetFile(next((pack / "levels").glob("tier=*/part-*.parquet"))).metadata
+    assert meta.row_group(0).column(0).compression == "ZSTD", meta.row_group(0).column(0).compression
+    assert meta.row_group(0).column(3).statistics is not None, "difficulty has statistics"
+
+    campaigns = pq.read_table(pack / "campaigns" / "campaigns.parquet")
+    check_schema("campaigns", campaigns.schema, CAMPAIGNS)
+    assert set(campaigns.column("seed").to_pylist()) <= set(seeds)
+    rejects = pq.read_table(pack / "rejects" / "rejects.parquet")
+    check_schema("rejects", rejects.schema, REJECTS)
+    assert not set(rejects.column("seed").to_pylist()) & set(seeds)
+
+    for rel, digest in manifest["files"].items():
+        actual = hashlib.sha256((pack / rel).read_bytes()).hexdigest()
+        assert actual == digest, f"checksum of {rel}"
+    assert (pack / "_SUCCESS").exists()
+    print(f"ok: {table.num_rows} levels in {len(tiers)} tiers, {campaigns.num_rows} campaign slots, {rejects.num_rows} rejects")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

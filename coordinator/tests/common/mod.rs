@@ -1,0 +1,210 @@
+//! Helpers: job files, the `pregen` binary, and a pack's deterministic content.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float64Type, UInt32Type, UInt64Type};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+pub const TOKEN: &str = "test-token";
+
+/// The job every multi-process test runs (same pack name, so release files match).
+pub fn job_text(count: u64) -> String {
+    format!(
+        "pack = \"e2e\"\ngame = \"tilt\"\ncount = {count}\nseeds_per_lease = 32\n\
+         [params]\nwidth = 5\nheight = 5\npairs = 2\nmin_moves = 3\n\
+         [budget]\nmax_nodes = 50000\nwatchdog_ms = 60000\n"
+    )
+}
+
+pub const COUNT: u64 = 800;
+
+pub fn write_job(dir: &Path, text: &str) -> PathBuf {
+    std::fs::create_dir_all(dir).expect("create dir");
+    let path = dir.join("job.toml");
+    std::fs::write(&path, text).expect("write job");
+    path
+}
+
+pub fn pregen() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pregen"));
+    cmd.env("PREGEN_LOG", "warn");
+    cmd
+}
+
+/// Runs `pregen run` to completion and returns the pack folder.
+pub fn run_pack(root: &Path, job: &str, workers: usize) -> PathBuf {
+    let job_path = write_job(root, job);
+    let out = pregen()
+        .args(["run", "--no-progress", "--workers", &workers.to_string(), "--out"])
+        .arg(root.join("out"))
+        .arg(&job_path)
+        .output()
+        .expect("run pregen");
+    assert!(out.status.success(), "pregen run failed: {}", String::from_utf8_lossy(&out.stderr));
+    root.join("out/e2e")
+}
+
+/// The reference pack of [`job_text`]`(COUNT)`, made once per test binary.
+pub fn reference() -> &'static PackContent {
+    static REFERENCE: OnceLock<PackContent> = OnceLock::new();
+    REFERENCE.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("tempdir").keep();
+        PackContent::read(&run_pack(&dir, &job_text(COUNT), 1))
+    })
+}
+
+/// A `pregen serve` process and the address it listens on.
+pub struct Served {
+    pub child: Child,
+    pub url: String,
+}
+
+pub fn serve(root: &Path, job: &str, lease_ttl_ms: u64) -> Served {
+    let job_path = write_job(root, job);
+    let mut child = pregen()
+        .args(["serve", "--listen", "127.0.0.1:0", "--token", TOKEN, "--lease-ttl-ms", &lease_ttl_ms.to_string(), "--out"])
+        .arg(root.join("out"))
+        .arg(&job_path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn serve");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).expect("read address");
+    let addr = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("unexpected line `{line}`")).to_string();
+    Served { child, url: format!("http://{addr}") }
+}
+
+pub fn worker(url: &str, name: &str, token: &str) -> Child {
+    pregen()
+        .args(["worker", "--coordinator", url, "--token", token, "--threads", "1", "--name", name])
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn worker")
+}
+
+/// Waits for `child` to exit, at most `limit`; kills it and panics past that.
+pub fn wait(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            return status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("process did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits until the commit log holds at least `n` segments.
+pub fn wait_for_segments(pack: &Path, n: usize, limit: Duration) {
+    let start = Instant::now();
+    while segments(pack) < n {
+        assert!(start.elapsed() < limit, "no commit segments after {limit:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+pub fn segments(pack: &Path) -> usize {
+    std::fs::read_dir(pack.join("commit"))
+        .map(|d| d.filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with("seg-")).count())
+        .unwrap_or(0)
+}
+
+/// One level row, deterministic columns only.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LevelRow {
+    pub tier: u32,
+    pub seed: u64,
+    pub difficulty: f64,
+    pub moves: u32,
+    pub layout: String,
+    pub level_json: String,
+    pub solution: String,
+    pub level_hash: String,
+    pub attempt: u32,
+}
+
+/// What must be identical between two runs of one job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PackContent {
+    pub levels: Vec<LevelRow>,
+    pub release_sums: String,
+    pub campaigns_sha: String,
+    pub reject_seeds: Vec<(u64, String, String)>,
+}
+
+impl PackContent {
+    pub fn read(pack: &Path) -> PackContent {
+        assert!(pack.join("_SUCCESS").exists(), "{} has no _SUCCESS", pack.display());
+        let mut levels = Vec::new();
+        for tier in 1..=10u32 {
+            let path = pack.join(format!("levels/tier={tier:02}/part-0.parquet"));
+            for batch in batches(&path) {
+                let s = |n: &str| batch.column_by_name(n).expect(n).as_string::<i32>().clone();
+                let (layout, json, solution, hash) = (s("layout"), s("level_json"), s("solution"), s("level_hash"));
+                let seed = batch.column_by_name("seed").expect("seed").as_primitive::<UInt64Type>().clone();
+                let diff = batch.column_by_name("difficulty").expect("difficulty").as_primitive::<Float64Type>().clone();
+                let moves = batch.column_by_name("moves").expect("moves").as_primitive::<UInt32Type>().clone();
+                let attempt = batch.column_by_name("attempt").expect("attempt").as_primitive::<UInt32Type>().clone();
+                for i in 0..batch.num_rows() {
+                    levels.push(LevelRow {
+                        tier,
+                        seed: seed.value(i),
+                        difficulty: diff.value(i),
+                        moves: moves.value(i),
+                        layout: layout.value(i).to_string(),
+                        level_json: json.value(i).to_string(),
+                        solution: solution.value(i).to_string(),
+                        level_hash: hash.value(i).to_string(),
+                        attempt: attempt.value(i),
+                    });
+                }
+            }
+        }
+        let mut reject_seeds = Vec::new();
+        for batch in batches(&pack.join("rejects/rejects.parquet")) {
+            let seed = batch.column_by_name("seed").expect("seed").as_primitive::<UInt64Type>().clone();
+            let status = batch.column_by_name("status").expect("status").as_string::<i32>().clone();
+            let reason = batch.column_by_name("reason").expect("reason").as_string::<i32>().clone();
+            for i in 0..batch.num_rows() {
+                reject_seeds.push((seed.value(i), status.value(i).to_string(), reason.value(i).to_string()));
+            }
+        }
+        PackContent {
+            levels,
+            release_sums: std::fs::read_to_string(pack.join("release/SHA256SUMS")).expect("SHA256SUMS"),
+            campaigns_sha: pregen_coordinator::pack::sha256_file(&pack.join("campaigns/campaigns.parquet")).expect("sha"),
+            reject_seeds,
+        }
+    }
+
+    /// Compares everything deterministic (attempt and timings may differ).
+    pub fn assert_same(&self, other: &PackContent) {
+        let strip = |rows: &[LevelRow]| rows.iter().map(|r| LevelRow { attempt: 0, ..r.clone() }).collect::<Vec<_>>();
+        assert_eq!(self.levels.len(), other.levels.len(), "level count");
+        assert!(strip(&self.levels) == strip(&other.levels), "level rows differ");
+        assert_eq!(self.release_sums, other.release_sums, "release files differ");
+        assert_eq!(self.campaigns_sha, other.campaigns_sha, "campaigns.parquet differs");
+        assert!(self.reject_seeds == other.reject_seeds, "rejects differ");
+    }
+}
+
+fn batches(path: &Path) -> Vec<arrow_array::RecordBatch> {
+    let file = File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    ParquetRecordBatchReaderBuilder::try_new(file)
+        .expect("parquet")
+        .build()
+        .expect("reader")
+        .collect::<Result<Vec<_>, _>>()
+        .expect("batches")
+}

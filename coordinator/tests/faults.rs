@@ -1,0 +1,66 @@
+//! Determinism under faults: several worker processes, a worker killed with
+//! SIGKILL mid-lease, the coordinator killed and restarted.
+
+use std::time::Duration;
+
+use crate::common::{COUNT, PackContent, TOKEN, job_text, pregen, reference, serve, wait, wait_for_segments, worker, write_job};
+
+const LIMIT: Duration = Duration::from_secs(240);
+
+#[test]
+fn three_worker_processes_give_the_same_pack_as_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut served = serve(dir.path(), &job_text(COUNT), 15_000);
+    let mut workers: Vec<_> = (1..=3).map(|i| worker(&served.url, &format!("w{i}"), TOKEN)).collect();
+    assert!(wait(&mut served.child, LIMIT).success(), "serve failed");
+    for w in &mut workers {
+        assert!(wait(w, LIMIT).success(), "worker failed");
+    }
+    PackContent::read(&dir.path().join("out/e2e")).assert_same(reference());
+}
+
+#[test]
+fn worker_killed_mid_lease_costs_only_its_lease() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pack = dir.path().join("out/e2e");
+    let mut served = serve(dir.path(), &job_text(COUNT), 2_000);
+    let mut victim = worker(&served.url, "victim", TOKEN);
+    wait_for_segments(&pack, 1, LIMIT);
+    victim.kill().expect("SIGKILL the worker");
+    victim.wait().expect("reap");
+    let mut survivor = worker(&served.url, "survivor", TOKEN);
+    assert!(wait(&mut served.child, LIMIT).success(), "serve failed");
+    assert!(wait(&mut survivor, LIMIT).success(), "survivor failed");
+    let content = PackContent::read(&pack);
+    content.assert_same(reference());
+    assert!(content.levels.iter().any(|r| r.attempt >= 2), "the killed worker's lease was re-issued");
+}
+
+#[test]
+fn coordinator_killed_and_restarted_resumes_to_the_same_pack() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = write_job(dir.path(), &job_text(COUNT));
+    let pack = dir.path().join("out/e2e");
+    let run = || {
+        pregen()
+            .args(["run", "--no-progress", "--out"])
+            .arg(dir.path().join("out"))
+            .arg(&job)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn run")
+    };
+    let mut first = run();
+    wait_for_segments(&pack, 2, LIMIT);
+    first.kill().expect("SIGKILL the coordinator");
+    first.wait().expect("reap");
+    assert!(!pack.join("_SUCCESS").exists(), "killed before the pack was written");
+    let second = run().wait_with_output().expect("rerun");
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(second.status.success(), "rerun failed: {stderr}");
+    assert!(stderr.contains("resumed from the commit log"), "the rerun resumed: {stderr}");
+    PackContent::read(&pack).assert_same(reference());
+    // A third run finds the pack complete and does nothing.
+    let third = run().wait_with_output().expect("third run");
+    assert!(String::from_utf8_lossy(&third.stderr).contains("already complete"));
+}
