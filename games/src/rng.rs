@@ -104,14 +104,15 @@ mod tests {
     #[test]
     fn derived_draws_are_pinned() {
         let mut rng = Rng::new(42);
-        let draws: Vec<u64> = (0..6).map(|_| rng.below(10)).collect();
-        let unit = rng.unit();
-        let mut again = Rng::new(42);
-        let same: Vec<u64> = (0..6).map(|_| again.below(10)).collect();
-        assert_eq!(draws, same);
-        assert_eq!(unit, again.unit());
-        assert!(draws.iter().all(|&d| d < 10));
+        let draws: Vec<u64> = (0..8).map(|_| rng.below(10)).collect();
+        assert_eq!(draws, PINNED_BELOW_10);
+        let mut shuffled: Vec<u32> = (0..6).collect();
+        rng.shuffle(&mut shuffled);
+        assert_eq!(shuffled, PINNED_SHUFFLE);
     }
+
+    const PINNED_BELOW_10: [u64; 8] = [6, 4, 0, 2, 1, 8, 6, 4];
+    const PINNED_SHUFFLE: [u32; 6] = [1, 5, 0, 3, 2, 4];
 
     #[test]
     fn weighted_skips_zero_weights() {

@@ -143,3 +143,34 @@ fn params_are_validated_by_name() {
     assert!(err.to_string().contains("hedgehogs"), "lists the allowed values: {err}");
 }
 
+
+/// Golden seeds: (params, seed) -> level hash. A change here changes every pack:
+/// bump `GENERATOR_VERSION` with it.
+#[test]
+fn golden_level_hashes() {
+    let params = TiltParams::default();
+    let mut got = Vec::new();
+    for seed in 0..40u64 {
+        if let Ok(c) = run_game::<Tilt>(&params, seed, &budget()).result {
+            got.push((seed, c.moves, c.level_hash[..16].to_string()));
+        }
+    }
+    let expected: &[(u64, u32, &str)] = GOLDEN;
+    let got_ref: Vec<(u64, u32, &str)> = got.iter().map(|(s, m, h)| (*s, *m, h.as_str())).collect();
+    assert_eq!(got_ref, expected, "golden tilt levels changed");
+}
+
+const GOLDEN: &[(u64, u32, &str)] = &[
+    (0, 6, "1842d89591169979"),
+    (3, 5, "434cd1a907827904"),
+    (5, 10, "050a48cbe752f9ac"),
+    (8, 5, "15a0a2063da573ad"),
+    (13, 4, "aca58c6ec2c92578"),
+    (14, 6, "4224f8dd1540967c"),
+    (17, 7, "a699ed5da9bdfc1f"),
+    (19, 7, "1cc671760dd08795"),
+    (20, 9, "e2f09a6941f0f7ca"),
+    (32, 5, "e7af1b6657d71534"),
+    (34, 7, "f7df0b0cabf1b6f1"),
+    (39, 5, "c415d5e00714c830"),
+];
