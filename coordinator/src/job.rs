@@ -156,7 +156,7 @@ impl Job {
                 if thresholds.is_empty() || thresholds.len() > 98 {
                     return bad("tiers.thresholds", "needs 1..=98 values".into());
                 }
-                if thresholds.windows(2).any(|w| !(w[0] < w[1])) || thresholds.iter().any(|t| !t.is_finite()) {
+                if thresholds.windows(2).any(|w| w[0].partial_cmp(&w[1]) != Some(std::cmp::Ordering::Less)) || thresholds.iter().any(|t| !t.is_finite()) {
                     return bad("tiers.thresholds", "must be finite and strictly ascending".into());
                 }
             }

@@ -1,7 +1,5 @@
 //! What the coordinator keeps per seed: the domain form of a worker's result.
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 
 /// The verdict on one seed.
@@ -33,26 +31,8 @@ impl Status {
     }
 }
 
-/// An accepted level as stored.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LevelRecord {
-    /// Rating, higher is harder.
-    pub difficulty: f64,
-    /// Move count of the solution.
-    pub moves: u32,
-    /// Whether `moves` is optimal.
-    pub moves_optimal: bool,
-    /// Text layout.
-    pub layout: String,
-    /// JSON form.
-    pub level_json: String,
-    /// Solution string.
-    pub solution: String,
-    /// Named metrics.
-    pub metrics: BTreeMap<String, f64>,
-    /// SHA-256 of the JSON form.
-    pub level_hash: String,
-}
+/// An accepted level as stored: the games' own [`pregen_games::Candidate`].
+pub use pregen_games::Candidate as LevelRecord;
 
 /// The result for one seed, as committed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -354,7 +354,7 @@ mod tests {
 
     /// Seeds divisible by 3 are accepted.
     fn result(seed: u64) -> SeedRecord {
-        let accepted = seed % 3 == 0;
+        let accepted = seed.is_multiple_of(3);
         SeedRecord {
             seed,
             status: if accepted { Status::Accepted } else { Status::Rejected },

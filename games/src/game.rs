@@ -134,7 +134,7 @@ pub struct Solved {
 }
 
 /// An accepted level, with everything the pack stores about it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Candidate {
     /// Rating, higher is harder.
     pub difficulty: f64,

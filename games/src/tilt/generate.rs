@@ -145,13 +145,12 @@ pub fn generate(params: &TiltParams, rng: &mut Rng) -> Result<Level, Rejection> 
             level.obstacles.push(Obstacle { at: at(i), look: Look::ALL[rng.index(3)] });
         }
     }
-    if params.has(Feature::Hedgehogs) && rng.chance(0.5) {
-        if let Some(i) = draw(&actor_weight, &mut taken, &puddle, false, rng) {
+    if params.has(Feature::Hedgehogs) && rng.chance(0.5)
+        && let Some(i) = draw(&actor_weight, &mut taken, &puddle, false, rng) {
             level.hedgehogs.push(at(i));
         }
-    }
-    if params.has(Feature::Anteaters) && rng.chance(0.5) {
-        if let Some(i) = draw(&actor_weight, &mut taken, &puddle, false, rng) {
+    if params.has(Feature::Anteaters) && rng.chance(0.5)
+        && let Some(i) = draw(&actor_weight, &mut taken, &puddle, false, rng) {
             // Face an open neighbour, so the gaze is never empty.
             let (x, y) = cells[i];
             let open: Vec<Dir> = Dir::ALL
@@ -167,7 +166,6 @@ pub fn generate(params: &TiltParams, rng: &mut Rng) -> Result<Level, Rejection> 
                 taken[i] = false;
             }
         }
-    }
     if params.has(Feature::Gates) {
         for _ in 0..rng.between(0, 2) {
             let i = rng.index(cells.len());

@@ -211,7 +211,7 @@ impl Level {
         let x = i32::from(p.x) + dx;
         let y = i32::from(p.y) + dy;
         (x >= 0 && y >= 0 && x < i32::from(self.width) && y < i32::from(self.height))
-            .then(|| Pos { x: x as u8, y: y as u8 })
+            .then_some(Pos { x: x as u8, y: y as u8 })
     }
 
     /// Whether a gate forbids crossing from `p` in direction `d`.
@@ -283,7 +283,7 @@ impl Level {
             place(h, "hedgehog", false)?;
         }
         let pairs = self.fruits.len() / 2;
-        if self.fruits.is_empty() || self.fruits.len() % 2 != 0 || pairs > usize::from(MAX_PAIRS) {
+        if self.fruits.is_empty() || !self.fruits.len().is_multiple_of(2) || pairs > usize::from(MAX_PAIRS) {
             return Err(format!("{} fruits; need 1..={MAX_PAIRS} pairs", self.fruits.len()));
         }
         for colour in 1..=pairs as u8 {
