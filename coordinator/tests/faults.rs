@@ -64,3 +64,24 @@ fn coordinator_killed_and_restarted_resumes_to_the_same_pack() {
     let third = run().wait_with_output().expect("third run");
     assert!(String::from_utf8_lossy(&third.stderr).contains("already complete"));
 }
+
+#[test]
+fn worker_drains_on_sigterm_and_returns_its_lease() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pack = dir.path().join("out/e2e");
+    let mut served = serve(dir.path(), &job_text(COUNT), 15_000);
+    let mut leaving = worker(&served.url, "leaving", TOKEN);
+    wait_for_segments(&pack, 1, LIMIT);
+    let term = std::process::Command::new("kill").args(["-TERM", &leaving.id().to_string()]).status().expect("kill -TERM");
+    assert!(term.success());
+    let status = wait(&mut leaving, LIMIT);
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut leaving.stderr.take().expect("stderr"), &mut stderr).expect("read");
+    assert!(status.success(), "a draining worker exits cleanly: {stderr}");
+    assert!(stderr.contains("drained on shutdown"), "{stderr}");
+    // The returned lease is re-issued at once (the lease TTL is 15 s, the test is far quicker).
+    let mut next = worker(&served.url, "next", TOKEN);
+    assert!(wait(&mut served.child, LIMIT).success(), "serve failed");
+    assert!(wait(&mut next, LIMIT).success(), "worker failed");
+    PackContent::read(&pack).assert_same(reference());
+}
