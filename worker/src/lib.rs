@@ -246,10 +246,38 @@ async fn run_session(
     });
     tracing::info!(worker = welcome.worker_id, job = spec.job_id, game = spec.game, "session open");
 
+    let result = session_loop(config, pool, shutdown, report, job, &out, &mut inbound, welcome.lease_ttl_ms).await;
+    if let Err(SessionEnd::Lost(_)) = &result {
+        // The coordinator may have finished the job and closed the session while
+        // this worker was still sending: look for its Finished before reconnecting.
+        while let Ok(Ok(Some(message))) = tokio::time::timeout(Duration::from_secs(1), inbound.message()).await {
+            if matches!(message.kind, Some(In::Finished(_))) {
+                return Ok(());
+            }
+        }
+    }
+    result
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn session_loop(
+    config: &WorkerConfig,
+    pool: &Arc<rayon::ThreadPool>,
+    shutdown: &CancellationToken,
+    report: &mut WorkerReport,
+    job: Arc<JobRun>,
+    out: &mpsc::Sender<WorkerMessage>,
+    inbound: &mut tonic::Streaming<pregen_proto::v1::CoordinatorMessage>,
+    lease_ttl_ms: u64,
+) -> Result<(), SessionEnd> {
+    let send = |kind: Out| {
+        let out = out.clone();
+        async move { out.send(WorkerMessage { kind: Some(kind) }).await.map_err(|_| SessionEnd::Lost("stream closed".into())) }
+    };
     let cancel = Arc::new(AtomicBool::new(false));
     let _guard = CancelOnDrop(cancel.clone());
     let (events, mut events_rx) = mpsc::channel::<Event>(4096);
-    let mut heartbeat = tokio::time::interval(Duration::from_millis((welcome.lease_ttl_ms / 3).max(100)));
+    let mut heartbeat = tokio::time::interval(Duration::from_millis((lease_ttl_ms / 3).max(100)));
     let mut in_flight = 0usize;
     let mut draining = false;
     for _ in 0..config.leases_in_flight.max(1) {
