@@ -57,7 +57,8 @@ impl Percentiles {
             return Self::default();
         }
         values.sort_by(f64::total_cmp);
-        let at = |q: f64| values[((q * values.len() as f64).ceil() as usize).clamp(1, values.len()) - 1];
+        let at =
+            |q: f64| values[((q * values.len() as f64).ceil() as usize).clamp(1, values.len()) - 1];
         Percentiles {
             count: values.len(),
             min: values[0],
@@ -92,23 +93,36 @@ pub struct Summary {
 }
 
 fn read_batches(path: &Path) -> Result<Vec<RecordBatch>, AnalysisError> {
-    let err = |m: String| AnalysisError::Read { path: path.to_path_buf(), message: m };
+    let err = |m: String| AnalysisError::Read {
+        path: path.to_path_buf(),
+        message: m,
+    };
     let file = File::open(path).map_err(|e| err(e.to_string()))?;
-    let reader = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| err(e.to_string()))?.build().map_err(|e| err(e.to_string()))?;
-    reader.collect::<Result<Vec<_>, _>>().map_err(|e| err(e.to_string()))
+    let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+        .map_err(|e| err(e.to_string()))?
+        .build()
+        .map_err(|e| err(e.to_string()))?;
+    reader
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| err(e.to_string()))
 }
 
 fn f64_column(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<f64>, AnalysisError> {
-    let col = batch.column_by_name(name).ok_or_else(|| AnalysisError::Read {
-        path: path.to_path_buf(),
-        message: format!("no column `{name}`"),
-    })?;
+    let col = batch
+        .column_by_name(name)
+        .ok_or_else(|| AnalysisError::Read {
+            path: path.to_path_buf(),
+            message: format!("no column `{name}`"),
+        })?;
     if let Some(a) = col.as_primitive_opt::<Float64Type>() {
         Ok(a.values().to_vec())
     } else if let Some(a) = col.as_primitive_opt::<UInt32Type>() {
         Ok(a.values().iter().map(|&v| f64::from(v)).collect())
     } else {
-        Err(AnalysisError::Read { path: path.to_path_buf(), message: format!("column `{name}` is {}", col.data_type()) })
+        Err(AnalysisError::Read {
+            path: path.to_path_buf(),
+            message: format!("column `{name}` is {}", col.data_type()),
+        })
     }
 }
 
@@ -121,14 +135,29 @@ pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
     let (mut difficulty, mut moves, mut generate, mut solve) = (vec![], vec![], vec![], vec![]);
     let levels = dir.join("levels");
     let mut tier_dirs: Vec<(u32, PathBuf)> = std::fs::read_dir(&levels)
-        .map_err(|e| AnalysisError::Read { path: levels.clone(), message: e.to_string() })?
+        .map_err(|e| AnalysisError::Read {
+            path: levels.clone(),
+            message: e.to_string(),
+        })?
         .filter_map(|e| e.ok())
-        .filter_map(|e| Some((e.file_name().to_str()?.strip_prefix("tier=")?.parse().ok()?, e.path())))
+        .filter_map(|e| {
+            Some((
+                e.file_name()
+                    .to_str()?
+                    .strip_prefix("tier=")?
+                    .parse()
+                    .ok()?,
+                e.path(),
+            ))
+        })
         .collect();
     tier_dirs.sort();
     for (tier, tier_dir) in tier_dirs {
         let mut parts: Vec<PathBuf> = std::fs::read_dir(&tier_dir)
-            .map_err(|e| AnalysisError::Read { path: tier_dir.clone(), message: e.to_string() })?
+            .map_err(|e| AnalysisError::Read {
+                path: tier_dir.clone(),
+                message: e.to_string(),
+            })?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
             .collect();
@@ -138,7 +167,10 @@ pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
                 *summary.tiers.entry(tier).or_default() += batch.num_rows() as u64;
                 *summary.statuses.entry("accepted".into()).or_default() += batch.num_rows() as u64;
                 let d = f64_column(&batch, "difficulty", &part)?;
-                if let (Some(lo), Some(hi)) = (d.iter().copied().reduce(f64::min), d.iter().copied().reduce(f64::max)) {
+                if let (Some(lo), Some(hi)) = (
+                    d.iter().copied().reduce(f64::min),
+                    d.iter().copied().reduce(f64::max),
+                ) {
                     let range = summary.tier_ranges.entry(tier).or_insert((lo, hi));
                     *range = (range.0.min(lo), range.1.max(hi));
                 }
@@ -152,16 +184,26 @@ pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
     let rejects = dir.join("rejects/rejects.parquet");
     for batch in read_batches(&rejects)? {
         let column = |name: &str| {
-            batch.column_by_name(name).and_then(|c| c.as_string_opt::<i32>().cloned()).ok_or_else(|| AnalysisError::Read {
-                path: rejects.clone(),
-                message: format!("no text column `{name}`"),
-            })
+            batch
+                .column_by_name(name)
+                .and_then(|c| c.as_string_opt::<i32>().cloned())
+                .ok_or_else(|| AnalysisError::Read {
+                    path: rejects.clone(),
+                    message: format!("no text column `{name}`"),
+                })
         };
         let (status, reason) = (column("status")?, column("reason")?);
         for i in 0..status.len() {
-            *summary.statuses.entry(status.value(i).to_string()).or_default() += 1;
+            *summary
+                .statuses
+                .entry(status.value(i).to_string())
+                .or_default() += 1;
             let head = reason.value(i).split(':').next().unwrap_or("").trim();
-            let key = if head.is_empty() { status.value(i).to_string() } else { format!("{}: {head}", status.value(i)) };
+            let key = if head.is_empty() {
+                status.value(i).to_string()
+            } else {
+                format!("{}: {head}", status.value(i))
+            };
             *summary.reasons.entry(key).or_default() += 1;
         }
     }
@@ -178,7 +220,11 @@ impl fmt::Display for Summary {
         writeln!(f, "seeds tried: {total}")?;
         writeln!(f, "\nstatus            seeds    share")?;
         for (s, n) in &self.statuses {
-            writeln!(f, "{s:<14} {n:>8}  {:>6.2}%", 100.0 * *n as f64 / total.max(1) as f64)?;
+            writeln!(
+                f,
+                "{s:<14} {n:>8}  {:>6.2}%",
+                100.0 * *n as f64 / total.max(1) as f64
+            )?;
         }
         if !self.reasons.is_empty() {
             writeln!(f, "\nnot accepted, by reason")?;
@@ -191,7 +237,10 @@ impl fmt::Display for Summary {
             let (lo, hi) = self.tier_ranges.get(t).copied().unwrap_or_default();
             writeln!(f, "{t:>4} {n:>8}   {lo:.3} .. {hi:.3}")?;
         }
-        writeln!(f, "\naccepted levels     count        min        p50        p90        p99        max       mean")?;
+        writeln!(
+            f,
+            "\naccepted levels     count        min        p50        p90        p99        max       mean"
+        )?;
         for (name, p) in [
             ("difficulty", &self.difficulty),
             ("moves", &self.moves),
@@ -215,7 +264,10 @@ mod tests {
     #[test]
     fn nearest_rank_percentiles() {
         let p = Percentiles::of((1..=100).map(f64::from).collect());
-        assert_eq!((p.min, p.p50, p.p90, p.p99, p.max), (1.0, 50.0, 90.0, 99.0, 100.0));
+        assert_eq!(
+            (p.min, p.p50, p.p90, p.p99, p.max),
+            (1.0, 50.0, 90.0, 99.0, 100.0)
+        );
         assert_eq!(p.mean, 50.5);
         assert_eq!(Percentiles::of(vec![]).count, 0);
     }

@@ -25,14 +25,18 @@ impl CommitLog {
     /// Opens (or creates) the log for `job` in `dir` and returns it with every
     /// record already committed. Refuses a log written for another job.
     pub fn open(dir: &Path, job: &Job) -> Result<(CommitLog, Vec<SeedRecord>), CoordinatorError> {
-        let io = |what: &str, e: std::io::Error| CoordinatorError::Io(format!("{what} {}: {e}", dir.display()));
+        let io = |what: &str, e: std::io::Error| {
+            CoordinatorError::Io(format!("{what} {}: {e}", dir.display()))
+        };
         fs::create_dir_all(dir).map_err(|e| io("cannot create", e))?;
         let job_file = dir.join("job.json");
-        let job_json = serde_json::to_string_pretty(job).map_err(|e| CoordinatorError::Io(e.to_string()))?;
+        let job_json =
+            serde_json::to_string_pretty(job).map_err(|e| CoordinatorError::Io(e.to_string()))?;
         if job_file.exists() {
             let stored = fs::read_to_string(&job_file).map_err(|e| io("cannot read", e))?;
-            let stored: Job = serde_json::from_str(&stored)
-                .map_err(|e| CoordinatorError::Resume(format!("{} is not a job: {e}", job_file.display())))?;
+            let stored: Job = serde_json::from_str(&stored).map_err(|e| {
+                CoordinatorError::Resume(format!("{} is not a job: {e}", job_file.display()))
+            })?;
             if stored != *job {
                 return Err(CoordinatorError::Resume(format!(
                     "{} holds job {} but this job is {}; use another pack name or output folder",
@@ -49,7 +53,11 @@ impl CommitLog {
             .filter_map(|e| e.ok())
             .filter_map(|e| {
                 let name = e.file_name().into_string().ok()?;
-                let n = name.strip_prefix("seg-")?.strip_suffix(".jsonl")?.parse().ok()?;
+                let n = name
+                    .strip_prefix("seg-")?
+                    .strip_suffix(".jsonl")?
+                    .parse()
+                    .ok()?;
                 Some((n, e.path()))
             })
             .collect();
@@ -66,7 +74,13 @@ impl CommitLog {
             }
         }
         let next_segment = segments.last().map_or(1, |(n, _)| n + 1);
-        Ok((CommitLog { dir: dir.to_path_buf(), next_segment }, records))
+        Ok((
+            CommitLog {
+                dir: dir.to_path_buf(),
+                next_segment,
+            },
+            records,
+        ))
     }
 
     /// Appends records as one durable segment (nothing for an empty batch).
@@ -76,10 +90,15 @@ impl CommitLog {
         }
         let mut bytes = Vec::with_capacity(records.len() * 512);
         for r in records {
-            serde_json::to_writer(&mut bytes, r).map_err(|e| CoordinatorError::Io(e.to_string()))?;
+            serde_json::to_writer(&mut bytes, r)
+                .map_err(|e| CoordinatorError::Io(e.to_string()))?;
             bytes.push(b'\n');
         }
-        write_durably(&self.dir, &format!("seg-{:08}.jsonl", self.next_segment), &bytes)?;
+        write_durably(
+            &self.dir,
+            &format!("seg-{:08}.jsonl", self.next_segment),
+            &bytes,
+        )?;
         self.next_segment += 1;
         Ok(())
     }
@@ -87,7 +106,9 @@ impl CommitLog {
 
 /// Writes `name` in `dir` atomically: temp file, fsync, rename, fsync the folder.
 pub fn write_durably(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), CoordinatorError> {
-    let io = |e: std::io::Error| CoordinatorError::Io(format!("cannot write {}/{name}: {e}", dir.display()));
+    let io = |e: std::io::Error| {
+        CoordinatorError::Io(format!("cannot write {}/{name}: {e}", dir.display()))
+    };
     let tmp = dir.join(format!(".{name}.tmp"));
     {
         let mut w = BufWriter::new(File::create(&tmp).map_err(io)?);
@@ -133,13 +154,22 @@ mod tests {
         log.append(&[rec(3)]).expect("append");
         drop(log);
         let (mut log, old) = CommitLog::open(dir.path(), &job(5)).expect("reopen");
-        assert_eq!(old.iter().map(|r| r.seed).collect::<Vec<_>>(), vec![1, 2, 3]);
+        assert_eq!(
+            old.iter().map(|r| r.seed).collect::<Vec<_>>(),
+            vec![1, 2, 3]
+        );
         log.append(&[rec(4)]).expect("append after reopen");
         let (_, old) = CommitLog::open(dir.path(), &job(5)).expect("reopen");
         assert_eq!(old.len(), 4);
         // A leftover temp file from a crash mid-write is ignored.
         fs::write(dir.path().join(".seg-00000009.jsonl.tmp"), b"{garbage").expect("write");
-        assert_eq!(CommitLog::open(dir.path(), &job(5)).expect("reopen").1.len(), 4);
+        assert_eq!(
+            CommitLog::open(dir.path(), &job(5))
+                .expect("reopen")
+                .1
+                .len(),
+            4
+        );
     }
 
     #[test]

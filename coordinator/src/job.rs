@@ -59,7 +59,10 @@ pub struct BudgetSpec {
 
 impl Default for BudgetSpec {
     fn default() -> Self {
-        Self { max_nodes: 200_000, watchdog_ms: 10_000 }
+        Self {
+            max_nodes: 200_000,
+            watchdog_ms: 10_000,
+        }
     }
 }
 
@@ -98,7 +101,10 @@ pub struct CampaignScheme {
 
 impl Default for CampaignScheme {
     fn default() -> Self {
-        Self { length: 10, count: 0 }
+        Self {
+            length: 10,
+            count: 0,
+        }
     }
 }
 
@@ -119,12 +125,23 @@ impl Job {
 
     /// Checks every field; the error names the field and the allowed values.
     pub fn validate(&self) -> Result<(), CoordinatorError> {
-        let bad = |field: &str, msg: String| Err(CoordinatorError::Job(format!("field `{field}`: {msg}")));
+        let bad = |field: &str, msg: String| {
+            Err(CoordinatorError::Job(format!("field `{field}`: {msg}")))
+        };
         if self.pack.is_empty()
             || self.pack.starts_with('.')
-            || !self.pack.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+            || !self
+                .pack
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
         {
-            return bad("pack", format!("`{}` must be a folder name of letters, digits, - _ .", self.pack));
+            return bad(
+                "pack",
+                format!(
+                    "`{}` must be a folder name of letters, digits, - _ .",
+                    self.pack
+                ),
+            );
         }
         let game = match GameKind::from_name(&self.game) {
             Ok(g) => g,
@@ -136,17 +153,30 @@ impl Job {
         if self.count == 0 || self.count > 100_000_000 {
             return bad("count", format!("{} must be 1..=100000000", self.count));
         }
-        if self.first_seed.checked_add(self.count.saturating_mul(1_000)).is_none() {
-            return bad("first_seed", "leaves too little room before u64::MAX".into());
+        if self
+            .first_seed
+            .checked_add(self.count.saturating_mul(1_000))
+            .is_none()
+        {
+            return bad(
+                "first_seed",
+                "leaves too little room before u64::MAX".into(),
+            );
         }
         if !(1..=1_000_000).contains(&self.seeds_per_lease) {
-            return bad("seeds_per_lease", format!("{} must be 1..=1000000", self.seeds_per_lease));
+            return bad(
+                "seeds_per_lease",
+                format!("{} must be 1..=1000000", self.seeds_per_lease),
+            );
         }
         if self.budget.max_nodes == 0 {
             return bad("budget.max_nodes", "must be positive".into());
         }
         if !(1..=3_600_000).contains(&self.budget.watchdog_ms) {
-            return bad("budget.watchdog_ms", format!("{} must be 1..=3600000", self.budget.watchdog_ms));
+            return bad(
+                "budget.watchdog_ms",
+                format!("{} must be 1..=3600000", self.budget.watchdog_ms),
+            );
         }
         match &self.tiers {
             TierScheme::Equal { count } if !(1..=99).contains(count) => {
@@ -156,14 +186,24 @@ impl Job {
                 if thresholds.is_empty() || thresholds.len() > 98 {
                     return bad("tiers.thresholds", "needs 1..=98 values".into());
                 }
-                if thresholds.windows(2).any(|w| w[0].partial_cmp(&w[1]) != Some(std::cmp::Ordering::Less)) || thresholds.iter().any(|t| !t.is_finite()) {
-                    return bad("tiers.thresholds", "must be finite and strictly ascending".into());
+                if thresholds
+                    .windows(2)
+                    .any(|w| w[0].partial_cmp(&w[1]) != Some(std::cmp::Ordering::Less))
+                    || thresholds.iter().any(|t| !t.is_finite())
+                {
+                    return bad(
+                        "tiers.thresholds",
+                        "must be finite and strictly ascending".into(),
+                    );
                 }
             }
             TierScheme::Equal { .. } => {}
         }
         if !(1..=1000).contains(&self.campaigns.length) {
-            return bad("campaigns.length", format!("{} must be 1..=1000", self.campaigns.length));
+            return bad(
+                "campaigns.length",
+                format!("{} must be 1..=1000", self.campaigns.length),
+            );
         }
         if self.campaigns.count > self.count / u64::from(self.campaigns.length) {
             return bad(
@@ -210,7 +250,10 @@ mod tests {
 
     fn check_err(toml_text: &str, needle: &str) {
         let err = Job::parse(toml_text).expect_err("invalid job").to_string();
-        assert!(err.contains(needle), "error `{err}` should mention `{needle}`");
+        assert!(
+            err.contains(needle),
+            "error `{err}` should mention `{needle}`"
+        );
     }
 
     #[test]
@@ -226,10 +269,22 @@ mod tests {
         check_err("pack = \"d\"\ngame = \"chess\"\ncount = 1\n", "tilt");
         check_err("pack = \"d\"\ngame = \"tilt\"\ncount = 0\n", "count");
         check_err("pack = \"../x\"\ngame = \"tilt\"\ncount = 1\n", "pack");
-        check_err("pack = \"d\"\ngame = \"tilt\"\ncount = 1\n[params]\npairs = 40\n", "pairs");
-        check_err("pack = \"d\"\ngame = \"tilt\"\ncount = 10\ncolour = 3\n", "colour");
-        check_err("pack = \"d\"\ngame = \"tilt\"\ncount = 10\n[tiers]\nscheme = \"thresholds\"\nthresholds = [3, 1]\n", "ascending");
-        check_err("pack = \"d\"\ngame = \"tilt\"\ncount = 10\n[tiers]\nscheme = \"quantile\"\n", "equal");
+        check_err(
+            "pack = \"d\"\ngame = \"tilt\"\ncount = 1\n[params]\npairs = 40\n",
+            "pairs",
+        );
+        check_err(
+            "pack = \"d\"\ngame = \"tilt\"\ncount = 10\ncolour = 3\n",
+            "colour",
+        );
+        check_err(
+            "pack = \"d\"\ngame = \"tilt\"\ncount = 10\n[tiers]\nscheme = \"thresholds\"\nthresholds = [3, 1]\n",
+            "ascending",
+        );
+        check_err(
+            "pack = \"d\"\ngame = \"tilt\"\ncount = 10\n[tiers]\nscheme = \"quantile\"\n",
+            "equal",
+        );
         check_err("pack = \"d\"\ngame = \"tilt\"\n", "count");
     }
 

@@ -132,8 +132,10 @@ impl JobArgs {
     fn load(&self) -> Result<Job> {
         let mut table = match &self.job {
             Some(path) => {
-                let text = std::fs::read_to_string(path).with_context(|| format!("cannot read job file {}", path.display()))?;
-                text.parse::<toml::Table>().map_err(|e| anyhow::anyhow!("invalid job {}: {e}", path.display()))?
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read job file {}", path.display()))?;
+                text.parse::<toml::Table>()
+                    .map_err(|e| anyhow::anyhow!("invalid job {}: {e}", path.display()))?
             }
             None => toml::Table::new(),
         };
@@ -145,9 +147,15 @@ impl JobArgs {
         set("pack", self.pack.clone().map(toml::Value::String));
         set("game", self.game.clone().map(toml::Value::String));
         set("count", self.count.map(|v| toml::Value::Integer(v as i64)));
-        set("first_seed", self.first_seed.map(|v| toml::Value::Integer(v as i64)));
-        set("seeds_per_lease", self.seeds_per_lease.map(|v| toml::Value::Integer(v as i64)));
-        let mut job_text = toml::to_string(&table)?;
+        set(
+            "first_seed",
+            self.first_seed.map(|v| toml::Value::Integer(v as i64)),
+        );
+        set(
+            "seeds_per_lease",
+            self.seeds_per_lease.map(|v| toml::Value::Integer(v as i64)),
+        );
+        let job_text = toml::to_string(&table)?;
         let mut job = Job::parse(&job_text).with_context(|| match &self.job {
             Some(p) => format!("job file {}", p.display()),
             None => "job flags (give a job file or --pack, --game and --count)".into(),
@@ -162,7 +170,9 @@ impl JobArgs {
             job.tiers = TierScheme::Equal { count: t };
         }
         for kv in &self.params {
-            let (k, v) = kv.split_once('=').with_context(|| format!("--param `{kv}` is not KEY=VALUE"))?;
+            let (k, v) = kv
+                .split_once('=')
+                .with_context(|| format!("--param `{kv}` is not KEY=VALUE"))?;
             let value: toml::Value = format!("v = {v}")
                 .parse::<toml::Table>()
                 .ok()
@@ -170,7 +180,6 @@ impl JobArgs {
                 .unwrap_or_else(|| toml::Value::String(v.to_string()));
             job.params.insert(k.trim().to_string(), value);
         }
-        job_text.clear();
         job.validate().context("job after flags")?;
         Ok(job)
     }
@@ -179,7 +188,10 @@ impl JobArgs {
 fn init_logs(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("PREGEN_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }
 
 /// Cancels the token on SIGINT or SIGTERM.
@@ -187,10 +199,11 @@ fn cancel_on_signals() -> CancellationToken {
     let token = CancellationToken::new();
     let t = token.clone();
     tokio::spawn(async move {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => return,
-        };
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => return,
+            };
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {}
             _ = term.recv() => {}
@@ -202,7 +215,10 @@ fn cancel_on_signals() -> CancellationToken {
 
 fn report(summary: &RunSummary) {
     if summary.already_complete {
-        eprintln!("{} is already complete; nothing to do", summary.dir.display());
+        eprintln!(
+            "{} is already complete; nothing to do",
+            summary.dir.display()
+        );
         return;
     }
     let secs = summary.elapsed.as_secs_f64();
@@ -213,10 +229,20 @@ fn report(summary: &RunSummary) {
         secs,
         summary.seeds,
         summary.accepted as f64 / secs.max(1e-9),
-        if summary.resumed_seeds > 0 { format!(", {} seeds resumed from the commit log", summary.resumed_seeds) } else { String::new() },
+        if summary.resumed_seeds > 0 {
+            format!(
+                ", {} seeds resumed from the commit log",
+                summary.resumed_seeds
+            )
+        } else {
+            String::new()
+        },
     );
     if summary.progress.mismatches > 0 {
-        eprintln!("warning: {} results disagreed with earlier results for the same seed", summary.progress.mismatches);
+        eprintln!(
+            "warning: {} results disagreed with earlier results for the same seed",
+            summary.progress.mismatches
+        );
     }
 }
 
@@ -231,7 +257,12 @@ async fn main() {
 async fn real_main() -> Result<()> {
     let cli = Cli::parse();
     match cli.command {
-        Command::Run { job, workers, threads, no_progress } => {
+        Command::Run {
+            job,
+            workers,
+            threads,
+            no_progress,
+        } => {
             init_logs("warn");
             let spec = job.load()?;
             if workers == 0 {
@@ -256,7 +287,12 @@ async fn real_main() -> Result<()> {
             .await?;
             report(&summary);
         }
-        Command::Serve { job, listen, token, lease_ttl_ms } => {
+        Command::Serve {
+            job,
+            listen,
+            token,
+            lease_ttl_ms,
+        } => {
             init_logs("info");
             let spec = job.load()?;
             if token.is_empty() {
@@ -279,7 +315,13 @@ async fn real_main() -> Result<()> {
             .await?;
             report(&summary);
         }
-        Command::Worker { coordinator, token, threads, name, connect_timeout_s } => {
+        Command::Worker {
+            coordinator,
+            token,
+            threads,
+            name,
+            connect_timeout_s,
+        } => {
             init_logs("info");
             let mut config = WorkerConfig::new(coordinator, token);
             if let Some(t) = threads {
@@ -295,10 +337,16 @@ async fn real_main() -> Result<()> {
                 report.results,
                 report.leases,
                 report.sessions,
-                if report.drained { " (drained on shutdown)" } else { "" }
+                if report.drained {
+                    " (drained on shutdown)"
+                } else {
+                    ""
+                }
             );
         }
-        Command::Analysis { command: AnalysisCommand::Summary { pack } } => {
+        Command::Analysis {
+            command: AnalysisCommand::Summary { pack },
+        } => {
             let summary = pregen_analysis::summarize(&pack)?;
             print!("{summary}");
         }

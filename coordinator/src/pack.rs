@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::builder::{Float64Builder, MapBuilder, StringBuilder};
-use arrow_array::{ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
+use arrow_array::{
+    ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array,
+};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::SortingColumn;
@@ -57,13 +59,27 @@ pub fn equal_groups(n: usize, k: usize) -> Vec<std::ops::Range<usize>> {
 
 /// Sorts accepted levels by (difficulty, seed) and assigns tiers.
 pub fn assign_tiers<'a>(records: &'a [SeedRecord], scheme: &TierScheme) -> Vec<TieredLevel<'a>> {
-    let mut levels: Vec<(&SeedRecord, &LevelRecord)> =
-        records.iter().filter_map(|r| Some((r, r.level.as_ref().filter(|_| r.status == Status::Accepted)?))).collect();
-    levels.sort_by(|a, b| a.1.difficulty.total_cmp(&b.1.difficulty).then(a.0.seed.cmp(&b.0.seed)));
+    let mut levels: Vec<(&SeedRecord, &LevelRecord)> = records
+        .iter()
+        .filter_map(|r| {
+            Some((
+                r,
+                r.level.as_ref().filter(|_| r.status == Status::Accepted)?,
+            ))
+        })
+        .collect();
+    levels.sort_by(|a, b| {
+        a.1.difficulty
+            .total_cmp(&b.1.difficulty)
+            .then(a.0.seed.cmp(&b.0.seed))
+    });
     let mut tiers = vec![0u32; levels.len()];
     match scheme {
         TierScheme::Equal { count } => {
-            for (t, group) in equal_groups(levels.len(), *count as usize).into_iter().enumerate() {
+            for (t, group) in equal_groups(levels.len(), *count as usize)
+                .into_iter()
+                .enumerate()
+            {
                 for i in group {
                     tiers[i] = t as u32 + 1;
                 }
@@ -75,13 +91,26 @@ pub fn assign_tiers<'a>(records: &'a [SeedRecord], scheme: &TierScheme) -> Vec<T
             }
         }
     }
-    levels.into_iter().zip(tiers).map(|((record, level), tier)| TieredLevel { record, level, tier }).collect()
+    levels
+        .into_iter()
+        .zip(tiers)
+        .map(|((record, level), tier)| TieredLevel {
+            record,
+            level,
+            tier,
+        })
+        .collect()
 }
 
 /// Seed 000's campaign rule: `length` equal difficulty groups; campaign k takes
 /// one level from each group, drawn without replacement by a PRNG seeded from
 /// the job, so the draw is deterministic.
-pub fn draw_campaigns(sorted: &[TieredLevel<'_>], length: u32, campaigns: u64, first_seed: u64) -> Vec<CampaignSlot> {
+pub fn draw_campaigns(
+    sorted: &[TieredLevel<'_>],
+    length: u32,
+    campaigns: u64,
+    first_seed: u64,
+) -> Vec<CampaignSlot> {
     let mut rng = Rng::new(first_seed ^ 0x6361_6d70_6169_676e);
     let groups: Vec<Vec<usize>> = equal_groups(sorted.len(), length as usize)
         .into_iter()
@@ -117,10 +146,26 @@ pub struct RunFacts {
 
 /// Writes the pack into `dir` (which holds `commit/`): replaces earlier outputs,
 /// writes `_SUCCESS` last. Returns the manifest.
-pub fn write_pack(dir: &Path, job: &Job, records: &[SeedRecord], facts: &RunFacts) -> Result<serde_json::Value, CoordinatorError> {
-    for stale in ["_SUCCESS", "manifest.json", "levels", "campaigns", "rejects", "release"] {
+pub fn write_pack(
+    dir: &Path,
+    job: &Job,
+    records: &[SeedRecord],
+    facts: &RunFacts,
+) -> Result<serde_json::Value, CoordinatorError> {
+    for stale in [
+        "_SUCCESS",
+        "manifest.json",
+        "levels",
+        "campaigns",
+        "rejects",
+        "release",
+    ] {
         let p = dir.join(stale);
-        let _ = if p.is_dir() { fs::remove_dir_all(&p) } else { fs::remove_file(&p) };
+        let _ = if p.is_dir() {
+            fs::remove_dir_all(&p)
+        } else {
+            fs::remove_file(&p)
+        };
     }
     let tiered = assign_tiers(records, &job.tiers);
     let tier_count = match &job.tiers {
@@ -137,11 +182,19 @@ pub fn write_pack(dir: &Path, job: &Job, records: &[SeedRecord], facts: &RunFact
         write_parquet(&path, levels_batch(&job.game, levels)?, Some(&[3, 1]))?;
         written.push(path);
     }
-    let campaigns = draw_campaigns(&tiered, job.campaigns.length, job.campaign_count(), job.first_seed);
+    let campaigns = draw_campaigns(
+        &tiered,
+        job.campaigns.length,
+        job.campaign_count(),
+        job.first_seed,
+    );
     let path = dir.join("campaigns/campaigns.parquet");
     write_parquet(&path, campaigns_batch(&campaigns)?, Some(&[0, 1]))?;
     written.push(path);
-    let rejects: Vec<&SeedRecord> = records.iter().filter(|r| r.status != Status::Accepted).collect();
+    let rejects: Vec<&SeedRecord> = records
+        .iter()
+        .filter(|r| r.status != Status::Accepted)
+        .collect();
     let path = dir.join("rejects/rejects.parquet");
     write_parquet(&path, rejects_batch(&rejects)?, Some(&[0]))?;
     written.push(path);
@@ -149,14 +202,22 @@ pub fn write_pack(dir: &Path, job: &Job, records: &[SeedRecord], facts: &RunFact
 
     let mut files = BTreeMap::new();
     for path in &written {
-        let rel = path.strip_prefix(dir).unwrap_or(path).to_string_lossy().replace('\\', "/");
+        let rel = path
+            .strip_prefix(dir)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .replace('\\', "/");
         files.insert(rel, sha256_file(path)?);
     }
     let mut by_status: BTreeMap<&str, u64> = BTreeMap::new();
     for r in records {
         *by_status.entry(r.status.as_str()).or_default() += 1;
     }
-    let timeouts: Vec<u64> = records.iter().filter(|r| r.status == Status::Timeout).map(|r| r.seed).collect();
+    let timeouts: Vec<u64> = records
+        .iter()
+        .filter(|r| r.status == Status::Timeout)
+        .map(|r| r.seed)
+        .collect();
     let manifest = serde_json::json!({
         "pack": job.pack,
         "job_id": job.id(),
@@ -183,22 +244,37 @@ pub fn write_pack(dir: &Path, job: &Job, records: &[SeedRecord], facts: &RunFact
         "mismatches": facts.mismatches,
         "files": files,
     });
-    let text = serde_json::to_string_pretty(&manifest).map_err(|e| CoordinatorError::Io(e.to_string()))?;
+    let text =
+        serde_json::to_string_pretty(&manifest).map_err(|e| CoordinatorError::Io(e.to_string()))?;
     crate::commit_log::write_durably(dir, "manifest.json", text.as_bytes())?;
     crate::commit_log::write_durably(dir, "_SUCCESS", b"")?;
     Ok(manifest)
 }
 
-fn write_parquet(path: &Path, batch: RecordBatch, sorted_by: Option<&[usize]>) -> Result<(), CoordinatorError> {
-    let io = |e: &dyn std::fmt::Display| CoordinatorError::Io(format!("cannot write {}: {e}", path.display()));
+fn write_parquet(
+    path: &Path,
+    batch: RecordBatch,
+    sorted_by: Option<&[usize]>,
+) -> Result<(), CoordinatorError> {
+    let io = |e: &dyn std::fmt::Display| {
+        CoordinatorError::Io(format!("cannot write {}: {e}", path.display()))
+    };
     if let Some(parent) = path.parent() {
         fs::create_dir_all(parent).map_err(|e| io(&e))?;
     }
     let sorting = sorted_by.map(|cols| {
-        cols.iter().map(|&c| SortingColumn { column_idx: c as i32, descending: false, nulls_first: false }).collect()
+        cols.iter()
+            .map(|&c| SortingColumn {
+                column_idx: c as i32,
+                descending: false,
+                nulls_first: false,
+            })
+            .collect()
     });
     let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).map_err(|e| io(&e))?))
+        .set_compression(Compression::ZSTD(
+            ZstdLevel::try_new(3).map_err(|e| io(&e))?,
+        ))
         .set_statistics_enabled(EnabledStatistics::Page)
         .set_sorting_columns(sorting)
         .set_created_by(format!("pregen {}", env!("CARGO_PKG_VERSION")))
@@ -229,49 +305,158 @@ fn levels_batch(game: &str, levels: &[&TieredLevel<'_>]) -> Result<RecordBatch, 
             metrics.keys().append_value(k);
             metrics.values().append_value(*v);
         }
-        metrics.append(true).map_err(|e| CoordinatorError::Io(e.to_string()))?;
+        metrics
+            .append(true)
+            .map_err(|e| CoordinatorError::Io(e.to_string()))?;
     }
-    let ids: Vec<String> = levels.iter().map(|l| format!("{game}-{:020}", l.record.seed)).collect();
+    let ids: Vec<String> = levels
+        .iter()
+        .map(|l| format!("{game}-{:020}", l.record.seed))
+        .collect();
     batch(vec![
         ("game", strings(levels.iter().map(|_| game))),
-        ("seed", Arc::new(UInt64Array::from_iter_values(levels.iter().map(|l| l.record.seed)))),
+        (
+            "seed",
+            Arc::new(UInt64Array::from_iter_values(
+                levels.iter().map(|l| l.record.seed),
+            )),
+        ),
         ("level_id", strings(ids.iter().map(String::as_str))),
-        ("difficulty", Arc::new(Float64Array::from_iter_values(levels.iter().map(|l| l.level.difficulty)))),
-        ("moves", Arc::new(UInt32Array::from_iter_values(levels.iter().map(|l| l.level.moves)))),
-        ("moves_optimal", Arc::new(BooleanArray::from(levels.iter().map(|l| l.level.moves_optimal).collect::<Vec<_>>()))),
-        ("layout", strings(levels.iter().map(|l| l.level.layout.as_str()))),
-        ("level_json", strings(levels.iter().map(|l| l.level.level_json.as_str()))),
-        ("solution", strings(levels.iter().map(|l| l.level.solution.as_str()))),
-        ("level_hash", strings(levels.iter().map(|l| l.level.level_hash.as_str()))),
-        ("generate_ms", Arc::new(Float64Array::from_iter_values(levels.iter().map(|l| l.record.generate_ms)))),
-        ("solve_ms", Arc::new(Float64Array::from_iter_values(levels.iter().map(|l| l.record.solve_ms)))),
-        ("nodes", Arc::new(UInt64Array::from_iter_values(levels.iter().map(|l| l.record.nodes)))),
-        ("worker", strings(levels.iter().map(|l| l.record.worker.as_str()))),
-        ("attempt", Arc::new(UInt32Array::from_iter_values(levels.iter().map(|l| l.record.attempt)))),
+        (
+            "difficulty",
+            Arc::new(Float64Array::from_iter_values(
+                levels.iter().map(|l| l.level.difficulty),
+            )),
+        ),
+        (
+            "moves",
+            Arc::new(UInt32Array::from_iter_values(
+                levels.iter().map(|l| l.level.moves),
+            )),
+        ),
+        (
+            "moves_optimal",
+            Arc::new(BooleanArray::from(
+                levels
+                    .iter()
+                    .map(|l| l.level.moves_optimal)
+                    .collect::<Vec<_>>(),
+            )),
+        ),
+        (
+            "layout",
+            strings(levels.iter().map(|l| l.level.layout.as_str())),
+        ),
+        (
+            "level_json",
+            strings(levels.iter().map(|l| l.level.level_json.as_str())),
+        ),
+        (
+            "solution",
+            strings(levels.iter().map(|l| l.level.solution.as_str())),
+        ),
+        (
+            "level_hash",
+            strings(levels.iter().map(|l| l.level.level_hash.as_str())),
+        ),
+        (
+            "generate_ms",
+            Arc::new(Float64Array::from_iter_values(
+                levels.iter().map(|l| l.record.generate_ms),
+            )),
+        ),
+        (
+            "solve_ms",
+            Arc::new(Float64Array::from_iter_values(
+                levels.iter().map(|l| l.record.solve_ms),
+            )),
+        ),
+        (
+            "nodes",
+            Arc::new(UInt64Array::from_iter_values(
+                levels.iter().map(|l| l.record.nodes),
+            )),
+        ),
+        (
+            "worker",
+            strings(levels.iter().map(|l| l.record.worker.as_str())),
+        ),
+        (
+            "attempt",
+            Arc::new(UInt32Array::from_iter_values(
+                levels.iter().map(|l| l.record.attempt),
+            )),
+        ),
         ("metrics", Arc::new(metrics.finish())),
     ])
 }
 
 fn campaigns_batch(slots: &[CampaignSlot]) -> Result<RecordBatch, CoordinatorError> {
     batch(vec![
-        ("campaign", Arc::new(UInt64Array::from_iter_values(slots.iter().map(|s| s.campaign)))),
-        ("position", Arc::new(UInt32Array::from_iter_values(slots.iter().map(|s| s.position)))),
-        ("seed", Arc::new(UInt64Array::from_iter_values(slots.iter().map(|s| s.seed)))),
-        ("tier", Arc::new(UInt32Array::from_iter_values(slots.iter().map(|s| s.tier)))),
-        ("difficulty", Arc::new(Float64Array::from_iter_values(slots.iter().map(|s| s.difficulty)))),
+        (
+            "campaign",
+            Arc::new(UInt64Array::from_iter_values(
+                slots.iter().map(|s| s.campaign),
+            )),
+        ),
+        (
+            "position",
+            Arc::new(UInt32Array::from_iter_values(
+                slots.iter().map(|s| s.position),
+            )),
+        ),
+        (
+            "seed",
+            Arc::new(UInt64Array::from_iter_values(slots.iter().map(|s| s.seed))),
+        ),
+        (
+            "tier",
+            Arc::new(UInt32Array::from_iter_values(slots.iter().map(|s| s.tier))),
+        ),
+        (
+            "difficulty",
+            Arc::new(Float64Array::from_iter_values(
+                slots.iter().map(|s| s.difficulty),
+            )),
+        ),
     ])
 }
 
 fn rejects_batch(rejects: &[&SeedRecord]) -> Result<RecordBatch, CoordinatorError> {
     batch(vec![
-        ("seed", Arc::new(UInt64Array::from_iter_values(rejects.iter().map(|r| r.seed)))),
+        (
+            "seed",
+            Arc::new(UInt64Array::from_iter_values(
+                rejects.iter().map(|r| r.seed),
+            )),
+        ),
         ("status", strings(rejects.iter().map(|r| r.status.as_str()))),
         ("reason", strings(rejects.iter().map(|r| r.reason.as_str()))),
-        ("generate_ms", Arc::new(Float64Array::from_iter_values(rejects.iter().map(|r| r.generate_ms)))),
-        ("solve_ms", Arc::new(Float64Array::from_iter_values(rejects.iter().map(|r| r.solve_ms)))),
-        ("nodes", Arc::new(UInt64Array::from_iter_values(rejects.iter().map(|r| r.nodes)))),
+        (
+            "generate_ms",
+            Arc::new(Float64Array::from_iter_values(
+                rejects.iter().map(|r| r.generate_ms),
+            )),
+        ),
+        (
+            "solve_ms",
+            Arc::new(Float64Array::from_iter_values(
+                rejects.iter().map(|r| r.solve_ms),
+            )),
+        ),
+        (
+            "nodes",
+            Arc::new(UInt64Array::from_iter_values(
+                rejects.iter().map(|r| r.nodes),
+            )),
+        ),
         ("worker", strings(rejects.iter().map(|r| r.worker.as_str()))),
-        ("attempt", Arc::new(UInt32Array::from_iter_values(rejects.iter().map(|r| r.attempt)))),
+        (
+            "attempt",
+            Arc::new(UInt32Array::from_iter_values(
+                rejects.iter().map(|r| r.attempt),
+            )),
+        ),
     ])
 }
 
@@ -285,7 +470,9 @@ fn write_release(
     campaigns: &[CampaignSlot],
 ) -> Result<Vec<PathBuf>, CoordinatorError> {
     let release = dir.join("release");
-    let io = |e: std::io::Error| CoordinatorError::Io(format!("cannot write {}: {e}", release.display()));
+    let io = |e: std::io::Error| {
+        CoordinatorError::Io(format!("cannot write {}: {e}", release.display()))
+    };
     fs::create_dir_all(release.join("campaigns")).map_err(io)?;
     let mut files: Vec<(String, String)> = Vec::new();
     let entry = |l: &TieredLevel<'_>, title: String| {
@@ -297,20 +484,30 @@ fn write_release(
             l.tier,
             l.level.difficulty,
             l.level.moves,
-            if l.level.moves_optimal { "" } else { " (best found)" },
+            if l.level.moves_optimal {
+                ""
+            } else {
+                " (best found)"
+            },
             l.level.solution,
             l.level.layout.trim_end(),
         )
     };
     for (tier, levels) in by_tier {
-        let mut text = format!("; pack {} game {} tier {tier:02}: {} levels, easiest first\n\n", job.pack, job.game, levels.len());
+        let mut text = format!(
+            "; pack {} game {} tier {tier:02}: {} levels, easiest first\n\n",
+            job.pack,
+            job.game,
+            levels.len()
+        );
         for (i, l) in levels.iter().enumerate() {
             text.push_str(&entry(l, format!("level {}", i + 1)));
             text.push('\n');
         }
         files.push((format!("tier-{tier:02}.txt"), text));
     }
-    let by_seed: BTreeMap<u64, &TieredLevel<'_>> = tiered.iter().map(|l| (l.record.seed, l)).collect();
+    let by_seed: BTreeMap<u64, &TieredLevel<'_>> =
+        tiered.iter().map(|l| (l.record.seed, l)).collect();
     let mut current: Option<(u64, String)> = None;
     for slot in campaigns {
         if current.as_ref().is_some_and(|(c, _)| *c != slot.campaign) {
@@ -318,7 +515,13 @@ fn write_release(
             files.push((format!("campaigns/campaign-{c:05}.txt"), text));
         }
         let (_, text) = current.get_or_insert_with(|| {
-            (slot.campaign, format!("; pack {} game {} campaign {}\n\n", job.pack, job.game, slot.campaign))
+            (
+                slot.campaign,
+                format!(
+                    "; pack {} game {} campaign {}\n\n",
+                    job.pack, job.game, slot.campaign
+                ),
+            )
         });
         if let Some(l) = by_seed.get(&slot.seed) {
             text.push_str(&entry(l, format!("position {}", slot.position)));
@@ -333,7 +536,10 @@ fn write_release(
     for (name, text) in &files {
         let path = release.join(name);
         fs::write(&path, text).map_err(io)?;
-        sums.push_str(&format!("{}  {name}\n", hex(&Sha256::digest(text.as_bytes()))));
+        sums.push_str(&format!(
+            "{}  {name}\n",
+            hex(&Sha256::digest(text.as_bytes()))
+        ));
         paths.push(path);
     }
     let path = release.join("SHA256SUMS");
@@ -348,7 +554,8 @@ fn hex(bytes: &[u8]) -> String {
 
 /// SHA-256 of a file, lower-case hex.
 pub fn sha256_file(path: &Path) -> Result<String, CoordinatorError> {
-    let bytes = fs::read(path).map_err(|e| CoordinatorError::Io(format!("cannot read {}: {e}", path.display())))?;
+    let bytes = fs::read(path)
+        .map_err(|e| CoordinatorError::Io(format!("cannot read {}: {e}", path.display())))?;
     Ok(hex(&Sha256::digest(&bytes)))
 }
 
@@ -381,20 +588,45 @@ mod tests {
 
     #[test]
     fn equal_tiers_sort_by_difficulty_then_seed() {
-        let records: Vec<SeedRecord> = (0..10).map(|s| level(s, f64::from((s % 4) as u32))).collect();
+        let records: Vec<SeedRecord> = (0..10)
+            .map(|s| level(s, f64::from((s % 4) as u32)))
+            .collect();
         let t = assign_tiers(&records, &TierScheme::Equal { count: 3 });
         let order: Vec<(u64, u32)> = t.iter().map(|l| (l.record.seed, l.tier)).collect();
         assert_eq!(
             order,
-            vec![(0, 1), (4, 1), (8, 1), (1, 2), (5, 2), (9, 2), (2, 3), (6, 3), (3, 3), (7, 3)]
+            vec![
+                (0, 1),
+                (4, 1),
+                (8, 1),
+                (1, 2),
+                (5, 2),
+                (9, 2),
+                (2, 3),
+                (6, 3),
+                (3, 3),
+                (7, 3)
+            ]
         );
     }
 
     #[test]
     fn threshold_tiers() {
-        let records: Vec<SeedRecord> = [0.5, 1.0, 2.5, 9.0].iter().enumerate().map(|(s, &d)| level(s as u64, d)).collect();
-        let t = assign_tiers(&records, &TierScheme::Thresholds { thresholds: vec![1.0, 3.0] });
-        assert_eq!(t.iter().map(|l| l.tier).collect::<Vec<_>>(), vec![1, 2, 2, 3]);
+        let records: Vec<SeedRecord> = [0.5, 1.0, 2.5, 9.0]
+            .iter()
+            .enumerate()
+            .map(|(s, &d)| level(s as u64, d))
+            .collect();
+        let t = assign_tiers(
+            &records,
+            &TierScheme::Thresholds {
+                thresholds: vec![1.0, 3.0],
+            },
+        );
+        assert_eq!(
+            t.iter().map(|l| l.tier).collect::<Vec<_>>(),
+            vec![1, 2, 2, 3]
+        );
     }
 
     #[test]

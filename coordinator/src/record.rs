@@ -63,6 +63,7 @@ impl SeedRecord {
         self.seed == other.seed
             && self.status == other.status
             && self.reason == other.reason
-            && self.level.as_ref().map(|l| &l.level_hash) == other.level.as_ref().map(|l| &l.level_hash)
+            && self.level.as_ref().map(|l| &l.level_hash)
+                == other.level.as_ref().map(|l| &l.level_hash)
     }
 }

@@ -158,7 +158,10 @@ impl Scheduler {
                     continue;
                 }
                 let mut len = 0;
-                while seed + len <= last && len < s.config.seeds_per_lease && !s.records.contains_key(&(seed + len)) {
+                while seed + len <= last
+                    && len < s.config.seeds_per_lease
+                    && !s.records.contains_key(&(seed + len))
+                {
                     len += 1;
                 }
                 s.requeue.push_back((seed, len, 2));
@@ -198,7 +201,12 @@ impl Scheduler {
 
     /// Takes one result. Idempotent: a seed already recorded is ignored (a
     /// disagreeing verdict is counted as a mismatch).
-    pub fn record(&mut self, session: SessionId, lease_id: u64, mut record: SeedRecord) -> Result<(), RecordError> {
+    pub fn record(
+        &mut self,
+        session: SessionId,
+        lease_id: u64,
+        mut record: SeedRecord,
+    ) -> Result<(), RecordError> {
         let lease = self
             .leases
             .get(&lease_id)
@@ -231,12 +239,20 @@ impl Scheduler {
             return;
         }
         self.progress.seeds += 1;
-        *self.progress.per_worker.entry(record.worker.clone()).or_default() += 1;
+        *self
+            .progress
+            .per_worker
+            .entry(record.worker.clone())
+            .or_default() += 1;
         if record.status == Status::Accepted {
             self.accepted_total += 1;
         } else {
             let head = record.reason.split(':').next().unwrap_or("").trim();
-            let key = if head.is_empty() { record.status.as_str().to_string() } else { format!("{}: {head}", record.status.as_str()) };
+            let key = if head.is_empty() {
+                record.status.as_str().to_string()
+            } else {
+                format!("{}: {head}", record.status.as_str())
+            };
             *self.progress.rejected.entry(key).or_default() += 1;
         }
         self.unflushed.push(record.clone());
@@ -264,7 +280,12 @@ impl Scheduler {
 
     /// The session is gone (stream ended or broke): all its leases are released.
     pub fn session_ended(&mut self, session: SessionId) {
-        let ids: Vec<u64> = self.leases.values().filter(|l| l.session == session).map(|l| l.id).collect();
+        let ids: Vec<u64> = self
+            .leases
+            .values()
+            .filter(|l| l.session == session)
+            .map(|l| l.id)
+            .collect();
         for id in ids {
             self.release(session, id);
         }
@@ -279,8 +300,12 @@ impl Scheduler {
 
     /// Re-queues leases past their deadline; returns how many.
     pub fn expire(&mut self, now: Instant) -> usize {
-        let expired: Vec<(SessionId, u64)> =
-            self.leases.values().filter(|l| l.deadline <= now).map(|l| (l.session, l.id)).collect();
+        let expired: Vec<(SessionId, u64)> = self
+            .leases
+            .values()
+            .filter(|l| l.deadline <= now)
+            .map(|l| (l.session, l.id))
+            .collect();
         for &(session, id) in &expired {
             self.release(session, id);
         }
@@ -288,11 +313,15 @@ impl Scheduler {
     }
 
     fn release(&mut self, session: SessionId, lease_id: u64) {
-        let Some(lease) = self.leases.get(&lease_id) else { return };
+        let Some(lease) = self.leases.get(&lease_id) else {
+            return;
+        };
         if lease.session != session {
             return;
         }
-        let Some(lease) = self.leases.remove(&lease_id) else { return };
+        let Some(lease) = self.leases.remove(&lease_id) else {
+            return;
+        };
         // Missing seeds go back in contiguous runs.
         let end = lease.first_seed + lease.seed_count;
         let mut seed = lease.first_seed;
@@ -308,7 +337,8 @@ impl Scheduler {
             if self.is_complete() {
                 continue;
             }
-            self.requeue.push_back((start, seed - start, lease.attempt + 1));
+            self.requeue
+                .push_back((start, seed - start, lease.attempt + 1));
         }
         self.past_leases.insert(lease.id, lease);
     }
@@ -326,7 +356,12 @@ impl Scheduler {
     /// The pack's records in seed order: every seed of the complete prefix, up to
     /// and including the `count`-th accepted one. `None` until complete.
     pub fn pack_records(&self) -> Option<Vec<SeedRecord>> {
-        self.is_complete().then(|| self.records.range(self.config.first_seed..self.prefix_end).map(|(_, r)| r.clone()).collect())
+        self.is_complete().then(|| {
+            self.records
+                .range(self.config.first_seed..self.prefix_end)
+                .map(|(_, r)| r.clone())
+                .collect()
+        })
     }
 
     /// Counters for progress reports.
@@ -349,7 +384,12 @@ mod tests {
     use super::*;
 
     fn config(count: u64, per_lease: u64) -> SchedulerConfig {
-        SchedulerConfig { first_seed: 100, count, seeds_per_lease: per_lease, lease_ttl: Duration::from_secs(10) }
+        SchedulerConfig {
+            first_seed: 100,
+            count,
+            seeds_per_lease: per_lease,
+            lease_ttl: Duration::from_secs(10),
+        }
     }
 
     /// Seeds divisible by 3 are accepted.
@@ -357,8 +397,16 @@ mod tests {
         let accepted = seed.is_multiple_of(3);
         SeedRecord {
             seed,
-            status: if accepted { Status::Accepted } else { Status::Rejected },
-            reason: if accepted { String::new() } else { "too easy: 1 move".into() },
+            status: if accepted {
+                Status::Accepted
+            } else {
+                Status::Rejected
+            },
+            reason: if accepted {
+                String::new()
+            } else {
+                "too easy: 1 move".into()
+            },
             level: None,
             generate_ms: 0.0,
             solve_ms: 0.0,
@@ -398,7 +446,11 @@ mod tests {
         finish(&mut s, 1, &a);
         assert!(s.is_complete());
         let pack = s.pack_records().expect("complete");
-        let accepted: Vec<u64> = pack.iter().filter(|r| r.status == Status::Accepted).map(|r| r.seed).collect();
+        let accepted: Vec<u64> = pack
+            .iter()
+            .filter(|r| r.status == Status::Accepted)
+            .map(|r| r.seed)
+            .collect();
         assert_eq!(accepted, vec![102, 105, 108, 111, 114]);
         assert_eq!(pack.first().map(|r| r.seed), Some(100));
         assert_eq!(pack.last().map(|r| r.seed), Some(114));
@@ -413,10 +465,15 @@ mod tests {
         s.record(1, a.id, result(100)).expect("ok");
         s.session_ended(1);
         let again = lease(s.grant(2, now));
-        assert_eq!((again.first_seed, again.seed_count, again.attempt), (101, 3, 2));
+        assert_eq!(
+            (again.first_seed, again.seed_count, again.attempt),
+            (101, 3, 2)
+        );
         // A late result of the dead session for its old lease is still taken once.
-        s.record(1, a.id, result(101)).expect("late result of own lease");
-        s.record(2, again.id, result(101)).expect("duplicate is idempotent");
+        s.record(1, a.id, result(101))
+            .expect("late result of own lease");
+        s.record(2, again.id, result(101))
+            .expect("duplicate is idempotent");
         assert_eq!(s.progress().seeds, 2);
     }
 
@@ -439,9 +496,18 @@ mod tests {
         let now = Instant::now();
         let mut s = Scheduler::new(config(3, 4), vec![]);
         let a = lease(s.grant(1, now));
-        assert!(matches!(s.record(1, a.id, result(104)), Err(RecordError::SeedOutsideLease { seed: 104, .. })));
-        assert!(matches!(s.record(2, a.id, result(100)), Err(RecordError::NotYourLease { .. })));
-        assert!(matches!(s.record(1, 99, result(100)), Err(RecordError::UnknownLease(99))));
+        assert!(matches!(
+            s.record(1, a.id, result(104)),
+            Err(RecordError::SeedOutsideLease { seed: 104, .. })
+        ));
+        assert!(matches!(
+            s.record(2, a.id, result(100)),
+            Err(RecordError::NotYourLease { .. })
+        ));
+        assert!(matches!(
+            s.record(1, 99, result(100)),
+            Err(RecordError::UnknownLease(99))
+        ));
         assert_eq!(s.progress().seeds, 0, "nothing recorded");
     }
 
@@ -454,7 +520,10 @@ mod tests {
         assert_eq!((hole.first_seed, hole.seed_count), (102, 3));
         let next = lease(s.grant(1, now));
         assert_eq!(next.first_seed, 107);
-        assert!(s.take_unflushed().is_empty(), "resumed records are already durable");
+        assert!(
+            s.take_unflushed().is_empty(),
+            "resumed records are already durable"
+        );
     }
 
     #[test]
@@ -472,6 +541,9 @@ mod tests {
         finish(&mut s, 2, &again);
         assert!(s.is_complete());
         let pack = s.pack_records().expect("complete");
-        assert_eq!(pack.iter().map(|r| r.seed).collect::<Vec<_>>(), vec![100, 101, 102]);
+        assert_eq!(
+            pack.iter().map(|r| r.seed).collect::<Vec<_>>(),
+            vec![100, 101, 102]
+        );
     }
 }

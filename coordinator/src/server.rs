@@ -95,12 +95,16 @@ pub async fn run_job(job: Job, options: RunOptions) -> Result<RunSummary, Coordi
     let log = Arc::new(Mutex::new(log));
 
     let stop_server = CancellationToken::new();
-    let listener = TcpListener::bind(options.listen)
-        .await
-        .map_err(|e| CoordinatorError::Server(format!("cannot listen on {}: {e}", options.listen)))?;
-    let addr = listener.local_addr().map_err(|e| CoordinatorError::Server(e.to_string()))?;
+    let listener = TcpListener::bind(options.listen).await.map_err(|e| {
+        CoordinatorError::Server(format!("cannot listen on {}: {e}", options.listen))
+    })?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| CoordinatorError::Server(e.to_string()))?;
     let (health, health_service) = tonic_health::server::health_reporter();
-    health.set_serving::<CoordinatorServer<CoordinatorService>>().await;
+    health
+        .set_serving::<CoordinatorServer<CoordinatorService>>()
+        .await;
     let service = CoordinatorServer::new(CoordinatorService::new(shared.clone()))
         .max_decoding_message_size(MAX_MESSAGE_BYTES);
     let server = tokio::spawn({
@@ -109,8 +113,13 @@ pub async fn run_job(job: Job, options: RunOptions) -> Result<RunSummary, Coordi
             .http2_keepalive_interval(Some(Duration::from_secs(10)))
             .http2_keepalive_timeout(Some(Duration::from_secs(20)))
             .add_service(health_service)
-            .add_service(InterceptedService::new(service, token_check(options.token.clone())))
-            .serve_with_incoming_shutdown(TcpListenerStream::new(listener), async move { stop.cancelled().await })
+            .add_service(InterceptedService::new(
+                service,
+                token_check(options.token.clone()),
+            ))
+            .serve_with_incoming_shutdown(TcpListenerStream::new(listener), async move {
+                stop.cancelled().await
+            })
     });
     tracing::info!(%addr, pack = job.pack, job_id = job.id(), resumed_seeds, "coordinator listening");
     if let Some(callback) = options.on_listening {
@@ -140,7 +149,9 @@ pub async fn run_job(job: Job, options: RunOptions) -> Result<RunSummary, Coordi
     bar.finish_and_clear();
 
     if interrupted {
-        health.set_not_serving::<CoordinatorServer<CoordinatorService>>().await;
+        health
+            .set_not_serving::<CoordinatorServer<CoordinatorService>>()
+            .await;
         workers_stop.cancel();
         stop_server.cancel();
         return Err(CoordinatorError::Resume(format!(
@@ -150,7 +161,9 @@ pub async fn run_job(job: Job, options: RunOptions) -> Result<RunSummary, Coordi
     }
 
     let records = shared.scheduler().pack_records().unwrap_or_default();
-    let facts = RunFacts { mismatches: progress.mismatches };
+    let facts = RunFacts {
+        mismatches: progress.mismatches,
+    };
     let pack_dir = dir.clone();
     let pack_job = job.clone();
     tokio::task::spawn_blocking(move || write_pack(&pack_dir, &pack_job, &records, &facts))
@@ -158,7 +171,9 @@ pub async fn run_job(job: Job, options: RunOptions) -> Result<RunSummary, Coordi
         .map_err(|e| CoordinatorError::Io(format!("pack writer failed: {e}")))??;
 
     // Sessions have been told Finished; give workers a moment to hang up.
-    health.set_not_serving::<CoordinatorServer<CoordinatorService>>().await;
+    health
+        .set_not_serving::<CoordinatorServer<CoordinatorService>>()
+        .await;
     for w in workers {
         match tokio::time::timeout(Duration::from_secs(10), w).await {
             Ok(Ok(Ok(_))) => {}
@@ -213,13 +228,19 @@ async fn flush(shared: &Arc<Shared>, log: &Arc<Mutex<CommitLog>>) -> Result<(), 
     if batch.is_empty() {
         return Ok(());
     }
-    tokio::task::spawn_blocking(move || log.lock().unwrap_or_else(|p| p.into_inner()).append(&batch))
-        .await
-        .map_err(|e| CoordinatorError::Io(format!("commit log writer failed: {e}")))?
+    tokio::task::spawn_blocking(move || {
+        log.lock().unwrap_or_else(|p| p.into_inner()).append(&batch)
+    })
+    .await
+    .map_err(|e| CoordinatorError::Io(format!("commit log writer failed: {e}")))?
 }
 
 fn progress_bar(job: &Job, visible: bool) -> ProgressBar {
-    let target = if visible { ProgressDrawTarget::stderr_with_hz(4) } else { ProgressDrawTarget::hidden() };
+    let target = if visible {
+        ProgressDrawTarget::stderr_with_hz(4)
+    } else {
+        ProgressDrawTarget::hidden()
+    };
     let bar = ProgressBar::with_draw_target(Some(job.count), target);
     let style = ProgressStyle::with_template(
         "{spinner} {prefix} [{bar:30}] {pos}/{len} accepted ({per_sec}, eta {eta})\n  {wide_msg}",
@@ -245,7 +266,11 @@ async fn show_progress(shared: Arc<Shared>, bar: ProgressBar) {
             rate,
             p.per_worker.len(),
             p.leases_out,
-            if rejected.is_empty() { "none".into() } else { rejected.join(", ") }
+            if rejected.is_empty() {
+                "none".into()
+            } else {
+                rejected.join(", ")
+            }
         ));
     }
 }

@@ -9,7 +9,8 @@ use pregen_proto::v1::coordinator_message::Kind as Out;
 use pregen_proto::v1::coordinator_server::Coordinator;
 use pregen_proto::v1::worker_message::Kind as In;
 use pregen_proto::v1::{
-    CoordinatorMessage, Finished, JobSpec, LeaseGrant, NoWork, SeedResult, Welcome, WorkerMessage, seed_result,
+    CoordinatorMessage, Finished, JobSpec, LeaseGrant, NoWork, SeedResult, Welcome, WorkerMessage,
+    seed_result,
 };
 use pregen_proto::{AUTH_HEADER, PROTOCOL_VERSION};
 use tokio::sync::{mpsc, watch};
@@ -88,7 +89,9 @@ pub fn token_check(token: String) -> impl Fn(Request<()>) -> Result<Request<()>,
     move |req: Request<()>| match req.metadata().get(AUTH_HEADER).map(|v| v.as_bytes()) {
         Some(v) if v == expected.as_bytes() => Ok(req),
         Some(_) => Err(Status::unauthenticated("wrong token")),
-        None => Err(Status::unauthenticated("missing token (authorization: Bearer <token>)")),
+        None => Err(Status::unauthenticated(
+            "missing token (authorization: Bearer <token>)",
+        )),
     }
 }
 
@@ -98,11 +101,19 @@ type Outbound = mpsc::Sender<Result<CoordinatorMessage, Status>>;
 impl Coordinator for CoordinatorService {
     type SessionStream = ReceiverStream<Result<CoordinatorMessage, Status>>;
 
-    async fn session(&self, request: Request<Streaming<WorkerMessage>>) -> Result<Response<Self::SessionStream>, Status> {
+    async fn session(
+        &self,
+        request: Request<Streaming<WorkerMessage>>,
+    ) -> Result<Response<Self::SessionStream>, Status> {
         let mut inbound = request.into_inner();
-        let first = inbound.message().await?.ok_or_else(|| Status::invalid_argument("session closed before Hello"))?;
+        let first = inbound
+            .message()
+            .await?
+            .ok_or_else(|| Status::invalid_argument("session closed before Hello"))?;
         let Some(In::Hello(hello)) = first.kind else {
-            return Err(Status::invalid_argument("the first message of a session must be Hello"));
+            return Err(Status::invalid_argument(
+                "the first message of a session must be Hello",
+            ));
         };
         if hello.protocol_version != PROTOCOL_VERSION {
             return Err(Status::failed_precondition(format!(
@@ -119,16 +130,22 @@ impl Coordinator for CoordinatorService {
         }
         let shared = self.shared.clone();
         let session = shared.next_session.fetch_add(1, Ordering::Relaxed);
-        let worker = if hello.worker_name.is_empty() { format!("session-{session}") } else { hello.worker_name };
+        let worker = if hello.worker_name.is_empty() {
+            format!("session-{session}")
+        } else {
+            hello.worker_name
+        };
         let (tx, rx) = mpsc::channel(256);
         let welcome = Welcome {
             worker_id: format!("{worker}#{session}"),
             job: Some(shared.spec.clone()),
             lease_ttl_ms: shared.lease_ttl.as_millis() as u64,
         };
-        tx.send(Ok(CoordinatorMessage { kind: Some(Out::Welcome(welcome)) }))
-            .await
-            .map_err(|_| Status::cancelled("session closed"))?;
+        tx.send(Ok(CoordinatorMessage {
+            kind: Some(Out::Welcome(welcome)),
+        }))
+        .await
+        .map_err(|_| Status::cancelled("session closed"))?;
         tokio::spawn(async move {
             let result = drive(&shared, session, &worker, &mut inbound, &tx).await;
             shared.scheduler().session_ended(session);
@@ -145,7 +162,9 @@ impl Coordinator for CoordinatorService {
 }
 
 async fn send(tx: &Outbound, kind: Out) -> Result<(), Status> {
-    tx.send(Ok(CoordinatorMessage { kind: Some(kind) })).await.map_err(|_| Status::cancelled("session closed"))
+    tx.send(Ok(CoordinatorMessage { kind: Some(kind) }))
+        .await
+        .map_err(|_| Status::cancelled("session closed"))
 }
 
 async fn drive(
@@ -181,7 +200,9 @@ async fn drive(
                         seed_count: l.seed_count,
                         attempt: l.attempt,
                     }),
-                    Grant::Wait => Out::NoWork(NoWork { retry_after_ms: 200 }),
+                    Grant::Wait => Out::NoWork(NoWork {
+                        retry_after_ms: 200,
+                    }),
                     Grant::Finished => Out::Finished(Finished {}),
                 };
                 send(tx, reply).await?;
@@ -191,7 +212,9 @@ async fn drive(
                 let record = to_record(result, worker)?;
                 {
                     let mut scheduler = shared.scheduler();
-                    scheduler.record(session, lease, record).map_err(|e| Status::invalid_argument(e.to_string()))?;
+                    scheduler
+                        .record(session, lease, record)
+                        .map_err(|e| Status::invalid_argument(e.to_string()))?;
                     scheduler.heartbeat(session, Instant::now());
                 }
                 shared.check_complete();
@@ -212,13 +235,19 @@ fn to_record(r: SeedResult, worker: &str) -> Result<SeedRecord, Status> {
         Ok(seed_result::Status::Rejected) => Verdict::Rejected,
         Ok(seed_result::Status::Error) => Verdict::Error,
         Ok(seed_result::Status::Unspecified) | Err(_) => {
-            return Err(Status::invalid_argument(format!("seed {}: unknown status {}", r.seed, r.status)));
+            return Err(Status::invalid_argument(format!(
+                "seed {}: unknown status {}",
+                r.seed, r.status
+            )));
         }
     };
     let level = match (status, r.level) {
         (Verdict::Accepted, Some(l)) => {
             if !l.difficulty.is_finite() {
-                return Err(Status::invalid_argument(format!("seed {}: difficulty is not finite", r.seed)));
+                return Err(Status::invalid_argument(format!(
+                    "seed {}: difficulty is not finite",
+                    r.seed
+                )));
             }
             Some(LevelRecord {
                 difficulty: l.difficulty,
@@ -232,7 +261,10 @@ fn to_record(r: SeedResult, worker: &str) -> Result<SeedRecord, Status> {
             })
         }
         (Verdict::Accepted, None) => {
-            return Err(Status::invalid_argument(format!("seed {}: accepted without a level", r.seed)));
+            return Err(Status::invalid_argument(format!(
+                "seed {}: accepted without a level",
+                r.seed
+            )));
         }
         (_, _) => None,
     };

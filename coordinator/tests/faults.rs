@@ -3,7 +3,10 @@
 
 use std::time::Duration;
 
-use crate::common::{COUNT, PackContent, TOKEN, job_text, pregen, reference, serve, wait, wait_for_segments, worker, write_job};
+use crate::common::{
+    COUNT, PackContent, TOKEN, job_text, pregen, reference, serve, wait, wait_for_segments, worker,
+    write_job,
+};
 
 const LIMIT: Duration = Duration::from_secs(240);
 
@@ -11,7 +14,9 @@ const LIMIT: Duration = Duration::from_secs(240);
 fn three_worker_processes_give_the_same_pack_as_one() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut served = serve(dir.path(), &job_text(COUNT), 15_000);
-    let mut workers: Vec<_> = (1..=3).map(|i| worker(&served.url, &format!("w{i}"), TOKEN)).collect();
+    let mut workers: Vec<_> = (1..=3)
+        .map(|i| worker(&served.url, &format!("w{i}"), TOKEN))
+        .collect();
     assert!(wait(&mut served.child, LIMIT).success(), "serve failed");
     for w in &mut workers {
         assert!(wait(w, LIMIT).success(), "worker failed");
@@ -33,7 +38,10 @@ fn worker_killed_mid_lease_costs_only_its_lease() {
     assert!(wait(&mut survivor, LIMIT).success(), "survivor failed");
     let content = PackContent::read(&pack);
     content.assert_same(reference());
-    assert!(content.levels.iter().any(|r| r.attempt >= 2), "the killed worker's lease was re-issued");
+    assert!(
+        content.levels.iter().any(|r| r.attempt >= 2),
+        "the killed worker's lease was re-issued"
+    );
 }
 
 #[test]
@@ -54,11 +62,17 @@ fn coordinator_killed_and_restarted_resumes_to_the_same_pack() {
     wait_for_segments(&pack, 2, LIMIT);
     first.kill().expect("SIGKILL the coordinator");
     first.wait().expect("reap");
-    assert!(!pack.join("_SUCCESS").exists(), "killed before the pack was written");
+    assert!(
+        !pack.join("_SUCCESS").exists(),
+        "killed before the pack was written"
+    );
     let second = run().wait_with_output().expect("rerun");
     let stderr = String::from_utf8_lossy(&second.stderr);
     assert!(second.status.success(), "rerun failed: {stderr}");
-    assert!(stderr.contains("resumed from the commit log"), "the rerun resumed: {stderr}");
+    assert!(
+        stderr.contains("resumed from the commit log"),
+        "the rerun resumed: {stderr}"
+    );
     PackContent::read(&pack).assert_same(reference());
     // A third run finds the pack complete and does nothing.
     let third = run().wait_with_output().expect("third run");
@@ -72,12 +86,19 @@ fn worker_drains_on_sigterm_and_returns_its_lease() {
     let mut served = serve(dir.path(), &job_text(COUNT), 15_000);
     let mut leaving = worker(&served.url, "leaving", TOKEN);
     wait_for_segments(&pack, 1, LIMIT);
-    let term = std::process::Command::new("kill").args(["-TERM", &leaving.id().to_string()]).status().expect("kill -TERM");
+    let term = std::process::Command::new("kill")
+        .args(["-TERM", &leaving.id().to_string()])
+        .status()
+        .expect("kill -TERM");
     assert!(term.success());
     let status = wait(&mut leaving, LIMIT);
     let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut leaving.stderr.take().expect("stderr"), &mut stderr).expect("read");
-    assert!(status.success(), "a draining worker exits cleanly: {stderr}");
+    std::io::Read::read_to_string(&mut leaving.stderr.take().expect("stderr"), &mut stderr)
+        .expect("read");
+    assert!(
+        status.success(),
+        "a draining worker exits cleanly: {stderr}"
+    );
     assert!(stderr.contains("drained on shutdown"), "{stderr}");
     // The returned lease is re-issued at once (the lease TTL is 15 s, the test is far quicker).
     let mut next = worker(&served.url, "next", TOKEN);

@@ -17,8 +17,17 @@ fn every_level_of_a_pack_replays_to_a_win() {
             .replay_json(&row.level_json, &row.solution)
             .unwrap_or_else(|e| panic!("seed {}: {e}\n{}", row.seed, row.layout));
     }
-    let seeds: HashSet<u64> = pack.levels.iter().map(|r| r.seed).chain(pack.reject_seeds.iter().map(|r| r.0)).collect();
-    assert_eq!(seeds.len(), pack.levels.len() + pack.reject_seeds.len(), "no seed twice");
+    let seeds: HashSet<u64> = pack
+        .levels
+        .iter()
+        .map(|r| r.seed)
+        .chain(pack.reject_seeds.iter().map(|r| r.0))
+        .collect();
+    assert_eq!(
+        seeds.len(),
+        pack.levels.len() + pack.reject_seeds.len(),
+        "no seed twice"
+    );
     // The pack is the first COUNT accepted seeds: every seed up to the last is accounted for.
     let last = seeds.iter().max().copied().unwrap_or(0);
     assert_eq!(seeds.len() as u64, last + 1, "seeds 0..={last} all present");
@@ -30,12 +39,37 @@ fn tiers_are_equal_groups_sorted_by_difficulty_then_seed() {
     for tier in 1..=10u32 {
         let rows: Vec<_> = pack.levels.iter().filter(|r| r.tier == tier).collect();
         assert_eq!(rows.len() as u64, COUNT / 10, "tier {tier}");
-        assert!(rows.windows(2).all(|w| (w[0].difficulty, w[0].seed) < (w[1].difficulty, w[1].seed)), "tier {tier} sorted");
+        assert!(
+            rows.windows(2)
+                .all(|w| (w[0].difficulty, w[0].seed) < (w[1].difficulty, w[1].seed)),
+            "tier {tier} sorted"
+        );
     }
-    let maxima: Vec<f64> = (1..=10).map(|t| pack.levels.iter().filter(|r| r.tier == t).map(|r| r.difficulty).fold(f64::MIN, f64::max)).collect();
-    let minima: Vec<f64> = (1..=10).map(|t| pack.levels.iter().filter(|r| r.tier == t).map(|r| r.difficulty).fold(f64::MAX, f64::min)).collect();
+    let maxima: Vec<f64> = (1..=10)
+        .map(|t| {
+            pack.levels
+                .iter()
+                .filter(|r| r.tier == t)
+                .map(|r| r.difficulty)
+                .fold(f64::MIN, f64::max)
+        })
+        .collect();
+    let minima: Vec<f64> = (1..=10)
+        .map(|t| {
+            pack.levels
+                .iter()
+                .filter(|r| r.tier == t)
+                .map(|r| r.difficulty)
+                .fold(f64::MAX, f64::min)
+        })
+        .collect();
     for t in 0..9 {
-        assert!(maxima[t] <= minima[t + 1], "tier {} overlaps tier {}", t + 1, t + 2);
+        assert!(
+            maxima[t] <= minima[t + 1],
+            "tier {} overlaps tier {}",
+            t + 1,
+            t + 2
+        );
     }
 }
 
@@ -43,8 +77,15 @@ fn tiers_are_equal_groups_sorted_by_difficulty_then_seed() {
 fn independent_reader_sees_documented_schema() {
     let dir = tempfile::tempdir().expect("tempdir");
     let pack = run_pack(dir.path(), &crate::common::job_text(200), 1);
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../analysis/python/check_pack.py");
-    let out = Command::new("python3").arg(script).arg(&pack).output().expect("python3 runs");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../analysis/python/check_pack.py"
+    );
+    let out = Command::new("python3")
+        .arg(script)
+        .arg(&pack)
+        .output()
+        .expect("python3 runs");
     assert!(
         out.status.success(),
         "pyarrow check failed:\n{}{}",

@@ -21,17 +21,37 @@ fn malformed_job_file_is_refused_naming_the_field_and_nothing_is_written() {
     for (job, field) in [
         ("pack = \"x\"\ngame = \"tilt\"\ncount = 0\n", "count"),
         ("pack = \"x\"\ngame = \"chess\"\ncount = 5\n", "game"),
-        ("pack = \"x\"\ngame = \"tilt\"\ncount = 5\n[params]\nwidth = 12\n", "width"),
-        ("pack = \"x\"\ngame = \"tilt\"\ncount = 5\n[budget]\nmax_nodes = \"many\"\n", "max_nodes"),
-        ("pack = \"x\"\ngame = \"tilt\"\ncount = 5\n[tiers]\nscheme = \"median\"\n", "thresholds"),
+        (
+            "pack = \"x\"\ngame = \"tilt\"\ncount = 5\n[params]\nwidth = 12\n",
+            "width",
+        ),
+        (
+            "pack = \"x\"\ngame = \"tilt\"\ncount = 5\n[budget]\nmax_nodes = \"many\"\n",
+            "max_nodes",
+        ),
+        (
+            "pack = \"x\"\ngame = \"tilt\"\ncount = 5\n[tiers]\nscheme = \"median\"\n",
+            "thresholds",
+        ),
         ("this is not toml", "job"),
     ] {
         let path = write_job(dir.path(), job);
-        let out = pregen().args(["run", "--no-progress", "--out"]).arg(dir.path().join("out")).arg(&path).output().expect("run");
+        let out = pregen()
+            .args(["run", "--no-progress", "--out"])
+            .arg(dir.path().join("out"))
+            .arg(&path)
+            .output()
+            .expect("run");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "accepted a bad job: {job}");
-        assert!(stderr.contains(field), "error should name `{field}`: {stderr}");
-        assert!(!dir.path().join("out").exists(), "nothing written for a bad job");
+        assert!(
+            stderr.contains(field),
+            "error should name `{field}`: {stderr}"
+        );
+        assert!(
+            !dir.path().join("out").exists(),
+            "nothing written for a bad job"
+        );
     }
 }
 
@@ -42,10 +62,15 @@ fn wrong_token_is_refused() {
     let mut intruder = worker(&served.url, "intruder", "not-the-token");
     let status = wait(&mut intruder, Duration::from_secs(60));
     let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut intruder.stderr.take().expect("stderr"), &mut stderr).expect("read");
+    std::io::Read::read_to_string(&mut intruder.stderr.take().expect("stderr"), &mut stderr)
+        .expect("read");
     assert!(!status.success());
     assert!(stderr.contains("wrong token"), "{stderr}");
-    assert_eq!(crate::common::segments(&dir.path().join("out/e2e")), 0, "nothing recorded");
+    assert_eq!(
+        crate::common::segments(&dir.path().join("out/e2e")),
+        0,
+        "nothing recorded"
+    );
     served.child.kill().expect("kill serve");
 }
 
@@ -72,9 +97,16 @@ async fn result_outside_the_lease_is_refused_and_nothing_is_recorded() {
         },
     ));
     let addr = addr_rx.await.expect("listening");
-    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}")).expect("url").connect().await.expect("connect");
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .expect("url")
+        .connect()
+        .await
+        .expect("connect");
     let mut client = CoordinatorClient::with_interceptor(channel, |mut req: tonic::Request<()>| {
-        req.metadata_mut().insert(AUTH_HEADER, format!("Bearer {TOKEN}").parse().expect("header"));
+        req.metadata_mut().insert(
+            AUTH_HEADER,
+            format!("Bearer {TOKEN}").parse().expect("header"),
+        );
         Ok(req)
     });
     let (tx, rx) = tokio::sync::mpsc::channel(8);
@@ -87,10 +119,24 @@ async fn result_outside_the_lease_is_refused_and_nothing_is_recorded() {
     })))
     .await
     .expect("send");
-    tx.send(msg(Out::LeaseRequest(LeaseRequest {}))).await.expect("send");
-    let mut inbound = client.session(ReceiverStream::new(rx)).await.expect("session").into_inner();
-    assert!(matches!(inbound.message().await.expect("welcome").and_then(|m| m.kind), Some(In::Welcome(_))));
-    let Some(In::Grant(grant)) = inbound.message().await.expect("grant").and_then(|m| m.kind) else {
+    tx.send(msg(Out::LeaseRequest(LeaseRequest {})))
+        .await
+        .expect("send");
+    let mut inbound = client
+        .session(ReceiverStream::new(rx))
+        .await
+        .expect("session")
+        .into_inner();
+    assert!(matches!(
+        inbound
+            .message()
+            .await
+            .expect("welcome")
+            .and_then(|m| m.kind),
+        Some(In::Welcome(_))
+    ));
+    let Some(In::Grant(grant)) = inbound.message().await.expect("grant").and_then(|m| m.kind)
+    else {
         panic!("expected a lease")
     };
     let outside = grant.first_seed + grant.seed_count + 7;
@@ -110,19 +156,35 @@ async fn result_outside_the_lease_is_refused_and_nothing_is_recorded() {
         }
     };
     assert_eq!(err.code(), tonic::Code::InvalidArgument);
-    assert!(err.message().contains(&format!("seed {outside} is outside lease")), "{}", err.message());
+    assert!(
+        err.message()
+            .contains(&format!("seed {outside} is outside lease")),
+        "{}",
+        err.message()
+    );
 
     // A wrong protocol version is refused too.
     let (tx2, rx2) = tokio::sync::mpsc::channel(8);
-    tx2.send(msg(Out::Hello(Hello { protocol_version: 99, ..Default::default() }))).await.expect("send");
-    let err = client.session(ReceiverStream::new(rx2)).await.expect_err("old protocol");
+    tx2.send(msg(Out::Hello(Hello {
+        protocol_version: 99,
+        ..Default::default()
+    })))
+    .await
+    .expect("send");
+    let err = client
+        .session(ReceiverStream::new(rx2))
+        .await
+        .expect_err("old protocol");
     assert_eq!(err.code(), tonic::Code::FailedPrecondition);
     assert!(err.message().contains("protocol 99"), "{}", err.message());
 
     shutdown.cancel();
     let result = run.await.expect("join");
     assert!(result.is_err(), "interrupted run reports it");
-    let (_, records) = pregen_coordinator::commit_log::CommitLog::open(&dir.path().join("e2e/commit"), &Job::parse(&job_text(50)).expect("job"))
-        .expect("log opens");
+    let (_, records) = pregen_coordinator::commit_log::CommitLog::open(
+        &dir.path().join("e2e/commit"),
+        &Job::parse(&job_text(50)).expect("job"),
+    )
+    .expect("log opens");
     assert!(records.is_empty(), "the refused result was not recorded");
 }

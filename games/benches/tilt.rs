@@ -10,7 +10,10 @@ use std::time::Instant;
 use pregen_games::{Budget, GameKind};
 
 fn main() {
-    let seeds: u64 = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(20_000);
+    let seeds: u64 = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(20_000);
     let params = serde_json::json!({});
     let budget = Budget::nodes(200_000);
     let started = Instant::now();
@@ -26,7 +29,12 @@ fn main() {
                 states.push(c.metrics["states"] as u64);
                 "accepted".to_string()
             }
-            Err(r) => r.to_string().split(':').take(2).collect::<Vec<_>>().join(":"),
+            Err(r) => r
+                .to_string()
+                .split(':')
+                .take(2)
+                .collect::<Vec<_>>()
+                .join(":"),
         };
         *statuses.entry(key).or_default() += 1;
     }
@@ -45,6 +53,11 @@ fn main() {
     if let (Some(&max), false) = (states.last(), states.is_empty()) {
         let at = |q: f64| states[((q * states.len() as f64) as usize).min(states.len() - 1)];
         let mean = states.iter().sum::<u64>() / states.len() as u64;
-        println!("reachable states of accepted levels: median {} p90 {} p99 {} max {max} mean {mean}", at(0.5), at(0.9), at(0.99));
+        println!(
+            "reachable states of accepted levels: median {} p90 {} p99 {} max {max} mean {mean}",
+            at(0.5),
+            at(0.9),
+            at(0.99)
+        );
     }
 }

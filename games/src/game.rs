@@ -109,7 +109,10 @@ pub struct Budget {
 impl Budget {
     /// A budget with a node cap and no deadline.
     pub fn nodes(max_nodes: u64) -> Self {
-        Self { max_nodes, deadline: None }
+        Self {
+            max_nodes,
+            deadline: None,
+        }
     }
 
     /// Whether the watchdog has fired.
@@ -181,13 +184,18 @@ pub trait Game {
     fn validate(params: &Self::Params) -> Result<(), String>;
 
     /// Builds a level from the random stream, or a typed rejection.
-    fn generate(params: &Self::Params, rng: &mut Rng, budget: &Budget) -> Result<Self::Level, Rejection>;
+    fn generate(
+        params: &Self::Params,
+        rng: &mut Rng,
+        budget: &Budget,
+    ) -> Result<Self::Level, Rejection>;
 
     /// Verifies a level independently of how it was built.
     fn solve(level: &Self::Level, budget: &Budget) -> Result<Solved, Rejection>;
 
     /// Accept or reject a verified level against the params (move bounds...).
-    fn accept(params: &Self::Params, level: &Self::Level, solved: &Solved) -> Result<(), Rejection>;
+    fn accept(params: &Self::Params, level: &Self::Level, solved: &Solved)
+    -> Result<(), Rejection>;
 
     /// The difficulty (higher is harder) from the verifier's figures.
     fn rate(level: &Self::Level, solved: &Solved) -> f64;
@@ -213,10 +221,25 @@ pub fn run_game<G: Game>(params: &G::Params, seed: u64, budget: &Budget) -> Outc
     let generate_ms = ms_since(started);
     let level = match generated {
         Ok(Ok(level)) => level,
-        Ok(Err(rejection)) => return Outcome { result: Err(rejection), generate_ms, solve_ms: 0.0, nodes: 0 },
+        Ok(Err(rejection)) => {
+            return Outcome {
+                result: Err(rejection),
+                generate_ms,
+                solve_ms: 0.0,
+                nodes: 0,
+            };
+        }
         Err(panic) => {
-            let result = Err(Rejection::Error(format!("generator panicked: {}", panic_message(&panic))));
-            return Outcome { result, generate_ms, solve_ms: 0.0, nodes: 0 };
+            let result = Err(Rejection::Error(format!(
+                "generator panicked: {}",
+                panic_message(&panic)
+            )));
+            return Outcome {
+                result,
+                generate_ms,
+                solve_ms: 0.0,
+                nodes: 0,
+            };
         }
     };
     let solve_started = Instant::now();
@@ -224,8 +247,8 @@ pub fn run_game<G: Game>(params: &G::Params, seed: u64, budget: &Budget) -> Outc
         let solved = G::solve(&level, budget)?;
         G::accept(params, &level, &solved)?;
         let difficulty = G::rate(&level, &solved);
-        let level_json =
-            serde_json::to_string(&level).map_err(|e| Rejection::Error(format!("level does not serialize: {e}")))?;
+        let level_json = serde_json::to_string(&level)
+            .map_err(|e| Rejection::Error(format!("level does not serialize: {e}")))?;
         let level_hash = hex(&Sha256::digest(level_json.as_bytes()));
         Ok::<_, Rejection>((
             solved.nodes,
@@ -243,10 +266,23 @@ pub fn run_game<G: Game>(params: &G::Params, seed: u64, budget: &Budget) -> Outc
     }));
     let solve_ms = ms_since(solve_started);
     match verified {
-        Ok(Ok((nodes, candidate))) => Outcome { result: Ok(candidate), generate_ms, solve_ms, nodes },
-        Ok(Err(rejection)) => Outcome { result: Err(rejection), generate_ms, solve_ms, nodes: 0 },
+        Ok(Ok((nodes, candidate))) => Outcome {
+            result: Ok(candidate),
+            generate_ms,
+            solve_ms,
+            nodes,
+        },
+        Ok(Err(rejection)) => Outcome {
+            result: Err(rejection),
+            generate_ms,
+            solve_ms,
+            nodes: 0,
+        },
         Err(panic) => Outcome {
-            result: Err(Rejection::Error(format!("verifier panicked: {}", panic_message(&panic)))),
+            result: Err(Rejection::Error(format!(
+                "verifier panicked: {}",
+                panic_message(&panic)
+            ))),
             generate_ms,
             solve_ms,
             nodes: 0,
@@ -271,10 +307,12 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
 /// Lower-case hex of a byte string.
 pub(crate) fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;
-    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
 }
 
 /// The games by name: the one place that maps a job's `game` to code.
@@ -291,10 +329,18 @@ impl GameKind {
 
     /// Looks a game up by its job-file name.
     pub fn from_name(name: &str) -> Result<Self, GameError> {
-        Self::ALL.iter().copied().find(|g| g.name() == name).ok_or_else(|| GameError::UnknownGame {
-            name: name.to_string(),
-            known: Self::ALL.iter().map(|g| g.name()).collect::<Vec<_>>().join(", "),
-        })
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|g| g.name() == name)
+            .ok_or_else(|| GameError::UnknownGame {
+                name: name.to_string(),
+                known: Self::ALL
+                    .iter()
+                    .map(|g| g.name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
     }
 
     /// The job-file name.
@@ -328,16 +374,27 @@ impl GameKind {
 }
 
 fn parse_params<G: Game>(params: &serde_json::Value) -> Result<G::Params, GameError> {
-    let parsed: G::Params = serde_json::from_value(params.clone())
-        .map_err(|e| GameError::Params { game: G::NAME, message: e.to_string() })?;
-    G::validate(&parsed).map_err(|message| GameError::Params { game: G::NAME, message })?;
+    let parsed: G::Params =
+        serde_json::from_value(params.clone()).map_err(|e| GameError::Params {
+            game: G::NAME,
+            message: e.to_string(),
+        })?;
+    G::validate(&parsed).map_err(|message| GameError::Params {
+        game: G::NAME,
+        message,
+    })?;
     Ok(parsed)
 }
 
 fn run_parsed<G: Game>(params: &serde_json::Value, seed: u64, budget: &Budget) -> Outcome {
     match parse_params::<G>(params) {
         Ok(p) => run_game::<G>(&p, seed, budget),
-        Err(e) => Outcome { result: Err(Rejection::Error(e.to_string())), generate_ms: 0.0, solve_ms: 0.0, nodes: 0 },
+        Err(e) => Outcome {
+            result: Err(Rejection::Error(e.to_string())),
+            generate_ms: 0.0,
+            solve_ms: 0.0,
+            nodes: 0,
+        },
     }
 }
 

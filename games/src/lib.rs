@@ -19,7 +19,9 @@ pub mod tilt;
 
 mod game;
 
-pub use game::{Budget, Candidate, Game, GameError, GameKind, Outcome, Rejection, Solved, run_game};
+pub use game::{
+    Budget, Candidate, Game, GameError, GameKind, Outcome, Rejection, Solved, run_game,
+};
 
 /// The generator version: part of every pack's manifest, and a worker whose
 /// version differs from the coordinator's is refused. Bump it whenever any game's

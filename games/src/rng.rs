@@ -16,7 +16,9 @@ pub struct Rng {
 impl Rng {
     /// A generator whose whole output is fixed by `seed`.
     pub fn new(seed: u64) -> Self {
-        Self { mt: Mt64::new(seed) }
+        Self {
+            mt: Mt64::new(seed),
+        }
     }
 
     /// The next raw 64-bit output of MT19937-64.

@@ -17,7 +17,8 @@ use pregen_proto::v1::coordinator_client::CoordinatorClient;
 use pregen_proto::v1::coordinator_message::Kind as In;
 use pregen_proto::v1::worker_message::Kind as Out;
 use pregen_proto::v1::{
-    Heartbeat, Hello, LeaseDone, LeaseGrant, LeaseRequest, LeaseReturn, Level, SeedResult, WorkerMessage, seed_result,
+    Heartbeat, Hello, LeaseDone, LeaseGrant, LeaseRequest, LeaseReturn, Level, SeedResult,
+    WorkerMessage, seed_result,
 };
 use pregen_proto::{AUTH_HEADER, PROTOCOL_VERSION};
 use rayon::prelude::*;
@@ -103,7 +104,10 @@ pub struct WorkerReport {
 
 /// Runs until the job is finished or `shutdown` is cancelled. Lost connections
 /// are retried with exponential backoff; refusals (token, versions) are not.
-pub async fn run_worker(config: WorkerConfig, shutdown: CancellationToken) -> Result<WorkerReport, WorkerError> {
+pub async fn run_worker(
+    config: WorkerConfig,
+    shutdown: CancellationToken,
+) -> Result<WorkerReport, WorkerError> {
     let endpoint = Endpoint::from_shared(config.coordinator.clone())
         .map_err(|e| WorkerError::Address(config.coordinator.clone(), e.to_string()))?
         .connect_timeout(Duration::from_secs(5))
@@ -113,7 +117,9 @@ pub async fn run_worker(config: WorkerConfig, shutdown: CancellationToken) -> Re
             .num_threads(config.threads.max(1))
             .thread_name(|i| format!("pregen-worker-{i}"))
             .build()
-            .map_err(|e| WorkerError::Job(format!("cannot start {} threads: {e}", config.threads)))?,
+            .map_err(|e| {
+                WorkerError::Job(format!("cannot start {} threads: {e}", config.threads))
+            })?,
     );
     let mut report = WorkerReport::default();
     let mut backoff = Duration::from_millis(50);
@@ -142,7 +148,11 @@ pub async fn run_worker(config: WorkerConfig, shutdown: CancellationToken) -> Re
         };
         let since = *unreachable_since.get_or_insert_with(Instant::now);
         if since.elapsed() >= config.connect_timeout {
-            return Err(WorkerError::Unreachable(config.coordinator.clone(), config.connect_timeout, error));
+            return Err(WorkerError::Unreachable(
+                config.coordinator.clone(),
+                config.connect_timeout,
+                error,
+            ));
         }
         tracing::info!(error, retry_in = ?backoff, "coordinator unreachable; retrying");
         tokio::select! {
@@ -162,7 +172,10 @@ enum SessionEnd {
 impl From<Status> for SessionEnd {
     fn from(s: Status) -> Self {
         match s.code() {
-            Code::Unauthenticated | Code::PermissionDenied | Code::FailedPrecondition | Code::InvalidArgument => {
+            Code::Unauthenticated
+            | Code::PermissionDenied
+            | Code::FailedPrecondition
+            | Code::InvalidArgument => {
                 SessionEnd::Refused(format!("{}: {}", code_name(s.code()), s.message()))
             }
             _ => SessionEnd::Lost(s.message().to_string()),
@@ -209,9 +222,9 @@ async fn run_session(
     shutdown: &CancellationToken,
     report: &mut WorkerReport,
 ) -> Result<(), SessionEnd> {
-    let bearer: MetadataValue<_> = format!("Bearer {}", config.token)
-        .parse()
-        .map_err(|_| SessionEnd::Refused("the token has characters a header cannot carry".into()))?;
+    let bearer: MetadataValue<_> = format!("Bearer {}", config.token).parse().map_err(|_| {
+        SessionEnd::Refused("the token has characters a header cannot carry".into())
+    })?;
     let mut client = CoordinatorClient::with_interceptor(channel, move |mut req: Request<()>| {
         req.metadata_mut().insert(AUTH_HEADER, bearer.clone());
         Ok(req)
@@ -219,7 +232,11 @@ async fn run_session(
     let (out, out_rx) = mpsc::channel::<WorkerMessage>(1024);
     let send = |kind: Out| {
         let out = out.clone();
-        async move { out.send(WorkerMessage { kind: Some(kind) }).await.map_err(|_| SessionEnd::Lost("stream closed".into())) }
+        async move {
+            out.send(WorkerMessage { kind: Some(kind) })
+                .await
+                .map_err(|_| SessionEnd::Lost("stream closed".into()))
+        }
     };
     send(Out::Hello(Hello {
         protocol_version: PROTOCOL_VERSION,
@@ -228,29 +245,56 @@ async fn run_session(
         threads: config.threads as u32,
     }))
     .await?;
-    let mut inbound = client.session(ReceiverStream::new(out_rx)).await?.into_inner();
+    let mut inbound = client
+        .session(ReceiverStream::new(out_rx))
+        .await?
+        .into_inner();
     let welcome = match inbound.message().await?.and_then(|m| m.kind) {
         Some(In::Welcome(w)) => w,
-        _ => return Err(SessionEnd::Lost("the coordinator did not answer Hello with Welcome".into())),
+        _ => {
+            return Err(SessionEnd::Lost(
+                "the coordinator did not answer Hello with Welcome".into(),
+            ));
+        }
     };
-    let spec = welcome.job.ok_or_else(|| SessionEnd::Job("Welcome carries no job".into()))?;
+    let spec = welcome
+        .job
+        .ok_or_else(|| SessionEnd::Job("Welcome carries no job".into()))?;
     let game = GameKind::from_name(&spec.game).map_err(|e| SessionEnd::Job(e.to_string()))?;
-    let params: serde_json::Value =
-        serde_json::from_str(&spec.params_json).map_err(|e| SessionEnd::Job(format!("params are not JSON: {e}")))?;
-    game.validate_params(&params).map_err(|e| SessionEnd::Job(e.to_string()))?;
+    let params: serde_json::Value = serde_json::from_str(&spec.params_json)
+        .map_err(|e| SessionEnd::Job(format!("params are not JSON: {e}")))?;
+    game.validate_params(&params)
+        .map_err(|e| SessionEnd::Job(e.to_string()))?;
     let job = Arc::new(JobRun {
         game,
         params: Arc::new(params),
         max_nodes: spec.max_nodes,
         watchdog: Duration::from_millis(spec.watchdog_ms),
     });
-    tracing::info!(worker = welcome.worker_id, job = spec.job_id, game = spec.game, "session open");
+    tracing::info!(
+        worker = welcome.worker_id,
+        job = spec.job_id,
+        game = spec.game,
+        "session open"
+    );
 
-    let result = session_loop(config, pool, shutdown, report, job, &out, &mut inbound, welcome.lease_ttl_ms).await;
+    let result = session_loop(
+        config,
+        pool,
+        shutdown,
+        report,
+        job,
+        &out,
+        &mut inbound,
+        welcome.lease_ttl_ms,
+    )
+    .await;
     if let Err(SessionEnd::Lost(_)) = &result {
         // The coordinator may have finished the job and closed the session while
         // this worker was still sending: look for its Finished before reconnecting.
-        while let Ok(Ok(Some(message))) = tokio::time::timeout(Duration::from_secs(1), inbound.message()).await {
+        while let Ok(Ok(Some(message))) =
+            tokio::time::timeout(Duration::from_secs(1), inbound.message()).await
+        {
             if matches!(message.kind, Some(In::Finished(_))) {
                 return Ok(());
             }
@@ -272,7 +316,11 @@ async fn session_loop(
 ) -> Result<(), SessionEnd> {
     let send = |kind: Out| {
         let out = out.clone();
-        async move { out.send(WorkerMessage { kind: Some(kind) }).await.map_err(|_| SessionEnd::Lost("stream closed".into())) }
+        async move {
+            out.send(WorkerMessage { kind: Some(kind) })
+                .await
+                .map_err(|_| SessionEnd::Lost("stream closed".into()))
+        }
     };
     let cancel = Arc::new(AtomicBool::new(false));
     let _guard = CancelOnDrop(cancel.clone());
@@ -347,7 +395,13 @@ async fn session_loop(
 }
 
 /// Runs a lease's seeds on the pool; results go back one by one as they finish.
-fn spawn_lease(pool: &rayon::ThreadPool, job: Arc<JobRun>, grant: LeaseGrant, cancel: Arc<AtomicBool>, events: mpsc::Sender<Event>) {
+fn spawn_lease(
+    pool: &rayon::ThreadPool,
+    job: Arc<JobRun>,
+    grant: LeaseGrant,
+    cancel: Arc<AtomicBool>,
+    events: mpsc::Sender<Event>,
+) {
     pool.spawn(move || {
         let seeds = grant.first_seed..grant.first_seed.saturating_add(grant.seed_count);
         seeds.into_par_iter().for_each(|seed| {
@@ -359,13 +413,25 @@ fn spawn_lease(pool: &rayon::ThreadPool, job: Arc<JobRun>, grant: LeaseGrant, ca
             let _ = events.blocking_send(Event::Result(Box::new(result)));
         });
         let complete = !cancel.load(Ordering::Relaxed);
-        let _ = events.blocking_send(Event::LeaseFinished { lease_id: grant.lease_id, complete });
+        let _ = events.blocking_send(Event::LeaseFinished {
+            lease_id: grant.lease_id,
+            complete,
+        });
     });
 }
 
 /// Runs one seed under its budget and converts the outcome for the wire.
-pub fn run_seed_outcome(game: GameKind, params: &serde_json::Value, seed: u64, max_nodes: u64, watchdog: Duration) -> Outcome {
-    let budget = Budget { max_nodes, deadline: Some(Instant::now() + watchdog) };
+pub fn run_seed_outcome(
+    game: GameKind,
+    params: &serde_json::Value,
+    seed: u64,
+    max_nodes: u64,
+    watchdog: Duration,
+) -> Outcome {
+    let budget = Budget {
+        max_nodes,
+        deadline: Some(Instant::now() + watchdog),
+    };
     game.run(params, seed, &budget)
 }
 

@@ -41,12 +41,22 @@ pub fn pregen() -> Command {
 pub fn run_pack(root: &Path, job: &str, workers: usize) -> PathBuf {
     let job_path = write_job(root, job);
     let out = pregen()
-        .args(["run", "--no-progress", "--workers", &workers.to_string(), "--out"])
+        .args([
+            "run",
+            "--no-progress",
+            "--workers",
+            &workers.to_string(),
+            "--out",
+        ])
         .arg(root.join("out"))
         .arg(&job_path)
         .output()
         .expect("run pregen");
-    assert!(out.status.success(), "pregen run failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "pregen run failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     root.join("out/e2e")
 }
 
@@ -68,7 +78,16 @@ pub struct Served {
 pub fn serve(root: &Path, job: &str, lease_ttl_ms: u64) -> Served {
     let job_path = write_job(root, job);
     let mut child = pregen()
-        .args(["serve", "--listen", "127.0.0.1:0", "--token", TOKEN, "--lease-ttl-ms", &lease_ttl_ms.to_string(), "--out"])
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--token",
+            TOKEN,
+            "--lease-ttl-ms",
+            &lease_ttl_ms.to_string(),
+            "--out",
+        ])
         .arg(root.join("out"))
         .arg(&job_path)
         .stdout(Stdio::piped())
@@ -77,14 +96,33 @@ pub fn serve(root: &Path, job: &str, lease_ttl_ms: u64) -> Served {
         .expect("spawn serve");
     let stdout = child.stdout.take().expect("stdout");
     let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).expect("read address");
-    let addr = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("unexpected line `{line}`")).to_string();
-    Served { child, url: format!("http://{addr}") }
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("read address");
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected line `{line}`"))
+        .to_string();
+    Served {
+        child,
+        url: format!("http://{addr}"),
+    }
 }
 
 pub fn worker(url: &str, name: &str, token: &str) -> Child {
     pregen()
-        .args(["worker", "--coordinator", url, "--token", token, "--threads", "1", "--name", name])
+        .args([
+            "worker",
+            "--coordinator",
+            url,
+            "--token",
+            token,
+            "--threads",
+            "1",
+            "--name",
+            name,
+        ])
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn worker")
@@ -92,12 +130,12 @@ pub fn worker(url: &str, name: &str, token: &str) -> Child {
 
 /// Waits for `child` to exit, at most `limit`; kills it and panics past that.
 pub fn wait(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
-    let start = Instant::now();
+    let deadline = Instant::now() + limit;
     loop {
         if let Some(status) = child.try_wait().expect("try_wait") {
             return status;
         }
-        if start.elapsed() > limit {
+        if Instant::now() >= deadline {
             let _ = child.kill();
             panic!("process did not finish within {limit:?}");
         }
@@ -107,16 +145,22 @@ pub fn wait(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
 
 /// Waits until the commit log holds at least `n` segments.
 pub fn wait_for_segments(pack: &Path, n: usize, limit: Duration) {
-    let start = Instant::now();
+    let deadline = Instant::now() + limit;
     while segments(pack) < n {
-        assert!(start.elapsed() < limit, "no commit segments after {limit:?}");
+        if Instant::now() >= deadline {
+            panic!("no commit segments after {limit:?}");
+        }
         std::thread::sleep(Duration::from_millis(10));
     }
 }
 
 pub fn segments(pack: &Path) -> usize {
     std::fs::read_dir(pack.join("commit"))
-        .map(|d| d.filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with("seg-")).count())
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter(|e| e.file_name().to_string_lossy().starts_with("seg-"))
+                .count()
+        })
         .unwrap_or(0)
 }
 
@@ -145,17 +189,38 @@ pub struct PackContent {
 
 impl PackContent {
     pub fn read(pack: &Path) -> PackContent {
-        assert!(pack.join("_SUCCESS").exists(), "{} has no _SUCCESS", pack.display());
+        assert!(
+            pack.join("_SUCCESS").exists(),
+            "{} has no _SUCCESS",
+            pack.display()
+        );
         let mut levels = Vec::new();
         for tier in 1..=10u32 {
             let path = pack.join(format!("levels/tier={tier:02}/part-0.parquet"));
             for batch in batches(&path) {
                 let s = |n: &str| batch.column_by_name(n).expect(n).as_string::<i32>().clone();
-                let (layout, json, solution, hash) = (s("layout"), s("level_json"), s("solution"), s("level_hash"));
-                let seed = batch.column_by_name("seed").expect("seed").as_primitive::<UInt64Type>().clone();
-                let diff = batch.column_by_name("difficulty").expect("difficulty").as_primitive::<Float64Type>().clone();
-                let moves = batch.column_by_name("moves").expect("moves").as_primitive::<UInt32Type>().clone();
-                let attempt = batch.column_by_name("attempt").expect("attempt").as_primitive::<UInt32Type>().clone();
+                let (layout, json, solution, hash) =
+                    (s("layout"), s("level_json"), s("solution"), s("level_hash"));
+                let seed = batch
+                    .column_by_name("seed")
+                    .expect("seed")
+                    .as_primitive::<UInt64Type>()
+                    .clone();
+                let diff = batch
+                    .column_by_name("difficulty")
+                    .expect("difficulty")
+                    .as_primitive::<Float64Type>()
+                    .clone();
+                let moves = batch
+                    .column_by_name("moves")
+                    .expect("moves")
+                    .as_primitive::<UInt32Type>()
+                    .clone();
+                let attempt = batch
+                    .column_by_name("attempt")
+                    .expect("attempt")
+                    .as_primitive::<UInt32Type>()
+                    .clone();
                 for i in 0..batch.num_rows() {
                     levels.push(LevelRow {
                         tier,
@@ -173,28 +238,64 @@ impl PackContent {
         }
         let mut reject_seeds = Vec::new();
         for batch in batches(&pack.join("rejects/rejects.parquet")) {
-            let seed = batch.column_by_name("seed").expect("seed").as_primitive::<UInt64Type>().clone();
-            let status = batch.column_by_name("status").expect("status").as_string::<i32>().clone();
-            let reason = batch.column_by_name("reason").expect("reason").as_string::<i32>().clone();
+            let seed = batch
+                .column_by_name("seed")
+                .expect("seed")
+                .as_primitive::<UInt64Type>()
+                .clone();
+            let status = batch
+                .column_by_name("status")
+                .expect("status")
+                .as_string::<i32>()
+                .clone();
+            let reason = batch
+                .column_by_name("reason")
+                .expect("reason")
+                .as_string::<i32>()
+                .clone();
             for i in 0..batch.num_rows() {
-                reject_seeds.push((seed.value(i), status.value(i).to_string(), reason.value(i).to_string()));
+                reject_seeds.push((
+                    seed.value(i),
+                    status.value(i).to_string(),
+                    reason.value(i).to_string(),
+                ));
             }
         }
         PackContent {
             levels,
-            release_sums: std::fs::read_to_string(pack.join("release/SHA256SUMS")).expect("SHA256SUMS"),
-            campaigns_sha: pregen_coordinator::pack::sha256_file(&pack.join("campaigns/campaigns.parquet")).expect("sha"),
+            release_sums: std::fs::read_to_string(pack.join("release/SHA256SUMS"))
+                .expect("SHA256SUMS"),
+            campaigns_sha: pregen_coordinator::pack::sha256_file(
+                &pack.join("campaigns/campaigns.parquet"),
+            )
+            .expect("sha"),
             reject_seeds,
         }
     }
 
     /// Compares everything deterministic (attempt and timings may differ).
     pub fn assert_same(&self, other: &PackContent) {
-        let strip = |rows: &[LevelRow]| rows.iter().map(|r| LevelRow { attempt: 0, ..r.clone() }).collect::<Vec<_>>();
+        let strip = |rows: &[LevelRow]| {
+            rows.iter()
+                .map(|r| LevelRow {
+                    attempt: 0,
+                    ..r.clone()
+                })
+                .collect::<Vec<_>>()
+        };
         assert_eq!(self.levels.len(), other.levels.len(), "level count");
-        assert!(strip(&self.levels) == strip(&other.levels), "level rows differ");
-        assert_eq!(self.release_sums, other.release_sums, "release files differ");
-        assert_eq!(self.campaigns_sha, other.campaigns_sha, "campaigns.parquet differs");
+        assert!(
+            strip(&self.levels) == strip(&other.levels),
+            "level rows differ"
+        );
+        assert_eq!(
+            self.release_sums, other.release_sums,
+            "release files differ"
+        );
+        assert_eq!(
+            self.campaigns_sha, other.campaigns_sha,
+            "campaigns.parquet differs"
+        );
         assert!(self.reject_seeds == other.reject_seeds, "rejects differ");
     }
 }

@@ -6,8 +6,8 @@
 use super::level::{Anteater, Dir, Fruit, Gate, Level, Look, Obstacle, Pos, Terrain};
 use super::rules::Board;
 use super::{Feature, TiltParams};
-use crate::rng::Rng;
 use crate::Rejection;
+use crate::rng::Rng;
 
 /// The symmetry that places a wall tile's twin.
 #[derive(Clone, Copy)]
@@ -53,7 +53,10 @@ impl Grid {
         }
     }
     fn free_count(&self) -> usize {
-        (0..self.h).flat_map(|y| (0..self.w).map(move |x| (x, y))).filter(|&(x, y)| !self.is_wall(x, y)).count()
+        (0..self.h)
+            .flat_map(|y| (0..self.w).map(move |x| (x, y)))
+            .filter(|&(x, y)| !self.is_wall(x, y))
+            .count()
     }
 }
 
@@ -63,7 +66,11 @@ const DIRS: [(i32, i32); 4] = [(0, -1), (1, 0), (0, 1), (-1, 0)];
 pub fn generate(params: &TiltParams, rng: &mut Rng) -> Result<Level, Rejection> {
     let w = i32::from(params.width) + 2;
     let h = i32::from(params.height) + 2;
-    let mut grid = Grid { w, h, wall: vec![false; (w * h) as usize] };
+    let mut grid = Grid {
+        w,
+        h,
+        wall: vec![false; (w * h) as usize],
+    };
     border_walls(&mut grid, rng);
     internal_walls(&mut grid, rng);
     keep_largest_region(&mut grid);
@@ -72,8 +79,10 @@ pub fn generate(params: &TiltParams, rng: &mut Rng) -> Result<Level, Rejection> 
     if grid.free_count() < 2 * pairs + 2 {
         return Err(Rejection::Rejected("too few free cells".into()));
     }
-    let cells: Vec<(i32, i32)> =
-        (1..h - 1).flat_map(|y| (1..w - 1).map(move |x| (x, y))).filter(|&(x, y)| !grid.is_wall(x, y)).collect();
+    let cells: Vec<(i32, i32)> = (1..h - 1)
+        .flat_map(|y| (1..w - 1).map(move |x| (x, y)))
+        .filter(|&(x, y)| !grid.is_wall(x, y))
+        .collect();
     let shape: Vec<Shape> = cells.iter().map(|&(x, y)| shape_of(&grid, x, y)).collect();
     let fruit_weight: Vec<u32> = shape
         .iter()
@@ -86,22 +95,38 @@ pub fn generate(params: &TiltParams, rng: &mut Rng) -> Result<Level, Rejection> 
         .collect();
     // Obstacles have weights of their own, drawn once per level.
     let obstacle_weight: Vec<u32> = cells.iter().map(|_| 1 + rng.between(0, 2)).collect();
-    let actor_weight: Vec<u32> =
-        shape.iter().zip(&fruit_weight).map(|(s, &fw)| if *s == Shape::Corridor { 0 } else { fw }).collect();
+    let actor_weight: Vec<u32> = shape
+        .iter()
+        .zip(&fruit_weight)
+        .map(|(s, &fw)| if *s == Shape::Corridor { 0 } else { fw })
+        .collect();
 
     let mut taken = vec![false; cells.len()];
     let mut puddle = vec![false; cells.len()];
-    let draw = |weights: &[u32], taken: &mut Vec<bool>, puddle: &[bool], on_puddle: bool, rng: &mut Rng| {
+    let draw = |weights: &[u32],
+                taken: &mut Vec<bool>,
+                puddle: &[bool],
+                on_puddle: bool,
+                rng: &mut Rng| {
         let masked: Vec<u32> = weights
             .iter()
             .enumerate()
-            .map(|(i, &wt)| if taken[i] || (puddle[i] && !on_puddle) { 0 } else { wt })
+            .map(|(i, &wt)| {
+                if taken[i] || (puddle[i] && !on_puddle) {
+                    0
+                } else {
+                    wt
+                }
+            })
             .collect();
         let pick = rng.weighted(&masked)?;
         taken[pick] = true;
         Some(pick)
     };
-    let at = |i: usize| Pos { x: cells[i].0 as u8, y: cells[i].1 as u8 };
+    let at = |i: usize| Pos {
+        x: cells[i].0 as u8,
+        y: cells[i].1 as u8,
+    };
 
     let mut level = Level {
         width: w as u8,
@@ -124,8 +149,9 @@ pub fn generate(params: &TiltParams, rng: &mut Rng) -> Result<Level, Rejection> 
             .ok_or_else(|| Rejection::Rejected("no room for fruit".into()))?;
         // The twin never starts next to the first: the pair would meet at once.
         let (fx, fy) = cells[first];
-        let near: Vec<usize> =
-            (0..cells.len()).filter(|&i| !taken[i] && cells[i].0.abs_diff(fx) + cells[i].1.abs_diff(fy) == 1).collect();
+        let near: Vec<usize> = (0..cells.len())
+            .filter(|&i| !taken[i] && cells[i].0.abs_diff(fx) + cells[i].1.abs_diff(fy) == 1)
+            .collect();
         for &i in &near {
             taken[i] = true;
         }
@@ -134,38 +160,57 @@ pub fn generate(params: &TiltParams, rng: &mut Rng) -> Result<Level, Rejection> 
             taken[i] = false;
         }
         let second = second.ok_or_else(|| Rejection::Rejected("no room for fruit".into()))?;
-        level.fruits.push(Fruit { at: at(first), colour });
-        level.fruits.push(Fruit { at: at(second), colour });
+        level.fruits.push(Fruit {
+            at: at(first),
+            colour,
+        });
+        level.fruits.push(Fruit {
+            at: at(second),
+            colour,
+        });
     }
     if params.has(Feature::Obstacles) {
         let expected = params.obstacle_density * cells.len() as f64;
-        let count = ((expected + rng.unit()).floor() as usize).min(usize::from(super::level::MAX_OBSTACLES));
+        let count = ((expected + rng.unit()).floor() as usize)
+            .min(usize::from(super::level::MAX_OBSTACLES));
         for _ in 0..count {
-            let Some(i) = draw(&obstacle_weight, &mut taken, &puddle, true, rng) else { break };
-            level.obstacles.push(Obstacle { at: at(i), look: Look::ALL[rng.index(3)] });
+            let Some(i) = draw(&obstacle_weight, &mut taken, &puddle, true, rng) else {
+                break;
+            };
+            level.obstacles.push(Obstacle {
+                at: at(i),
+                look: Look::ALL[rng.index(3)],
+            });
         }
     }
-    if params.has(Feature::Hedgehogs) && rng.chance(0.5)
-        && let Some(i) = draw(&actor_weight, &mut taken, &puddle, false, rng) {
-            level.hedgehogs.push(at(i));
+    if params.has(Feature::Hedgehogs)
+        && rng.chance(0.5)
+        && let Some(i) = draw(&actor_weight, &mut taken, &puddle, false, rng)
+    {
+        level.hedgehogs.push(at(i));
+    }
+    if params.has(Feature::Anteaters)
+        && rng.chance(0.5)
+        && let Some(i) = draw(&actor_weight, &mut taken, &puddle, false, rng)
+    {
+        // Face an open neighbour, so the gaze is never empty.
+        let (x, y) = cells[i];
+        let open: Vec<Dir> = Dir::ALL
+            .into_iter()
+            .filter(|d| {
+                let (dx, dy) = d.delta();
+                !grid.is_wall(x + dx, y + dy)
+            })
+            .collect();
+        if !open.is_empty() {
+            level.anteaters.push(Anteater {
+                at: at(i),
+                facing: open[rng.index(open.len())],
+            });
+        } else {
+            taken[i] = false;
         }
-    if params.has(Feature::Anteaters) && rng.chance(0.5)
-        && let Some(i) = draw(&actor_weight, &mut taken, &puddle, false, rng) {
-            // Face an open neighbour, so the gaze is never empty.
-            let (x, y) = cells[i];
-            let open: Vec<Dir> = Dir::ALL
-                .into_iter()
-                .filter(|d| {
-                    let (dx, dy) = d.delta();
-                    !grid.is_wall(x + dx, y + dy)
-                })
-                .collect();
-            if !open.is_empty() {
-                level.anteaters.push(Anteater { at: at(i), facing: open[rng.index(open.len())] });
-            } else {
-                taken[i] = false;
-            }
-        }
+    }
     if params.has(Feature::Gates) {
         for _ in 0..rng.between(0, 2) {
             let i = rng.index(cells.len());
@@ -174,7 +219,13 @@ pub fn generate(params: &TiltParams, rng: &mut Rng) -> Result<Level, Rejection> 
             let (x, y) = cells[i];
             if !grid.is_wall(x + dx, y + dy) {
                 let gate = Gate { at: at(i), dir: d };
-                let back = Gate { at: Pos { x: (x + dx) as u8, y: (y + dy) as u8 }, dir: opposite(d) };
+                let back = Gate {
+                    at: Pos {
+                        x: (x + dx) as u8,
+                        y: (y + dy) as u8,
+                    },
+                    dir: opposite(d),
+                };
                 if !level.gates.contains(&gate) && !level.gates.contains(&back) {
                     level.gates.push(gate);
                 }
@@ -196,14 +247,24 @@ pub fn generate(params: &TiltParams, rng: &mut Rng) -> Result<Level, Rejection> 
         })
         .collect();
     level.normalize();
-    level.check().map_err(|m| Rejection::Error(format!("generator built a malformed level: {m}")))?;
-    debug_assert!(level.fruits.iter().all(|f| level.terrain_at(f.at) == Terrain::Floor));
+    level
+        .check()
+        .map_err(|m| Rejection::Error(format!("generator built a malformed level: {m}")))?;
+    debug_assert!(
+        level
+            .fruits
+            .iter()
+            .all(|f| level.terrain_at(f.at) == Terrain::Floor)
+    );
     let (board, start) = Board::new(&level);
     if board.settle_start(&start) != Some(start) {
         return Err(Rejection::Rejected("start position is not at rest".into()));
     }
     if params.min_moves > 1 && super::solve::wins_within(&level, params.min_moves - 1) {
-        return Err(Rejection::Rejected(format!("too easy: wins in fewer than min_moves {}", params.min_moves)));
+        return Err(Rejection::Rejected(format!(
+            "too easy: wins in fewer than min_moves {}",
+            params.min_moves
+        )));
     }
     Ok(level)
 }
@@ -218,7 +279,13 @@ fn border_walls(grid: &mut Grid, rng: &mut Rng) {
     let square = grid.w == grid.h;
     let paired = rng.chance(0.5);
     let symmetries: &[Symmetry] = if square {
-        &[Symmetry::MirrorX, Symmetry::MirrorY, Symmetry::Rotate180, Symmetry::Transpose, Symmetry::Rotate90]
+        &[
+            Symmetry::MirrorX,
+            Symmetry::MirrorY,
+            Symmetry::Rotate180,
+            Symmetry::Transpose,
+            Symmetry::Rotate90,
+        ]
     } else {
         &[Symmetry::MirrorX, Symmetry::MirrorY, Symmetry::Rotate180]
     };
@@ -243,14 +310,24 @@ fn border_walls(grid: &mut Grid, rng: &mut Rng) {
                 break;
             }
             let from = part[rng.index(part.len())];
-            dir = if rng.chance(0.5) { (dir + 1) % 4 } else { (dir + 3) % 4 };
+            dir = if rng.chance(0.5) {
+                (dir + 1) % 4
+            } else {
+                (dir + 3) % 4
+            };
             len = next;
             part = draw_part(grid, from, DIRS[dir], len, paired.then_some(symmetry));
         }
     }
 }
 
-fn draw_part(grid: &mut Grid, from: (i32, i32), (dx, dy): (i32, i32), len: i32, twin: Option<Symmetry>) -> Vec<(i32, i32)> {
+fn draw_part(
+    grid: &mut Grid,
+    from: (i32, i32),
+    (dx, dy): (i32, i32),
+    len: i32,
+    twin: Option<Symmetry>,
+) -> Vec<(i32, i32)> {
     let mut part = Vec::new();
     let (mut x, mut y) = from;
     for _ in 0..len {
@@ -277,7 +354,9 @@ fn internal_walls(grid: &mut Grid, rng: &mut Rng) {
         let mut y = 1 + rng.below((grid.h - 2) as u64) as i32;
         let (dx, dy) = DIRS[rng.index(4)];
         let mut pending = Vec::new();
-        while grid.inside(x, y) && (-1..=1).all(|oy| (-1..=1).all(|ox| !grid.is_wall(x + ox, y + oy))) {
+        while grid.inside(x, y)
+            && (-1..=1).all(|oy| (-1..=1).all(|ox| !grid.is_wall(x + ox, y + oy)))
+        {
             pending.push((x, y));
             x += dx;
             y += dy;
@@ -315,7 +394,9 @@ fn keep_largest_region(grid: &mut Grid) {
             sizes.push(size);
         }
     }
-    let Some(keep) = (0..sizes.len()).max_by_key(|&i| (sizes[i], std::cmp::Reverse(i))) else { return };
+    let Some(keep) = (0..sizes.len()).max_by_key(|&i| (sizes[i], std::cmp::Reverse(i))) else {
+        return;
+    };
     for y in 1..grid.h - 1 {
         for x in 1..grid.w - 1 {
             let r = region[grid.idx(x, y)];
@@ -339,7 +420,10 @@ enum Shape {
 }
 
 fn shape_of(grid: &Grid, x: i32, y: i32) -> Shape {
-    let open: Vec<bool> = DIRS.iter().map(|&(dx, dy)| !grid.is_wall(x + dx, y + dy)).collect();
+    let open: Vec<bool> = DIRS
+        .iter()
+        .map(|&(dx, dy)| !grid.is_wall(x + dx, y + dy))
+        .collect();
     match open.iter().filter(|&&o| o).count() {
         0 | 1 => Shape::DeadEnd,
         2 if (open[0] && open[2]) || (open[1] && open[3]) => Shape::Corridor,

@@ -67,7 +67,9 @@ impl Dir {
 
     /// Parses a solution letter.
     pub fn from_letter(c: char) -> Option<Dir> {
-        Dir::ALL.into_iter().find(|d| d.letter() == c.to_ascii_uppercase())
+        Dir::ALL
+            .into_iter()
+            .find(|d| d.letter() == c.to_ascii_uppercase())
     }
 
     /// The arrow used for anteaters and gates: ^ > v <.
@@ -198,7 +200,11 @@ pub struct Level {
 impl Level {
     /// The terrain at `p` (outside the grid counts as wall).
     pub fn terrain_at(&self, p: Pos) -> Terrain {
-        match self.terrain.get(usize::from(p.y)).and_then(|row| row.as_bytes().get(usize::from(p.x))) {
+        match self
+            .terrain
+            .get(usize::from(p.y))
+            .and_then(|row| row.as_bytes().get(usize::from(p.x)))
+        {
             Some(b'.') => Terrain::Floor,
             Some(b'~') => Terrain::Puddle,
             _ => Terrain::Wall,
@@ -210,18 +216,23 @@ impl Level {
         let (dx, dy) = d.delta();
         let x = i32::from(p.x) + dx;
         let y = i32::from(p.y) + dy;
-        (x >= 0 && y >= 0 && x < i32::from(self.width) && y < i32::from(self.height))
-            .then_some(Pos { x: x as u8, y: y as u8 })
+        (x >= 0 && y >= 0 && x < i32::from(self.width) && y < i32::from(self.height)).then_some(
+            Pos {
+                x: x as u8,
+                y: y as u8,
+            },
+        )
     }
 
     /// Whether a gate forbids crossing from `p` in direction `d`.
     pub fn gate_forbids(&self, p: Pos, d: Dir) -> bool {
-        let Some(q) = self.step(p, d) else { return false };
-        self.gates.iter().any(|g| {
-            // A gate between p and q lets objects through only in its own direction.
-            (g.at == p && g.dir != d && self.step(g.at, g.dir) == Some(q))
-                || (g.at == q && self.step(g.at, g.dir) == Some(p) && g.dir != d)
-        })
+        // Only a gate on the edge pointing the other way (from q back to p) forbids p -> q.
+        let Some(q) = self.step(p, d) else {
+            return false;
+        };
+        self.gates
+            .iter()
+            .any(|g| g.at == q && self.step(q, g.dir) == Some(p))
     }
 
     /// Puts objects in a canonical order (by position) so equal levels serialize alike.
@@ -238,20 +249,34 @@ impl Level {
     /// open cells.
     pub fn check(&self) -> Result<(), String> {
         if !(3..=MAX_SIDE).contains(&self.width) || !(3..=MAX_SIDE).contains(&self.height) {
-            return Err(format!("grid is {}x{}; each side must be 3..={MAX_SIDE}", self.width, self.height));
+            return Err(format!(
+                "grid is {}x{}; each side must be 3..={MAX_SIDE}",
+                self.width, self.height
+            ));
         }
         if self.terrain.len() != usize::from(self.height) {
-            return Err(format!("terrain has {} rows, height is {}", self.terrain.len(), self.height));
+            return Err(format!(
+                "terrain has {} rows, height is {}",
+                self.terrain.len(),
+                self.height
+            ));
         }
         for (y, row) in self.terrain.iter().enumerate() {
             if row.len() != usize::from(self.width) {
-                return Err(format!("terrain row {y} has {} cells, width is {}", row.len(), self.width));
+                return Err(format!(
+                    "terrain row {y} has {} cells, width is {}",
+                    row.len(),
+                    self.width
+                ));
             }
             for (x, c) in row.chars().enumerate() {
                 if !matches!(c, '#' | '.' | '~') {
                     return Err(format!("terrain ({x},{y}) is `{c}`; allowed: # . ~"));
                 }
-                let border = x == 0 || y == 0 || x + 1 == usize::from(self.width) || y + 1 == usize::from(self.height);
+                let border = x == 0
+                    || y == 0
+                    || x + 1 == usize::from(self.width)
+                    || y + 1 == usize::from(self.height);
                 if border && c != '#' {
                     return Err(format!("border cell ({x},{y}) must be a wall"));
                 }
@@ -261,7 +286,9 @@ impl Level {
         let mut place = |p: Pos, what: &str, puddle_ok: bool| -> Result<(), String> {
             match self.terrain_at(p) {
                 Terrain::Wall => return Err(format!("{what} at ({},{}) is on a wall", p.x, p.y)),
-                Terrain::Puddle if !puddle_ok => return Err(format!("{what} at ({},{}) is on a puddle", p.x, p.y)),
+                Terrain::Puddle if !puddle_ok => {
+                    return Err(format!("{what} at ({},{}) is on a puddle", p.x, p.y));
+                }
                 _ => {}
             }
             if taken.contains(&p) {
@@ -283,22 +310,38 @@ impl Level {
             place(h, "hedgehog", false)?;
         }
         let pairs = self.fruits.len() / 2;
-        if self.fruits.is_empty() || !self.fruits.len().is_multiple_of(2) || pairs > usize::from(MAX_PAIRS) {
-            return Err(format!("{} fruits; need 1..={MAX_PAIRS} pairs", self.fruits.len()));
+        if self.fruits.is_empty()
+            || !self.fruits.len().is_multiple_of(2)
+            || pairs > usize::from(MAX_PAIRS)
+        {
+            return Err(format!(
+                "{} fruits; need 1..={MAX_PAIRS} pairs",
+                self.fruits.len()
+            ));
         }
         for colour in 1..=pairs as u8 {
             let n = self.fruits.iter().filter(|f| f.colour == colour).count();
             if n != 2 {
-                return Err(format!("colour {colour} has {n} fruits; each colour 1..={pairs} needs exactly 2"));
+                return Err(format!(
+                    "colour {colour} has {n} fruits; each colour 1..={pairs} needs exactly 2"
+                ));
             }
         }
         if self.obstacles.len() > usize::from(MAX_OBSTACLES) {
-            return Err(format!("{} obstacles; at most {MAX_OBSTACLES}", self.obstacles.len()));
+            return Err(format!(
+                "{} obstacles; at most {MAX_OBSTACLES}",
+                self.obstacles.len()
+            ));
         }
         for g in &self.gates {
             let open = |p: Pos| self.terrain_at(p) != Terrain::Wall;
             if !open(g.at) || !self.step(g.at, g.dir).is_some_and(open) {
-                return Err(format!("gate at ({},{}) {} is not between two open cells", g.at.x, g.at.y, g.dir.arrow()));
+                return Err(format!(
+                    "gate at ({},{}) {} is not between two open cells",
+                    g.at.x,
+                    g.at.y,
+                    g.dir.arrow()
+                ));
             }
         }
         Ok(())
@@ -313,7 +356,14 @@ impl Level {
         }
         for o in &self.obstacles {
             let c = o.look.letter();
-            put(o.at, if self.terrain_at(o.at) == Terrain::Puddle { c.to_ascii_lowercase() } else { c });
+            put(
+                o.at,
+                if self.terrain_at(o.at) == Terrain::Puddle {
+                    c.to_ascii_lowercase()
+                } else {
+                    c
+                },
+            );
         }
         for a in &self.anteaters {
             put(a.at, a.facing.arrow());
@@ -334,7 +384,11 @@ impl Level {
 
     /// Parses the text layout; errors name the line and column.
     pub fn from_text(text: &str) -> Result<Level, GameError> {
-        let err = |line: usize, column: usize, message: String| GameError::Parse { line, column, message };
+        let err = |line: usize, column: usize, message: String| GameError::Parse {
+            line,
+            column,
+            message,
+        };
         let mut terrain = Vec::new();
         let mut level = Level {
             width: 0,
@@ -354,7 +408,11 @@ impl Level {
             }
             if let Some(rest) = line.strip_prefix("gate ") {
                 level.gates.push(parse_gate(rest).ok_or_else(|| {
-                    err(n, 1, format!("gate line `{line}`: expected `gate X,Y D` with D one of ^ > v <"))
+                    err(
+                        n,
+                        1,
+                        format!("gate line `{line}`: expected `gate X,Y D` with D one of ^ > v <"),
+                    )
                 })?);
                 continue;
             }
@@ -370,7 +428,10 @@ impl Level {
                     '.' => '.',
                     '~' => '~',
                     '1'..='9' => {
-                        level.fruits.push(Fruit { at, colour: c as u8 - b'0' });
+                        level.fruits.push(Fruit {
+                            at,
+                            colour: c as u8 - b'0',
+                        });
                         '.'
                     }
                     'S' | 'C' | 'B' | 's' | 'c' | 'b' => {
@@ -392,14 +453,24 @@ impl Level {
                             '.'
                         }
                         None => {
-                            return Err(err(n, j + 1, format!("unknown cell `{c}`; allowed: # . ~ 1-9 S C B s c b H ^ > v <")));
+                            return Err(err(
+                                n,
+                                j + 1,
+                                format!(
+                                    "unknown cell `{c}`; allowed: # . ~ 1-9 S C B s c b H ^ > v <"
+                                ),
+                            ));
                         }
                     },
                 };
                 row.push(floor);
             }
-            if j_len(&row) > usize::from(MAX_SIDE) {
-                return Err(err(n, usize::from(MAX_SIDE) + 1, format!("row is longer than {MAX_SIDE} cells")));
+            if row.len() > usize::from(MAX_SIDE) {
+                return Err(err(
+                    n,
+                    usize::from(MAX_SIDE) + 1,
+                    format!("row is longer than {MAX_SIDE} cells"),
+                ));
             }
             terrain.push(row);
         }
@@ -407,7 +478,7 @@ impl Level {
             return Err(err(1, 1, "no grid rows".into()));
         }
         level.height = terrain.len().min(255) as u8;
-        level.width = j_len(&terrain[0]) as u8;
+        level.width = terrain[0].len() as u8;
         level.terrain = terrain;
         level.check().map_err(|m| err(1, 1, m))?;
         level.normalize();
@@ -415,13 +486,15 @@ impl Level {
     }
 }
 
-fn j_len(row: &str) -> usize {
-    row.chars().count()
-}
-
 fn parse_gate(rest: &str) -> Option<Gate> {
     let (xy, d) = rest.trim().split_once(' ')?;
     let (x, y) = xy.split_once(',')?;
     let dir = Dir::from_arrow(d.trim().chars().next()?)?;
-    Some(Gate { at: Pos { x: x.trim().parse().ok()?, y: y.trim().parse().ok()? }, dir })
+    Some(Gate {
+        at: Pos {
+            x: x.trim().parse().ok()?,
+            y: y.trim().parse().ok()?,
+        },
+        dir,
+    })
 }

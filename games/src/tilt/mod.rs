@@ -71,7 +71,13 @@ impl Default for TiltParams {
             height: 6,
             pairs: 2,
             obstacle_density: 0.08,
-            features: vec![Feature::Obstacles, Feature::Gates, Feature::Puddles, Feature::Anteaters, Feature::Hedgehogs],
+            features: vec![
+                Feature::Obstacles,
+                Feature::Gates,
+                Feature::Puddles,
+                Feature::Anteaters,
+                Feature::Hedgehogs,
+            ],
             min_moves: 4,
             max_moves: 30,
         }
@@ -95,16 +101,25 @@ impl Game for Tilt {
 
     fn validate(p: &TiltParams) -> Result<(), String> {
         if !(2..=6).contains(&p.width) || !(2..=6).contains(&p.height) {
-            return Err(format!("width and height must be 2..=6 (got {}x{})", p.width, p.height));
+            return Err(format!(
+                "width and height must be 2..=6 (got {}x{})",
+                p.width, p.height
+            ));
         }
         if !(1..=MAX_PAIRS).contains(&p.pairs) {
             return Err(format!("pairs must be 1..={MAX_PAIRS} (got {})", p.pairs));
         }
         if !(0.0..=0.5).contains(&p.obstacle_density) {
-            return Err(format!("obstacle_density must be 0.0..=0.5 (got {})", p.obstacle_density));
+            return Err(format!(
+                "obstacle_density must be 0.0..=0.5 (got {})",
+                p.obstacle_density
+            ));
         }
         if p.min_moves < 1 || p.min_moves > p.max_moves || p.max_moves > 60 {
-            return Err(format!("need 1 <= min_moves <= max_moves <= 60 (got {}..={})", p.min_moves, p.max_moves));
+            return Err(format!(
+                "need 1 <= min_moves <= max_moves <= 60 (got {}..={})",
+                p.min_moves, p.max_moves
+            ));
         }
         Ok(())
     }
@@ -118,9 +133,15 @@ impl Game for Tilt {
         let mut metrics = BTreeMap::new();
         metrics.insert("optimal_solutions".into(), a.optimal_solutions as f64);
         metrics.insert("states".into(), a.states as f64);
-        metrics.insert("dead_state_share".into(), a.dead_states as f64 / a.states as f64);
+        metrics.insert(
+            "dead_state_share".into(),
+            a.dead_states as f64 / a.states as f64,
+        );
         metrics.insert("first_moves".into(), f64::from(a.first_moves));
-        metrics.insert("losing_first_move_share".into(), share(a.losing_first_moves, a.first_moves));
+        metrics.insert(
+            "losing_first_move_share".into(),
+            share(a.losing_first_moves, a.first_moves),
+        );
         metrics.insert("fruits".into(), level.fruits.len() as f64);
         metrics.insert("obstacles".into(), level.obstacles.len() as f64);
         Ok(Solved {
@@ -134,10 +155,16 @@ impl Game for Tilt {
 
     fn accept(params: &TiltParams, _level: &Level, solved: &Solved) -> Result<(), Rejection> {
         if solved.moves < params.min_moves {
-            return Err(Rejection::Rejected(format!("too easy: {} moves < min_moves {}", solved.moves, params.min_moves)));
+            return Err(Rejection::Rejected(format!(
+                "too easy: {} moves < min_moves {}",
+                solved.moves, params.min_moves
+            )));
         }
         if solved.moves > params.max_moves {
-            return Err(Rejection::Rejected(format!("too hard: {} moves > max_moves {}", solved.moves, params.max_moves)));
+            return Err(Rejection::Rejected(format!(
+                "too hard: {} moves > max_moves {}",
+                solved.moves, params.max_moves
+            )));
         }
         Ok(())
     }
@@ -170,7 +197,11 @@ impl Game for Tilt {
 }
 
 fn share(part: u32, whole: u32) -> f64 {
-    if whole == 0 { 0.0 } else { f64::from(part) / f64::from(whole) }
+    if whole == 0 {
+        0.0
+    } else {
+        f64::from(part) / f64::from(whole)
+    }
 }
 
 /// Parses a solution string into directions.

@@ -18,25 +18,40 @@ pub fn replay(level: &Level, solution: &str) -> Result<(), GameError> {
     let mut objects: Vec<Object> = level
         .fruits
         .iter()
-        .map(|f| Object { at: f.at, colour: Some(f.colour) })
-        .chain(level.obstacles.iter().map(|o| Object { at: o.at, colour: None }))
+        .map(|f| Object {
+            at: f.at,
+            colour: Some(f.colour),
+        })
+        .chain(level.obstacles.iter().map(|o| Object {
+            at: o.at,
+            colour: None,
+        }))
         .collect();
     let fail = |index: usize, message: String| GameError::Replay { index, message };
     for (index, letter) in solution.chars().enumerate() {
         if fruits_left(&objects) == 0 {
             return Err(fail(index, "the level is already won".into()));
         }
-        let dir = Dir::from_letter(letter).ok_or_else(|| fail(index, format!("`{letter}` is not one of U R D L")))?;
+        let dir = Dir::from_letter(letter)
+            .ok_or_else(|| fail(index, format!("`{letter}` is not one of U R D L")))?;
         match slide(level, &mut objects, dir) {
             Err(why) => return Err(fail(index, why)),
-            Ok(false) => return Err(fail(index, format!("tilting {} changes nothing", dir.letter()))),
+            Ok(false) => {
+                return Err(fail(
+                    index,
+                    format!("tilting {} changes nothing", dir.letter()),
+                ));
+            }
             Ok(true) => {}
         }
         settle(level, &mut objects).map_err(|why| fail(index, why))?;
     }
     match fruits_left(&objects) {
         0 => Ok(()),
-        n => Err(fail(solution.chars().count(), format!("{n} fruits are left after the last move"))),
+        n => Err(fail(
+            solution.chars().count(),
+            format!("{n} fruits are left after the last move"),
+        )),
     }
 }
 
@@ -57,14 +72,22 @@ fn slide(level: &Level, objects: &mut [Object], dir: Dir) -> Result<bool, String
             .iter()
             .map(|o| {
                 let q = level.step(o.at, dir)?;
-                let open = level.terrain_at(q) != Terrain::Wall && !is_fixed(level, q) && !level.gate_forbids(o.at, dir);
+                let open = level.terrain_at(q) != Terrain::Wall
+                    && !is_fixed(level, q)
+                    && !level.gate_forbids(o.at, dir);
                 open.then_some(q)
             })
             .collect();
         for o in objects.iter() {
-            let Some(q) = level.step(o.at, dir) else { continue };
-            if o.colour.is_some() && level.hedgehogs.contains(&q) && !level.gate_forbids(o.at, dir) {
-                return Err(format!("a fruit at ({},{}) runs into a hedgehog", o.at.x, o.at.y));
+            let Some(q) = level.step(o.at, dir) else {
+                continue;
+            };
+            if o.colour.is_some() && level.hedgehogs.contains(&q) && !level.gate_forbids(o.at, dir)
+            {
+                return Err(format!(
+                    "a fruit at ({},{}) runs into a hedgehog",
+                    o.at.x, o.at.y
+                ));
             }
         }
         // An object is blocked if it cannot step or the object ahead is blocked.
@@ -100,7 +123,11 @@ fn slide(level: &Level, objects: &mut [Object], dir: Dir) -> Result<bool, String
 
 /// Anteaters pull, pairs meet, until nothing changes.
 fn settle(level: &Level, objects: &mut Vec<Object>) -> Result<(), String> {
-    let mouths: Vec<Pos> = level.anteaters.iter().filter_map(|a| level.step(a.at, a.facing)).collect();
+    let mouths: Vec<Pos> = level
+        .anteaters
+        .iter()
+        .filter_map(|a| level.step(a.at, a.facing))
+        .collect();
     loop {
         let mut pulled = true;
         while pulled {
@@ -108,7 +135,9 @@ fn settle(level: &Level, objects: &mut Vec<Object>) -> Result<(), String> {
             for a in &level.anteaters {
                 let mut crossed_puddle = false;
                 let mut p = a.at;
-                let Some(front) = level.step(a.at, a.facing) else { continue };
+                let Some(front) = level.step(a.at, a.facing) else {
+                    continue;
+                };
                 while let Some(q) = level.step(p, a.facing) {
                     if level.terrain_at(q) == Terrain::Wall || is_fixed(level, q) {
                         break;
@@ -116,7 +145,10 @@ fn settle(level: &Level, objects: &mut Vec<Object>) -> Result<(), String> {
                     if let Some(i) = objects.iter().position(|o| o.at == q) {
                         if objects[i].colour.is_some() && q != front && !mouths.contains(&q) {
                             if crossed_puddle {
-                                return Err(format!("an anteater pulls a fruit across a puddle from ({},{})", q.x, q.y));
+                                return Err(format!(
+                                    "an anteater pulls a fruit across a puddle from ({},{})",
+                                    q.x, q.y
+                                ));
                             }
                             objects[i].at = front;
                             pulled = true;
@@ -133,7 +165,9 @@ fn settle(level: &Level, objects: &mut Vec<Object>) -> Result<(), String> {
         objects.retain(|o| {
             let Some(c) = o.colour else { return true };
             !snapshot.iter().any(|m| {
-                m.colour == Some(c) && m.at != o.at && m.at.x.abs_diff(o.at.x) + m.at.y.abs_diff(o.at.y) == 1
+                m.colour == Some(c)
+                    && m.at != o.at
+                    && m.at.x.abs_diff(o.at.x) + m.at.y.abs_diff(o.at.y) == 1
             })
         });
         if objects.len() == before {

@@ -81,7 +81,11 @@ fn stride(d: Dir) -> i32 {
 /// The nearest set cell of `mask` seen from a cell looking along `d`
 /// (`mask` holds only cells ahead of it).
 fn nearest(mask: u64, d: Dir) -> u8 {
-    if increasing(d) { mask.trailing_zeros() as u8 } else { 63 - mask.leading_zeros() as u8 }
+    if increasing(d) {
+        mask.trailing_zeros() as u8
+    } else {
+        63 - mask.leading_zeros() as u8
+    }
 }
 
 impl Board {
@@ -186,7 +190,10 @@ impl Board {
     }
 
     fn occupancy(&self, pos: &[u8; MAX_OBJECTS]) -> u64 {
-        pos[..self.objects].iter().filter(|&&p| p != GONE).fold(0, |m, &p| m | 1 << p)
+        pos[..self.objects]
+            .iter()
+            .filter(|&&p| p != GONE)
+            .fold(0, |m, &p| m | 1 << p)
     }
 
     /// Tilts the board in `d`: slide, then anteaters and pairing until stable.
@@ -225,7 +232,11 @@ impl Board {
                 if blockers == 0 && self.hedgehog_ahead[usize::from(stop)] >> di & 1 == 1 {
                     return Step::Lost;
                 }
-                let crossed = if increasing(d) { ray & ((2u64 << stop) - 1) } else { ray & !((1u64 << stop) - 1) };
+                let crossed = if increasing(d) {
+                    ray & ((2u64 << stop) - 1)
+                } else {
+                    ray & !((1u64 << stop) - 1)
+                };
                 if crossed & self.puddle != 0 {
                     return Step::Lost;
                 }
@@ -263,8 +274,14 @@ impl Board {
                     if from == front || self.mouths >> from & 1 == 1 {
                         continue;
                     }
-                    let Some(o) = pos[..self.fruits].iter().position(|&p| p == from) else { continue };
-                    let between = if increasing(gaze) { line & ((1u64 << from) - 1) } else { line & !((2u64 << from) - 1) };
+                    let Some(o) = pos[..self.fruits].iter().position(|&p| p == from) else {
+                        continue;
+                    };
+                    let between = if increasing(gaze) {
+                        line & ((1u64 << from) - 1)
+                    } else {
+                        line & !((2u64 << from) - 1)
+                    };
                     if between & self.puddle != 0 {
                         return false;
                     }
@@ -312,7 +329,9 @@ impl Board {
 
     /// Packs a canonical state into a key (6 bits per object).
     pub(crate) fn key(&self, s: &State) -> u128 {
-        s.pos[..self.objects].iter().fold(0u128, |k, &p| k << 6 | u128::from(p))
+        s.pos[..self.objects]
+            .iter()
+            .fold(0u128, |k, &p| k << 6 | u128::from(p))
     }
 
     /// Unpacks [`Board::key`].

@@ -58,7 +58,10 @@ pub fn analyse(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
     let mut head = 0usize;
     while head < keys.len() {
         if head as u64 >= budget.max_nodes {
-            return Err(Rejection::Rejected(format!("search budget of {} nodes exhausted", budget.max_nodes)));
+            return Err(Rejection::Rejected(format!(
+                "search budget of {} nodes exhausted",
+                budget.max_nodes
+            )));
         }
         if head % 1024 == 1023 && budget.expired() {
             return Err(Rejection::Timeout);
@@ -77,7 +80,9 @@ pub fn analyse(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
                             best = Some((moves, here, d.index() as u8));
                             optimal_solutions = ways[head];
                         }
-                        Some((m, _, _)) if m == moves => optimal_solutions = optimal_solutions.saturating_add(ways[head]),
+                        Some((m, _, _)) if m == moves => {
+                            optimal_solutions = optimal_solutions.saturating_add(ways[head])
+                        }
                         Some(_) => {}
                     }
                     WIN
@@ -101,7 +106,9 @@ pub fn analyse(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
         succ.push(out);
         head += 1;
     }
-    let Some((moves, mut at, mut dir)) = best else { return Err(Rejection::Unsolvable) };
+    let Some((moves, mut at, mut dir)) = best else {
+        return Err(Rejection::Unsolvable);
+    };
     let mut solution = Vec::with_capacity(moves as usize);
     loop {
         solution.push(Dir::ALL[usize::from(dir)]);
@@ -232,7 +239,12 @@ pub fn iterative_deepening_moves(level: &Level, max_moves: u32) -> Option<u32> {
     None
 }
 
-fn deepen(board: &Board, state: &super::rules::State, left: u32, seen: &mut FxHashMap<u128, u32>) -> bool {
+fn deepen(
+    board: &Board,
+    state: &super::rules::State,
+    left: u32,
+    seen: &mut FxHashMap<u128, u32>,
+) -> bool {
     for d in Dir::ALL {
         if let Step::Moved(next) = board.tilt(state, d) {
             if board.is_won(&next) {

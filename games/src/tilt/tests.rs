@@ -74,11 +74,19 @@ fn anteater_pulls_first_fruit_in_sight() {
 
 #[test]
 fn breadth_first_agrees_with_iterative_deepening_on_generated_levels() {
-    let params = TiltParams { width: 5, height: 5, max_moves: 12, min_moves: 1, ..TiltParams::default() };
+    let params = TiltParams {
+        width: 5,
+        height: 5,
+        max_moves: 12,
+        min_moves: 1,
+        ..TiltParams::default()
+    };
     let mut compared = 0;
     for seed in 0..300u64 {
         let mut rng = crate::rng::Rng::new(seed);
-        let Ok(l) = generate::generate(&params, &mut rng) else { continue };
+        let Ok(l) = generate::generate(&params, &mut rng) else {
+            continue;
+        };
         let bfs = analyse(&l, &budget());
         let ids = iterative_deepening_moves(&l, 12);
         match bfs {
@@ -103,10 +111,15 @@ fn every_accepted_level_replays_and_round_trips() {
         let Ok(c) = out.result else { continue };
         accepted += 1;
         let l: Level = serde_json::from_str(&c.level_json).expect("json parses");
-        assert_eq!(Level::from_text(&c.layout).expect("text parses"), l, "text round trip, seed {seed}");
+        assert_eq!(
+            Level::from_text(&c.layout).expect("text parses"),
+            l,
+            "text round trip, seed {seed}"
+        );
         assert_eq!(l.to_text(), c.layout);
         assert_eq!(serde_json::to_string(&l).expect("serializes"), c.level_json);
-        replay::replay(&l, &c.solution).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{}{}", c.layout, c.solution));
+        replay::replay(&l, &c.solution)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{}{}", c.layout, c.solution));
         assert_eq!(c.solution.len() as u32, c.moves);
         assert!((params.min_moves..=params.max_moves).contains(&c.moves));
     }
@@ -125,24 +138,45 @@ fn replay_refuses_wrong_solutions() {
 #[test]
 fn malformed_text_is_refused_with_position() {
     let err = Level::from_text("####\n#1?#\n####\n").expect_err("unknown char");
-    assert!(matches!(err, GameError::Parse { line: 2, column: 3, .. }), "{err}");
-    assert!(Level::from_text("####\n#1.#\n####\n").is_err(), "one fruit of a colour");
+    assert!(
+        matches!(
+            err,
+            GameError::Parse {
+                line: 2,
+                column: 3,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(
+        Level::from_text("####\n#1.#\n####\n").is_err(),
+        "one fruit of a colour"
+    );
     assert!(Level::from_text("#1..1\n#####\n").is_err(), "open border");
 }
 
 #[test]
 fn params_are_validated_by_name() {
     let bad = serde_json::json!({"pairs": 9});
-    let err = GameKind::Tilt.validate_params(&bad).expect_err("too many pairs");
+    let err = GameKind::Tilt
+        .validate_params(&bad)
+        .expect_err("too many pairs");
     assert!(err.to_string().contains("pairs"), "{err}");
     let unknown = serde_json::json!({"colour": 1});
-    let err = GameKind::Tilt.validate_params(&unknown).expect_err("unknown field");
+    let err = GameKind::Tilt
+        .validate_params(&unknown)
+        .expect_err("unknown field");
     assert!(err.to_string().contains("colour"), "{err}");
     let feature = serde_json::json!({"features": ["lava"]});
-    let err = GameKind::Tilt.validate_params(&feature).expect_err("unknown feature");
-    assert!(err.to_string().contains("hedgehogs"), "lists the allowed values: {err}");
+    let err = GameKind::Tilt
+        .validate_params(&feature)
+        .expect_err("unknown feature");
+    assert!(
+        err.to_string().contains("hedgehogs"),
+        "lists the allowed values: {err}"
+    );
 }
-
 
 /// Golden seeds: (params, seed) -> level hash. A change here changes every pack:
 /// bump `GENERATOR_VERSION` with it.
