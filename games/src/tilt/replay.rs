@@ -3,7 +3,7 @@
 //! implementation of the rules (the solver uses the compiled [`super::rules`]),
 //! so replaying every accepted level cross-checks the two.
 
-use super::level::{Dir, Level, Pos, Terrain};
+use super::level::{Dir, Fruit, Level, Obstacle, Pos, Terrain};
 use crate::GameError;
 
 #[derive(Clone, Copy)]
@@ -15,6 +15,19 @@ struct Object {
 
 /// Plays `solution` (letters U R D L) on `level`; Ok when the last move wins.
 pub fn replay(level: &Level, solution: &str) -> Result<(), GameError> {
+    let after = play(level, solution)?;
+    match after.fruits.len() {
+        0 => Ok(()),
+        n => Err(GameError::Replay {
+            index: solution.chars().count(),
+            message: format!("{n} fruits are left after the last move"),
+        }),
+    }
+}
+
+/// Plays `moves` on `level` and returns the level as the last move left it.
+/// Every move must change the board and none may lose.
+pub fn play(level: &Level, moves: &str) -> Result<Level, GameError> {
     let mut objects: Vec<Object> = level
         .fruits
         .iter()
@@ -28,7 +41,7 @@ pub fn replay(level: &Level, solution: &str) -> Result<(), GameError> {
         }))
         .collect();
     let fail = |index: usize, message: String| GameError::Replay { index, message };
-    for (index, letter) in solution.chars().enumerate() {
+    for (index, letter) in moves.chars().enumerate() {
         if fruits_left(&objects) == 0 {
             return Err(fail(index, "the level is already won".into()));
         }
@@ -46,13 +59,21 @@ pub fn replay(level: &Level, solution: &str) -> Result<(), GameError> {
         }
         settle(level, &mut objects).map_err(|why| fail(index, why))?;
     }
-    match fruits_left(&objects) {
-        0 => Ok(()),
-        n => Err(fail(
-            solution.chars().count(),
-            format!("{n} fruits are left after the last move"),
-        )),
+    let mut after = level.clone();
+    let mut obstacles = level.obstacles.iter();
+    after.fruits.clear();
+    after.obstacles.clear();
+    for o in objects {
+        match o.colour {
+            Some(colour) => after.fruits.push(Fruit { colour, at: o.at }),
+            None => {
+                if let Some(&ob) = obstacles.next() {
+                    after.obstacles.push(Obstacle { at: o.at, ..ob });
+                }
+            }
+        }
     }
+    Ok(after)
 }
 
 fn fruits_left(objects: &[Object]) -> usize {

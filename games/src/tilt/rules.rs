@@ -2,10 +2,11 @@
 //! compact [`State`] (one byte per object) whose canonical key packs into a
 //! `u128`. [`Board::tilt`] is the solver's hot loop; it allocates nothing.
 //!
-//! The slide is computed object by object from the leading edge: an object's
-//! final cell depends only on the objects ahead of it in its line, which have
-//! already settled, so this gives the same result as moving every object one
-//! cell at a time, all together (the literal rule, which `replay` implements).
+//! The slide is computed object by object: an object stops one cell short of
+//! the objects ahead of it on its run, which all pile up at the run's end. This
+//! gives the same result as moving every object one cell at a time, all
+//! together (the literal rule, which `replay` implements; the tests compare the
+//! two on every move of generated levels).
 
 use super::level::{Dir, Level, MAX_OBSTACLES, MAX_PAIRS, Pos, Terrain};
 
@@ -25,6 +26,33 @@ pub(crate) struct State {
     pub(crate) pos: [u8; MAX_OBJECTS],
 }
 
+/// A packed state key, 6 bits per object: `u128` holds any state, `u64` one
+/// with at most 10 objects.
+pub(crate) trait StateKey: Copy + Eq + std::hash::Hash {
+    /// Packs object cells (the caller guarantees they fit).
+    fn pack(cells: &[u8]) -> Self;
+    /// Unpacks into `cells`.
+    fn unpack(self, cells: &mut [u8]);
+}
+
+macro_rules! state_key {
+    ($t:ty) => {
+        impl StateKey for $t {
+            fn pack(cells: &[u8]) -> Self {
+                cells.iter().fold(0, |k, &c| k << 6 | <$t>::from(c))
+            }
+            fn unpack(mut self, cells: &mut [u8]) {
+                for c in cells.iter_mut().rev() {
+                    *c = (self & 63) as u8;
+                    self >>= 6;
+                }
+            }
+        }
+    };
+}
+state_key!(u64);
+state_key!(u128);
+
 /// What one tilt did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Step {
@@ -36,18 +64,31 @@ pub(crate) enum Step {
     Moved(State),
 }
 
+/// The cells an object leaving a cell in a direction passes over when no other
+/// object is in the way (walls, fixed actors, gates and the edge stop it).
+///
+/// A run lies in one row or one column, so its cells fit in one byte of the
+/// occupancy (rows) or of the transposed occupancy (columns).
+#[derive(Debug, Clone, Copy, Default)]
+struct Run {
+    /// The run's cells within its line's byte.
+    line: u8,
+    /// Where that byte sits in the (transposed, for columns) occupancy.
+    shift: u8,
+    /// How many cells long it is.
+    len: u8,
+    /// How many steps a fruit takes along it before it enters a puddle
+    /// (`len` when there is none).
+    dry: u8,
+    /// Whether a hedgehog waits just past its end (a fruit reaching the end is eaten).
+    into_hedgehog: bool,
+}
+
 /// The level's fixed parts, compiled for fast tilting.
 pub(crate) struct Board {
-    /// Cells an object leaving a cell in a direction passes over when no other
-    /// object is in the way (walls, fixed actors, gates and the edge stop it).
-    ray: [[u64; 4]; CELLS],
-    /// The last cell of that run (the cell itself when it cannot move).
-    end: [[u8; 4]; CELLS],
-    /// Bit d set: moving from this cell in direction d runs into a hedgehog.
-    hedgehog_ahead: [u8; CELLS],
+    /// Per cell and direction, the run an object leaving it would take alone.
+    runs: [[Run; 4]; CELLS],
     puddle: u64,
-    /// Per direction, a cell's rank from the leading edge (0 = furthest along).
-    rank: [[u8; CELLS]; 4],
     /// Per anteater: the cells of its line of sight as a mask, its gaze, and the
     /// cell in front of it.
     sights: Vec<(u64, Dir, u8)>,
@@ -61,10 +102,28 @@ pub(crate) fn cell(p: Pos) -> u8 {
     p.y * STRIDE as u8 + p.x
 }
 
+/// Whether two object cells are orthogonal neighbours. Objects never stand on
+/// the border, so cells one index apart are in the same row.
 fn adjacent(a: u8, b: u8) -> bool {
-    let (ax, ay) = (a % 8, a / 8);
-    let (bx, by) = (b % 8, b / 8);
-    ax.abs_diff(bx) + ay.abs_diff(by) == 1
+    matches!(a.abs_diff(b), 1 | STRIDE_U8)
+}
+
+const STRIDE_U8: u8 = STRIDE as u8;
+
+/// Set bits per byte value: a portable build has no popcount instruction.
+const BYTE_ONES: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = (i as u8).count_ones() as u8;
+        i += 1;
+    }
+    t
+};
+
+/// The cell's index in the transposed (column-major) grid.
+const fn transposed(c: u8) -> u8 {
+    (c % 8) * 8 + c / 8
 }
 
 /// Whether cell indices grow along `d` (right, down).
@@ -127,23 +186,25 @@ impl Board {
                 }
             }
         }
-        let mut ray = [[0u64; 4]; CELLS];
-        let mut end = [[0u8; 4]; CELLS];
-        for c in 0..CELLS {
-            for d in 0..4 {
+        let mut runs = [[Run::default(); 4]; CELLS];
+        for (c, cell_runs) in runs.iter_mut().enumerate() {
+            for (d, run) in cell_runs.iter_mut().enumerate() {
                 let mut cur = c as u8;
+                let vertical = matches!(Dir::ALL[d], Dir::Up | Dir::Down);
+                let at = if vertical { transposed(cur) } else { cur };
+                run.shift = at / 8 * 8;
+                run.dry = u8::MAX;
                 while next[usize::from(cur)][d] != BLOCKED {
                     cur = next[usize::from(cur)][d];
-                    ray[c][d] |= 1 << cur;
+                    let at = if vertical { transposed(cur) } else { cur };
+                    run.line |= 1 << (at % 8);
+                    if puddle >> cur & 1 == 1 {
+                        run.dry = run.dry.min(run.len);
+                    }
+                    run.len += 1;
                 }
-                end[c][d] = cur;
-            }
-        }
-        let mut rank = [[0u8; CELLS]; 4];
-        for d in Dir::ALL {
-            let (dx, dy) = d.delta();
-            for c in 0..CELLS as i32 {
-                rank[d.index()][c as usize] = (7 - ((c % 8) * dx + (c / 8) * dy)) as u8;
+                run.dry = run.dry.min(run.len);
+                run.into_hedgehog = hedgehog_ahead[usize::from(cur)] >> d & 1 == 1;
             }
         }
         let mut sights = Vec::new();
@@ -175,11 +236,8 @@ impl Board {
             pos[fruits.len() + i] = cell(o.at);
         }
         let board = Board {
-            ray,
-            end,
-            hedgehog_ahead,
+            runs,
             puddle,
-            rank,
             sights,
             mouths,
             fruits: fruits.len(),
@@ -189,63 +247,41 @@ impl Board {
         (board, start)
     }
 
+    /// The occupied cells. A removed object sets bit [`GONE`], a border cell
+    /// that no run or line of sight contains, so it changes nothing.
     fn occupancy(&self, pos: &[u8; MAX_OBJECTS]) -> u64 {
-        pos[..self.objects]
-            .iter()
-            .filter(|&&p| p != GONE)
-            .fold(0, |m, &p| m | 1 << p)
+        pos[..self.objects].iter().fold(0, |m, &p| m | 1 << p)
     }
 
     /// Tilts the board in `d`: slide, then anteaters and pairing until stable.
+    ///
+    /// Objects ahead of an object on its ray share its ray's end (the ray of an
+    /// object further along is a suffix of it), so they pile up there and the
+    /// object stops one cell short of the pile: no ordering of objects needed.
     pub(crate) fn tilt(&self, state: &State, d: Dir) -> Step {
         let mut pos = state.pos;
         let di = d.index();
-        // Objects leading edge first (insertion sort: a handful of objects).
-        let mut todo = [0u8; MAX_OBJECTS];
-        let mut n = 0;
-        for (i, &p) in pos[..self.objects].iter().enumerate() {
-            if p == GONE {
-                continue;
-            }
-            let r = self.rank[di][usize::from(p)];
-            let mut j = n;
-            while j > 0 && self.rank[di][usize::from(pos[usize::from(todo[j - 1])])] > r {
-                todo[j] = todo[j - 1];
-                j -= 1;
-            }
-            todo[j] = i as u8;
-            n += 1;
-        }
-        let mut occ = self.occupancy(&pos);
+        let occ = match d {
+            Dir::Left | Dir::Right => self.occupancy(&pos),
+            Dir::Up | Dir::Down => pos[..self.objects]
+                .iter()
+                .fold(0u64, |m, &p| m | 1 << transposed(p)),
+        };
         let step = stride(d);
-        let mut moved = false;
-        for &o in &todo[..n] {
-            let c = pos[usize::from(o)];
-            let ray = self.ray[usize::from(c)][di];
-            let blockers = ray & occ;
-            let stop = if blockers == 0 {
-                self.end[usize::from(c)][di]
-            } else {
-                (i32::from(nearest(blockers, d)) - step) as u8
-            };
-            if usize::from(o) < self.fruits {
-                if blockers == 0 && self.hedgehog_ahead[usize::from(stop)] >> di & 1 == 1 {
-                    return Step::Lost;
-                }
-                let crossed = if increasing(d) {
-                    ray & ((2u64 << stop) - 1)
-                } else {
-                    ray & !((1u64 << stop) - 1)
-                };
-                if crossed & self.puddle != 0 {
-                    return Step::Lost;
-                }
-            }
-            if stop != c {
-                occ = occ & !(1 << c) | 1 << stop;
-                pos[usize::from(o)] = stop;
-                moved = true;
-            }
+        let (mut moved, mut lost) = (false, false);
+        // A removed object sits at GONE, a wall cell whose runs are empty: it stays.
+        for (o, p) in pos[..self.objects].iter_mut().enumerate() {
+            let c = *p;
+            let run = &self.runs[usize::from(c)][di];
+            let ahead = BYTE_ONES[usize::from((occ >> run.shift) as u8 & run.line)];
+            let steps = run.len - ahead;
+            // Branch-free: whether an object moves is a coin toss for the predictor.
+            lost |= (o < self.fruits) & ((steps > run.dry) | (ahead == 0) & run.into_hedgehog);
+            *p = (i32::from(c) + i32::from(steps) * step) as u8;
+            moved |= steps > 0;
+        }
+        if lost {
+            return Step::Lost;
         }
         if !moved {
             return Step::NoChange;
@@ -328,19 +364,20 @@ impl Board {
     }
 
     /// Packs a canonical state into a key (6 bits per object).
-    pub(crate) fn key(&self, s: &State) -> u128 {
-        s.pos[..self.objects]
-            .iter()
-            .fold(0u128, |k, &p| k << 6 | u128::from(p))
+    pub(crate) fn key<K: StateKey>(&self, s: &State) -> K {
+        K::pack(&s.pos[..self.objects])
     }
 
     /// Unpacks [`Board::key`].
-    pub(crate) fn unkey(&self, mut key: u128) -> State {
+    pub(crate) fn unkey<K: StateKey>(&self, key: K) -> State {
         let mut pos = [GONE; MAX_OBJECTS];
-        for i in (0..self.objects).rev() {
-            pos[i] = (key & 63) as u8;
-            key >>= 6;
-        }
+        key.unpack(&mut pos[..self.objects]);
         State { pos }
+    }
+
+    /// Whether this board's states pack into a `u64` key (half the memory and
+    /// hashing of a `u128`; most levels have at most 10 objects).
+    pub(crate) fn fits_u64(&self) -> bool {
+        self.objects * 6 <= 64
     }
 }

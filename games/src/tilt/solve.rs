@@ -8,7 +8,7 @@
 use rustc_hash::FxHashMap;
 
 use super::level::{Dir, Level};
-use super::rules::{Board, Step};
+use super::rules::{Board, State, StateKey, Step};
 use crate::{Budget, Rejection};
 
 const NONE: u32 = u32::MAX;
@@ -46,17 +46,37 @@ pub fn analyse(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
     if board.settle_start(&start) != Some(start) {
         return Err(Rejection::Rejected("start position is not at rest".into()));
     }
-    let mut keys = vec![board.key(&start)];
+    if board.fits_u64() {
+        explore::<u64>(&board, &start, budget)
+    } else {
+        explore::<u128>(&board, &start, budget)
+    }
+}
+
+/// The breadth-first search behind [`analyse`], over keys of type `K`.
+fn explore<K: StateKey>(
+    board: &Board,
+    start: &State,
+    budget: &Budget,
+) -> Result<Analysis, Rejection> {
+    let mut keys: Vec<K> = vec![board.key(start)];
     let mut index = FxHashMap::default();
     index.insert(keys[0], 0u32);
-    let mut depth = vec![0u32];
     let mut ways = vec![1u64];
     let mut parent = vec![(NONE, 0u8)];
     let mut succ: Vec<[u32; 4]> = Vec::new();
     let mut best: Option<(u32, u32, u8)> = None; // (moves, state, dir) of the first win found
     let mut optimal_solutions = 0u64;
+    // The queue holds states in order of depth: `layer_end` is the index of the
+    // first state one move deeper than the state at `head`.
     let mut head = 0usize;
+    let mut depth = 0u32;
+    let mut layer_end = 1usize;
     while head < keys.len() {
+        if head == layer_end {
+            depth += 1;
+            layer_end = keys.len();
+        }
         if head as u64 >= budget.max_nodes {
             return Err(Rejection::Rejected(format!(
                 "search budget of {} nodes exhausted",
@@ -74,7 +94,7 @@ pub fn analyse(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
                 Step::NoChange => NONE,
                 Step::Lost => LOST,
                 Step::Moved(next) if board.is_won(&next) => {
-                    let moves = depth[head] + 1;
+                    let moves = depth + 1;
                     match best {
                         None => {
                             best = Some((moves, here, d.index() as u8));
@@ -91,12 +111,11 @@ pub fn analyse(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
                     let key = board.key(&next);
                     let id = *index.entry(key).or_insert_with(|| {
                         keys.push(key);
-                        depth.push(depth[head] + 1);
                         ways.push(0);
                         parent.push((here, d.index() as u8));
                         (keys.len() - 1) as u32
                     });
-                    if depth[id as usize] == depth[head] + 1 {
+                    if id as usize >= layer_end {
                         ways[id as usize] = ways[id as usize].saturating_add(ways[head]);
                     }
                     id
@@ -202,7 +221,7 @@ pub fn wins_within(level: &Level, moves: u32) -> bool {
     let (board, start) = Board::new(level);
     let mut frontier = vec![start];
     let mut seen = rustc_hash::FxHashSet::default();
-    seen.insert(board.key(&start));
+    seen.insert(board.key::<u128>(&start));
     for _ in 0..moves {
         let mut next_frontier = Vec::new();
         for state in &frontier {
@@ -211,7 +230,7 @@ pub fn wins_within(level: &Level, moves: u32) -> bool {
                     if board.is_won(&next) {
                         return true;
                     }
-                    if seen.insert(board.key(&next)) {
+                    if seen.insert(board.key::<u128>(&next)) {
                         next_frontier.push(next);
                     }
                 }
@@ -239,19 +258,14 @@ pub fn iterative_deepening_moves(level: &Level, max_moves: u32) -> Option<u32> {
     None
 }
 
-fn deepen(
-    board: &Board,
-    state: &super::rules::State,
-    left: u32,
-    seen: &mut FxHashMap<u128, u32>,
-) -> bool {
+fn deepen(board: &Board, state: &State, left: u32, seen: &mut FxHashMap<u128, u32>) -> bool {
     for d in Dir::ALL {
         if let Step::Moved(next) = board.tilt(state, d) {
             if board.is_won(&next) {
                 return true;
             }
             if left > 1 {
-                let key = board.key(&next);
+                let key: u128 = board.key(&next);
                 if seen.get(&key).is_some_and(|&l| l >= left - 1) {
                     continue;
                 }

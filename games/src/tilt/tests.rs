@@ -208,3 +208,77 @@ const GOLDEN: &[(u64, u32, &str)] = &[
     (34, 7, "f7df0b0cabf1b6f1"),
     (39, 5, "c415d5e00714c830"),
 ];
+
+/// Random walks on generated levels: every tilt of the compiled rules (the
+/// solver's) must agree with the literal one-cell-at-a-time rules of `replay`.
+#[test]
+fn compiled_rules_agree_with_literal_rules_on_random_walks() {
+    use super::rules::{Board, GONE, Step};
+    /// Fruits as (colour, cell) and obstacle cells, both sorted.
+    type Snapshot = (Vec<(u8, u8)>, Vec<u8>);
+    fn literal(l: &Level) -> Snapshot {
+        let mut fruits: Vec<_> = l
+            .fruits
+            .iter()
+            .map(|f| (f.colour, rules::cell(f.at)))
+            .collect();
+        let mut obstacles: Vec<_> = l.obstacles.iter().map(|o| rules::cell(o.at)).collect();
+        fruits.sort_unstable();
+        obstacles.sort_unstable();
+        (fruits, obstacles)
+    }
+    let params = TiltParams {
+        obstacle_density: 0.2,
+        pairs: 3,
+        ..TiltParams::default()
+    };
+    let (mut moved, mut lost, mut still) = (0, 0, 0);
+    for seed in 0..200u64 {
+        let mut rng = crate::rng::Rng::new(seed);
+        let Ok(start) = generate::generate(&params, &mut rng) else {
+            continue;
+        };
+        let (board, mut state) = Board::new(&start);
+        let mut colours: Vec<u8> = start.fruits.iter().map(|f| f.colour).collect();
+        colours.sort_unstable();
+        let compiled = |s: &rules::State| -> Snapshot {
+            let mut fruits: Vec<_> = (0..board.fruits)
+                .filter(|&i| s.pos[i] != GONE)
+                .map(|i| (colours[i], s.pos[i]))
+                .collect();
+            let mut obstacles = s.pos[board.fruits..board.objects].to_vec();
+            fruits.sort_unstable();
+            obstacles.sort_unstable();
+            (fruits, obstacles)
+        };
+        let mut current = start.clone();
+        for _ in 0..40 {
+            if current.fruits.is_empty() {
+                break;
+            }
+            let d = Dir::ALL[rng.index(4)];
+            let literal_step = replay::play(&current, &d.letter().to_string());
+            match (board.tilt(&state, d), literal_step) {
+                (Step::Moved(next), Ok(after)) => {
+                    assert_eq!(compiled(&next), literal(&after), "seed {seed}");
+                    (state, current) = (next, after);
+                    moved += 1;
+                }
+                (Step::NoChange, Err(e)) if e.to_string().contains("changes nothing") => still += 1,
+                (Step::Lost, Err(e)) if !e.to_string().contains("changes nothing") => {
+                    lost += 1;
+                    break;
+                }
+                (step, literal) => panic!(
+                    "seed {seed}: compiled {step:?}, literal {literal:?} tilting {}\n{}",
+                    d.letter(),
+                    current.to_text()
+                ),
+            }
+        }
+    }
+    assert!(
+        moved > 1000 && lost > 20 && still > 100,
+        "{moved} {lost} {still}"
+    );
+}
