@@ -176,11 +176,13 @@ pub fn write_pack(
     for l in &tiered {
         by_tier.entry(l.tier).or_default().push(l);
     }
-    let mut written: Vec<PathBuf> = Vec::new();
+    // Every file is made in memory first, then written in parallel.
+    let mut outputs: Vec<(String, Vec<u8>)> = Vec::new();
     for (tier, levels) in &by_tier {
-        let path = dir.join(format!("levels/tier={tier:02}/part-0.parquet"));
-        write_parquet(&path, levels_batch(&job.game, levels)?, Some(&[3, 1]))?;
-        written.push(path);
+        outputs.push((
+            format!("levels/tier={tier:02}/part-0.parquet"),
+            parquet_bytes(levels_batch(&job.game, levels)?, Some(&[3, 1]))?,
+        ));
     }
     let campaigns = draw_campaigns(
         &tiered,
@@ -188,27 +190,22 @@ pub fn write_pack(
         job.campaign_count(),
         job.first_seed,
     );
-    let path = dir.join("campaigns/campaigns.parquet");
-    write_parquet(&path, campaigns_batch(&campaigns)?, Some(&[0, 1]))?;
-    written.push(path);
+    outputs.push((
+        "campaigns/campaigns.parquet".into(),
+        parquet_bytes(campaigns_batch(&campaigns)?, Some(&[0, 1]))?,
+    ));
     let rejects: Vec<&SeedRecord> = records
         .iter()
         .filter(|r| r.status != Status::Accepted)
         .collect();
-    let path = dir.join("rejects/rejects.parquet");
-    write_parquet(&path, rejects_batch(&rejects)?, Some(&[0]))?;
-    written.push(path);
-    written.extend(write_release(dir, job, &by_tier, &tiered, &campaigns)?);
+    outputs.push((
+        "rejects/rejects.parquet".into(),
+        parquet_bytes(rejects_batch(&rejects)?, Some(&[0]))?,
+    ));
+    outputs.extend(release_files(job, &by_tier, &tiered, &campaigns));
+    let files = write_files(dir, outputs)?;
+    sync_filesystem(dir, files.keys())?;
 
-    let mut files = BTreeMap::new();
-    for path in &written {
-        let rel = path
-            .strip_prefix(dir)
-            .unwrap_or(path)
-            .to_string_lossy()
-            .replace('\\', "/");
-        files.insert(rel, sha256_file(path)?);
-    }
     let mut by_status: BTreeMap<&str, u64> = BTreeMap::new();
     for r in records {
         *by_status.entry(r.status.as_str()).or_default() += 1;
@@ -251,17 +248,13 @@ pub fn write_pack(
     Ok(manifest)
 }
 
-fn write_parquet(
-    path: &Path,
+/// The Parquet file of `batch`: zstd, page statistics, sorting columns declared.
+fn parquet_bytes(
     batch: RecordBatch,
     sorted_by: Option<&[usize]>,
-) -> Result<(), CoordinatorError> {
-    let io = |e: &dyn std::fmt::Display| {
-        CoordinatorError::Io(format!("cannot write {}: {e}", path.display()))
-    };
-    if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).map_err(|e| io(&e))?;
-    }
+) -> Result<Vec<u8>, CoordinatorError> {
+    let err =
+        |e: &dyn std::fmt::Display| CoordinatorError::Io(format!("cannot encode Parquet: {e}"));
     let sorting = sorted_by.map(|cols| {
         cols.iter()
             .map(|&c| SortingColumn {
@@ -273,18 +266,87 @@ fn write_parquet(
     });
     let props = WriterProperties::builder()
         .set_compression(Compression::ZSTD(
-            ZstdLevel::try_new(3).map_err(|e| io(&e))?,
+            ZstdLevel::try_new(3).map_err(|e| err(&e))?,
         ))
         .set_statistics_enabled(EnabledStatistics::Page)
         .set_sorting_columns(sorting)
         .set_created_by(format!("pregen {}", env!("CARGO_PKG_VERSION")))
         .build();
-    let file = fs::File::create(path).map_err(|e| io(&e))?;
-    let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(props)).map_err(|e| io(&e))?;
-    writer.write(&batch).map_err(|e| io(&e))?;
-    let file = writer.into_inner().map_err(|e| io(&e))?;
-    file.sync_all().map_err(|e| io(&e))?;
-    Ok(())
+    let mut writer =
+        ArrowWriter::try_new(Vec::new(), batch.schema(), Some(props)).map_err(|e| err(&e))?;
+    writer.write(&batch).map_err(|e| err(&e))?;
+    writer.into_inner().map_err(|e| err(&e))
+}
+
+/// Writes `(path relative to dir, bytes)` pairs on a few threads (creating many
+/// small files is latency-bound) and returns each file's SHA-256.
+fn write_files(
+    dir: &Path,
+    outputs: Vec<(String, Vec<u8>)>,
+) -> Result<BTreeMap<String, String>, CoordinatorError> {
+    let io = |path: &Path, e: std::io::Error| {
+        CoordinatorError::Io(format!("cannot write {}: {e}", path.display()))
+    };
+    let parents: std::collections::BTreeSet<PathBuf> = outputs
+        .iter()
+        .filter_map(|(rel, _)| dir.join(rel).parent().map(Path::to_path_buf))
+        .collect();
+    for parent in parents {
+        fs::create_dir_all(&parent).map_err(|e| io(&parent, e))?;
+    }
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(2, 8);
+    let chunk = outputs.len().div_ceil(threads).max(1);
+    let hashed = std::thread::scope(|scope| {
+        let handles: Vec<_> = outputs
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|(rel, bytes)| {
+                            let path = dir.join(rel);
+                            fs::write(&path, bytes).map_err(|e| io(&path, e))?;
+                            Ok((rel.clone(), hex(&Sha256::digest(bytes))))
+                        })
+                        .collect::<Result<Vec<_>, CoordinatorError>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(CoordinatorError::Io("a file writer panicked".into())))
+            })
+            .collect::<Result<Vec<_>, _>>()
+    })?;
+    Ok(hashed.into_iter().flatten().collect())
+}
+
+/// Makes the written files durable before the manifest and `_SUCCESS` name them:
+/// one `syncfs` on Linux, a sync per file elsewhere.
+fn sync_filesystem<'a>(
+    dir: &Path,
+    files: impl Iterator<Item = &'a String>,
+) -> Result<(), CoordinatorError> {
+    let io =
+        |e: std::io::Error| CoordinatorError::Io(format!("cannot sync {}: {e}", dir.display()));
+    #[cfg(target_os = "linux")]
+    {
+        let _ = files;
+        let handle = fs::File::open(dir).map_err(io)?;
+        rustix::fs::syncfs(&handle).map_err(|e| io(e.into()))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        for rel in files {
+            fs::File::open(dir.join(rel))
+                .and_then(|f| f.sync_all())
+                .map_err(io)?;
+        }
+        Ok(())
+    }
 }
 
 fn batch(columns: Vec<(&str, ArrayRef)>) -> Result<RecordBatch, CoordinatorError> {
@@ -462,18 +524,12 @@ fn rejects_batch(rejects: &[&SeedRecord]) -> Result<RecordBatch, CoordinatorErro
 
 /// Release files: one text file per tier and per campaign, each level as a
 /// comment header and its layout, plus `SHA256SUMS`. Deterministic bytes.
-fn write_release(
-    dir: &Path,
+fn release_files(
     job: &Job,
     by_tier: &BTreeMap<u32, Vec<&TieredLevel<'_>>>,
     tiered: &[TieredLevel<'_>],
     campaigns: &[CampaignSlot],
-) -> Result<Vec<PathBuf>, CoordinatorError> {
-    let release = dir.join("release");
-    let io = |e: std::io::Error| {
-        CoordinatorError::Io(format!("cannot write {}: {e}", release.display()))
-    };
-    fs::create_dir_all(release.join("campaigns")).map_err(io)?;
+) -> Vec<(String, Vec<u8>)> {
     let mut files: Vec<(String, String)> = Vec::new();
     let entry = |l: &TieredLevel<'_>, title: String| {
         format!(
@@ -532,20 +588,17 @@ fn write_release(
         files.push((format!("campaigns/campaign-{c:05}.txt"), text));
     }
     let mut sums = String::new();
-    let mut paths = Vec::new();
     for (name, text) in &files {
-        let path = release.join(name);
-        fs::write(&path, text).map_err(io)?;
         sums.push_str(&format!(
             "{}  {name}\n",
             hex(&Sha256::digest(text.as_bytes()))
         ));
-        paths.push(path);
     }
-    let path = release.join("SHA256SUMS");
-    fs::write(&path, sums).map_err(io)?;
-    paths.push(path);
-    Ok(paths)
+    files.push(("SHA256SUMS".into(), sums));
+    files
+        .into_iter()
+        .map(|(name, text)| (format!("release/{name}"), text.into_bytes()))
+        .collect()
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -63,6 +63,8 @@ pub struct RunSummary {
     pub already_complete: bool,
     /// Wall-clock time.
     pub elapsed: Duration,
+    /// Of which writing the pack (Parquet, release files, manifest).
+    pub writing: Duration,
     /// Final counters.
     pub progress: Progress,
 }
@@ -80,6 +82,7 @@ pub async fn run_job(job: Job, options: RunOptions) -> Result<RunSummary, Coordi
             resumed_seeds: 0,
             already_complete: true,
             elapsed: started.elapsed(),
+            writing: Duration::ZERO,
             progress: Progress::default(),
         });
     }
@@ -164,11 +167,13 @@ pub async fn run_job(job: Job, options: RunOptions) -> Result<RunSummary, Coordi
     let facts = RunFacts {
         mismatches: progress.mismatches,
     };
+    let writing = Instant::now();
     let pack_dir = dir.clone();
     let pack_job = job.clone();
     tokio::task::spawn_blocking(move || write_pack(&pack_dir, &pack_job, &records, &facts))
         .await
         .map_err(|e| CoordinatorError::Io(format!("pack writer failed: {e}")))??;
+    let writing = writing.elapsed();
 
     // Sessions have been told Finished; give workers a moment to hang up.
     health
@@ -191,6 +196,7 @@ pub async fn run_job(job: Job, options: RunOptions) -> Result<RunSummary, Coordi
         resumed_seeds,
         already_complete: false,
         elapsed: started.elapsed(),
+        writing,
         progress,
     })
 }

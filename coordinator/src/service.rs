@@ -207,14 +207,19 @@ async fn drive(
                 };
                 send(tx, reply).await?;
             }
-            In::Result(result) => {
-                let lease = result.lease_id;
-                let record = to_record(result, worker)?;
+            In::Results(batch) => {
+                let records = batch
+                    .results
+                    .into_iter()
+                    .map(|r| Ok((r.lease_id, to_record(r, worker)?)))
+                    .collect::<Result<Vec<_>, Status>>()?;
                 {
                     let mut scheduler = shared.scheduler();
-                    scheduler
-                        .record(session, lease, record)
-                        .map_err(|e| Status::invalid_argument(e.to_string()))?;
+                    for (lease, record) in records {
+                        scheduler
+                            .record(session, lease, record)
+                            .map_err(|e| Status::invalid_argument(e.to_string()))?;
+                    }
                     scheduler.heartbeat(session, Instant::now());
                 }
                 shared.check_complete();

@@ -8,7 +8,7 @@ use pregen_coordinator::server::{RunOptions, run_job};
 use pregen_proto::v1::coordinator_client::CoordinatorClient;
 use pregen_proto::v1::coordinator_message::Kind as In;
 use pregen_proto::v1::worker_message::Kind as Out;
-use pregen_proto::v1::{Hello, LeaseRequest, SeedResult, WorkerMessage, seed_result};
+use pregen_proto::v1::{Hello, LeaseRequest, Results, SeedResult, WorkerMessage, seed_result};
 use pregen_proto::{AUTH_HEADER, PROTOCOL_VERSION};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
@@ -140,11 +140,13 @@ async fn result_outside_the_lease_is_refused_and_nothing_is_recorded() {
         panic!("expected a lease")
     };
     let outside = grant.first_seed + grant.seed_count + 7;
-    tx.send(msg(Out::Result(SeedResult {
-        lease_id: grant.lease_id,
-        seed: outside,
-        status: seed_result::Status::Unsolvable as i32,
-        ..Default::default()
+    tx.send(msg(Out::Results(Results {
+        results: vec![SeedResult {
+            lease_id: grant.lease_id,
+            seed: outside,
+            status: seed_result::Status::Unsolvable as i32,
+            ..Default::default()
+        }],
     })))
     .await
     .expect("send");

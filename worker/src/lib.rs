@@ -17,7 +17,7 @@ use pregen_proto::v1::coordinator_client::CoordinatorClient;
 use pregen_proto::v1::coordinator_message::Kind as In;
 use pregen_proto::v1::worker_message::Kind as Out;
 use pregen_proto::v1::{
-    Heartbeat, Hello, LeaseDone, LeaseGrant, LeaseRequest, LeaseReturn, Level, SeedResult,
+    Heartbeat, Hello, LeaseDone, LeaseGrant, LeaseRequest, LeaseReturn, Level, Results, SeedResult,
     WorkerMessage, seed_result,
 };
 use pregen_proto::{AUTH_HEADER, PROTOCOL_VERSION};
@@ -193,6 +193,12 @@ fn code_name(code: Code) -> &'static str {
     }
 }
 
+/// Results ready on the pool are sent together at most this often.
+const GATHER: Duration = Duration::from_millis(10);
+
+/// Results sent in one message at most, well under the transport's message limit.
+const MAX_BATCH: usize = 256;
+
 /// Events from the rayon pool back to the session loop.
 enum Event {
     Result(Box<SeedResult>),
@@ -326,6 +332,9 @@ async fn session_loop(
     let _guard = CancelOnDrop(cancel.clone());
     let (events, mut events_rx) = mpsc::channel::<Event>(4096);
     let mut heartbeat = tokio::time::interval(Duration::from_millis((lease_ttl_ms / 3).max(100)));
+    let gate = tokio::time::sleep(Duration::ZERO);
+    tokio::pin!(gate);
+    let mut gate_open = true;
     let mut in_flight = 0usize;
     let mut draining = false;
     for _ in 0..config.leases_in_flight.max(1) {
@@ -357,29 +366,55 @@ async fn session_loop(
                     In::Welcome(_) => return Err(SessionEnd::Lost("Welcome sent twice".into())),
                 }
             }
-            Some(event) = events_rx.recv() => match event {
-                Event::Result(result) => {
-                    report.results += 1;
-                    send(Out::Result(*result)).await?;
-                }
-                Event::LeaseFinished { lease_id, complete } => {
-                    in_flight -= 1;
-                    if complete {
-                        report.leases += 1;
-                        send(Out::LeaseDone(LeaseDone { lease_id })).await?;
-                    } else {
-                        send(Out::LeaseReturn(LeaseReturn { lease_id })).await?;
-                    }
-                    if draining {
-                        if in_flight == 0 {
-                            report.drained = true;
-                            return Ok(());
+            Some(first) = events_rx.recv(), if gate_open => {
+                // A quiet worker sends at once; a busy one at most once per GATHER,
+                // so the pool's threads are not interrupted for every result.
+                gate_open = false;
+                gate.as_mut().reset(tokio::time::Instant::now() + GATHER);
+                let mut next = Some(first);
+                while let Some(event) = next.take() {
+                    match event {
+                        Event::Result(result) => {
+                            // Everything already waiting goes in one message, in
+                            // order: a lease's end is sent after its results.
+                            let mut results = vec![*result];
+                            while results.len() < MAX_BATCH {
+                                match events_rx.try_recv() {
+                                    Ok(Event::Result(result)) => results.push(*result),
+                                    Ok(other) => {
+                                        next = Some(other);
+                                        break;
+                                    }
+                                    Err(_) => break,
+                                }
+                            }
+                            report.results += results.len() as u64;
+                            send(Out::Results(Results { results })).await?;
                         }
-                    } else {
-                        send(Out::LeaseRequest(LeaseRequest {})).await?;
+                        Event::LeaseFinished { lease_id, complete } => {
+                            in_flight -= 1;
+                            if complete {
+                                report.leases += 1;
+                                send(Out::LeaseDone(LeaseDone { lease_id })).await?;
+                            } else {
+                                send(Out::LeaseReturn(LeaseReturn { lease_id })).await?;
+                            }
+                            if draining {
+                                if in_flight == 0 {
+                                    report.drained = true;
+                                    return Ok(());
+                                }
+                            } else {
+                                send(Out::LeaseRequest(LeaseRequest {})).await?;
+                            }
+                        }
+                    }
+                    if next.is_none() {
+                        next = events_rx.try_recv().ok();
                     }
                 }
-            },
+            }
+            () = &mut gate, if !gate_open => gate_open = true,
             _ = heartbeat.tick() => send(Out::Heartbeat(Heartbeat {})).await?,
             _ = shutdown.cancelled(), if !draining => {
                 tracing::info!(in_flight, "draining: finishing seeds in progress, returning leases");

@@ -1,6 +1,6 @@
 //! The tilt rules compiled for search: a [`Board`] of precomputed moves and a
 //! compact [`State`] (one byte per object) whose canonical key packs into a
-//! `u128`. [`Board::tilt`] is the solver's hot loop; it allocates nothing.
+//! `u64` or `u128` ([`StateKey`]). [`Board::tilt`] is the solver's hot loop; it allocates nothing.
 //!
 //! The slide is computed object by object: an object stops one cell short of
 //! the objects ahead of it on its run, which all pile up at the run's end. This
