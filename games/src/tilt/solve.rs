@@ -5,7 +5,11 @@
 //! reverse search from the winning moves, which states are dead ends; from that,
 //! the share of first moves that lose.
 
-use rustc_hash::FxHashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+use hashbrown::hash_table::Entry;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use super::level::{Dir, Level};
 use super::rules::{Board, State, StateKey, Step};
@@ -60,8 +64,10 @@ fn explore<K: StateKey>(
     budget: &Budget,
 ) -> Result<Analysis, Rejection> {
     let mut keys: Vec<K> = vec![board.key(start)];
-    let mut index = FxHashMap::default();
-    index.insert(keys[0], 0u32);
+    // State ids by key; the table holds ids only (4 bytes a slot), keys live in `keys`.
+    let hash = |key: K| FxBuildHasher.hash_one(key);
+    let mut index: HashTable<u32> = HashTable::new();
+    index.insert_unique(hash(keys[0]), 0, |&id| hash(keys[id as usize]));
     let mut ways = vec![1u64];
     let mut parent = vec![(NONE, 0u8)];
     let mut succ: Vec<[u32; 4]> = Vec::new();
@@ -109,12 +115,21 @@ fn explore<K: StateKey>(
                 }
                 Step::Moved(next) => {
                     let key = board.key(&next);
-                    let id = *index.entry(key).or_insert_with(|| {
-                        keys.push(key);
-                        ways.push(0);
-                        parent.push((here, d.index() as u8));
-                        (keys.len() - 1) as u32
-                    });
+                    let id = match index.entry(
+                        hash(key),
+                        |&id| keys[id as usize] == key,
+                        |&id| hash(keys[id as usize]),
+                    ) {
+                        Entry::Occupied(e) => *e.get(),
+                        Entry::Vacant(e) => {
+                            let id = keys.len() as u32;
+                            keys.push(key);
+                            ways.push(0);
+                            parent.push((here, d.index() as u8));
+                            e.insert(id);
+                            id
+                        }
+                    };
                     if id as usize >= layer_end {
                         ways[id as usize] = ways[id as usize].saturating_add(ways[head]);
                     }
