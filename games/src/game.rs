@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
 
+use crate::dungeon::Dungeon;
 use crate::rng::Rng;
 use crate::tilt::Tilt;
 
@@ -319,13 +320,15 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum GameKind {
+    /// Keys and switches on a map graph.
+    Dungeon,
     /// Tilt-maze fruit pairing.
     Tilt,
 }
 
 impl GameKind {
     /// Every game, in name order.
-    pub const ALL: &'static [GameKind] = &[GameKind::Tilt];
+    pub const ALL: &'static [GameKind] = &[GameKind::Dungeon, GameKind::Tilt];
 
     /// Looks a game up by its job-file name.
     pub fn from_name(name: &str) -> Result<Self, GameError> {
@@ -346,6 +349,7 @@ impl GameKind {
     /// The job-file name.
     pub fn name(self) -> &'static str {
         match self {
+            GameKind::Dungeon => Dungeon::NAME,
             GameKind::Tilt => Tilt::NAME,
         }
     }
@@ -353,6 +357,7 @@ impl GameKind {
     /// Checks a params object for this game (unknown fields are refused).
     pub fn validate_params(self, params: &serde_json::Value) -> Result<(), GameError> {
         match self {
+            GameKind::Dungeon => parse_params::<Dungeon>(params).map(drop),
             GameKind::Tilt => parse_params::<Tilt>(params).map(drop),
         }
     }
@@ -361,6 +366,7 @@ impl GameKind {
     /// if they do not parse the outcome is an `error`.
     pub fn run(self, params: &serde_json::Value, seed: u64, budget: &Budget) -> Outcome {
         match self {
+            GameKind::Dungeon => run_parsed::<Dungeon>(params, seed, budget),
             GameKind::Tilt => run_parsed::<Tilt>(params, seed, budget),
         }
     }
@@ -368,6 +374,7 @@ impl GameKind {
     /// Replays a stored level (JSON form) with its solution.
     pub fn replay_json(self, level_json: &str, solution: &str) -> Result<(), GameError> {
         match self {
+            GameKind::Dungeon => replay_parsed::<Dungeon>(level_json, solution),
             GameKind::Tilt => replay_parsed::<Tilt>(level_json, solution),
         }
     }

@@ -1,0 +1,226 @@
+//! `dungeon`: keys and switches placed by agents on a map graph (seed 004,
+//! Venco & Lanzi).
+//!
+//! - [`level`]: rooms, doors, keys and switches; text and JSON forms.
+//! - [`generate`]: the BSP map and the puzzle agents (Algorithm 1 and 2).
+//! - [`solve`]: the search over puzzle states: complexity and dead ends.
+//! - [`replay`]: the rules stated plainly, to check a solution.
+//!
+//! Rule decisions beyond GAMES.md section 5, fixed here:
+//! - a door joins two rooms through one wall cell; most doors pass both ways,
+//!   some extra doors are drops that pass one way only (`one_way_chance`);
+//! - a door is enabled when every key that locks it is held and every switch
+//!   that controls it is in the position that opens it; switches start off;
+//! - acting on an element puts the player in its room; collecting a key is
+//!   for good; a key may lie in a chest that needs another key;
+//! - complexity counts actions (keys collected, switch flips) plus the final
+//!   step into the exit, as the seed counts puzzle-graph transitions.
+//!
+//! Without drops no dead end could arise (keys only open, a switch can be
+//! flipped back from where it was flipped); drops make the no-dead-end proof
+//! a real check, and the generator keeps a change only when it holds.
+
+pub mod generate;
+pub mod level;
+pub mod replay;
+pub mod solve;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::rng::Rng;
+use crate::{Budget, Game, GameError, Rejection, Solved};
+use level::{Level, Passage};
+
+/// Parameters of the dungeon generator (the job's `[params]` table).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DungeonParams {
+    /// Grid width, outer walls included (7..=64).
+    pub width: u16,
+    /// Grid height, outer walls included (7..=64).
+    pub height: u16,
+    /// Smallest room side (2..=4).
+    pub min_room: u16,
+    /// Chance that two facing rooms not joined by the room tree get a door.
+    pub loop_chance: f64,
+    /// Chance that such an extra door is a one-way drop.
+    pub one_way_chance: f64,
+    /// Weight of the collectible agent in the random choice.
+    pub key_weight: u32,
+    /// Weight of the switch agent.
+    pub switch_weight: u32,
+    /// Whether the collectible agent may put a key in a chest (seed Fig. 4).
+    pub chains: bool,
+    /// The agents stop after more than this many failed changes.
+    pub max_failures: u32,
+    /// Stop after this many puzzles (0: no limit).
+    pub max_puzzles: u32,
+    /// Stop once the complexity reaches this (0: no target).
+    pub target_complexity: u32,
+    /// Fewest actions an accepted level needs.
+    pub min_complexity: u32,
+}
+
+impl Default for DungeonParams {
+    fn default() -> Self {
+        Self {
+            width: 22,
+            height: 22,
+            min_room: 2,
+            loop_chance: 0.2,
+            one_way_chance: 0.3,
+            key_weight: 1,
+            switch_weight: 1,
+            chains: false,
+            max_failures: 10,
+            max_puzzles: 0,
+            target_complexity: 0,
+            min_complexity: 2,
+        }
+    }
+}
+
+/// The dungeon game.
+pub struct Dungeon;
+
+impl Game for Dungeon {
+    type Params = DungeonParams;
+    type Level = Level;
+    const NAME: &'static str = "dungeon";
+
+    fn validate(p: &DungeonParams) -> Result<(), String> {
+        if !(7..=64).contains(&p.width) || !(7..=64).contains(&p.height) {
+            return Err(format!(
+                "width and height must be 7..=64 (got {}x{})",
+                p.width, p.height
+            ));
+        }
+        if !(2..=4).contains(&p.min_room) {
+            return Err(format!("min_room must be 2..=4 (got {})", p.min_room));
+        }
+        if p.width < 2 * p.min_room + 3 && p.height < 2 * p.min_room + 3 {
+            return Err(format!(
+                "a {}x{} grid holds one room of side {}: start and exit need two",
+                p.width, p.height, p.min_room
+            ));
+        }
+        // Rooms are at least min_room + 1 cells apart each way: 64 fit in 64x64 at side 2.
+        for (name, v) in [
+            ("loop_chance", p.loop_chance),
+            ("one_way_chance", p.one_way_chance),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(format!("{name} must be 0.0..=1.0 (got {v})"));
+            }
+        }
+        if p.key_weight == 0 && p.switch_weight == 0 {
+            return Err("key_weight and switch_weight cannot both be 0".into());
+        }
+        if p.max_failures > 1000 {
+            return Err(format!(
+                "max_failures must be 0..=1000 (got {})",
+                p.max_failures
+            ));
+        }
+        if p.min_complexity < 1 {
+            return Err("min_complexity must be at least 1".into());
+        }
+        Ok(())
+    }
+
+    fn generate(
+        params: &DungeonParams,
+        rng: &mut Rng,
+        budget: &Budget,
+    ) -> Result<Level, Rejection> {
+        generate::generate(params, rng, budget)
+    }
+
+    fn solve(level: &Level, budget: &Budget) -> Result<Solved, Rejection> {
+        level
+            .check()
+            .map_err(|e| Rejection::Error(format!("malformed level: {e}")))?;
+        let a = solve::analyse(level, budget)?;
+        if a.dead_states > 0 {
+            return Err(Rejection::Rejected(format!(
+                "dead end: {} of {} reachable states cannot reach the exit",
+                a.dead_states, a.states
+            )));
+        }
+        let mut metrics = BTreeMap::new();
+        metrics.insert("rooms".into(), level.rooms.len() as f64);
+        metrics.insert("doors".into(), level.doors.len() as f64);
+        metrics.insert(
+            "one_way_doors".into(),
+            level
+                .doors
+                .iter()
+                .filter(|d| d.passage != Passage::Both)
+                .count() as f64,
+        );
+        metrics.insert("keys".into(), level.keys.len() as f64);
+        metrics.insert(
+            "chests".into(),
+            level.keys.iter().filter(|k| k.chest.is_some()).count() as f64,
+        );
+        metrics.insert("switches".into(), level.switches.len() as f64);
+        metrics.insert("states".into(), a.states as f64);
+        metrics.insert("dead_states".into(), a.dead_states as f64);
+        metrics.insert("complexity".into(), f64::from(a.complexity()));
+        metrics.insert(
+            "switch_flips".into(),
+            a.solution
+                .iter()
+                .filter(|s| matches!(s, solve::Action::Switch(_)))
+                .count() as f64,
+        );
+        Ok(Solved {
+            solution: a
+                .solution
+                .iter()
+                .map(|s| s.token())
+                .collect::<Vec<_>>()
+                .join(" "),
+            moves: a.complexity(),
+            optimal: true,
+            nodes: a.states as u64,
+            metrics,
+        })
+    }
+
+    fn accept(params: &DungeonParams, _level: &Level, solved: &Solved) -> Result<(), Rejection> {
+        if solved.moves < params.min_complexity {
+            return Err(Rejection::Rejected(format!(
+                "too easy: complexity {} < min_complexity {}",
+                solved.moves, params.min_complexity
+            )));
+        }
+        Ok(())
+    }
+
+    /// The complexity, raised a little by the size of the puzzle-state space
+    /// (more states: more ways to wander) and by switch flips on the way.
+    fn rate(_level: &Level, solved: &Solved) -> f64 {
+        let m = |k: &str| solved.metrics.get(k).copied().unwrap_or(0.0);
+        let raw =
+            f64::from(solved.moves) + 0.25 * m("states").max(1.0).log2() + 0.25 * m("switch_flips");
+        (raw * 1e6).round() / 1e6
+    }
+
+    fn to_text(level: &Level) -> String {
+        level.to_text()
+    }
+
+    fn from_text(text: &str) -> Result<Level, GameError> {
+        Level::from_text(text)
+    }
+
+    fn replay(level: &Level, solution: &str) -> Result<(), GameError> {
+        replay::replay(level, solution)
+    }
+}
+
+#[cfg(test)]
+mod tests;
