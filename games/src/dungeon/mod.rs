@@ -61,6 +61,9 @@ pub struct DungeonParams {
     pub target_complexity: u32,
     /// Fewest actions an accepted level needs.
     pub min_complexity: u32,
+    /// A change that brings more puzzle states than this is not kept, which
+    /// bounds the time a map takes (switches double the states).
+    pub max_states: u64,
 }
 
 impl Default for DungeonParams {
@@ -78,6 +81,7 @@ impl Default for DungeonParams {
             max_puzzles: 0,
             target_complexity: 0,
             min_complexity: 2,
+            max_states: 2_000,
         }
     }
 }
@@ -122,6 +126,12 @@ impl Game for Dungeon {
             return Err(format!(
                 "max_failures must be 0..=1000 (got {})",
                 p.max_failures
+            ));
+        }
+        if !(1..=1_000_000).contains(&p.max_states) {
+            return Err(format!(
+                "max_states must be 1..=1000000 (got {})",
+                p.max_states
             ));
         }
         if p.min_complexity < 1 {

@@ -22,7 +22,7 @@ use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
-use super::level::{Level, Passage, key_name, switch_name};
+use super::level::{Level, MAX_ROOMS, Passage, key_name, switch_name};
 use crate::{Budget, Rejection};
 
 /// A key or a switch, as the search sees it (config bit = its index).
@@ -54,9 +54,9 @@ pub(crate) struct Rules {
 #[derive(Debug, Clone)]
 pub(crate) struct View {
     /// Rooms reachable from each room (itself included).
-    pub reach: Vec<u64>,
+    pub reach: [u64; MAX_ROOMS],
     /// The lowest room of each room's strongly connected component.
-    pub rep: Vec<usize>,
+    pub rep: [u8; MAX_ROOMS],
 }
 
 impl Rules {
@@ -131,28 +131,36 @@ impl Rules {
     /// Reachability under `config`, with the doors `without` disabled too.
     pub(crate) fn view(&self, config: u64, without: &[usize]) -> View {
         let n = self.rooms;
-        let mut reach: Vec<u64> = (0..n).map(|r| 1u64 << r).collect();
+        let mut reach = [0u64; MAX_ROOMS];
+        for (r, bits) in reach.iter_mut().enumerate().take(n) {
+            *bits = 1 << r;
+        }
         for &(from, to, d) in &self.edges {
             if self.enabled(config, d) && !without.contains(&d) {
                 reach[from] |= 1 << to;
             }
         }
-        // Transitive closure, one pivot room at a time.
+        // Transitive closure, one pivot room at a time (branch-free).
         for k in 0..n {
             let through = reach[k];
-            for r in reach.iter_mut() {
-                if *r >> k & 1 == 1 {
-                    *r |= through;
-                }
+            for r in reach.iter_mut().take(n) {
+                *r |= through & 0u64.wrapping_sub(*r >> k & 1);
             }
         }
-        let rep = (0..n)
-            .map(|r| {
-                (0..n)
-                    .find(|&q| reach[r] >> q & 1 == 1 && reach[q] >> r & 1 == 1)
-                    .unwrap_or(r)
-            })
-            .collect();
+        // A room's component: the rooms it reaches that reach it back.
+        let mut back = [0u64; MAX_ROOMS];
+        for (q, &bits) in reach.iter().enumerate().take(n) {
+            let mut rest = bits;
+            while rest != 0 {
+                let r = rest.trailing_zeros() as usize;
+                back[r] |= 1 << q;
+                rest &= rest - 1;
+            }
+        }
+        let mut rep = [0u8; MAX_ROOMS];
+        for r in 0..n {
+            rep[r] = (reach[r] & back[r]).trailing_zeros() as u8;
+        }
         View { reach, rep }
     }
 }
@@ -207,20 +215,25 @@ impl Analysis {
 /// in the analysis, not refused here.
 pub fn analyse(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
     let rules = Rules::new(level);
-    let mut views: FxHashMap<u64, View> = FxHashMap::default();
-    let mut view_of = |config: u64| -> View {
-        views
-            .entry(config)
-            .or_insert_with(|| rules.view(config, &[]))
-            .clone()
+    // One reachability view per configuration met, computed once.
+    let mut views: Vec<View> = Vec::new();
+    let mut view_ids: FxHashMap<u64, usize> = FxHashMap::default();
+    let mut view_of = |config: u64, views: &mut Vec<View>| -> usize {
+        *view_ids.entry(config).or_insert_with(|| {
+            views.push(rules.view(config, &[]));
+            views.len() - 1
+        })
     };
-    let start_view = view_of(0);
-    let mut states: Vec<(u64, usize)> = vec![(0, start_view.rep[rules.start])];
+    let start_view = view_of(0, &mut views);
+    let mut states: Vec<(u64, usize)> = vec![(0, usize::from(views[start_view].rep[rules.start]))];
     let mut index: FxHashMap<(u64, usize), u32> = FxHashMap::default();
     index.insert(states[0], 0);
-    // Successors: (state, action or None for a walk).
-    let mut succ: Vec<Vec<(u32, Option<Action>)>> = Vec::new();
+    // Successors of state s: succ[first[s]..first[s + 1]], each (state,
+    // action or None for a walk).
+    let mut succ: Vec<(u32, Option<Action>)> = Vec::new();
+    let mut first: Vec<usize> = vec![0];
     let mut sees_exit: Vec<bool> = Vec::new();
+    let keys = rules.elements.iter().filter(|e| e.is_key).count();
     let mut head = 0;
     while head < states.len() {
         if head as u64 >= budget.max_nodes {
@@ -233,10 +246,10 @@ pub fn analyse(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
             return Err(Rejection::Timeout);
         }
         let (config, room) = states[head];
-        let view = view_of(config);
-        let reach = view.reach[room];
+        let view = view_of(config, &mut views);
+        let reach = views[view].reach[room];
         sees_exit.push(reach >> rules.exit & 1 == 1);
-        let mut out = Vec::new();
+        let out = &mut succ;
         let mut add = |state: (u64, usize), action: Option<Action>, out: &mut Vec<_>| {
             let id = *index.entry(state).or_insert_with(|| {
                 states.push(state);
@@ -245,11 +258,10 @@ pub fn analyse(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
             out.push((id, action));
         };
         for q in 0..rules.rooms {
-            if reach >> q & 1 == 1 && view.rep[q] == q && q != room {
-                add((config, q), None, &mut out);
+            if reach >> q & 1 == 1 && usize::from(views[view].rep[q]) == q && q != room {
+                add((config, q), None, out);
             }
         }
-        let keys = rules.elements.iter().filter(|e| e.is_key).count();
         for (i, e) in rules.elements.iter().enumerate() {
             if reach >> e.room & 1 == 0 {
                 continue;
@@ -264,15 +276,16 @@ pub fn analyse(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
             } else {
                 config ^ 1 << i
             };
-            let rep = view_of(next).rep[e.room];
+            let next_view = view_of(next, &mut views);
+            let rep = usize::from(views[next_view].rep[e.room]);
             let action = if e.is_key {
                 Action::Key(i)
             } else {
                 Action::Switch(i - keys)
             };
-            add((next, rep), Some(action), &mut out);
+            add((next, rep), Some(action), out);
         }
-        succ.push(out);
+        first.push(succ.len());
         head += 1;
     }
 
@@ -283,7 +296,7 @@ pub fn analyse(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
     let mut deque = VecDeque::from([0u32]);
     dist[0] = 0;
     while let Some(s) = deque.pop_front() {
-        for &(t, action) in &succ[s as usize] {
+        for &(t, action) in &succ[first[s as usize]..first[s as usize + 1]] {
             let cost = dist[s as usize] + u32::from(action.is_some());
             if cost < dist[t as usize] {
                 dist[t as usize] = cost;
@@ -324,16 +337,25 @@ pub fn analyse(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
     }
 
     // Dead ends: states that cannot reach a state seeing the exit.
-    let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for (s, out) in succ.iter().enumerate() {
-        for &(t, _) in out {
-            preds[t as usize].push(s as u32);
+    let mut pred_first = vec![0usize; n + 1];
+    for &(t, _) in &succ {
+        pred_first[t as usize + 1] += 1;
+    }
+    for i in 0..n {
+        pred_first[i + 1] += pred_first[i];
+    }
+    let mut fill = pred_first.clone();
+    let mut preds = vec![0u32; succ.len()];
+    for s in 0..n {
+        for &(t, _) in &succ[first[s]..first[s + 1]] {
+            preds[fill[t as usize]] = s as u32;
+            fill[t as usize] += 1;
         }
     }
     let mut alive = sees_exit.clone();
     let mut stack: Vec<usize> = (0..n).filter(|&s| alive[s]).collect();
     while let Some(t) = stack.pop() {
-        for &p in &preds[t] {
+        for &p in &preds[pred_first[t]..pred_first[t + 1]] {
             if !alive[p as usize] {
                 alive[p as usize] = true;
                 stack.push(p as usize);
