@@ -10,8 +10,11 @@ use std::time::Instant;
 
 use pregen_games::{Budget, GameKind};
 
-/// Seed 004 Table I: grid, rooms (mean), complexity (mean), seconds (mean, median).
-const SEED_TABLE: [((u16, u16), f64, f64, f64, f64); 7] = [
+/// A row of seed 004 Table I: grid, rooms (mean), complexity (mean), seconds
+/// per map (mean, median).
+type SeedRow = ((u16, u16), f64, f64, f64, f64);
+
+const SEED_TABLE: [SeedRow; 7] = [
     ((7, 7), 4.0, 2.2, 0.001, 0.001),
     ((7, 12), 6.0, 3.1, 0.002, 0.002),
     ((12, 12), 9.0, 4.7, 0.015, 0.009),

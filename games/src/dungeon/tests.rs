@@ -248,3 +248,50 @@ fn malformed_text_is_refused_with_a_position() {
         assert!(err.to_string().contains(what), "{err} (wanted {what})");
     }
 }
+
+/// Golden seeds: (params, seed) -> level hash. A change here changes every
+/// dungeon pack: bump `GENERATOR_VERSION` with it.
+#[test]
+fn golden_level_hashes() {
+    let mut got = Vec::new();
+    for (w, h) in [(12, 12), (22, 22)] {
+        let params = DungeonParams {
+            width: w,
+            height: h,
+            ..DungeonParams::default()
+        };
+        for seed in 0..10u64 {
+            if let Ok(c) = run_game::<Dungeon>(&params, seed, &budget()).result {
+                got.push(format!(
+                    "{w}x{h} {seed} {} {}",
+                    c.moves,
+                    &c.level_hash[..16]
+                ));
+            }
+        }
+    }
+    assert_eq!(got, GOLDEN, "golden dungeon levels changed");
+}
+
+const GOLDEN: &[&str] = &[
+    "12x12 0 12 31c5f0b547706106",
+    "12x12 1 11 f81c2cd665e2a1e3",
+    "12x12 2 9 739ae8203a527396",
+    "12x12 3 11 034fa7e08a8b5eb9",
+    "12x12 4 6 36a36d55f8e425cf",
+    "12x12 5 7 e77bafd05f840bd7",
+    "12x12 6 2 dfe167db1c59ddd4",
+    "12x12 7 9 f4e21c9a5ac5c2ed",
+    "12x12 8 9 09bf19b684a3bd94",
+    "12x12 9 8 339d905dc4fd1fbe",
+    "22x22 0 9 e3d544619417cd56",
+    "22x22 1 13 d281a74243b568d2",
+    "22x22 2 12 0d4b6dd6debca7aa",
+    "22x22 3 13 c19eea5022f2cf15",
+    "22x22 4 7 75cf8f7c69d27b02",
+    "22x22 5 6 9dc2e4073e168ef6",
+    "22x22 6 9 8cf66a54f36a215f",
+    "22x22 7 11 89413a8a3a7d0484",
+    "22x22 8 12 604776a1ed7b99a2",
+    "22x22 9 14 30862230ca75f973",
+];
