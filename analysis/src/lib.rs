@@ -126,6 +126,101 @@ fn f64_column(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<f64>, 
     }
 }
 
+/// The levels' Parquet files of a pack, with their tier, in tier order.
+fn level_parts(dir: &Path) -> Result<Vec<(u32, PathBuf)>, AnalysisError> {
+    let read_dir = |path: &Path| {
+        std::fs::read_dir(path).map_err(|e| AnalysisError::Read {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })
+    };
+    let mut tier_dirs: Vec<(u32, PathBuf)> = read_dir(&dir.join("levels"))?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let tier = e
+                .file_name()
+                .to_str()?
+                .strip_prefix("tier=")?
+                .parse()
+                .ok()?;
+            Some((tier, e.path()))
+        })
+        .collect();
+    tier_dirs.sort();
+    let mut all = Vec::new();
+    for (tier, tier_dir) in tier_dirs {
+        let mut parts: Vec<PathBuf> = read_dir(&tier_dir)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+            .collect();
+        parts.sort();
+        all.extend(parts.into_iter().map(|p| (tier, p)));
+    }
+    Ok(all)
+}
+
+/// What [`verify`] found.
+#[derive(Debug, Default)]
+pub struct Verified {
+    /// Levels read.
+    pub levels: u64,
+    /// Levels that failed: (level id, what is wrong).
+    pub failures: Vec<(String, String)>,
+}
+
+/// Replays every level of the pack in `dir` under its game's rules (read from
+/// the Parquet files, independently of the run that wrote them) and checks
+/// that each level's hash is the SHA-256 of its JSON form.
+pub fn verify(dir: &Path) -> Result<Verified, AnalysisError> {
+    use sha2::{Digest, Sha256};
+    if !dir.join("_SUCCESS").exists() {
+        return Err(AnalysisError::NotAPack(dir.to_path_buf()));
+    }
+    let mut verified = Verified::default();
+    for (_, part) in level_parts(dir)? {
+        for batch in read_batches(&part)? {
+            let column = |name: &str| {
+                batch
+                    .column_by_name(name)
+                    .and_then(|c| c.as_string_opt::<i32>().cloned())
+                    .ok_or_else(|| AnalysisError::Read {
+                        path: part.clone(),
+                        message: format!("no text column `{name}`"),
+                    })
+            };
+            let (game, id, json, solution, hash) = (
+                column("game")?,
+                column("level_id")?,
+                column("level_json")?,
+                column("solution")?,
+                column("level_hash")?,
+            );
+            for i in 0..batch.num_rows() {
+                verified.levels += 1;
+                let digest: String = Sha256::digest(json.value(i).as_bytes())
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
+                let outcome = pregen_games::GameKind::from_name(game.value(i))
+                    .map_err(|e| e.to_string())
+                    .and_then(|g| {
+                        g.replay_json(json.value(i), solution.value(i))
+                            .map_err(|e| e.to_string())
+                    })
+                    .and_then(|()| {
+                        (digest == hash.value(i))
+                            .then_some(())
+                            .ok_or_else(|| "level_hash is not the SHA-256 of level_json".into())
+                    });
+                if let Err(e) = outcome {
+                    verified.failures.push((id.value(i).to_string(), e));
+                }
+            }
+        }
+    }
+    Ok(verified)
+}
+
 /// Reads the pack in `dir` (the folder holding `_SUCCESS`).
 pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
     if !dir.join("_SUCCESS").exists() {
@@ -133,52 +228,22 @@ pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
     }
     let mut summary = Summary::default();
     let (mut difficulty, mut moves, mut generate, mut solve) = (vec![], vec![], vec![], vec![]);
-    let levels = dir.join("levels");
-    let mut tier_dirs: Vec<(u32, PathBuf)> = std::fs::read_dir(&levels)
-        .map_err(|e| AnalysisError::Read {
-            path: levels.clone(),
-            message: e.to_string(),
-        })?
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            Some((
-                e.file_name()
-                    .to_str()?
-                    .strip_prefix("tier=")?
-                    .parse()
-                    .ok()?,
-                e.path(),
-            ))
-        })
-        .collect();
-    tier_dirs.sort();
-    for (tier, tier_dir) in tier_dirs {
-        let mut parts: Vec<PathBuf> = std::fs::read_dir(&tier_dir)
-            .map_err(|e| AnalysisError::Read {
-                path: tier_dir.clone(),
-                message: e.to_string(),
-            })?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
-            .collect();
-        parts.sort();
-        for part in parts {
-            for batch in read_batches(&part)? {
-                *summary.tiers.entry(tier).or_default() += batch.num_rows() as u64;
-                *summary.statuses.entry("accepted".into()).or_default() += batch.num_rows() as u64;
-                let d = f64_column(&batch, "difficulty", &part)?;
-                if let (Some(lo), Some(hi)) = (
-                    d.iter().copied().reduce(f64::min),
-                    d.iter().copied().reduce(f64::max),
-                ) {
-                    let range = summary.tier_ranges.entry(tier).or_insert((lo, hi));
-                    *range = (range.0.min(lo), range.1.max(hi));
-                }
-                difficulty.extend(d);
-                moves.extend(f64_column(&batch, "moves", &part)?);
-                generate.extend(f64_column(&batch, "generate_ms", &part)?);
-                solve.extend(f64_column(&batch, "solve_ms", &part)?);
+    for (tier, part) in level_parts(dir)? {
+        for batch in read_batches(&part)? {
+            *summary.tiers.entry(tier).or_default() += batch.num_rows() as u64;
+            *summary.statuses.entry("accepted".into()).or_default() += batch.num_rows() as u64;
+            let d = f64_column(&batch, "difficulty", &part)?;
+            if let (Some(lo), Some(hi)) = (
+                d.iter().copied().reduce(f64::min),
+                d.iter().copied().reduce(f64::max),
+            ) {
+                let range = summary.tier_ranges.entry(tier).or_insert((lo, hi));
+                *range = (range.0.min(lo), range.1.max(hi));
             }
+            difficulty.extend(d);
+            moves.extend(f64_column(&batch, "moves", &part)?);
+            generate.extend(f64_column(&batch, "generate_ms", &part)?);
+            solve.extend(f64_column(&batch, "solve_ms", &part)?);
         }
     }
     let rejects = dir.join("rejects/rejects.parquet");

@@ -89,6 +89,12 @@ enum AnalysisCommand {
         /// The pack's folder (`<out>/<pack>`).
         pack: PathBuf,
     },
+    /// Replay every level under its game's rules and check its hash; exits
+    /// non-zero if any level fails.
+    Verify {
+        /// The pack's folder (`<out>/<pack>`).
+        pack: PathBuf,
+    },
 }
 
 /// The job: a TOML file, any field of which a flag overrides.
@@ -350,6 +356,25 @@ async fn real_main() -> Result<()> {
         } => {
             let summary = pregen_analysis::summarize(&pack)?;
             print!("{summary}");
+        }
+        Command::Analysis {
+            command: AnalysisCommand::Verify { pack },
+        } => {
+            let verified = pregen_analysis::verify(&pack)?;
+            for (id, why) in &verified.failures {
+                eprintln!("{id}: {why}");
+            }
+            if !verified.failures.is_empty() {
+                anyhow::bail!(
+                    "{} of {} levels failed",
+                    verified.failures.len(),
+                    verified.levels
+                );
+            }
+            println!(
+                "{} levels replayed to a win under the rules; hashes match",
+                verified.levels
+            );
         }
         Command::ExampleJob => print!("{}", include_str!("../../examples/demo.toml")),
     }

@@ -122,4 +122,20 @@ fn a_dungeon_pack_replays_and_proves_no_dead_ends() {
     let tier = std::fs::read_to_string(dir.path().join("out/e2e/release/tier-01.txt"))
         .expect("release file");
     assert!(tier.contains("start ") && tier.contains('#'), "{tier}");
+    // The command a release pipeline runs agrees.
+    let out = crate::common::pregen()
+        .args(["analysis", "verify"])
+        .arg(dir.path().join("out/e2e"))
+        .output()
+        .expect("run pregen");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("200 levels replayed"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
