@@ -27,6 +27,7 @@ LEVELS = {
     "worker": pa.string(),
     "attempt": pa.uint32(),
     "metrics": pa.map_(pa.string(), pa.float64()),
+    "stratum": pa.uint32(),
     "tier": pa.int32(),
 }
 CAMPAIGNS = {"campaign": pa.uint64(), "position": pa.uint32(), "seed": pa.uint64(), "tier": pa.uint32(), "difficulty": pa.float64()}

@@ -23,8 +23,13 @@ pub struct Job {
     /// The first seed tried.
     #[serde(default)]
     pub first_seed: u64,
-    /// Accepted levels wanted.
+    /// Accepted levels wanted (with `strata`: their sum, which may be left out).
+    #[serde(default)]
     pub count: u64,
+    /// Parameter sets written into one pack, each with its own count and its
+    /// own seeds; none means one set: `params` and `count`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub strata: Vec<Stratum>,
     /// Seeds per lease.
     #[serde(default = "default_seeds_per_lease")]
     pub seeds_per_lease: u64,
@@ -37,6 +42,37 @@ pub struct Job {
     /// How campaigns are drawn.
     #[serde(default)]
     pub campaigns: CampaignScheme,
+}
+
+/// One parameter set of a job with strata.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stratum {
+    /// A name for reports (default: its number).
+    #[serde(default)]
+    pub name: String,
+    /// Params over the job's `[params]`: a field given here wins.
+    #[serde(default = "empty_table")]
+    pub params: toml::Table,
+    /// Accepted levels wanted from this stratum.
+    pub count: u64,
+}
+
+/// Seeds reserved for each stratum: stratum i tries seeds
+/// `first_seed + i * STRATUM_SEEDS` onwards, so strata never share a seed.
+pub const STRATUM_SEEDS: u64 = 1 << 40;
+
+/// A stratum as the scheduler and workers see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StratumPlan {
+    /// Its name.
+    pub name: String,
+    /// The merged params.
+    pub params: serde_json::Value,
+    /// Its first seed.
+    pub first_seed: u64,
+    /// Accepted levels wanted.
+    pub count: u64,
 }
 
 fn empty_table() -> toml::Table {
@@ -118,9 +154,53 @@ impl Job {
 
     /// Parses and validates job TOML.
     pub fn parse(text: &str) -> Result<Job, CoordinatorError> {
-        let job: Job = toml::from_str(text).map_err(|e| CoordinatorError::Job(e.to_string()))?;
+        let mut job: Job =
+            toml::from_str(text).map_err(|e| CoordinatorError::Job(e.to_string()))?;
+        job.fill_count();
         job.validate()?;
         Ok(job)
+    }
+
+    /// With strata and no `count`, the count is their sum.
+    pub fn fill_count(&mut self) {
+        if self.count == 0 && !self.strata.is_empty() {
+            self.count = self.strata.iter().map(|s| s.count).sum();
+        }
+    }
+
+    /// The strata to run: the job's own params and count when it has none.
+    pub fn plan(&self) -> Vec<StratumPlan> {
+        if self.strata.is_empty() {
+            return vec![StratumPlan {
+                name: String::new(),
+                params: self.params_json(),
+                first_seed: self.first_seed,
+                count: self.count,
+            }];
+        }
+        self.strata
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let mut params = self.params.clone();
+                params.extend(s.params.clone());
+                StratumPlan {
+                    name: if s.name.is_empty() {
+                        i.to_string()
+                    } else {
+                        s.name.clone()
+                    },
+                    params: serde_json::to_value(&params).unwrap_or(serde_json::Value::Null),
+                    first_seed: self.first_seed + i as u64 * STRATUM_SEEDS,
+                    count: s.count,
+                }
+            })
+            .collect()
+    }
+
+    /// The stratum holding `seed` (0 without strata).
+    pub fn stratum_of(&self, seed: u64) -> usize {
+        (seed.saturating_sub(self.first_seed) / STRATUM_SEEDS) as usize
     }
 
     /// Checks every field; the error names the field and the allowed values.
@@ -149,6 +229,48 @@ impl Job {
         };
         if let Err(e) = game.validate_params(&self.params_json()) {
             return bad("params", e.to_string());
+        }
+        if self.strata.len() > 1_000 {
+            return bad(
+                "strata",
+                format!("{} strata; at most 1000", self.strata.len()),
+            );
+        }
+        for (i, plan) in self
+            .plan()
+            .iter()
+            .enumerate()
+            .filter(|_| !self.strata.is_empty())
+        {
+            if let Err(e) = game.validate_params(&plan.params) {
+                return bad(&format!("strata[{i}].params"), e.to_string());
+            }
+            if !(1..=100_000_000).contains(&plan.count) {
+                return bad(
+                    &format!("strata[{i}].count"),
+                    format!("{} must be 1..=100000000", plan.count),
+                );
+            }
+        }
+        let sum: u64 = self.strata.iter().map(|s| s.count).sum();
+        if !self.strata.is_empty() && self.count != sum {
+            return bad(
+                "count",
+                format!(
+                    "{} is not the sum of the strata counts ({sum}); leave it out",
+                    self.count
+                ),
+            );
+        }
+        if self
+            .first_seed
+            .checked_add(self.strata.len() as u64 * STRATUM_SEEDS)
+            .is_none()
+        {
+            return bad(
+                "first_seed",
+                format!("{} leaves no room for the strata's seeds", self.first_seed),
+            );
         }
         if self.count == 0 || self.count > 100_000_000 {
             return bad("count", format!("{} must be 1..=100000000", self.count));
@@ -262,6 +384,52 @@ mod tests {
         assert_eq!(job.seeds_per_lease, 512);
         assert_eq!(job.tiers, TierScheme::Equal { count: 10 });
         assert_eq!(job.campaign_count(), 10);
+    }
+
+    #[test]
+    fn strata_merge_params_sum_counts_and_keep_seeds_apart() {
+        let job = Job::parse(
+            "pack = \"d\"\ngame = \"tilt\"\nfirst_seed = 7\n[params]\npairs = 2\nwidth = 5\n\
+             [[strata]]\ncount = 30\nparams = { pairs = 3 }\n\
+             [[strata]]\nname = \"wide\"\ncount = 20\nparams = { width = 6 }\n",
+        )
+        .expect("valid");
+        assert_eq!(job.count, 50);
+        let plan = job.plan();
+        assert_eq!(plan.len(), 2);
+        assert_eq!(
+            (plan[0].name.as_str(), plan[0].first_seed, plan[0].count),
+            ("0", 7, 30)
+        );
+        assert_eq!(plan[0].params["pairs"], 3);
+        assert_eq!(plan[0].params["width"], 5);
+        assert_eq!(
+            (plan[1].name.as_str(), plan[1].first_seed),
+            ("wide", 7 + STRATUM_SEEDS)
+        );
+        assert_eq!(plan[1].params["pairs"], 2);
+        assert_eq!(plan[1].params["width"], 6);
+        assert_eq!(job.stratum_of(7 + STRATUM_SEEDS + 5), 1);
+        // Without strata: one stratum, the job's own params and count.
+        let plain = Job::parse("pack = \"d\"\ngame = \"tilt\"\ncount = 9\n").expect("valid");
+        assert_eq!(plain.plan().len(), 1);
+        assert_eq!(plain.plan()[0].count, 9);
+    }
+
+    #[test]
+    fn bad_strata_are_named() {
+        let base = "pack = \"d\"\ngame = \"tilt\"\n";
+        check_err(
+            &format!(
+                "{base}[[strata]]\ncount = 5\n[[strata]]\ncount = 5\nparams = {{ pairs = 40 }}\n"
+            ),
+            "strata[1].params",
+        );
+        check_err(&format!("{base}[[strata]]\ncount = 0\n"), "strata[0].count");
+        check_err(
+            &format!("{base}count = 3\n[[strata]]\ncount = 5\n"),
+            "sum of the strata",
+        );
     }
 
     #[test]

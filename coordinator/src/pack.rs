@@ -181,7 +181,7 @@ pub fn write_pack(
     for (tier, levels) in &by_tier {
         outputs.push((
             format!("levels/tier={tier:02}/part-0.parquet"),
-            parquet_bytes(levels_batch(&job.game, levels)?, Some(&[3, 1]))?,
+            parquet_bytes(levels_batch(job, levels)?, Some(&[3, 1]))?,
         ));
     }
     let campaigns = draw_campaigns(
@@ -224,6 +224,12 @@ pub fn write_pack(
             "generator": pregen_games::GENERATOR_VERSION,
             "protocol": pregen_proto::PROTOCOL_VERSION,
         },
+        "strata": job.plan().iter().map(|p| serde_json::json!({
+            "name": p.name,
+            "first_seed": p.first_seed,
+            "count": p.count,
+            "params": p.params,
+        })).collect::<Vec<_>>(),
         "seeds": {
             "first": job.first_seed,
             "last": records.last().map(|r| r.seed),
@@ -360,7 +366,8 @@ fn strings<'a>(it: impl Iterator<Item = &'a str>) -> ArrayRef {
 
 /// The levels table of one tier (the tier itself is the Hive folder name).
 /// Columns, in order: see the README's schema section.
-fn levels_batch(game: &str, levels: &[&TieredLevel<'_>]) -> Result<RecordBatch, CoordinatorError> {
+fn levels_batch(job: &Job, levels: &[&TieredLevel<'_>]) -> Result<RecordBatch, CoordinatorError> {
+    let game = job.game.as_str();
     let mut metrics = MapBuilder::new(None, StringBuilder::new(), Float64Builder::new());
     for l in levels {
         for (k, v) in &l.level.metrics {
@@ -450,6 +457,12 @@ fn levels_batch(game: &str, levels: &[&TieredLevel<'_>]) -> Result<RecordBatch, 
             )),
         ),
         ("metrics", Arc::new(metrics.finish())),
+        (
+            "stratum",
+            Arc::new(UInt32Array::from_iter_values(
+                levels.iter().map(|l| job.stratum_of(l.record.seed) as u32),
+            )),
+        ),
     ])
 }
 

@@ -1,11 +1,12 @@
 //! Leases and results: the coordinator's core, free of any network code.
 //!
-//! The pack is the first `count` accepted seeds in seed order from
-//! `first_seed`. Seeds are handed out in ranges ([`Lease`]s) in any order to any
-//! number of workers; a lease that expires, is returned, or whose session breaks
-//! has its missing seeds re-queued. Results are idempotent by seed and must fall
-//! inside a lease their session holds. The pack is complete when the contiguous
-//! prefix of recorded seeds holds `count` accepted ones.
+//! The pack is, for each stratum (one when the job has none), the first `count`
+//! accepted seeds in seed order from the stratum's first seed. Seeds are handed
+//! out in ranges ([`Lease`]s) in any order to any number of workers; a lease
+//! that expires, is returned, or whose session breaks has its missing seeds
+//! re-queued. Results are idempotent by seed and must fall inside a lease their
+//! session holds. A stratum is complete when the contiguous prefix of its
+//! recorded seeds holds `count` accepted ones; the pack, when every stratum is.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::{Duration, Instant};
@@ -22,6 +23,8 @@ pub struct Lease {
     pub id: u64,
     /// Holder.
     pub session: SessionId,
+    /// The stratum the seeds belong to.
+    pub stratum: u32,
     /// First seed.
     pub first_seed: u64,
     /// Seeds in the range.
@@ -97,29 +100,42 @@ pub struct Progress {
 /// Scheduler settings from the job.
 #[derive(Debug, Clone)]
 pub struct SchedulerConfig {
-    /// First seed of the pack.
-    pub first_seed: u64,
-    /// Accepted levels wanted.
-    pub count: u64,
+    /// Per stratum: (first seed, accepted levels wanted), strata in seed order
+    /// and far enough apart never to meet.
+    pub strata: Vec<(u64, u64)>,
     /// Seeds per lease.
     pub seeds_per_lease: u64,
     /// A lease not heard of for this long is re-issued.
     pub lease_ttl: Duration,
 }
 
+/// Where one stratum stands.
+#[derive(Debug, Clone)]
+struct Stratum {
+    first_seed: u64,
+    count: u64,
+    /// Every seed of the stratum below this is recorded.
+    prefix_end: u64,
+    prefix_accepted: u64,
+    accepted_total: u64,
+    /// Next seed of the stratum never leased.
+    frontier: u64,
+}
+
+impl Stratum {
+    fn is_complete(&self) -> bool {
+        self.prefix_accepted >= self.count
+    }
+}
+
 /// Leases out, results in.
 #[derive(Debug)]
 pub struct Scheduler {
     config: SchedulerConfig,
+    strata: Vec<Stratum>,
     records: BTreeMap<u64, SeedRecord>,
-    /// Every seed below this is recorded.
-    prefix_end: u64,
-    prefix_accepted: u64,
-    accepted_total: u64,
-    /// Next seed never leased.
-    frontier: u64,
-    /// Ranges to re-issue: (first seed, count, attempt).
-    requeue: VecDeque<(u64, u64, u32)>,
+    /// Ranges to re-issue: (stratum, first seed, count, attempt).
+    requeue: VecDeque<(u32, u64, u64, u32)>,
     leases: HashMap<u64, Lease>,
     /// Leases no longer out, kept so late results of their holder are still taken.
     past_leases: HashMap<u64, Lease>,
@@ -131,13 +147,22 @@ pub struct Scheduler {
 impl Scheduler {
     /// A scheduler resuming from records already committed (empty for a new job).
     pub fn new(config: SchedulerConfig, committed: Vec<SeedRecord>) -> Self {
+        let strata = config
+            .strata
+            .iter()
+            .map(|&(first_seed, count)| Stratum {
+                first_seed,
+                count,
+                prefix_end: first_seed,
+                prefix_accepted: 0,
+                accepted_total: 0,
+                frontier: first_seed,
+            })
+            .collect();
         let mut s = Scheduler {
-            frontier: config.first_seed,
-            prefix_end: config.first_seed,
             config,
+            strata,
             records: BTreeMap::new(),
-            prefix_accepted: 0,
-            accepted_total: 0,
             requeue: VecDeque::new(),
             leases: HashMap::new(),
             past_leases: HashMap::new(),
@@ -149,9 +174,14 @@ impl Scheduler {
             s.insert(r);
         }
         s.unflushed.clear();
-        // Holes below the highest committed seed are re-queued, a lease at a time.
-        if let Some((&last, _)) = s.records.last_key_value() {
-            let mut seed = s.prefix_end;
+        // Holes below a stratum's highest committed seed are re-queued, a lease at a time.
+        for i in 0..s.strata.len() {
+            let st = &s.strata[i];
+            let end = s.strata.get(i + 1).map_or(u64::MAX, |n| n.first_seed);
+            let Some((&last, _)) = s.records.range(st.first_seed..end).next_back() else {
+                continue;
+            };
+            let mut seed = st.prefix_end;
             while seed <= last {
                 if s.records.contains_key(&seed) {
                     seed += 1;
@@ -164,12 +194,18 @@ impl Scheduler {
                 {
                     len += 1;
                 }
-                s.requeue.push_back((seed, len, 2));
+                s.requeue.push_back((i as u32, seed, len, 2));
                 seed += len;
             }
-            s.frontier = last + 1;
+            s.strata[i].frontier = last + 1;
         }
         s
+    }
+
+    /// The stratum holding `seed`, if any.
+    fn stratum_of(&self, seed: u64) -> Option<usize> {
+        let i = self.strata.partition_point(|st| st.first_seed <= seed);
+        i.checked_sub(1)
     }
 
     /// Hands a range to `session`.
@@ -177,18 +213,24 @@ impl Scheduler {
         if self.is_complete() {
             return Grant::Finished;
         }
-        let (first_seed, seed_count, attempt) = if let Some(r) = self.requeue.pop_front() {
+        let (stratum, first_seed, seed_count, attempt) = if let Some(r) = self.requeue.pop_front() {
             r
-        } else if self.accepted_total < self.config.count {
-            let first = self.frontier;
-            self.frontier += self.config.seeds_per_lease;
-            (first, self.config.seeds_per_lease, 1)
+        } else if let Some(i) = self
+            .strata
+            .iter()
+            .position(|st| st.accepted_total < st.count)
+        {
+            let st = &mut self.strata[i];
+            let first = st.frontier;
+            st.frontier += self.config.seeds_per_lease;
+            (i as u32, first, self.config.seeds_per_lease, 1)
         } else {
             return Grant::Wait;
         };
         let lease = Lease {
             id: self.next_lease,
             session,
+            stratum,
             first_seed,
             seed_count,
             attempt,
@@ -235,7 +277,10 @@ impl Scheduler {
     }
 
     fn insert(&mut self, record: SeedRecord) {
-        if record.seed < self.config.first_seed || self.records.contains_key(&record.seed) {
+        let Some(i) = self.stratum_of(record.seed) else {
+            return;
+        };
+        if self.records.contains_key(&record.seed) {
             return;
         }
         self.progress.seeds += 1;
@@ -245,7 +290,7 @@ impl Scheduler {
             .entry(record.worker.clone())
             .or_default() += 1;
         if record.status == Status::Accepted {
-            self.accepted_total += 1;
+            self.strata[i].accepted_total += 1;
         } else {
             let head = record.reason.split(':').next().unwrap_or("").trim();
             let key = if head.is_empty() {
@@ -257,11 +302,12 @@ impl Scheduler {
         }
         self.unflushed.push(record.clone());
         self.records.insert(record.seed, record);
-        while self.prefix_accepted < self.config.count {
-            match self.records.get(&self.prefix_end) {
+        let st = &mut self.strata[i];
+        while st.prefix_accepted < st.count {
+            match self.records.get(&st.prefix_end) {
                 Some(r) => {
-                    self.prefix_accepted += u64::from(r.status == Status::Accepted);
-                    self.prefix_end += 1;
+                    st.prefix_accepted += u64::from(r.status == Status::Accepted);
+                    st.prefix_end += 1;
                 }
                 None => break,
             }
@@ -334,18 +380,18 @@ impl Scheduler {
             while seed < end && !self.records.contains_key(&seed) {
                 seed += 1;
             }
-            if self.is_complete() {
+            if self.strata[lease.stratum as usize].is_complete() {
                 continue;
             }
             self.requeue
-                .push_back((start, seed - start, lease.attempt + 1));
+                .push_back((lease.stratum, start, seed - start, lease.attempt + 1));
         }
         self.past_leases.insert(lease.id, lease);
     }
 
     /// Whether the pack's seeds are all recorded.
     pub fn is_complete(&self) -> bool {
-        self.prefix_accepted >= self.config.count
+        self.strata.iter().all(Stratum::is_complete)
     }
 
     /// Records not yet handed to the commit log.
@@ -353,12 +399,14 @@ impl Scheduler {
         std::mem::take(&mut self.unflushed)
     }
 
-    /// The pack's records in seed order: every seed of the complete prefix, up to
-    /// and including the `count`-th accepted one. `None` until complete.
+    /// The pack's records in seed order: for each stratum, every seed of the
+    /// complete prefix, up to and including the `count`-th accepted one. `None`
+    /// until complete.
     pub fn pack_records(&self) -> Option<Vec<SeedRecord>> {
         self.is_complete().then(|| {
-            self.records
-                .range(self.config.first_seed..self.prefix_end)
+            self.strata
+                .iter()
+                .flat_map(|st| self.records.range(st.first_seed..st.prefix_end))
                 .map(|(_, r)| r.clone())
                 .collect()
         })
@@ -367,8 +415,12 @@ impl Scheduler {
     /// Counters for progress reports.
     pub fn progress(&self) -> Progress {
         let mut p = self.progress.clone();
-        p.accepted = self.accepted_total;
-        p.committed = self.prefix_accepted.min(self.config.count);
+        p.accepted = self.strata.iter().map(|st| st.accepted_total).sum();
+        p.committed = self
+            .strata
+            .iter()
+            .map(|st| st.prefix_accepted.min(st.count))
+            .sum();
         p.leases_out = self.leases.len();
         p
     }
@@ -385,8 +437,7 @@ mod tests {
 
     fn config(count: u64, per_lease: u64) -> SchedulerConfig {
         SchedulerConfig {
-            first_seed: 100,
-            count,
+            strata: vec![(100, count)],
             seeds_per_lease: per_lease,
             lease_ttl: Duration::from_secs(10),
         }
@@ -545,5 +596,46 @@ mod tests {
             pack.iter().map(|r| r.seed).collect::<Vec<_>>(),
             vec![100, 101, 102]
         );
+    }
+
+    #[test]
+    fn strata_fill_in_order_and_the_pack_holds_each_prefix() {
+        let now = Instant::now();
+        let mut s = Scheduler::new(
+            SchedulerConfig {
+                strata: vec![(0, 2), (1 << 40, 3)],
+                seeds_per_lease: 4,
+                lease_ttl: Duration::from_secs(10),
+            },
+            Vec::new(),
+        );
+        let mut leases = Vec::new();
+        while let Grant::Lease(l) = s.grant(1, now) {
+            leases.push(l.clone());
+            for seed in l.first_seed..l.first_seed + l.seed_count {
+                s.record(1, l.id, result(seed)).expect("recorded");
+            }
+            s.lease_done(1, l.id);
+        }
+        assert!(s.is_complete());
+        // Stratum 0 first (seeds 0..), then stratum 1, each lease inside one stratum.
+        assert_eq!((leases[0].stratum, leases[0].first_seed), (0, 0));
+        assert!(
+            leases
+                .iter()
+                .all(|l| (l.stratum == 1) == (l.first_seed >= 1 << 40))
+        );
+        assert!(leases.iter().any(|l| l.stratum == 1));
+        let pack = s.pack_records().expect("complete");
+        let accepted: Vec<u64> = pack
+            .iter()
+            .filter(|r| r.status == Status::Accepted)
+            .map(|r| r.seed)
+            .collect();
+        // Multiples of 3: two from stratum 0, three from stratum 1 (2^40 + 2 is one).
+        let base = 1u64 << 40;
+        let firsts: Vec<u64> = (base..).filter(|v| v % 3 == 0).take(3).collect();
+        assert_eq!(accepted, [vec![0, 3], firsts].concat());
+        assert_eq!(s.progress().committed, 5);
     }
 }

@@ -89,8 +89,7 @@ pub async fn run_job(job: Job, options: RunOptions) -> Result<RunSummary, Coordi
     let (log, committed) = CommitLog::open(&dir.join("commit"), &job)?;
     let resumed_seeds = committed.len();
     let config = SchedulerConfig {
-        first_seed: job.first_seed,
-        count: job.count,
+        strata: job.plan().iter().map(|p| (p.first_seed, p.count)).collect(),
         seeds_per_lease: job.seeds_per_lease,
         lease_ttl: options.lease_ttl,
     };

@@ -40,7 +40,7 @@ impl Shared {
             spec: JobSpec {
                 job_id: job.id(),
                 game: job.game.clone(),
-                params_json: job.params_json().to_string(),
+                params_json: job.plan().iter().map(|p| p.params.to_string()).collect(),
                 max_nodes: job.budget.max_nodes,
                 watchdog_ms: job.budget.watchdog_ms,
             },
@@ -199,6 +199,7 @@ async fn drive(
                         first_seed: l.first_seed,
                         seed_count: l.seed_count,
                         attempt: l.attempt,
+                        stratum: l.stratum,
                     }),
                     Grant::Wait => Out::NoWork(NoWork {
                         retry_after_ms: 200,

@@ -106,3 +106,29 @@ fn worker_drains_on_sigterm_and_returns_its_lease() {
     assert!(wait(&mut next, LIMIT).success(), "worker failed");
     PackContent::read(&pack).assert_same(reference());
 }
+
+/// A job with strata: three worker processes give the pack one gives, each
+/// stratum holds its count, and its seeds stay in its own range.
+#[test]
+fn strata_pack_is_the_same_with_three_workers_as_with_one() {
+    let job = "pack = \"e2e\"\ngame = \"tilt\"\nseeds_per_lease = 16\n\
+               [params]\nwidth = 5\nheight = 5\nmin_moves = 3\n\
+               [budget]\nmax_nodes = 50000\nwatchdog_ms = 60000\n\
+               [[strata]]\ncount = 60\nparams = { pairs = 1 }\n\
+               [[strata]]\ncount = 90\nparams = { pairs = 2 }\n";
+    let one = tempfile::tempdir().expect("tempdir");
+    let reference = PackContent::read(&crate::common::run_pack(one.path(), job, 1));
+    let many = tempfile::tempdir().expect("tempdir");
+    let mut served = serve(many.path(), job, 15_000);
+    let mut workers: Vec<_> = (1..=3)
+        .map(|i| worker(&served.url, &format!("w{i}"), TOKEN))
+        .collect();
+    assert!(wait(&mut served.child, LIMIT).success(), "serve failed");
+    for w in &mut workers {
+        assert!(wait(w, LIMIT).success(), "worker failed");
+    }
+    PackContent::read(&many.path().join("out/e2e")).assert_same(&reference);
+    let second = 1u64 << 40;
+    let in_first = reference.levels.iter().filter(|r| r.seed < second).count();
+    assert_eq!((in_first, reference.levels.len()), (60, 150));
+}

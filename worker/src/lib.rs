@@ -216,7 +216,8 @@ impl Drop for CancelOnDrop {
 
 struct JobRun {
     game: GameKind,
-    params: Arc<serde_json::Value>,
+    /// Params per stratum.
+    strata: Vec<Arc<serde_json::Value>>,
     max_nodes: u64,
     watchdog: Duration,
 }
@@ -267,13 +268,17 @@ async fn run_session(
         .job
         .ok_or_else(|| SessionEnd::Job("Welcome carries no job".into()))?;
     let game = GameKind::from_name(&spec.game).map_err(|e| SessionEnd::Job(e.to_string()))?;
-    let params: serde_json::Value = serde_json::from_str(&spec.params_json)
-        .map_err(|e| SessionEnd::Job(format!("params are not JSON: {e}")))?;
-    game.validate_params(&params)
-        .map_err(|e| SessionEnd::Job(e.to_string()))?;
+    let mut strata = Vec::new();
+    for text in &spec.params_json {
+        let params: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| SessionEnd::Job(format!("params are not JSON: {e}")))?;
+        game.validate_params(&params)
+            .map_err(|e| SessionEnd::Job(e.to_string()))?;
+        strata.push(Arc::new(params));
+    }
     let job = Arc::new(JobRun {
         game,
-        params: Arc::new(params),
+        strata,
         max_nodes: spec.max_nodes,
         watchdog: Duration::from_millis(spec.watchdog_ms),
     });
@@ -349,6 +354,12 @@ async fn session_loop(
                 match kind {
                     In::Grant(grant) if draining => {
                         send(Out::LeaseReturn(LeaseReturn { lease_id: grant.lease_id })).await?;
+                    }
+                    In::Grant(grant) if grant.stratum as usize >= job.strata.len() => {
+                        return Err(SessionEnd::Job(format!(
+                            "lease {} names stratum {}; the job has {}",
+                            grant.lease_id, grant.stratum, job.strata.len()
+                        )));
                     }
                     In::Grant(grant) => {
                         in_flight += 1;
@@ -443,7 +454,7 @@ fn spawn_lease(
             if cancel.load(Ordering::Relaxed) {
                 return;
             }
-            let result = run_seed(&job, grant.lease_id, seed);
+            let result = run_seed(&job, grant.lease_id, grant.stratum, seed);
             // A closed channel means the session is gone; the lease is re-issued.
             let _ = events.blocking_send(Event::Result(Box::new(result)));
         });
@@ -470,8 +481,9 @@ pub fn run_seed_outcome(
     game.run(params, seed, &budget)
 }
 
-fn run_seed(job: &JobRun, lease_id: u64, seed: u64) -> SeedResult {
-    let outcome = run_seed_outcome(job.game, &job.params, seed, job.max_nodes, job.watchdog);
+fn run_seed(job: &JobRun, lease_id: u64, stratum: u32, seed: u64) -> SeedResult {
+    let params = &job.strata[stratum as usize];
+    let outcome = run_seed_outcome(job.game, params, seed, job.max_nodes, job.watchdog);
     let (status, reason, level) = match outcome.result {
         Ok(c) => (
             seed_result::Status::Accepted,
