@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
 
+use crate::cube::Cube;
 use crate::dungeon::Dungeon;
 use crate::rng::Rng;
 use crate::tilt::Tilt;
@@ -320,6 +321,8 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum GameKind {
+    /// A Mazing Monk: a monk on a turning cube.
+    Cube,
     /// Keys and switches on a map graph.
     Dungeon,
     /// Tilt-maze fruit pairing.
@@ -328,7 +331,7 @@ pub enum GameKind {
 
 impl GameKind {
     /// Every game, in name order.
-    pub const ALL: &'static [GameKind] = &[GameKind::Dungeon, GameKind::Tilt];
+    pub const ALL: &'static [GameKind] = &[GameKind::Cube, GameKind::Dungeon, GameKind::Tilt];
 
     /// Looks a game up by its job-file name.
     pub fn from_name(name: &str) -> Result<Self, GameError> {
@@ -349,6 +352,7 @@ impl GameKind {
     /// The job-file name.
     pub fn name(self) -> &'static str {
         match self {
+            GameKind::Cube => Cube::NAME,
             GameKind::Dungeon => Dungeon::NAME,
             GameKind::Tilt => Tilt::NAME,
         }
@@ -357,6 +361,7 @@ impl GameKind {
     /// Checks a params object for this game (unknown fields are refused).
     pub fn validate_params(self, params: &serde_json::Value) -> Result<(), GameError> {
         match self {
+            GameKind::Cube => parse_params::<Cube>(params).map(drop),
             GameKind::Dungeon => parse_params::<Dungeon>(params).map(drop),
             GameKind::Tilt => parse_params::<Tilt>(params).map(drop),
         }
@@ -366,6 +371,7 @@ impl GameKind {
     /// if they do not parse the outcome is an `error`.
     pub fn run(self, params: &serde_json::Value, seed: u64, budget: &Budget) -> Outcome {
         match self {
+            GameKind::Cube => run_parsed::<Cube>(params, seed, budget),
             GameKind::Dungeon => run_parsed::<Dungeon>(params, seed, budget),
             GameKind::Tilt => run_parsed::<Tilt>(params, seed, budget),
         }
@@ -374,6 +380,7 @@ impl GameKind {
     /// Replays a stored level (JSON form) with its solution.
     pub fn replay_json(self, level_json: &str, solution: &str) -> Result<(), GameError> {
         match self {
+            GameKind::Cube => replay_parsed::<Cube>(level_json, solution),
             GameKind::Dungeon => replay_parsed::<Dungeon>(level_json, solution),
             GameKind::Tilt => replay_parsed::<Tilt>(level_json, solution),
         }

@@ -14,6 +14,7 @@
 //!   what it returns.
 //! - [`rng::Rng`]: the portable seeded PRNG.
 
+pub mod cube;
 pub mod dungeon;
 pub mod rng;
 pub mod tilt;

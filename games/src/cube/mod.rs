@@ -1,0 +1,197 @@
+//! `cube`: A Mazing Monk (seed 000): a monk on the top of a 3x3x3 cube turns
+//! rows and columns to bring karma within reach, avoiding soldiers.
+//!
+//! - [`geometry`]: the cube as 54 stickers, turns as permutations.
+//! - [`level`]: the level, its net (text) and JSON forms.
+//! - [`generate`]: the seed's backward generator.
+//! - [`solve`]: the exact solver, fewest turns first.
+//! - [`replay`]: checks a solution under the rules.
+//!
+//! Rule decisions beyond GAMES.md section 3, fixed here:
+//! - Bottom's cells use Top's orientation (the seed's reversed y), so Bottom
+//!   (x, y) lies under Top (x, y);
+//! - karma reachable from the start is collected before the first turn;
+//! - the monk stands on a path cell; the exit must be walkable to be reached.
+
+pub mod generate;
+pub mod geometry;
+pub mod level;
+pub mod replay;
+pub mod solve;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::rng::Rng;
+use crate::{Budget, Game, GameError, Rejection, Solved};
+use geometry::Face;
+use level::{Cell, Level};
+
+/// Parameters of the cube generator (the job's `[params]` table).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CubeParams {
+    /// Overall difficulty 1..=10: karma = 17 - d, soldiers = d (seed 000).
+    pub difficulty: u32,
+    /// Karma to collect before the exit opens.
+    pub karma_goal: u32,
+    /// Random turns of each scramble.
+    pub scramble_turns: usize,
+    /// Share of backward moves that are turns (the rest move the monk).
+    pub turn_share: f64,
+    /// Chance that a cell the monk leaves gets karma.
+    pub karma_chance: f64,
+    /// Fewest turns an accepted level needs.
+    pub min_turns: u32,
+}
+
+impl Default for CubeParams {
+    fn default() -> Self {
+        Self {
+            difficulty: 5,
+            karma_goal: 7,
+            scramble_turns: 12,
+            turn_share: 0.5,
+            karma_chance: 0.5,
+            min_turns: 1,
+        }
+    }
+}
+
+/// The cube game.
+pub struct Cube;
+
+/// Face weights of the seed's karma distance.
+fn face_weight(face: Face) -> u32 {
+    match face {
+        Face::Top => 1,
+        Face::Left | Face::Front => 2,
+        Face::Bottom => 3,
+        Face::Right | Face::Back => 4,
+    }
+}
+
+/// The seed's relative rating factors: (karma distance, soldiers on face
+/// centres, visible soldiers, scarcity of paths); their sum is 0..=4.
+pub fn relative_rating(level: &Level) -> [f64; 4] {
+    let face = |i: usize| Face::ALL[i / 9];
+    let mut weights: Vec<u32> = (0..54)
+        .filter(|&i| level.cells[i] == Cell::Karma)
+        .map(|i| face_weight(face(i)))
+        .collect();
+    weights.sort_unstable();
+    let distance = f64::from(weights.iter().take(7).sum::<u32>()) / 28.0;
+    let soldiers: Vec<usize> = (0..54)
+        .filter(|&i| level.cells[i] == Cell::Soldier)
+        .collect();
+    let centres = soldiers.iter().filter(|&&i| i % 9 == 4).count() as f64 / 6.0;
+    let visible = soldiers
+        .iter()
+        .filter(|&&i| matches!(face(i), Face::Top | Face::Left | Face::Front))
+        .count() as f64
+        / soldiers.len().max(1) as f64;
+    let paths = level.cells.iter().filter(|c| c.walkable()).count() as f64;
+    [distance, centres, visible, 1.0 - paths / 54.0]
+}
+
+impl Game for Cube {
+    type Params = CubeParams;
+    type Level = Level;
+    const NAME: &'static str = "cube";
+
+    fn validate(p: &CubeParams) -> Result<(), String> {
+        if !(1..=10).contains(&p.difficulty) {
+            return Err(format!("difficulty must be 1..=10 (got {})", p.difficulty));
+        }
+        if !(1..=17 - p.difficulty).contains(&p.karma_goal) {
+            return Err(format!(
+                "karma_goal must be 1..={} at difficulty {} (got {})",
+                17 - p.difficulty,
+                p.difficulty,
+                p.karma_goal
+            ));
+        }
+        if !(1..=200).contains(&p.scramble_turns) {
+            return Err(format!(
+                "scramble_turns must be 1..=200 (got {})",
+                p.scramble_turns
+            ));
+        }
+        for (name, v) in [
+            ("turn_share", p.turn_share),
+            ("karma_chance", p.karma_chance),
+        ] {
+            if !(0.05..=0.95).contains(&v) {
+                return Err(format!("{name} must be 0.05..=0.95 (got {v})"));
+            }
+        }
+        Ok(())
+    }
+
+    fn generate(params: &CubeParams, rng: &mut Rng, _budget: &Budget) -> Result<Level, Rejection> {
+        generate::generate(params, rng)
+    }
+
+    fn solve(level: &Level, budget: &Budget) -> Result<Solved, Rejection> {
+        level
+            .check()
+            .map_err(|e| Rejection::Error(format!("malformed level: {e}")))?;
+        let a = solve::solve(level, budget)?;
+        let factors = relative_rating(level);
+        let mut metrics = BTreeMap::new();
+        metrics.insert("overall_difficulty".into(), f64::from(level.difficulty));
+        metrics.insert("relative_rating".into(), factors.iter().sum());
+        metrics.insert("karma_distance".into(), factors[0]);
+        metrics.insert("centre_soldiers".into(), factors[1]);
+        metrics.insert("visible_soldiers".into(), factors[2]);
+        metrics.insert("path_scarcity".into(), factors[3]);
+        metrics.insert("walks".into(), f64::from(a.walks()));
+        metrics.insert("states".into(), a.states as f64);
+        metrics.insert("karma".into(), f64::from(level.karma()));
+        Ok(Solved {
+            solution: a.notation(),
+            moves: a.steps.len() as u32,
+            optimal: true,
+            nodes: a.states as u64,
+            metrics,
+        })
+    }
+
+    fn accept(params: &CubeParams, _level: &Level, solved: &Solved) -> Result<(), Rejection> {
+        if solved.moves < params.min_turns {
+            return Err(Rejection::Rejected(format!(
+                "too easy: {} turns < min_turns {}",
+                solved.moves, params.min_turns
+            )));
+        }
+        Ok(())
+    }
+
+    /// Overall difficulty first, then the seed's relative rating (0..4), as
+    /// the seed sorts: `10 * d + rating`.
+    fn rate(level: &Level, solved: &Solved) -> f64 {
+        let rating = solved
+            .metrics
+            .get("relative_rating")
+            .copied()
+            .unwrap_or(0.0);
+        let raw = 10.0 * f64::from(level.difficulty) + rating;
+        (raw * 1e6).round() / 1e6
+    }
+
+    fn to_text(level: &Level) -> String {
+        level.to_text()
+    }
+
+    fn from_text(text: &str) -> Result<Level, GameError> {
+        Level::from_text(text)
+    }
+
+    fn replay(level: &Level, solution: &str) -> Result<(), GameError> {
+        replay::replay(level, solution)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,266 @@
+//! The exact solver: a breadth-first search over (cube, monk's region) with a
+//! transposition table, fewest turns first.
+//!
+//! After every walk the monk has collected all karma it can reach, so a state
+//! is the cube (karma taken off) and the Top region the monk can walk in; the
+//! monk may turn from any cell of that region, which fixes the row and column
+//! it cannot turn and where it stands after the turn.
+
+use rustc_hash::FxHashMap;
+
+use super::geometry::Turn;
+use super::level::{Cell, EXIT, Level, START};
+use crate::{Budget, Rejection};
+
+/// Top cells in column 0 and column 2 (bit `y * 3 + x`).
+const COL0: u16 = 0b001_001_001;
+const COL2: u16 = 0b100_100_100;
+const TOP: u16 = 0x1ff;
+
+/// Top cells next to a cell of `m`.
+fn neighbours(m: u16) -> u16 {
+    (((m << 1) & !COL0) | ((m >> 1) & !COL2) | (m << 3) | (m >> 3)) & TOP
+}
+
+/// Grows `from` over `walkable` to the cells the monk can reach.
+fn flood(from: u16, walkable: u16) -> u16 {
+    let mut r = from;
+    loop {
+        let grown = (r | neighbours(r)) & (walkable | from);
+        if grown == r {
+            return r;
+        }
+        r = grown;
+    }
+}
+
+/// Top cells holding `kind`, as a mask.
+fn top_mask(cells: &[Cell; 54], kind: impl Fn(Cell) -> bool) -> u16 {
+    (0..9).fold(0, |m, i| m | u16::from(kind(cells[i])) << i)
+}
+
+/// Top cells the monk can walk to from `from` (a 9-bit mask, `y * 3 + x`).
+pub(crate) fn region(cells: &[Cell; 54], from: usize) -> u16 {
+    flood(1 << from, top_mask(cells, Cell::walkable))
+}
+
+/// Whether a soldier on Top touches the monk's region: a walkable path joins
+/// them, and the monk dies.
+pub(crate) fn in_danger(cells: &[Cell; 54], region: u16) -> bool {
+    neighbours(region) & top_mask(cells, |c| c == Cell::Soldier) != 0
+}
+
+/// Takes the karma of `region` (it becomes path); returns how much.
+pub(crate) fn collect(cells: &mut [Cell; 54], region: u16) -> u32 {
+    let mut taken = 0;
+    for (i, c) in cells.iter_mut().enumerate().take(9) {
+        if region >> i & 1 == 1 && *c == Cell::Karma {
+            *c = Cell::Path;
+            taken += 1;
+        }
+    }
+    taken
+}
+
+/// Whether `turn` moves the monk's row or column (then it is not allowed).
+pub(crate) fn moves_monk(turn: Turn, monk: usize) -> bool {
+    match turn {
+        Turn::Row(y) => usize::from(y) == monk / 3,
+        Turn::Column(x) => usize::from(x) == monk % 3,
+    }
+}
+
+/// Cells packed two bits each: path 0, obstacle 1, karma 2, soldier 3.
+fn pack(cells: &[Cell; 54]) -> u128 {
+    cells
+        .iter()
+        .enumerate()
+        .fold(0u128, |k, (i, c)| k | (*c as u128) << (2 * i))
+}
+
+/// The stickers a turn moves, as (from, to) pairs, and the mask of their bits.
+type Moved = (Vec<(u8, u8)>, u128);
+
+fn moved(turn: Turn) -> &'static Moved {
+    static MOVED: std::sync::OnceLock<Vec<Moved>> = std::sync::OnceLock::new();
+    let all = MOVED.get_or_init(|| {
+        Turn::ALL
+            .iter()
+            .map(|t| {
+                let pairs: Vec<(u8, u8)> = t
+                    .permutation()
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, &to)| usize::from(to) != i)
+                    .map(|(i, &to)| (i as u8, to))
+                    .collect();
+                let mask = pairs.iter().fold(0u128, |m, &(i, _)| m | 3 << (2 * i));
+                (pairs, mask)
+            })
+            .collect()
+    });
+    let index = match turn {
+        Turn::Row(y) => usize::from(y),
+        Turn::Column(x) => 3 + usize::from(x),
+    };
+    &all[index]
+}
+
+/// A turn applied to a packed cube: only the stickers it moves are touched.
+fn turn_packed(turn: Turn, key: u128) -> u128 {
+    let (pairs, mask) = moved(turn);
+    pairs.iter().fold(key & !mask, |out, &(i, to)| {
+        out | (key >> (2 * i) & 3) << (2 * to)
+    })
+}
+
+/// Top masks of a packed cube: (walkable, soldiers, karma).
+fn top_masks(key: u128) -> (u16, u16, u16) {
+    let (mut walk, mut soldiers, mut karma) = (0u16, 0u16, 0u16);
+    for i in 0..9 {
+        match key >> (2 * i) & 3 {
+            0 => walk |= 1 << i,
+            2 => {
+                walk |= 1 << i;
+                karma |= 1 << i;
+            }
+            3 => soldiers |= 1 << i,
+            _ => {}
+        }
+    }
+    (walk, soldiers, karma)
+}
+
+/// Clears the karma of Top cells `taken` (they become path).
+fn take_karma(key: u128, taken: u16) -> u128 {
+    (0..9)
+        .filter(|i| taken >> i & 1 == 1)
+        .fold(key, |k, i| k & !(3u128 << (2 * i)))
+}
+
+/// One step of a solution: walk to `from` (a Top cell), then turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    /// Where the monk turns from: `y * 3 + x` on Top.
+    pub from: usize,
+    /// The turn.
+    pub turn: Turn,
+}
+
+/// What the search found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Analysis {
+    /// A solution with the fewest turns; a final walk to the exit follows it.
+    pub steps: Vec<Step>,
+    /// States reached.
+    pub states: usize,
+}
+
+impl Analysis {
+    /// The solution string: `@x,y TURN ... @2,2`.
+    pub fn notation(&self) -> String {
+        let mut parts: Vec<String> = self
+            .steps
+            .iter()
+            .flat_map(|s| [format!("@{},{}", s.from % 3, s.from / 3), s.turn.name()])
+            .collect();
+        parts.push(format!("@{},{}", EXIT.0, EXIT.1));
+        parts.join(" ")
+    }
+
+    /// Walks in the solution (the final one included), skipping walks that do
+    /// not move the monk.
+    pub fn walks(&self) -> u32 {
+        let mut at = START.1 * 3 + START.0;
+        let mut walks = 0;
+        for s in &self.steps {
+            walks += u32::from(s.from != at);
+            at = s.from;
+        }
+        walks + u32::from(at != EXIT.1 * 3 + EXIT.0)
+    }
+}
+
+/// Searches for the fewest turns that win.
+///
+/// `Err(Unsolvable)` when no sequence of legal turns wins (the search was
+/// complete), `Err(Rejected)` when the node budget runs out or the monk starts
+/// in danger, `Err(Timeout)` on the watchdog.
+pub fn solve(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
+    let mut cells = level.array();
+    let start = START.1 * 3 + START.0;
+    let exit = EXIT.1 * 3 + EXIT.0;
+    let reach = region(&cells, start);
+    if in_danger(&cells, reach) {
+        return Err(Rejection::Rejected("the monk starts in danger".into()));
+    }
+    let total = level.karma();
+    let goal = level.karma_goal;
+    let taken = collect(&mut cells, reach);
+    // States: (cube, region) with the karma collected so far; parents: (state, step).
+    let mut states: Vec<(u128, u16)> = vec![(pack(&cells), reach)];
+    let mut collected: Vec<u32> = vec![taken];
+    let mut parent: Vec<(u32, Option<Step>)> = vec![(u32::MAX, None)];
+    let mut index: FxHashMap<(u128, u16), u32> = FxHashMap::default();
+    index.insert(states[0], 0);
+    let won = |karma: u32, reach: u16| karma >= goal && reach >> exit & 1 == 1;
+    let mut head = 0usize;
+    let mut found = won(taken, reach).then_some(0usize);
+    debug_assert!(total >= goal);
+    while found.is_none() && head < states.len() {
+        if head as u64 >= budget.max_nodes {
+            return Err(Rejection::Rejected(format!(
+                "search budget of {} nodes exhausted",
+                budget.max_nodes
+            )));
+        }
+        if head % 256 == 255 && budget.expired() {
+            return Err(Rejection::Timeout);
+        }
+        let (key, reach) = states[head];
+        let karma = collected[head];
+        'turns: for turn in Turn::ALL {
+            let turned = turn_packed(turn, key);
+            let (walk, soldiers, karma_cells) = top_masks(turned);
+            let mut done = 0u16;
+            for from in 0..9 {
+                if reach >> from & 1 == 0 || moves_monk(turn, from) || done >> from & 1 == 1 {
+                    continue;
+                }
+                let next_reach = flood(1 << from, walk);
+                done |= next_reach;
+                if neighbours(next_reach) & soldiers != 0 {
+                    continue;
+                }
+                let taken = next_reach & karma_cells;
+                let state = (take_karma(turned, taken), next_reach);
+                if index.contains_key(&state) {
+                    continue;
+                }
+                let karma = karma + taken.count_ones();
+                index.insert(state, states.len() as u32);
+                states.push(state);
+                collected.push(karma);
+                parent.push((head as u32, Some(Step { from, turn })));
+                if won(karma, next_reach) {
+                    found = Some(states.len() - 1);
+                    break 'turns;
+                }
+            }
+        }
+        head += 1;
+    }
+    let Some(mut at) = found else {
+        return Err(Rejection::Unsolvable);
+    };
+    let mut steps = Vec::new();
+    while let (p, Some(step)) = parent[at] {
+        steps.push(step);
+        at = p as usize;
+    }
+    steps.reverse();
+    Ok(Analysis {
+        steps,
+        states: states.len(),
+    })
+}
