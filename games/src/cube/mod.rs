@@ -152,7 +152,7 @@ impl Game for Cube {
         Ok(Solved {
             solution: a.notation(),
             moves: a.steps.len() as u32,
-            optimal: true,
+            optimal: a.optimal,
             nodes: a.states as u64,
             metrics,
         })

@@ -6,6 +6,8 @@
 //! monk may turn from any cell of that region, which fixes the row and column
 //! it cannot turn and where it stands after the turn.
 
+use std::cmp::Reverse;
+
 use rustc_hash::FxHashMap;
 
 use super::geometry::Turn;
@@ -150,10 +152,13 @@ pub struct Step {
 /// What the search found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Analysis {
-    /// A solution with the fewest turns; a final walk to the exit follows it.
+    /// A solution (with the fewest turns when `optimal`); a final walk to the
+    /// exit follows it.
     pub steps: Vec<Step>,
     /// States reached.
     pub states: usize,
+    /// Whether the solution is proven shortest.
+    pub optimal: bool,
 }
 
 impl Analysis {
@@ -181,12 +186,33 @@ impl Analysis {
     }
 }
 
-/// Searches for the fewest turns that win.
+/// The greedy fallback gets this fraction of the node budget.
+const GREEDY_SHARE: u64 = 4;
+
+/// Searches for the fewest turns that win; when the node budget runs out
+/// first, a greedy search (most karma first, then fewest turns) looks for any
+/// solution within a quarter of that budget, reported with `optimal: false`.
 ///
-/// `Err(Unsolvable)` when no sequence of legal turns wins (the search was
-/// complete), `Err(Rejected)` when the node budget runs out or the monk starts
-/// in danger, `Err(Timeout)` on the watchdog.
+/// `Err(Unsolvable)` when no sequence of legal turns wins (the breadth-first
+/// search was complete), `Err(Rejected)` when both searches run out of nodes
+/// or the monk starts in danger, `Err(Timeout)` on the watchdog.
 pub fn solve(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
+    match search(level, budget, false) {
+        Err(Rejection::Rejected(reason)) if reason.starts_with("search budget") => {
+            let greedy = Budget {
+                max_nodes: budget.max_nodes / GREEDY_SHARE,
+                deadline: budget.deadline,
+            };
+            search(level, &greedy, true).map_err(|e| match e {
+                Rejection::Unsolvable => Rejection::Rejected(reason),
+                other => other,
+            })
+        }
+        other => other,
+    }
+}
+
+fn search(level: &Level, budget: &Budget, greedy: bool) -> Result<Analysis, Rejection> {
     let mut cells = level.array();
     let start = START.1 * 3 + START.0;
     let exit = EXIT.1 * 3 + EXIT.0;
@@ -204,17 +230,33 @@ pub fn solve(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
     let mut index: FxHashMap<(u128, u16), u32> = FxHashMap::default();
     index.insert(states[0], 0);
     let won = |karma: u32, reach: u16| karma >= goal && reach >> exit & 1 == 1;
-    let mut head = 0usize;
     let mut found = won(taken, reach).then_some(0usize);
     debug_assert!(total >= goal);
-    while found.is_none() && head < states.len() {
-        if head as u64 >= budget.max_nodes {
+    // Breadth-first: states in order; greedy: most karma, then fewest turns.
+    let mut next_in_order = 0usize;
+    let mut depth: Vec<u32> = vec![0];
+    let mut heap = std::collections::BinaryHeap::from([(taken, Reverse(0u32), Reverse(0u32))]);
+    let mut expanded = 0u64;
+    while found.is_none() {
+        let head = if greedy {
+            match heap.pop() {
+                Some((_, _, Reverse(id))) => id as usize,
+                None => break,
+            }
+        } else if next_in_order < states.len() {
+            next_in_order += 1;
+            next_in_order - 1
+        } else {
+            break;
+        };
+        if expanded >= budget.max_nodes {
             return Err(Rejection::Rejected(format!(
                 "search budget of {} nodes exhausted",
                 budget.max_nodes
             )));
         }
-        if head % 256 == 255 && budget.expired() {
+        expanded += 1;
+        if expanded % 256 == 255 && budget.expired() {
             return Err(Rejection::Timeout);
         }
         let (key, reach) = states[head];
@@ -238,17 +280,21 @@ pub fn solve(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
                     continue;
                 }
                 let karma = karma + taken.count_ones();
-                index.insert(state, states.len() as u32);
+                let id = states.len() as u32;
+                index.insert(state, id);
                 states.push(state);
                 collected.push(karma);
+                depth.push(depth[head] + 1);
                 parent.push((head as u32, Some(Step { from, turn })));
+                if greedy {
+                    heap.push((karma, Reverse(depth[head] + 1), Reverse(id)));
+                }
                 if won(karma, next_reach) {
                     found = Some(states.len() - 1);
                     break 'turns;
                 }
             }
         }
-        head += 1;
     }
     let Some(mut at) = found else {
         return Err(Rejection::Unsolvable);
@@ -262,5 +308,6 @@ pub fn solve(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
     Ok(Analysis {
         steps,
         states: states.len(),
+        optimal: !greedy,
     })
 }

@@ -108,3 +108,165 @@ fn generated_levels_solve_replay_and_round_trip_at_every_difficulty() {
         );
     }
 }
+
+/// Golden seeds: a game client rebuilds any level from (params, seed); these
+/// 100 (difficulty, seed) -> level-hash pairs pin the generator. A change here
+/// changes every cube pack: bump `GENERATOR_VERSION` with it.
+#[test]
+fn golden_level_hashes() {
+    let mut got = Vec::new();
+    for difficulty in 1..=10 {
+        let params = CubeParams {
+            difficulty,
+            ..CubeParams::default()
+        };
+        let mut seed = 0;
+        let mut found = 0;
+        while found < 10 {
+            if let Ok(c) = run_game::<Cube>(&params, seed, &Budget::nodes(200_000)).result {
+                got.push(format!(
+                    "{difficulty} {seed} {} {}",
+                    c.moves,
+                    &c.level_hash[..16]
+                ));
+                found += 1;
+            }
+            seed += 1;
+        }
+    }
+    assert_eq!(got, GOLDEN, "golden cube levels changed");
+}
+
+const GOLDEN: &[&str] = &[
+    "1 0 4 faf8eaea4167eca0",
+    "1 1 5 add2949ea990d8be",
+    "1 2 3 f612c79a91344b9e",
+    "1 3 4 1eb48b8af0d6e900",
+    "1 4 4 0cc34720275c7665",
+    "1 5 2 abd39604f9a65c01",
+    "1 6 4 7fc13d2b2e497dca",
+    "1 7 3 5dbcc0948d4f9232",
+    "1 8 2 28347de02abfddae",
+    "1 9 2 2dd00536836aecb9",
+    "2 0 4 cb55bee1f1db0350",
+    "2 2 2 da7716550b7f3d14",
+    "2 3 3 280c70eed93743bf",
+    "2 4 2 c842c409601bc51f",
+    "2 5 1 077bd1cda3acdfa2",
+    "2 6 5 966a0871ca8e0249",
+    "2 7 5 4d87bccc509eac24",
+    "2 8 2 c5f693a20f927514",
+    "2 9 5 8a02f725e3edbad2",
+    "2 10 3 5e4d495e4d0d30f9",
+    "3 0 6 82cc7323c905784c",
+    "3 1 5 f7b8eb5238268396",
+    "3 2 4 aadb6f2388855ac8",
+    "3 3 5 83cc7ff65034c1b6",
+    "3 4 3 d23a15403402a455",
+    "3 5 5 dd1d316ea680cc7b",
+    "3 6 6 715f1e0f6c9a19d6",
+    "3 7 3 9e327edd390f3dc4",
+    "3 8 3 dd2ae2600248733c",
+    "3 9 5 63ae6cfdc553d267",
+    "4 0 3 5cf06ea74f408bff",
+    "4 1 5 e22446153f5df6a1",
+    "4 2 8 ac350d03eef602af",
+    "4 3 5 1be8d60481c7dde1",
+    "4 4 5 fcd1661f679655a2",
+    "4 5 6 95486c026ccaa7e8",
+    "4 6 5 54136628a27b89fd",
+    "4 7 5 d88903fe7e2c4073",
+    "4 8 4 49e530721ac12a16",
+    "4 9 4 e9a91b9adee4d6aa",
+    "5 0 8 1e8668e1771dbcd0",
+    "5 1 5 27a6229de70d01ba",
+    "5 2 5 8a430787fa3673e7",
+    "5 3 3 658fbce6a2b45797",
+    "5 4 5 87b980a24db5442d",
+    "5 6 2 291abef59db8236c",
+    "5 7 7 e0303637c649c9cd",
+    "5 8 6 2d31e99d916a247f",
+    "5 9 7 03b96af8c118fad6",
+    "5 10 5 a9b37641771e0b18",
+    "6 0 4 8372f3c3e681c948",
+    "6 1 6 7703b1d0c7dfb608",
+    "6 2 7 0b0e2b7f210ab9a8",
+    "6 3 5 d3928b709c8564e7",
+    "6 4 8 712583ede9258e4f",
+    "6 5 8 b4499c89b5901047",
+    "6 6 6 60718d9dad0f32dd",
+    "6 7 4 c59fdcdaa405e093",
+    "6 8 7 5e2775f4ee87d649",
+    "6 9 6 25bc28b6e6b36bc6",
+    "7 0 7 a20879347a74cec8",
+    "7 1 9 aa88ca7893907699",
+    "7 3 7 b8a1c36f71cd449f",
+    "7 4 6 0401eaccde786ce5",
+    "7 6 8 6dc03557be36ed26",
+    "7 7 8 3dbc98a463beea83",
+    "7 8 5 6082e663d72058cd",
+    "7 9 8 88e0421de3d42de9",
+    "7 11 7 7da3d362189f6f41",
+    "7 12 8 ddfb575c2c6dd2be",
+    "8 0 11 1ea6a31619616176",
+    "8 1 9 6ce74ca6b9f168f1",
+    "8 3 11 4ccf5f7297bb827b",
+    "8 6 8 262466c1164489d6",
+    "8 7 12 d51e85b8d0120bfe",
+    "8 8 4 705d1690abb8ce57",
+    "8 9 5 a5a326a901374bfb",
+    "8 10 6 4b477cd4b71f9ddd",
+    "8 11 6 e9cc5a69a20c3949",
+    "8 12 6 1a8025b102ba83e7",
+    "9 0 9 2807085b0ef9dfe4",
+    "9 1 11 60c08c8f275922f5",
+    "9 2 11 6e045672ef71fc93",
+    "9 3 8 d3065758b0de3187",
+    "9 4 13 f71c7aa2470adf72",
+    "9 7 11 67f0a9e52696a944",
+    "9 8 7 03cf6e28fd3cf03c",
+    "9 9 8 de6545d26c1cb206",
+    "9 10 8 e4b5c35e0de01916",
+    "9 11 6 f79f77037d5f8b6a",
+    "10 0 22 e6b05fcbfb986ac4",
+    "10 1 7 928367dfe2a46545",
+    "10 3 11 1be69af296aef88f",
+    "10 4 10 c08eaf227f1bb7e5",
+    "10 5 6 c675fa3bdc7a6037",
+    "10 6 26 c9df057b5a05cebd",
+    "10 7 9 22ebde198b5795e9",
+    "10 8 9 d2a6eb70a321c1d2",
+    "10 9 10 d85cddea30f1f550",
+    "10 10 9 1eeb8b3defae0ccf",
+];
+
+#[test]
+fn a_small_budget_falls_back_to_a_greedy_solution_flagged_not_optimal() {
+    let params = CubeParams {
+        difficulty: 9,
+        ..CubeParams::default()
+    };
+    let mut checked = 0;
+    for seed in 0..40 {
+        let Ok(level) = generate::generate(&params, &mut crate::rng::Rng::new(seed)) else {
+            continue;
+        };
+        let Ok(best) = solve::solve(&level, &Budget::nodes(200_000)) else {
+            continue;
+        };
+        if best.states < 2_000 {
+            continue;
+        }
+        match solve::solve(&level, &Budget::nodes(500)) {
+            Ok(quick) => {
+                assert!(!quick.optimal);
+                assert!(quick.steps.len() >= best.steps.len());
+                replay::replay(&level, &quick.notation()).expect("the greedy answer replays");
+                checked += 1;
+            }
+            Err(Rejection::Rejected(r)) => assert!(r.starts_with("search budget"), "{r}"),
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(checked >= 3, "{checked} levels fell back to greedy");
+}
