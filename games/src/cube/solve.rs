@@ -204,7 +204,10 @@ pub fn solve(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
                 deadline: budget.deadline,
             };
             search(level, &greedy, true).map_err(|e| match e {
-                Rejection::Unsolvable => Rejection::Rejected(reason),
+                Rejection::Unsolvable | Rejection::Rejected(_) => Rejection::Rejected(format!(
+                    "{reason}; the greedy fallback found nothing in {} nodes",
+                    greedy.max_nodes
+                )),
                 other => other,
             })
         }
