@@ -73,6 +73,19 @@ enum Command {
         #[arg(long, default_value_t = 60)]
         connect_timeout_s: u64,
     },
+    /// Solve level files in a game's text form (made by pregen or by hand) and
+    /// print a table: file, moves, proven optimal, search nodes, time, solution.
+    Solve {
+        /// The game: cube, dungeon or tilt.
+        #[arg(long)]
+        game: String,
+        /// Search nodes allowed per level.
+        #[arg(long, default_value_t = 1_000_000)]
+        max_nodes: u64,
+        /// Level files, one level each.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
     /// Read a finished pack.
     Analysis {
         #[command(subcommand)]
@@ -377,6 +390,40 @@ async fn real_main() -> Result<()> {
             );
         }
         Command::ExampleJob => print!("{}", include_str!("../../examples/demo.toml")),
+        Command::Solve {
+            game,
+            max_nodes,
+            files,
+        } => {
+            let game = pregen_games::GameKind::from_name(&game)?;
+            let budget = pregen_games::Budget::nodes(max_nodes);
+            println!("file\tmoves\toptimal\tnodes\tms\tsolution");
+            let mut failed = 0;
+            for file in &files {
+                let text = std::fs::read_to_string(file)
+                    .with_context(|| format!("cannot read {}", file.display()))?;
+                let started = std::time::Instant::now();
+                let solved = game.solve_text(&text, &budget);
+                let ms = started.elapsed().as_secs_f64() * 1e3;
+                match solved {
+                    Ok(s) => println!(
+                        "{}\t{}\t{}\t{}\t{ms:.1}\t{}",
+                        file.display(),
+                        s.moves,
+                        s.optimal,
+                        s.nodes,
+                        s.solution
+                    ),
+                    Err(e) => {
+                        failed += 1;
+                        println!("{}\t-\t-\t-\t{ms:.1}\t{e}", file.display());
+                    }
+                }
+            }
+            if failed > 0 {
+                anyhow::bail!("{failed} of {} levels not solved", files.len());
+            }
+        }
     }
     Ok(())
 }

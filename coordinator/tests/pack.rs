@@ -138,4 +138,20 @@ fn a_dungeon_pack_replays_and_proves_no_dead_ends() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+    // A level file solved on its own gives the pack's solution.
+    let row = &pack.levels[0];
+    let file = dir.path().join("level.txt");
+    std::fs::write(&file, &row.layout).expect("write level");
+    let out = crate::common::pregen()
+        .args(["solve", "--game", "dungeon"])
+        .arg(&file)
+        .output()
+        .expect("run pregen");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains(&format!("\t{}\n", row.solution)), "{table}");
 }

@@ -377,6 +377,15 @@ impl GameKind {
         }
     }
 
+    /// Solves a level given in the game's text form, whoever made it.
+    pub fn solve_text(self, text: &str, budget: &Budget) -> Result<Solved, SolveError> {
+        match self {
+            GameKind::Cube => solve_text::<Cube>(text, budget),
+            GameKind::Dungeon => solve_text::<Dungeon>(text, budget),
+            GameKind::Tilt => solve_text::<Tilt>(text, budget),
+        }
+    }
+
     /// Replays a stored level (JSON form) with its solution.
     pub fn replay_json(self, level_json: &str, solution: &str) -> Result<(), GameError> {
         match self {
@@ -410,6 +419,22 @@ fn run_parsed<G: Game>(params: &serde_json::Value, seed: u64, budget: &Budget) -
             nodes: 0,
         },
     }
+}
+
+/// Why a level given as text was not solved.
+#[derive(Debug, thiserror::Error)]
+pub enum SolveError {
+    /// The text does not parse.
+    #[error(transparent)]
+    Parse(#[from] GameError),
+    /// The verifier's verdict (unsolvable, budget, ...).
+    #[error("{0}")]
+    Verdict(Rejection),
+}
+
+fn solve_text<G: Game>(text: &str, budget: &Budget) -> Result<Solved, SolveError> {
+    let level = G::from_text(text)?;
+    G::solve(&level, budget).map_err(SolveError::Verdict)
 }
 
 fn replay_parsed<G: Game>(level_json: &str, solution: &str) -> Result<(), GameError> {

@@ -243,7 +243,9 @@ impl Level {
         Ok(())
     }
 
-    /// The text form: the grid, a blank line, then the legend.
+    /// The text form: the grid (every row starts with the wall `#`), then the
+    /// legend, one element a line; no blank line, so a release file can
+    /// separate levels by blank lines.
     ///
     /// Grid: `#` wall, `.` floor, `S` start, `E` exit, `a`-`z` keys, `0`-`9`
     /// switches; doors: an upper-case letter for a door with a lock (the key's
@@ -289,7 +291,6 @@ impl Level {
             .iter()
             .map(|row| row.iter().collect::<String>() + "\n")
             .collect();
-        text.push('\n');
         text.push_str(&format!("start {} exit {}\n", self.start, self.exit));
         for (i, d) in self.doors.iter().enumerate() {
             let way = match d.passage {
@@ -346,7 +347,7 @@ impl Level {
         let lines: Vec<&str> = text.lines().collect();
         let grid_end = lines
             .iter()
-            .position(|l| l.trim().is_empty())
+            .position(|l| !l.starts_with('#'))
             .unwrap_or(lines.len());
         let grid: Vec<Vec<char>> = lines[..grid_end]
             .iter()
@@ -419,7 +420,7 @@ impl Level {
         };
         // Keys and switches get their rooms once the grid's rooms are known.
         let mut placed: Vec<(usize, u16, u16)> = Vec::new();
-        for (n, line) in lines.iter().enumerate().skip(grid_end + 1) {
+        for (n, line) in lines.iter().enumerate().skip(grid_end) {
             let words: Vec<&str> = line.split_whitespace().collect();
             match words.as_slice() {
                 [] => {}

@@ -79,7 +79,7 @@ fn a_locked_door_needs_its_key_and_the_text_form_round_trips() {
     let text = level.to_text();
     assert_eq!(
         text,
-        "##########\n#S.+..AE.#\n#..#a.#..#\n##########\n\n\
+        "##########\n#S.+..AE.#\n#..#a.#..#\n##########\n\
          start 0 exit 2\ndoor 0 3,1 0-1\ndoor 1 6,1 1-2\nkey a 4,2 opens 1\n"
     );
     assert_eq!(Level::from_text(&text), Ok(level.clone()));
