@@ -302,7 +302,7 @@ fn write_files(
     }
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
-        .clamp(2, 8);
+        .clamp(1, 4);
     let chunk = outputs.len().div_ceil(threads).max(1);
     let hashed = std::thread::scope(|scope| {
         let handles: Vec<_> = outputs
