@@ -17,6 +17,7 @@
 pub mod cube;
 pub mod dungeon;
 pub mod rng;
+pub mod sokoban;
 pub mod tilt;
 
 mod game;

@@ -1,0 +1,341 @@
+//! Sokoban levels in the XSB format and solutions in LURD notation.
+//!
+//! XSB: `#` wall, ` ` (or `-`, `_`) floor, `.` goal, `$` box, `*` box on goal,
+//! `@` player, `+` player on goal. A collection file holds several levels
+//! separated by blank lines; a level's title is a `Title: ...` line or a
+//! `;`-comment line right before or after its rows. LURD: `l u r d` move,
+//! `L U R D` push.
+
+use serde::{Deserialize, Serialize};
+
+use crate::GameError;
+
+/// A Sokoban level: rows of cells, outside cells counted as walls.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Level {
+    /// Columns (the longest row).
+    pub width: usize,
+    /// Rows.
+    pub height: usize,
+    /// Wall cells, row-major.
+    pub walls: Vec<bool>,
+    /// Goal cells, sorted.
+    pub goals: Vec<usize>,
+    /// Box cells, sorted.
+    pub boxes: Vec<usize>,
+    /// The player's cell.
+    pub player: usize,
+}
+
+/// A level of a collection file, with its title.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Titled {
+    /// The title, or `level N` (1-based) when the file gives none.
+    pub title: String,
+    /// The level.
+    pub level: Level,
+}
+
+/// A move direction in LURD order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dir {
+    /// `l`/`L`.
+    Left,
+    /// `u`/`U`.
+    Up,
+    /// `r`/`R`.
+    Right,
+    /// `d`/`D`.
+    Down,
+}
+
+impl Dir {
+    /// The four directions.
+    pub const ALL: [Dir; 4] = [Dir::Left, Dir::Up, Dir::Right, Dir::Down];
+
+    /// The LURD letter, upper case for a push.
+    pub fn letter(self, push: bool) -> char {
+        let c = match self {
+            Dir::Left => 'l',
+            Dir::Up => 'u',
+            Dir::Right => 'r',
+            Dir::Down => 'd',
+        };
+        if push { c.to_ascii_uppercase() } else { c }
+    }
+
+    /// Parses a LURD letter: (direction, written as a push).
+    pub fn from_letter(c: char) -> Option<(Dir, bool)> {
+        let d = match c.to_ascii_lowercase() {
+            'l' => Dir::Left,
+            'u' => Dir::Up,
+            'r' => Dir::Right,
+            'd' => Dir::Down,
+            _ => return None,
+        };
+        Some((d, c.is_ascii_uppercase()))
+    }
+}
+
+impl Level {
+    /// The neighbour of `cell` in direction `d`, if inside the grid.
+    pub fn step(&self, cell: usize, d: Dir) -> Option<usize> {
+        let (x, y) = (cell % self.width, cell / self.width);
+        match d {
+            Dir::Left if x > 0 => Some(cell - 1),
+            Dir::Right if x + 1 < self.width => Some(cell + 1),
+            Dir::Up if y > 0 => Some(cell - self.width),
+            Dir::Down if y + 1 < self.height => Some(cell + self.width),
+            _ => None,
+        }
+    }
+
+    /// Whether `cell` is open floor (not a wall; inside the grid).
+    pub fn open(&self, cell: usize) -> bool {
+        !self.walls[cell]
+    }
+
+    /// Whether every box is on a goal.
+    pub fn solved(&self) -> bool {
+        self.boxes == self.goals
+    }
+
+    /// The XSB rows.
+    pub fn to_xsb(&self) -> String {
+        let mut text = String::new();
+        for y in 0..self.height {
+            let row: String = (0..self.width)
+                .map(|x| {
+                    let c = y * self.width + x;
+                    let goal = self.goals.binary_search(&c).is_ok();
+                    let boxed = self.boxes.binary_search(&c).is_ok();
+                    match (self.walls[c], c == self.player, boxed, goal) {
+                        (true, ..) => '#',
+                        (_, true, _, true) => '+',
+                        (_, true, _, false) => '@',
+                        (_, _, true, true) => '*',
+                        (_, _, true, false) => '$',
+                        (_, _, false, true) => '.',
+                        _ => ' ',
+                    }
+                })
+                .collect();
+            text.push_str(row.trim_end());
+            text.push('\n');
+        }
+        text
+    }
+
+    /// Parses one level's XSB rows (`first_line` numbers the rows in errors).
+    pub fn from_xsb(text: &str) -> Result<Level, GameError> {
+        Self::parse_rows(&text.lines().collect::<Vec<_>>(), 0)
+    }
+
+    fn parse_rows(rows: &[&str], first_line: usize) -> Result<Level, GameError> {
+        let err = |line: usize, column: usize, message: String| GameError::Parse {
+            line: first_line + line + 1,
+            column: column + 1,
+            message,
+        };
+        let height = rows.len();
+        let width = rows.iter().map(|r| r.chars().count()).max().unwrap_or(0);
+        if height < 3 || width < 3 {
+            return Err(err(
+                0,
+                0,
+                format!("a level needs at least 3x3 cells, found {width}x{height}"),
+            ));
+        }
+        let mut walls = vec![true; width * height];
+        let (mut goals, mut boxes, mut players) = (Vec::new(), Vec::new(), Vec::new());
+        let mut inside = vec![false; width * height];
+        for (y, row) in rows.iter().enumerate() {
+            for (x, c) in row.chars().enumerate() {
+                let cell = y * width + x;
+                match c {
+                    '#' => {}
+                    ' ' | '-' | '_' | '.' | '$' | '*' | '@' | '+' => {
+                        walls[cell] = false;
+                        inside[cell] = true;
+                    }
+                    _ => return Err(err(y, x, format!("unknown character `{c}`"))),
+                }
+                if matches!(c, '.' | '*' | '+') {
+                    goals.push(cell);
+                }
+                if matches!(c, '$' | '*') {
+                    boxes.push(cell);
+                }
+                if matches!(c, '@' | '+') {
+                    players.push((cell, y, x));
+                }
+            }
+        }
+        let player = match players.as_slice() {
+            [] => return Err(err(0, 0, "no player (`@` or `+`)".into())),
+            [(cell, _, _)] => *cell,
+            [_, (_, y, x), ..] => return Err(err(*y, *x, "a second player".into())),
+        };
+        if boxes.len() != goals.len() {
+            return Err(err(
+                0,
+                0,
+                format!("{} boxes but {} goals", boxes.len(), goals.len()),
+            ));
+        }
+        if boxes.is_empty() {
+            return Err(err(0, 0, "no boxes".into()));
+        }
+        // The player's reachable floor must be closed in by walls.
+        let mut seen = vec![false; width * height];
+        let mut stack = vec![player];
+        seen[player] = true;
+        while let Some(c) = stack.pop() {
+            let (x, y) = (c % width, c / width);
+            if x == 0 || y == 0 || x + 1 == width || y + 1 == height {
+                return Err(err(
+                    y,
+                    x,
+                    "the walls are not closed around the player".into(),
+                ));
+            }
+            for n in [c - 1, c + 1, c - width, c + width] {
+                if !walls[n] && !seen[n] {
+                    seen[n] = true;
+                    stack.push(n);
+                }
+            }
+        }
+        // Floor outside the player's area (decoration) becomes wall, except
+        // boxes and goals there, which could never be used.
+        for (c, &floor) in inside.iter().enumerate() {
+            if floor && !seen[c] {
+                if boxes.contains(&c) || goals.contains(&c) {
+                    return Err(err(
+                        c / width,
+                        c % width,
+                        "a box or goal the player cannot reach".into(),
+                    ));
+                }
+                walls[c] = true;
+            }
+        }
+        goals.sort_unstable();
+        boxes.sort_unstable();
+        Ok(Level {
+            width,
+            height,
+            walls,
+            goals,
+            boxes,
+            player,
+        })
+    }
+
+    /// Plays a LURD solution; the level after the last move.
+    pub fn play(&self, solution: &str) -> Result<Level, GameError> {
+        let mut state = self.clone();
+        for (index, c) in solution.chars().filter(|c| !c.is_whitespace()).enumerate() {
+            let fail = |message: String| GameError::Replay { index, message };
+            let (d, push) =
+                Dir::from_letter(c).ok_or_else(|| fail(format!("`{c}` is not LURD")))?;
+            let to = state
+                .step(state.player, d)
+                .filter(|&t| state.open(t))
+                .ok_or_else(|| fail(format!("`{c}` walks into a wall")))?;
+            if let Ok(i) = state.boxes.binary_search(&to) {
+                if !push {
+                    return Err(fail(format!("`{c}` pushes a box: write it upper case")));
+                }
+                let beyond = state
+                    .step(to, d)
+                    .filter(|&b| state.open(b) && state.boxes.binary_search(&b).is_err())
+                    .ok_or_else(|| fail(format!("`{c}` pushes a box into a wall or a box")))?;
+                state.boxes[i] = beyond;
+                state.boxes.sort_unstable();
+            } else if push {
+                return Err(fail(format!("`{c}` is a push but there is no box")));
+            }
+            state.player = to;
+        }
+        Ok(state)
+    }
+
+    /// Checks that a LURD solution solves the level.
+    pub fn replay(&self, solution: &str) -> Result<(), GameError> {
+        let end = self.play(solution)?;
+        if end.solved() {
+            Ok(())
+        } else {
+            Err(GameError::Replay {
+                index: solution.chars().filter(|c| !c.is_whitespace()).count(),
+                message: "boxes remain off their goals".into(),
+            })
+        }
+    }
+}
+
+/// Parses a collection file: levels separated by blank lines, each with an
+/// optional title (`Title: ...` or a `;` comment line next to its rows).
+pub fn parse_collection(text: &str) -> Result<Vec<Titled>, GameError> {
+    let lines: Vec<&str> = text.lines().collect();
+    let is_row = |l: &str| {
+        let t = l.trim_end();
+        !t.is_empty() && t.trim_start().starts_with('#')
+    };
+    let mut levels = Vec::new();
+    let mut pending_title: Option<String> = None;
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i].trim_end();
+        if is_row(line) {
+            let start = i;
+            while i < lines.len() && is_row(lines[i]) {
+                i += 1;
+            }
+            let level = Level::parse_rows(&lines[start..i], start)?;
+            // A title right after the rows counts too.
+            let after = lines
+                .get(i)
+                .map(|l| l.trim())
+                .filter(|l| title_of(l).is_some());
+            let title = pending_title
+                .take()
+                .or_else(|| after.and_then(title_of))
+                .unwrap_or_else(|| format!("level {}", levels.len() + 1));
+            if after.is_some() {
+                i += 1;
+            }
+            levels.push(Titled { title, level });
+            continue;
+        }
+        if let Some(t) = title_of(line.trim()) {
+            pending_title = Some(t);
+        }
+        i += 1;
+    }
+    if levels.is_empty() {
+        return Err(GameError::Parse {
+            line: 1,
+            column: 1,
+            message: "no level rows (lines starting with `#`)".into(),
+        });
+    }
+    Ok(levels)
+}
+
+fn title_of(line: &str) -> Option<String> {
+    line.strip_prefix("Title:")
+        .or_else(|| line.strip_prefix(';'))
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty())
+}
+
+/// Prints levels as a collection file.
+pub fn print_collection(levels: &[Titled]) -> String {
+    levels
+        .iter()
+        .map(|t| format!("; {}\n{}", t.title, t.level.to_xsb()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
