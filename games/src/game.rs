@@ -55,6 +55,22 @@ pub enum GameError {
     },
 }
 
+impl GameError {
+    /// A parse error at a 0-based line and column (reported 1-based).
+    pub fn parse_at(line: usize, column: usize, message: String) -> GameError {
+        GameError::Parse {
+            line: line + 1,
+            column: column + 1,
+            message,
+        }
+    }
+}
+
+/// A rating rounded to 1e-6, so it prints and sorts the same everywhere.
+pub(crate) fn rounded_rating(raw: f64) -> f64 {
+    (raw * 1e6).round() / 1e6
+}
+
 /// Why a seed did not give an accepted level. A function of (game, params, seed)
 /// alone, except [`Rejection::Timeout`], which the wall-clock watchdog raises.
 #[derive(Debug, Clone, PartialEq)]

@@ -118,15 +118,18 @@ impl Turn {
         }
     }
 
+    /// The turn's position in [`Turn::ALL`].
+    pub fn index(self) -> usize {
+        match self {
+            Turn::Row(y) => usize::from(y),
+            Turn::Column(x) => 3 + usize::from(x),
+        }
+    }
+
     /// The sticker permutation: the sticker at `i` goes to `perm[i]`.
     pub fn permutation(self) -> &'static [u8; 54] {
         static PERMS: OnceLock<[[u8; 54]; 6]> = OnceLock::new();
-        let perms = PERMS.get_or_init(|| Turn::ALL.map(build));
-        let index = match self {
-            Turn::Row(y) => usize::from(y),
-            Turn::Column(x) => 3 + usize::from(x),
-        };
-        &perms[index]
+        &PERMS.get_or_init(|| Turn::ALL.map(build))[self.index()]
     }
 
     /// Applies the turn to 54 cells.

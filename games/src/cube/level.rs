@@ -152,11 +152,7 @@ impl Level {
 
     /// Parses the text form.
     pub fn from_text(text: &str) -> Result<Level, GameError> {
-        let err = |line: usize, column: usize, message: String| GameError::Parse {
-            line: line + 1,
-            column: column + 1,
-            message,
-        };
+        let err = GameError::parse_at;
         let lines: Vec<Vec<char>> = text.lines().map(|l| l.chars().collect()).collect();
         if lines.len() < 13 {
             return Err(err(

@@ -177,7 +177,7 @@ impl Game for Cube {
             .copied()
             .unwrap_or(0.0);
         let raw = 10.0 * f64::from(level.difficulty) + rating;
-        (raw * 1e6).round() / 1e6
+        crate::game::rounded_rating(raw)
     }
 
     fn to_text(level: &Level) -> String {

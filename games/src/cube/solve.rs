@@ -101,11 +101,7 @@ fn moved(turn: Turn) -> &'static Moved {
             })
             .collect()
     });
-    let index = match turn {
-        Turn::Row(y) => usize::from(y),
-        Turn::Column(x) => 3 + usize::from(x),
-    };
-    &all[index]
+    &all[turn.index()]
 }
 
 /// A turn applied to a packed cube: only the stickers it moves are touched.
@@ -223,7 +219,6 @@ fn search(level: &Level, budget: &Budget, greedy: bool) -> Result<Analysis, Reje
     if in_danger(&cells, reach) {
         return Err(Rejection::Rejected("the monk starts in danger".into()));
     }
-    let total = level.karma();
     let goal = level.karma_goal;
     let taken = collect(&mut cells, reach);
     // States: (cube, region) with the karma collected so far; parents: (state, step).
@@ -234,7 +229,6 @@ fn search(level: &Level, budget: &Budget, greedy: bool) -> Result<Analysis, Reje
     index.insert(states[0], 0);
     let won = |karma: u32, reach: u16| karma >= goal && reach >> exit & 1 == 1;
     let mut found = won(taken, reach).then_some(0usize);
-    debug_assert!(total >= goal);
     // Breadth-first: states in order; greedy: most karma, then fewest turns.
     let mut next_in_order = 0usize;
     let mut depth: Vec<u32> = vec![0];

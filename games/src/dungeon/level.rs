@@ -339,11 +339,7 @@ impl Level {
     /// rectangles); doors, keys and switches from the legend, checked against
     /// the grid.
     pub fn from_text(text: &str) -> Result<Level, GameError> {
-        let err = |line: usize, column: usize, message: String| GameError::Parse {
-            line: line + 1,
-            column: column + 1,
-            message,
-        };
+        let err = GameError::parse_at;
         let lines: Vec<&str> = text.lines().collect();
         let grid_end = lines
             .iter()
@@ -452,7 +448,7 @@ impl Level {
                     });
                 }
                 ["key", k, at, rest @ ..] => {
-                    let index = name(n, k, b'a', level.keys.len())?;
+                    name(n, k, b'a', level.keys.len())?;
                     let (x, y) = cell(n, at)?;
                     let (chest, opens) = match rest {
                         ["chest", c, "opens", o] => {
@@ -461,7 +457,6 @@ impl Level {
                         ["opens", o] => (None, o),
                         _ => return Err(err(n, 0, "expected `[chest K] opens D,D`".into())),
                     };
-                    let _ = index;
                     placed.push((n, x, y));
                     level.keys.push(Key {
                         room: usize::MAX,

@@ -216,7 +216,7 @@ impl Game for Dungeon {
         let m = |k: &str| solved.metrics.get(k).copied().unwrap_or(0.0);
         let raw =
             f64::from(solved.moves) + 0.25 * m("states").max(1.0).log2() + 0.25 * m("switch_flips");
-        (raw * 1e6).round() / 1e6
+        crate::game::rounded_rating(raw)
     }
 
     fn to_text(level: &Level) -> String {

@@ -132,10 +132,8 @@ impl Level {
     }
 
     fn parse_rows(rows: &[&str], first_line: usize) -> Result<Level, GameError> {
-        let err = |line: usize, column: usize, message: String| GameError::Parse {
-            line: first_line + line + 1,
-            column: column + 1,
-            message,
+        let err = |line: usize, column: usize, message: String| {
+            GameError::parse_at(first_line + line, column, message)
         };
         let height = rows.len();
         let width = rows.iter().map(|r| r.chars().count()).max().unwrap_or(0);

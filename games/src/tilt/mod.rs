@@ -179,8 +179,7 @@ impl Game for Tilt {
             + 2.0 * m("losing_first_move_share")
             + 0.5 * m("states").max(1.0).log2()
             - 0.5 * m("optimal_solutions").max(1.0).log2();
-        // Rounded so the rating prints and sorts the same everywhere.
-        (raw * 1e6).round() / 1e6
+        crate::game::rounded_rating(raw)
     }
 
     fn to_text(level: &Level) -> String {
