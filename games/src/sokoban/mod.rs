@@ -3,6 +3,10 @@
 //! generators and the solver of GAMES.md section 2 build on these.
 
 pub mod level;
+pub mod solve;
+
+#[cfg(test)]
+mod reference;
 
 #[cfg(test)]
 mod tests;

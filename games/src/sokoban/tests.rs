@@ -1,5 +1,7 @@
 use super::level::{Level, parse_collection, print_collection};
-use crate::GameError;
+use super::{reference, solve};
+use crate::rng::Rng;
+use crate::{Budget, GameError, Rejection};
 
 const SMALL: &str = "\
 #####
@@ -102,4 +104,130 @@ Title: Two boxes
         Err(GameError::Parse { line, column, .. }) => assert_eq!((line, column), (9, 5)),
         other => panic!("{other:?}"),
     }
+}
+
+/// A random small level: a `w`x`h` room inside a wall ring, some inner walls,
+/// `boxes` boxes and goals, the player on a free cell.
+fn random_level(rng: &mut Rng, w: usize, h: usize, boxes: usize) -> Option<Level> {
+    let (gw, gh) = (w + 2, h + 2);
+    let mut walls = vec![true; gw * gh];
+    for y in 1..=h {
+        for x in 1..=w {
+            walls[y * gw + x] = rng.chance(0.2);
+        }
+    }
+    let mut free: Vec<usize> = (0..gw * gh).filter(|&c| !walls[c]).collect();
+    if free.len() < 2 * boxes + 1 {
+        return None;
+    }
+    rng.shuffle(&mut free);
+    let mut goals = free[..boxes].to_vec();
+    let mut box_cells = free[boxes..2 * boxes].to_vec();
+    goals.sort_unstable();
+    box_cells.sort_unstable();
+    let level = Level {
+        width: gw,
+        height: gh,
+        walls,
+        goals,
+        boxes: box_cells,
+        player: free[2 * boxes],
+    };
+    // Through XSB, so unreachable floor is walled off the same way as in files.
+    Level::from_xsb(&level.to_xsb()).ok()
+}
+
+#[test]
+fn solver_agrees_with_a_plain_search_on_small_levels() {
+    let mut rng = Rng::new(2026);
+    let budget = Budget::nodes(200_000);
+    let (mut solvable, mut unsolvable) = (0, 0);
+    let mut tried = 0;
+    while solvable < 150 || unsolvable < 50 {
+        tried += 1;
+        assert!(tried < 5_000, "too few usable random levels");
+        let (w, h, n) = [(4, 4, 2), (5, 4, 2), (5, 5, 3), (6, 4, 3)][rng.index(4)];
+        let Some(level) = random_level(&mut rng, w, h, n) else {
+            continue;
+        };
+        let Some(reference) = reference::fewest_pushes_then_moves(&level, 500_000) else {
+            continue;
+        };
+        match (reference, solve::solve(&level, &budget)) {
+            (None, Err(Rejection::Unsolvable)) => unsolvable += 1,
+            (Some((pushes, moves)), Ok(answer)) => {
+                let xsb = level.to_xsb();
+                assert!(answer.push_optimal && answer.move_optimal, "{xsb}");
+                assert_eq!((answer.pushes, answer.moves), (pushes, moves), "{xsb}");
+                level
+                    .replay(&answer.solution)
+                    .expect("the solution replays");
+                let written = answer.solution.chars().filter(char::is_ascii_uppercase);
+                assert_eq!(written.count() as u32, pushes, "{xsb}");
+                solvable += 1;
+            }
+            (reference, solver) => panic!(
+                "{}\nreference {reference:?}, solver {solver:?}",
+                level.to_xsb()
+            ),
+        }
+    }
+}
+
+#[test]
+fn unsolvable_levels_are_proven_so_a_dead_square_at_once() {
+    // Two boxes side by side against the top wall, one off its goal.
+    let frozen = Level::from_xsb(
+        "\
+#######
+#  $$ #
+#  .  #
+# @ . #
+#######
+",
+    )
+    .expect("parses");
+    assert_eq!(
+        solve::solve(&frozen, &Budget::nodes(10_000)),
+        Err(Rejection::Unsolvable)
+    );
+    // A box in a corner off its goal: a dead square at the start.
+    let corner = Level::from_xsb("#####\n#$  #\n# @.#\n#####\n").expect("parses");
+    assert!(solve::trivially_unsolvable(&corner));
+    assert_eq!(
+        solve::solve(&corner, &Budget::nodes(10)),
+        Err(Rejection::Unsolvable)
+    );
+}
+
+#[test]
+fn a_small_budget_gives_the_best_found_flagged_not_optimal() {
+    let level = Level::from_xsb(
+        "\
+########
+#      #
+# $$$$ #
+#@....##
+########
+",
+    )
+    .expect("parses");
+    let exact = solve::solve(&level, &Budget::nodes(1_000_000)).expect("solves");
+    assert!(exact.push_optimal && exact.move_optimal);
+    let mut budget = 1;
+    let rough = loop {
+        match solve::solve(&level, &Budget::nodes(budget)) {
+            Ok(a) => break a,
+            Err(Rejection::Rejected(_)) => budget *= 2,
+            Err(other) => panic!("{other:?}"),
+        }
+    };
+    assert!(
+        !rough.push_optimal || !rough.move_optimal,
+        "{rough:?} with {budget} nodes"
+    );
+    assert!(rough.pushes >= exact.pushes);
+    level
+        .replay(&rough.solution)
+        .expect("the best found still replays");
 }

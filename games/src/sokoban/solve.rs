@@ -1,0 +1,672 @@
+//! The exact solver, independent of both generators.
+//!
+//! Phase 1 finds the fewest pushes: A* over (box set, player region), the region
+//! named by its lowest cell, with the minimum-cost matching of boxes to goals
+//! (lone-box push distances) as the admissible, consistent lower bound. Dead
+//! squares (cells from which a lone box can reach no goal) and freeze deadlocks
+//! (boxes locked against walls and each other off a goal) are pruned.
+//!
+//! Phase 2 finds the fewest moves for that push count: the same search over
+//! (box set, exact player cell) with costs (pushes, moves) in lexicographic
+//! order, pruning every state whose push bound exceeds phase 1's answer.
+//!
+//! When phase 1 runs out of nodes, a greedy best-first search looks for any
+//! solution, reported with `push_optimal: false`; when phase 2 does, phase 1's
+//! solution stands with `move_optimal: false`.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+use rustc_hash::FxBuildHasher;
+
+use super::level::{Dir, Level};
+use crate::{Budget, Rejection};
+
+/// A lone box's push distance that no push sequence achieves.
+const FAR: u16 = u16::MAX;
+
+/// What the solver found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// The solution in LURD.
+    pub solution: String,
+    /// Its pushes.
+    pub pushes: u32,
+    /// Its moves (pushes included).
+    pub moves: u32,
+    /// Whether no solution has fewer pushes.
+    pub push_optimal: bool,
+    /// Whether no solution with this push count has fewer moves.
+    pub move_optimal: bool,
+    /// States expanded, both phases.
+    pub nodes: u64,
+    /// States expanded by the push-optimal search alone (the search effort).
+    pub push_nodes: u64,
+}
+
+/// Solves `level` within `budget` (`max_nodes` per phase).
+pub fn solve(level: &Level, budget: &Budget) -> Result<Answer, Rejection> {
+    let board = Board::new(level);
+    let start = Start {
+        boxes: level.boxes.iter().map(|&b| b as u16).collect(),
+        player: level.player as u16,
+    };
+    if start.boxes.iter().any(|&b| board.dead[b as usize]) {
+        return Err(Rejection::Unsolvable);
+    }
+    let mut search = Search::new(&board, budget);
+    let (pushes, push_optimal) = match search.run(&start, Mode::FewestPushes, budget.max_nodes) {
+        Ok(Some(path)) => (path, true),
+        Ok(None) => return Err(Rejection::Unsolvable),
+        Err(Stop::Timeout) => return Err(Rejection::Timeout),
+        Err(Stop::Budget) => match search.run(&start, Mode::Greedy, budget.max_nodes / 4) {
+            Ok(Some(path)) => (path, false),
+            Ok(None) => return Err(Rejection::Unsolvable),
+            Err(Stop::Timeout) => return Err(Rejection::Timeout),
+            Err(Stop::Budget) => {
+                return Err(Rejection::Rejected(format!(
+                    "search budget of {} nodes exhausted",
+                    budget.max_nodes
+                )));
+            }
+        },
+    };
+    let push_nodes = search.nodes;
+    let mut best = (pushes, false);
+    if push_optimal {
+        let bound = best.0.len() as u32;
+        match search.run(&start, Mode::FewestMoves { bound }, budget.max_nodes) {
+            Ok(Some(path)) => best = (path, true),
+            Ok(None) => {
+                return Err(Rejection::Error(
+                    "the move search lost the push-optimal solution".into(),
+                ));
+            }
+            Err(Stop::Timeout) => return Err(Rejection::Timeout),
+            Err(Stop::Budget) => {}
+        }
+    }
+    let (path, move_optimal) = best;
+    let solution = board.lurd(&start, &path);
+    let moves = solution.len() as u32;
+    Ok(Answer {
+        solution,
+        pushes: path.len() as u32,
+        moves,
+        push_optimal,
+        move_optimal: push_optimal && move_optimal,
+        nodes: search.nodes,
+        push_nodes,
+    })
+}
+
+/// Whether the lone-box analysis already proves `level` unsolvable: a box on a
+/// dead square or no matching of boxes to goals.
+pub fn trivially_unsolvable(level: &Level) -> bool {
+    let board = Board::new(level);
+    let boxes: Vec<u16> = level.boxes.iter().map(|&b| b as u16).collect();
+    boxes.iter().any(|&b| board.dead[b as usize]) || board.lower_bound(&boxes).is_none()
+}
+
+/// The start position.
+struct Start {
+    boxes: Vec<u16>,
+    player: u16,
+}
+
+/// One push: the box's cell before it and the direction (index into [`Dir::ALL`]).
+type Push = (u16, u8);
+
+/// The static analysis of a level: floor, goals, dead squares, distances.
+struct Board {
+    width: usize,
+    floor: Vec<bool>,
+    goal: Vec<bool>,
+    dead: Vec<bool>,
+    goals: usize,
+    /// `dist[g * cells + c]`: pushes bringing a lone box from `c` to goal `g`.
+    dist: Vec<u16>,
+    cells: usize,
+}
+
+impl Board {
+    fn new(level: &Level) -> Board {
+        let cells = level.width * level.height;
+        let (w, h) = (level.width, level.height);
+        // Cells on the grid's rim are never floor the player can use (XSB
+        // parsing and the generators close every level in walls).
+        let floor: Vec<bool> = (0..cells)
+            .map(|c| {
+                let (x, y) = (c % w, c / w);
+                !level.walls[c] && x > 0 && y > 0 && x + 1 < w && y + 1 < h
+            })
+            .collect();
+        let mut goal = vec![false; cells];
+        for &g in &level.goals {
+            goal[g] = true;
+        }
+        let mut board = Board {
+            width: w,
+            floor,
+            goal,
+            dead: vec![true; cells],
+            goals: level.goals.len(),
+            dist: vec![FAR; level.goals.len() * cells],
+            cells,
+        };
+        // Pull each goal's box backwards: from `y` a box came from `y - d` if the
+        // player stood at `y - 2d`.
+        let mut queue = Vec::with_capacity(cells);
+        for (g, &goal_cell) in level.goals.iter().enumerate() {
+            let dist = &mut board.dist[g * cells..(g + 1) * cells];
+            dist[goal_cell] = 0;
+            queue.clear();
+            queue.push(goal_cell);
+            let mut head = 0;
+            while head < queue.len() {
+                let y = queue[head];
+                head += 1;
+                for d in 0..4 {
+                    let x = step(y, d, w);
+                    if !board.floor[x] || dist[x] != FAR {
+                        continue;
+                    }
+                    if board.floor[step(x, d, w)] {
+                        dist[x] = dist[y] + 1;
+                        queue.push(x);
+                    }
+                }
+            }
+            for (c, &dd) in dist.iter().enumerate() {
+                if dd != FAR {
+                    board.dead[c] = false;
+                }
+            }
+        }
+        board
+    }
+
+    fn step(&self, c: usize, d: usize) -> usize {
+        step(c, d, self.width)
+    }
+
+    /// The minimum-cost matching of boxes to goals; `None` when no perfect
+    /// matching exists.
+    fn lower_bound(&self, boxes: &[u16]) -> Option<u32> {
+        let n = boxes.len();
+        debug_assert_eq!(n, self.goals);
+        let cost = |i: usize, j: usize| -> i64 {
+            match self.dist[j * self.cells + boxes[i] as usize] {
+                FAR => UNMATCHED,
+                d => i64::from(d),
+            }
+        };
+        let total = hungarian(n, cost);
+        (total < UNMATCHED).then_some(total as u32)
+    }
+
+    /// Whether the box just pushed to `to` is frozen in a group holding a box
+    /// off its goal. `occupied` marks the boxes (with `to`); `wall` is scratch
+    /// (all false on entry and exit).
+    fn freeze_deadlock(&self, to: usize, occupied: &[bool], wall: &mut [bool]) -> bool {
+        let mut group = Vec::new();
+        self.frozen(to, occupied, wall, &mut group) && group.iter().any(|&b| !self.goal[b])
+    }
+
+    /// Whether the box at `b` can never move, treating cells in `wall` as walls;
+    /// the boxes of the frozen group go to `group`.
+    fn frozen(
+        &self,
+        b: usize,
+        occupied: &[bool],
+        wall: &mut [bool],
+        group: &mut Vec<usize>,
+    ) -> bool {
+        let mark = group.len();
+        group.push(b);
+        wall[b] = true;
+        let locked = [(0, 2), (1, 3)].iter().all(|&(d1, d2)| {
+            let (a, c) = (self.step(b, d1), self.step(b, d2));
+            let solid = |x: usize| !self.floor[x] || wall[x];
+            solid(a)
+                || solid(c)
+                || (self.dead[a] && self.dead[c])
+                || (occupied[a] && self.frozen(a, occupied, wall, group))
+                || (occupied[c] && self.frozen(c, occupied, wall, group))
+        });
+        wall[b] = false;
+        if !locked {
+            group.truncate(mark);
+        }
+        locked
+    }
+
+    /// The LURD text of a push sequence from the start, walking shortest paths
+    /// (ties broken in LURD order).
+    fn lurd(&self, start: &Start, pushes: &[Push]) -> String {
+        let mut occupied = vec![false; self.cells];
+        for &b in &start.boxes {
+            occupied[b as usize] = true;
+        }
+        let mut player = start.player as usize;
+        let mut text = String::new();
+        let mut from = vec![u8::MAX; self.cells];
+        let mut queue = Vec::new();
+        for &(b, d) in pushes {
+            let (b, d) = (b as usize, d as usize);
+            let stand = step(b, (d + 2) % 4, self.width);
+            // Breadth-first from the player, remembering the step into each cell.
+            from.fill(u8::MAX);
+            from[player] = 4;
+            queue.clear();
+            queue.push(player);
+            let mut head = 0;
+            while head < queue.len() && from[stand] == u8::MAX {
+                let c = queue[head];
+                head += 1;
+                for dd in 0..4 {
+                    let n = self.step(c, dd);
+                    if self.floor[n] && !occupied[n] && from[n] == u8::MAX {
+                        from[n] = dd as u8;
+                        queue.push(n);
+                    }
+                }
+            }
+            let mut walk = Vec::new();
+            let mut c = stand;
+            while c != player {
+                let dd = from[c] as usize;
+                walk.push(Dir::ALL[dd].letter(false));
+                c = step(c, (dd + 2) % 4, self.width);
+            }
+            text.extend(walk.iter().rev());
+            text.push(Dir::ALL[d].letter(true));
+            occupied[b] = false;
+            occupied[self.step(b, d)] = true;
+            player = b;
+        }
+        text
+    }
+}
+
+/// The neighbour of `c` in direction `d` (index into [`Dir::ALL`]: left, up,
+/// right, down). Only called on cells inside the rim.
+fn step(c: usize, d: usize, width: usize) -> usize {
+    match d {
+        0 => c - 1,
+        1 => c - width,
+        2 => c + 1,
+        _ => c + width,
+    }
+}
+
+/// A cost no real matching reaches.
+const UNMATCHED: i64 = 1 << 32;
+
+/// The minimum total cost of a perfect assignment of `n` rows to `n` columns
+/// (Hungarian method with potentials, O(n^3)).
+fn hungarian(n: usize, cost: impl Fn(usize, usize) -> i64) -> i64 {
+    let mut u = vec![0i64; n + 1];
+    let mut v = vec![0i64; n + 1];
+    let mut way = vec![0usize; n + 1];
+    // p[j]: the row matched to column j (1-based; 0 = none).
+    let mut p = vec![0usize; n + 1];
+    let mut minv = vec![0i64; n + 1];
+    let mut used = vec![false; n + 1];
+    for i in 1..=n {
+        p[0] = i;
+        let mut j0 = 0;
+        minv.fill(i64::MAX);
+        used.fill(false);
+        loop {
+            used[j0] = true;
+            let i0 = p[j0];
+            let mut delta = i64::MAX;
+            let mut j1 = 0;
+            for j in 1..=n {
+                if !used[j] {
+                    let cur = cost(i0 - 1, j - 1) - u[i0] - v[j];
+                    if cur < minv[j] {
+                        minv[j] = cur;
+                        way[j] = j0;
+                    }
+                    if minv[j] < delta {
+                        delta = minv[j];
+                        j1 = j;
+                    }
+                }
+            }
+            for j in 0..=n {
+                if used[j] {
+                    u[p[j]] += delta;
+                    v[j] -= delta;
+                } else {
+                    minv[j] -= delta;
+                }
+            }
+            j0 = j1;
+            if p[j0] == 0 {
+                break;
+            }
+        }
+        loop {
+            let j1 = way[j0];
+            p[j0] = p[j1];
+            j0 = j1;
+            if j0 == 0 {
+                break;
+            }
+        }
+    }
+    (1..=n).map(|j| cost(p[j] - 1, j - 1)).sum()
+}
+
+/// What a search optimises.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Mode {
+    /// A* on pushes; states keyed by the player's region.
+    FewestPushes,
+    /// Best-first on the lower bound: any solution, fast.
+    Greedy,
+    /// Fewest moves among solutions of `bound` pushes; states keyed by the
+    /// player's cell.
+    FewestMoves { bound: u32 },
+}
+
+/// Why a search stopped without an answer.
+enum Stop {
+    Budget,
+    Timeout,
+}
+
+/// The states of one search: boxes (sorted, `k` per state) and the player, in
+/// flat arrays; the table holds ids only.
+struct Search<'a> {
+    board: &'a Board,
+    budget: &'a Budget,
+    nodes: u64,
+    k: usize,
+    boxes: Vec<u16>,
+    player: Vec<u16>,
+    parent: Vec<u32>,
+    push: Vec<Push>,
+    pushes: Vec<u32>,
+    moves: Vec<u32>,
+    bound: Vec<u32>,
+    closed: Vec<bool>,
+    /// Whether a cheaper path means fewer (pushes, moves) or fewer pushes alone.
+    by_moves: bool,
+    index: HashTable<u32>,
+    // Scratch.
+    occupied: Vec<bool>,
+    wall: Vec<bool>,
+    stamp: Vec<u32>,
+    walk: Vec<u32>,
+    epoch: u32,
+    queue: Vec<u16>,
+}
+
+const ROOT: u32 = u32::MAX;
+
+impl<'a> Search<'a> {
+    fn new(board: &'a Board, budget: &'a Budget) -> Search<'a> {
+        Search {
+            board,
+            budget,
+            nodes: 0,
+            k: board.goals,
+            boxes: Vec::new(),
+            player: Vec::new(),
+            parent: Vec::new(),
+            push: Vec::new(),
+            pushes: Vec::new(),
+            moves: Vec::new(),
+            bound: Vec::new(),
+            closed: Vec::new(),
+            by_moves: false,
+            index: HashTable::new(),
+            occupied: vec![false; board.cells],
+            wall: vec![false; board.cells],
+            stamp: vec![0; board.cells],
+            walk: vec![0; board.cells],
+            epoch: 0,
+            queue: Vec::new(),
+        }
+    }
+
+    fn clear(&mut self) {
+        self.boxes.clear();
+        self.player.clear();
+        self.parent.clear();
+        self.push.clear();
+        self.pushes.clear();
+        self.moves.clear();
+        self.bound.clear();
+        self.closed.clear();
+        self.index.clear();
+    }
+
+    fn state_boxes(&self, id: u32) -> &[u16] {
+        &self.boxes[id as usize * self.k..(id as usize + 1) * self.k]
+    }
+
+    fn hash(boxes: &[u16], player: u16) -> u64 {
+        FxBuildHasher.hash_one((boxes, player))
+    }
+
+    /// Flood-fills the player's reachable cells from `from` (boxes in
+    /// `occupied`), with walking distances; returns the lowest cell reached.
+    fn flood(&mut self, from: usize) -> u16 {
+        self.epoch += 1;
+        let epoch = self.epoch;
+        self.stamp[from] = epoch;
+        self.walk[from] = 0;
+        self.queue.clear();
+        self.queue.push(from as u16);
+        let mut lowest = from as u16;
+        let mut head = 0;
+        while head < self.queue.len() {
+            let c = self.queue[head] as usize;
+            head += 1;
+            for d in 0..4 {
+                let n = self.board.step(c, d);
+                if self.board.floor[n] && !self.occupied[n] && self.stamp[n] != epoch {
+                    self.stamp[n] = epoch;
+                    self.walk[n] = self.walk[c] + 1;
+                    self.queue.push(n as u16);
+                    lowest = lowest.min(n as u16);
+                }
+            }
+        }
+        lowest
+    }
+
+    fn reached(&self, c: usize) -> bool {
+        self.stamp[c] == self.epoch
+    }
+
+    /// The heap key of a state: smaller pops first.
+    fn priority(mode: Mode, pushes: u32, moves: u32, bound: u32) -> u64 {
+        let (first, second) = match mode {
+            // Deeper first among equal f: reaches goals sooner.
+            Mode::FewestPushes => (pushes + bound, u32::MAX - pushes),
+            Mode::Greedy => (bound, pushes),
+            Mode::FewestMoves { .. } => (pushes + bound, moves),
+        };
+        (u64::from(first) << 32) | u64::from(second)
+    }
+
+    /// Runs one search from `start`; the pushes of the best solution, `None`
+    /// when the level is proven unsolvable.
+    fn run(&mut self, start: &Start, mode: Mode, limit: u64) -> Result<Option<Vec<Push>>, Stop> {
+        self.clear();
+        self.by_moves = matches!(mode, Mode::FewestMoves { .. });
+        let board = self.board;
+        let Some(h0) = board.lower_bound(&start.boxes) else {
+            return Ok(None);
+        };
+        let mut boxes = start.boxes.clone();
+        boxes.sort_unstable();
+        for &b in &boxes {
+            self.occupied[b as usize] = true;
+        }
+        let key_player = match mode {
+            Mode::FewestMoves { .. } => start.player,
+            _ => self.flood(start.player as usize),
+        };
+        for &b in &boxes {
+            self.occupied[b as usize] = false;
+        }
+        self.insert(&boxes, key_player, ROOT, (0, 0), 0, 0, h0);
+        let mut open = BinaryHeap::new();
+        open.push(Reverse((Self::priority(mode, 0, 0, h0), 0u32)));
+        let mut spent = 0u64;
+        let mut child = vec![0u16; self.k];
+        while let Some(Reverse((priority, id))) = open.pop() {
+            let i = id as usize;
+            let (g, m, h) = (self.pushes[i], self.moves[i], self.bound[i]);
+            if self.closed[i] || priority != Self::priority(mode, g, m, h) {
+                continue; // expanded already, or superseded by a cheaper path
+            }
+            self.closed[i] = true;
+            if h == 0 && self.state_boxes(id).iter().all(|&b| board.goal[b as usize]) {
+                return Ok(Some(self.path(id)));
+            }
+            spent += 1;
+            self.nodes += 1;
+            if spent > limit {
+                return Err(Stop::Budget);
+            }
+            if spent.is_multiple_of(1024) && self.budget.expired() {
+                return Err(Stop::Timeout);
+            }
+            boxes.copy_from_slice(self.state_boxes(id));
+            for &b in &boxes {
+                self.occupied[b as usize] = true;
+            }
+            self.flood(self.player[i] as usize);
+            let reach_epoch = self.epoch;
+            let mut children = Vec::new();
+            for (bi, &b) in boxes.iter().enumerate() {
+                let b = b as usize;
+                for d in 0..4 {
+                    let stand = board.step(b, (d + 2) % 4);
+                    let to = board.step(b, d);
+                    if self.stamp[stand] != reach_epoch
+                        || !board.floor[to]
+                        || self.occupied[to]
+                        || board.dead[to]
+                    {
+                        continue;
+                    }
+                    children.push((bi, b, d, to, self.walk[stand]));
+                }
+            }
+            for (bi, b, d, to, walk) in children {
+                self.occupied[b] = false;
+                self.occupied[to] = true;
+                let deadlock = board.freeze_deadlock(to, &self.occupied, &mut self.wall);
+                let next = if deadlock {
+                    None
+                } else {
+                    child.copy_from_slice(&boxes);
+                    child[bi] = to as u16;
+                    child.sort_unstable();
+                    board.lower_bound(&child).map(|h| {
+                        let key_player = match mode {
+                            Mode::FewestMoves { .. } => b as u16,
+                            _ => self.flood(b),
+                        };
+                        (h, key_player)
+                    })
+                };
+                self.occupied[to] = false;
+                self.occupied[b] = true;
+                let Some((h, key_player)) = next else {
+                    continue;
+                };
+                let (g2, m2) = (g + 1, m + walk + 1);
+                if let Mode::FewestMoves { bound } = mode
+                    && g2 + h > bound
+                {
+                    continue;
+                }
+                if let Some(cid) =
+                    self.insert(&child, key_player, id, (b as u16, d as u8), g2, m2, h)
+                {
+                    open.push(Reverse((Self::priority(mode, g2, m2, h), cid)));
+                }
+            }
+            for &b in &boxes {
+                self.occupied[b as usize] = false;
+            }
+        }
+        Ok(None)
+    }
+
+    /// Adds a state or improves a known one; the id to (re)open, `None` when
+    /// the known path is at least as cheap.
+    #[allow(clippy::too_many_arguments)]
+    fn insert(
+        &mut self,
+        boxes: &[u16],
+        player: u16,
+        parent: u32,
+        push: Push,
+        pushes: u32,
+        moves: u32,
+        bound: u32,
+    ) -> Option<u32> {
+        let hash = Self::hash(boxes, player);
+        let k = self.k;
+        let (all_boxes, players) = (&self.boxes, &self.player);
+        let found = self.index.find(hash, |&id| {
+            let i = id as usize;
+            players[i] == player && &all_boxes[i * k..(i + 1) * k] == boxes
+        });
+        if let Some(&id) = found {
+            let i = id as usize;
+            let cheaper = if self.by_moves {
+                (pushes, moves) < (self.pushes[i], self.moves[i])
+            } else {
+                pushes < self.pushes[i]
+            };
+            if self.closed[i] || !cheaper {
+                return None;
+            }
+            self.parent[i] = parent;
+            self.push[i] = push;
+            self.pushes[i] = pushes;
+            self.moves[i] = moves;
+            return Some(id);
+        }
+        let id = self.player.len() as u32;
+        self.boxes.extend_from_slice(boxes);
+        self.player.push(player);
+        self.parent.push(parent);
+        self.push.push(push);
+        self.pushes.push(pushes);
+        self.moves.push(moves);
+        self.bound.push(bound);
+        self.closed.push(false);
+        let (all_boxes, players) = (&self.boxes, &self.player);
+        self.index.insert_unique(hash, id, |&id| {
+            let i = id as usize;
+            Self::hash(&all_boxes[i * k..(i + 1) * k], players[i])
+        });
+        Some(id)
+    }
+
+    /// The pushes leading to state `id`.
+    fn path(&self, mut id: u32) -> Vec<Push> {
+        let mut path = Vec::new();
+        while self.parent[id as usize] != ROOT {
+            path.push(self.push[id as usize]);
+            id = self.parent[id as usize];
+        }
+        path.reverse();
+        path
+    }
+}
