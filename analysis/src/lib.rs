@@ -221,6 +221,52 @@ pub fn verify(dir: &Path) -> Result<Verified, AnalysisError> {
     Ok(verified)
 }
 
+/// The levels of the pack in `dir` (of one tier, or all), in tier and then
+/// difficulty order, as a collection file in the game's text form: each level
+/// headed by a `;` line with its id, seed, tier and difficulty. For sokoban
+/// this is an XSB collection.
+pub fn print_levels(dir: &Path, tier: Option<u32>) -> Result<String, AnalysisError> {
+    use std::fmt::Write;
+    if !dir.join("_SUCCESS").exists() {
+        return Err(AnalysisError::NotAPack(dir.to_path_buf()));
+    }
+    let mut out = String::new();
+    for (t, part) in level_parts(dir)? {
+        if tier.is_some_and(|wanted| wanted != t) {
+            continue;
+        }
+        for batch in read_batches(&part)? {
+            let text = |name: &str| {
+                batch
+                    .column_by_name(name)
+                    .and_then(|c| c.as_string_opt::<i32>().cloned())
+                    .ok_or_else(|| AnalysisError::Read {
+                        path: part.clone(),
+                        message: format!("no text column `{name}`"),
+                    })
+            };
+            let (id, layout) = (text("level_id")?, text("layout")?);
+            let difficulty = f64_column(&batch, "difficulty", &part)?;
+            for i in 0..batch.num_rows() {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                let _ = writeln!(
+                    out,
+                    "; {} tier {t} difficulty {}",
+                    id.value(i),
+                    difficulty[i]
+                );
+                out.push_str(layout.value(i));
+                if !layout.value(i).ends_with('\n') {
+                    out.push('\n');
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Reads the pack in `dir` (the folder holding `_SUCCESS`).
 pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
     if !dir.join("_SUCCESS").exists() {

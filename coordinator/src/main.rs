@@ -74,15 +74,16 @@ enum Command {
         connect_timeout_s: u64,
     },
     /// Solve level files in a game's text form (made by pregen or by hand) and
-    /// print a table: file, moves, proven optimal, search nodes, time, solution.
+    /// print a table: file, level, moves, pushes (sokoban), proven optimal,
+    /// search nodes, time, solution. Sokoban files may be XSB collections.
     Solve {
-        /// The game: cube, dungeon or tilt.
+        /// The game: cube, dungeon, sokoban or tilt.
         #[arg(long)]
         game: String,
         /// Search nodes allowed per level.
         #[arg(long, default_value_t = 1_000_000)]
         max_nodes: u64,
-        /// Level files, one level each.
+        /// Level files: one level each, or XSB collections for sokoban.
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
@@ -107,6 +108,16 @@ enum AnalysisCommand {
     Verify {
         /// The pack's folder (`<out>/<pack>`).
         pack: PathBuf,
+    },
+    /// Print the pack's levels in the game's text form (XSB for sokoban), as
+    /// one collection file: tier by tier, easiest first, each headed by a `;`
+    /// line with its id, tier and difficulty.
+    Levels {
+        /// The pack's folder (`<out>/<pack>`).
+        pack: PathBuf,
+        /// Only this tier (1-based).
+        #[arg(long)]
+        tier: Option<u32>,
     },
 }
 
@@ -371,6 +382,9 @@ async fn real_main() -> Result<()> {
             print!("{summary}");
         }
         Command::Analysis {
+            command: AnalysisCommand::Levels { pack, tier },
+        } => print!("{}", pregen_analysis::print_levels(&pack, tier)?),
+        Command::Analysis {
             command: AnalysisCommand::Verify { pack },
         } => {
             let verified = pregen_analysis::verify(&pack)?;
@@ -397,31 +411,44 @@ async fn real_main() -> Result<()> {
         } => {
             let game = pregen_games::GameKind::from_name(&game)?;
             let budget = pregen_games::Budget::nodes(max_nodes);
-            println!("file\tmoves\toptimal\tnodes\tms\tsolution");
-            let mut failed = 0;
+            println!("file\tlevel\tmoves\tpushes\toptimal\tnodes\tms\tsolution");
+            let (mut levels, mut failed) = (0, 0);
             for file in &files {
                 let text = std::fs::read_to_string(file)
                     .with_context(|| format!("cannot read {}", file.display()))?;
-                let started = std::time::Instant::now();
-                let solved = game.solve_text(&text, &budget);
-                let ms = started.elapsed().as_secs_f64() * 1e3;
-                match solved {
-                    Ok(s) => println!(
-                        "{}\t{}\t{}\t{}\t{ms:.1}\t{}",
-                        file.display(),
-                        s.moves,
-                        s.optimal,
-                        s.nodes,
-                        s.solution
-                    ),
-                    Err(e) => {
-                        failed += 1;
-                        println!("{}\t-\t-\t-\t{ms:.1}\t{e}", file.display());
+                let solved = game.solve_text(&text, &budget).with_context(|| {
+                    format!("{} is not a {} level file", file.display(), game.name())
+                })?;
+                for level in solved {
+                    levels += 1;
+                    let title = if level.title.is_empty() {
+                        "-"
+                    } else {
+                        level.title.as_str()
+                    };
+                    let ms = level.ms;
+                    match level.verdict {
+                        Ok(s) => println!(
+                            "{}\t{title}\t{}\t{}\t{}\t{}\t{:.1}\t{}",
+                            file.display(),
+                            s.moves,
+                            s.metrics
+                                .get("pushes")
+                                .map_or("-".into(), |p| p.to_string()),
+                            s.optimal,
+                            s.nodes,
+                            ms,
+                            s.solution
+                        ),
+                        Err(e) => {
+                            failed += 1;
+                            println!("{}\t{title}\t-\t-\t-\t-\t{ms:.1}\t{e}", file.display());
+                        }
                     }
                 }
             }
             if failed > 0 {
-                anyhow::bail!("{failed} of {} levels not solved", files.len());
+                anyhow::bail!("{failed} of {levels} levels not solved");
             }
         }
     }

@@ -643,6 +643,7 @@ mod tests {
                 solution: "R".into(),
                 metrics: BTreeMap::from([("states".to_string(), 4.0)]),
                 level_hash: format!("{seed}"),
+                canonical: None,
             }),
             generate_ms: 0.1,
             solve_ms: 0.2,

@@ -8,7 +8,7 @@
 //! session holds. A stratum is complete when the contiguous prefix of its
 //! recorded seeds holds `count` accepted ones; the pack, when every stratum is.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use crate::record::{SeedRecord, Status};
@@ -117,9 +117,14 @@ struct Stratum {
     /// Every seed of the stratum below this is recorded.
     prefix_end: u64,
     prefix_accepted: u64,
+    /// Accepted levels recorded, duplicates counted once.
     accepted_total: u64,
     /// Next seed of the stratum never leased.
     frontier: u64,
+    /// Canonical forms of the accepted levels recorded (any seed).
+    seen: HashSet<String>,
+    /// Canonical forms of the accepted levels in the complete prefix.
+    prefix_seen: HashSet<String>,
 }
 
 impl Stratum {
@@ -157,6 +162,8 @@ impl Scheduler {
                 prefix_accepted: 0,
                 accepted_total: 0,
                 frontier: first_seed,
+                seen: HashSet::new(),
+                prefix_seen: HashSet::new(),
             })
             .collect();
         let mut s = Scheduler {
@@ -290,7 +297,11 @@ impl Scheduler {
             .entry(record.worker.clone())
             .or_default() += 1;
         if record.status == Status::Accepted {
-            self.strata[i].accepted_total += 1;
+            let st = &mut self.strata[i];
+            match record.level.as_ref().and_then(|l| l.canonical.as_ref()) {
+                Some(key) if !st.seen.insert(key.clone()) => {}
+                _ => st.accepted_total += 1,
+            }
         } else {
             let head = record.reason.split(':').next().unwrap_or("").trim();
             let key = if head.is_empty() {
@@ -304,13 +315,22 @@ impl Scheduler {
         self.records.insert(record.seed, record);
         let st = &mut self.strata[i];
         while st.prefix_accepted < st.count {
-            match self.records.get(&st.prefix_end) {
-                Some(r) => {
-                    st.prefix_accepted += u64::from(r.status == Status::Accepted);
-                    st.prefix_end += 1;
+            let Some(r) = self.records.get(&st.prefix_end) else {
+                break;
+            };
+            if r.status == Status::Accepted {
+                match r.level.as_ref().and_then(|l| l.canonical.as_ref()) {
+                    Some(key) if !st.prefix_seen.insert(key.clone()) => {
+                        *self
+                            .progress
+                            .rejected
+                            .entry("rejected: duplicate".into())
+                            .or_default() += 1;
+                    }
+                    _ => st.prefix_accepted += 1,
                 }
-                None => break,
             }
+            st.prefix_end += 1;
         }
     }
 
@@ -400,16 +420,30 @@ impl Scheduler {
     }
 
     /// The pack's records in seed order: for each stratum, every seed of the
-    /// complete prefix, up to and including the `count`-th accepted one. `None`
-    /// until complete.
+    /// complete prefix, up to and including the `count`-th accepted one. An
+    /// accepted level whose canonical form a lower seed of its stratum already
+    /// has becomes a `rejected` duplicate. `None` until complete.
     pub fn pack_records(&self) -> Option<Vec<SeedRecord>> {
-        self.is_complete().then(|| {
-            self.strata
-                .iter()
-                .flat_map(|st| self.records.range(st.first_seed..st.prefix_end))
-                .map(|(_, r)| r.clone())
-                .collect()
-        })
+        if !self.is_complete() {
+            return None;
+        }
+        let mut out = Vec::new();
+        for st in &self.strata {
+            let mut first: HashMap<&str, u64> = HashMap::new();
+            for (&seed, r) in self.records.range(st.first_seed..st.prefix_end) {
+                let key = r.level.as_ref().and_then(|l| l.canonical.as_deref());
+                match key.map(|k| *first.entry(k).or_insert(seed)) {
+                    Some(original) if original != seed => out.push(SeedRecord {
+                        status: Status::Rejected,
+                        reason: format!("duplicate: the level of seed {original}"),
+                        level: None,
+                        ..r.clone()
+                    }),
+                    _ => out.push(r.clone()),
+                }
+            }
+        }
+        Some(out)
     }
 
     /// Counters for progress reports.
@@ -479,6 +513,61 @@ mod tests {
             s.record(session, l.id, result(seed)).expect("in lease");
         }
         s.lease_done(session, l.id);
+    }
+
+    #[test]
+    fn duplicates_lose_to_the_lowest_seed_whatever_the_order() {
+        let now = Instant::now();
+        let mut s = Scheduler::new(config(3, 6), vec![]);
+        let a = lease(s.grant(1, now));
+        let b = lease(s.grant(2, now));
+        // Every accepted level has one of two canonical forms, except seed 111.
+        let with_key = |seed: u64| {
+            let mut r = result(seed);
+            if r.status == Status::Accepted {
+                let key = if seed == 111 {
+                    "c".into()
+                } else {
+                    format!("k{}", seed % 2)
+                };
+                r.level = Some(crate::record::LevelRecord {
+                    difficulty: seed as f64,
+                    moves: 1,
+                    moves_optimal: true,
+                    layout: String::new(),
+                    level_json: String::new(),
+                    solution: String::new(),
+                    metrics: Default::default(),
+                    level_hash: seed.to_string(),
+                    canonical: Some(key),
+                });
+            }
+            r
+        };
+        // The later range first: its levels come in before their originals.
+        for l in [&b, &a] {
+            let session = l.session;
+            for seed in l.first_seed..l.first_seed + l.seed_count {
+                s.record(session, l.id, with_key(seed)).expect("in lease");
+            }
+            s.lease_done(session, l.id);
+        }
+        assert!(s.is_complete());
+        let pack = s.pack_records().expect("complete");
+        let accepted: Vec<u64> = pack
+            .iter()
+            .filter(|r| r.status == Status::Accepted)
+            .map(|r| r.seed)
+            .collect();
+        // 102 (k0), 105 (k1), 108 (k0 again), 111 (c).
+        assert_eq!(accepted, vec![102, 105, 111]);
+        let duplicates: Vec<(u64, &str)> = pack
+            .iter()
+            .filter(|r| r.status == Status::Rejected && r.reason.starts_with("duplicate"))
+            .map(|r| (r.seed, r.reason.as_str()))
+            .collect();
+        assert_eq!(duplicates, vec![(108, "duplicate: the level of seed 102")]);
+        assert_eq!(s.progress().rejected.get("rejected: duplicate"), Some(&1));
     }
 
     #[test]

@@ -264,6 +264,7 @@ fn to_record(r: SeedResult, worker: &str) -> Result<SeedRecord, Status> {
                 solution: l.solution,
                 metrics: l.metrics.into_iter().collect(),
                 level_hash: l.level_hash,
+                canonical: Some(l.canonical).filter(|c| !c.is_empty()),
             })
         }
         (Verdict::Accepted, None) => {

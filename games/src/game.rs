@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 use crate::cube::Cube;
 use crate::dungeon::Dungeon;
 use crate::rng::Rng;
+use crate::sokoban::Sokoban;
 use crate::tilt::Tilt;
 
 /// Errors of this crate that are not a verdict on a seed: bad parameters, a
@@ -173,6 +174,10 @@ pub struct Candidate {
     pub metrics: BTreeMap<String, f64>,
     /// SHA-256 of `level_json`, lower-case hex: the golden identity of the level.
     pub level_hash: String,
+    /// SHA-256 of the level's canonical form, for games that reject
+    /// duplicates within a pack (equal canonical forms: the lowest seed wins).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canonical: Option<String>,
 }
 
 /// What one seed gave, with its costs.
@@ -224,8 +229,19 @@ pub trait Game {
     /// Parses the text layout.
     fn from_text(text: &str) -> Result<Self::Level, GameError>;
 
+    /// Parses a file of levels with their titles: by default one level, untitled.
+    fn from_collection(text: &str) -> Result<Vec<(String, Self::Level)>, GameError> {
+        Ok(vec![(String::new(), Self::from_text(text)?)])
+    }
+
     /// Plays `solution` under the rules and checks that it wins.
     fn replay(level: &Self::Level, solution: &str) -> Result<(), GameError>;
+
+    /// A text equal for two levels that a pack should hold only once (e.g. up
+    /// to symmetry); `None`: the game keeps every accepted level.
+    fn canonical(_level: &Self::Level) -> Option<String> {
+        None
+    }
 }
 
 /// Runs one seed of game `G`: generate, verify, accept, rate. Never panics: a
@@ -268,6 +284,7 @@ pub fn run_game<G: Game>(params: &G::Params, seed: u64, budget: &Budget) -> Outc
         let level_json = serde_json::to_string(&level)
             .map_err(|e| Rejection::Error(format!("level does not serialize: {e}")))?;
         let level_hash = hex(&Sha256::digest(level_json.as_bytes()));
+        let canonical = G::canonical(&level).map(|c| hex(&Sha256::digest(c.as_bytes())));
         Ok::<_, Rejection>((
             solved.nodes,
             Candidate {
@@ -279,6 +296,7 @@ pub fn run_game<G: Game>(params: &G::Params, seed: u64, budget: &Budget) -> Outc
                 solution: solved.solution,
                 metrics: solved.metrics,
                 level_hash,
+                canonical,
             },
         ))
     }));
@@ -341,13 +359,20 @@ pub enum GameKind {
     Cube,
     /// Keys and switches on a map graph.
     Dungeon,
+    /// Box pushing.
+    Sokoban,
     /// Tilt-maze fruit pairing.
     Tilt,
 }
 
 impl GameKind {
     /// Every game, in name order.
-    pub const ALL: &'static [GameKind] = &[GameKind::Cube, GameKind::Dungeon, GameKind::Tilt];
+    pub const ALL: &'static [GameKind] = &[
+        GameKind::Cube,
+        GameKind::Dungeon,
+        GameKind::Sokoban,
+        GameKind::Tilt,
+    ];
 
     /// Looks a game up by its job-file name.
     pub fn from_name(name: &str) -> Result<Self, GameError> {
@@ -370,6 +395,7 @@ impl GameKind {
         match self {
             GameKind::Cube => Cube::NAME,
             GameKind::Dungeon => Dungeon::NAME,
+            GameKind::Sokoban => Sokoban::NAME,
             GameKind::Tilt => Tilt::NAME,
         }
     }
@@ -379,6 +405,7 @@ impl GameKind {
         match self {
             GameKind::Cube => parse_params::<Cube>(params).map(drop),
             GameKind::Dungeon => parse_params::<Dungeon>(params).map(drop),
+            GameKind::Sokoban => parse_params::<Sokoban>(params).map(drop),
             GameKind::Tilt => parse_params::<Tilt>(params).map(drop),
         }
     }
@@ -389,15 +416,18 @@ impl GameKind {
         match self {
             GameKind::Cube => run_parsed::<Cube>(params, seed, budget),
             GameKind::Dungeon => run_parsed::<Dungeon>(params, seed, budget),
+            GameKind::Sokoban => run_parsed::<Sokoban>(params, seed, budget),
             GameKind::Tilt => run_parsed::<Tilt>(params, seed, budget),
         }
     }
 
-    /// Solves a level given in the game's text form, whoever made it.
-    pub fn solve_text(self, text: &str, budget: &Budget) -> Result<Solved, SolveError> {
+    /// Solves every level of a file in the game's text form (one level, or a
+    /// collection for games that have one), whoever made it: (title, verdict).
+    pub fn solve_text(self, text: &str, budget: &Budget) -> Result<Vec<LevelVerdict>, GameError> {
         match self {
             GameKind::Cube => solve_text::<Cube>(text, budget),
             GameKind::Dungeon => solve_text::<Dungeon>(text, budget),
+            GameKind::Sokoban => solve_text::<Sokoban>(text, budget),
             GameKind::Tilt => solve_text::<Tilt>(text, budget),
         }
     }
@@ -407,6 +437,7 @@ impl GameKind {
         match self {
             GameKind::Cube => replay_parsed::<Cube>(level_json, solution),
             GameKind::Dungeon => replay_parsed::<Dungeon>(level_json, solution),
+            GameKind::Sokoban => replay_parsed::<Sokoban>(level_json, solution),
             GameKind::Tilt => replay_parsed::<Tilt>(level_json, solution),
         }
     }
@@ -437,20 +468,30 @@ fn run_parsed<G: Game>(params: &serde_json::Value, seed: u64, budget: &Budget) -
     }
 }
 
-/// Why a level given as text was not solved.
-#[derive(Debug, thiserror::Error)]
-pub enum SolveError {
-    /// The text does not parse.
-    #[error(transparent)]
-    Parse(#[from] GameError),
-    /// The verifier's verdict (unsolvable, budget, ...).
-    #[error("{0}")]
-    Verdict(Rejection),
+/// The verdict on one level of a file given to [`GameKind::solve_text`].
+#[derive(Debug)]
+pub struct LevelVerdict {
+    /// The level's title in the file (empty when it has none).
+    pub title: String,
+    /// The solver's answer.
+    pub verdict: Result<Solved, Rejection>,
+    /// Milliseconds the solver took.
+    pub ms: f64,
 }
 
-fn solve_text<G: Game>(text: &str, budget: &Budget) -> Result<Solved, SolveError> {
-    let level = G::from_text(text)?;
-    G::solve(&level, budget).map_err(SolveError::Verdict)
+fn solve_text<G: Game>(text: &str, budget: &Budget) -> Result<Vec<LevelVerdict>, GameError> {
+    Ok(G::from_collection(text)?
+        .into_iter()
+        .map(|(title, level)| {
+            let started = Instant::now();
+            let verdict = G::solve(&level, budget);
+            LevelVerdict {
+                title,
+                verdict,
+                ms: ms_since(started),
+            }
+        })
+        .collect())
 }
 
 fn replay_parsed<G: Game>(level_json: &str, solution: &str) -> Result<(), GameError> {

@@ -23,7 +23,8 @@ pub mod tilt;
 mod game;
 
 pub use game::{
-    Budget, Candidate, Game, GameError, GameKind, Outcome, Rejection, SolveError, Solved, run_game,
+    Budget, Candidate, Game, GameError, GameKind, LevelVerdict, Outcome, Rejection, Solved,
+    run_game,
 };
 
 /// The generator version: part of every pack's manifest, and a worker whose

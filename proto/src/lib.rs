@@ -7,7 +7,7 @@
 #![allow(missing_docs)]
 
 /// The protocol version a worker announces in `Hello`; the coordinator refuses others.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// Metadata key carrying the shared token (`authorization: Bearer <token>`).
 pub const AUTH_HEADER: &str = "authorization";

@@ -497,6 +497,7 @@ fn run_seed(job: &JobRun, lease_id: u64, stratum: u32, seed: u64) -> SeedResult 
                 solution: c.solution,
                 metrics: c.metrics.into_iter().collect(),
                 level_hash: c.level_hash,
+                canonical: c.canonical.unwrap_or_default(),
             }),
         ),
         Err(r) => {

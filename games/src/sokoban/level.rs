@@ -100,6 +100,107 @@ impl Level {
         self.boxes == self.goals
     }
 
+    /// The level cut down to its floor's bounding box plus one ring of wall.
+    pub fn cropped(&self) -> Level {
+        let floor = (0..self.walls.len()).filter(|&c| !self.walls[c]);
+        let xs = floor.clone().map(|c| c % self.width);
+        let ys = floor.map(|c| c / self.width);
+        let (Some(x0), Some(x1), Some(y0), Some(y1)) =
+            (xs.clone().min(), xs.max(), ys.clone().min(), ys.max())
+        else {
+            return self.clone();
+        };
+        let (x0, y0) = (x0.saturating_sub(1), y0.saturating_sub(1));
+        let (x1, y1) = ((x1 + 1).min(self.width - 1), (y1 + 1).min(self.height - 1));
+        let width = x1 - x0 + 1;
+        let map = |c: usize| (c / self.width - y0) * width + c % self.width - x0;
+        Level {
+            width,
+            height: y1 - y0 + 1,
+            walls: (y0..=y1)
+                .flat_map(|y| (x0..=x1).map(move |x| (y, x)))
+                .map(|(y, x)| self.walls[y * self.width + x])
+                .collect(),
+            goals: self.goals.iter().map(|&c| map(c)).collect(),
+            boxes: self.boxes.iter().map(|&c| map(c)).collect(),
+            player: map(self.player),
+        }
+    }
+
+    /// The level under one of the 8 symmetries of the square (0 = identity;
+    /// bit 0 mirrors left-right, bit 1 top-bottom, bit 2 swaps the axes).
+    pub fn transformed(&self, symmetry: u8) -> Level {
+        let (w, h) = (self.width, self.height);
+        let swap = symmetry & 4 != 0;
+        let (nw, nh) = if swap { (h, w) } else { (w, h) };
+        let map = |c: usize| {
+            let (mut x, mut y) = (c % w, c / w);
+            if symmetry & 1 != 0 {
+                x = w - 1 - x;
+            }
+            if symmetry & 2 != 0 {
+                y = h - 1 - y;
+            }
+            if swap {
+                std::mem::swap(&mut x, &mut y);
+            }
+            y * nw + x
+        };
+        let mut walls = vec![true; w * h];
+        for (c, &wall) in self.walls.iter().enumerate() {
+            walls[map(c)] = wall;
+        }
+        let mut goals: Vec<usize> = self.goals.iter().map(|&c| map(c)).collect();
+        let mut boxes: Vec<usize> = self.boxes.iter().map(|&c| map(c)).collect();
+        goals.sort_unstable();
+        boxes.sort_unstable();
+        Level {
+            width: nw,
+            height: nh,
+            walls,
+            goals,
+            boxes,
+            player: map(self.player),
+        }
+    }
+
+    /// The lowest cell of the player's region (floor the player reaches
+    /// without pushing): positions equal up to the player's walk share it.
+    pub fn player_region_min(&self) -> usize {
+        let mut seen = vec![false; self.walls.len()];
+        let mut stack = vec![self.player];
+        seen[self.player] = true;
+        let mut lowest = self.player;
+        while let Some(c) = stack.pop() {
+            lowest = lowest.min(c);
+            for d in Dir::ALL {
+                if let Some(n) = self.step(c, d)
+                    && self.open(n)
+                    && !seen[n]
+                    && self.boxes.binary_search(&n).is_err()
+                {
+                    seen[n] = true;
+                    stack.push(n);
+                }
+            }
+        }
+        lowest
+    }
+
+    /// A text that two levels share exactly when they are equal up to
+    /// position in the grid, the 8 symmetries and the player's walk.
+    pub fn canonical(&self) -> String {
+        let base = self.cropped();
+        (0..8)
+            .map(|s| {
+                let mut t = base.transformed(s);
+                t.player = t.player_region_min();
+                t.to_xsb()
+            })
+            .min()
+            .unwrap_or_default()
+    }
+
     /// The XSB rows.
     pub fn to_xsb(&self) -> String {
         let mut text = String::new();
@@ -307,7 +408,10 @@ pub fn parse_collection(text: &str) -> Result<Vec<Titled>, GameError> {
             levels.push(Titled { title, level });
             continue;
         }
-        if let Some(t) = title_of(line.trim()) {
+        // The first comment after the previous level names the next one.
+        if pending_title.is_none()
+            && let Some(t) = title_of(line.trim())
+        {
             pending_title = Some(t);
         }
         i += 1;

@@ -1,12 +1,349 @@
-//! `sokoban`: box pushing (seed 003). So far: the level, its XSB form and
-//! collection files, LURD solutions and their replay under the rules. The
-//! generators and the solver of GAMES.md section 2 build on these.
+//! `sokoban`: box pushing (seed 003), with two generators and one exact
+//! solver.
+//!
+//! - [`level`]: the level, XSB (single levels and collection files), LURD
+//!   replay, the 8 symmetries and the canonical form used against duplicates.
+//! - [`mcts`]: `method = "mcts"`, the seed's Monte Carlo tree search.
+//! - [`reverse`]: `method = "reverse"`, the reverse-play generator behind the
+//!   Boxoban packs.
+//! - [`solve`]: push-optimal, then move-optimal search, independent of both.
+//!
+//! Sizes: `mcts` counts the board inside the outer wall (the seed's 6x6), and
+//! its levels are cropped to their walls; `reverse` counts the whole level,
+//! outer wall included (Boxoban's 10x10).
 
 pub mod level;
+pub mod mcts;
+pub mod reverse;
 pub mod solve;
 
 #[cfg(test)]
 mod reference;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::rng::Rng;
+use crate::{Budget, Game, GameError, Rejection, Solved};
+use level::Level;
+
+/// Which generator builds the levels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// The seed's Monte Carlo tree search.
+    #[default]
+    Mcts,
+    /// Boxoban-style reverse play.
+    Reverse,
+}
+
+/// Parameters of the sokoban generators (the job's `[params]` table).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SokobanParams {
+    /// `mcts` or `reverse`.
+    pub method: Method,
+    /// Width: the board inside the wall (`mcts`, default 6) or the whole
+    /// level (`reverse`, default 10).
+    pub width: Option<usize>,
+    /// Height, as `width`.
+    pub height: Option<usize>,
+    /// `reverse`: boxes.
+    pub boxes: usize,
+    /// `reverse`: random-walk steps (default 1.7 x (width + height)).
+    pub walk_steps: Option<u32>,
+    /// `reverse`: chance the walk turns at a step.
+    pub turn_chance: f64,
+    /// `reverse`: deepest line of reverse play.
+    pub reverse_depth: u32,
+    /// `reverse`: states reverse play looks at.
+    pub reverse_states: usize,
+    /// `reverse`: topologies drawn before the seed is rejected.
+    pub tries: u32,
+    /// `mcts`: iterations.
+    pub iterations: u64,
+    /// `mcts`: the UCB constant C.
+    pub exploration: f64,
+    /// `mcts`: fewest boxes placed before the freeze.
+    pub min_boxes: usize,
+    /// `mcts`: most boxes placed before the freeze.
+    pub max_boxes: usize,
+    /// `mcts`: first layer (root = 1) where the freeze may be played.
+    pub freeze_layer: u32,
+    /// `mcts`: the score's normaliser.
+    pub normaliser: f64,
+    /// Fewest pushes an accepted level needs.
+    pub min_pushes: u32,
+    /// Most pushes an accepted level may need.
+    pub max_pushes: u32,
+}
+
+impl Default for SokobanParams {
+    fn default() -> Self {
+        Self {
+            method: Method::Mcts,
+            width: None,
+            height: None,
+            boxes: 4,
+            walk_steps: None,
+            turn_chance: 0.35,
+            reverse_depth: 300,
+            reverse_states: 20_000,
+            tries: 4,
+            iterations: 100_000,
+            exploration: 5.0 * std::f64::consts::SQRT_2,
+            min_boxes: 3,
+            max_boxes: 7,
+            freeze_layer: 9,
+            normaliser: 10.0,
+            min_pushes: 1,
+            max_pushes: 1_000,
+        }
+    }
+}
+
+impl SokobanParams {
+    /// (width, height) with the method's defaults.
+    pub fn size(&self) -> (usize, usize) {
+        let default = match self.method {
+            Method::Mcts => 6,
+            Method::Reverse => 10,
+        };
+        (
+            self.width.unwrap_or(default),
+            self.height.unwrap_or(default),
+        )
+    }
+
+    /// The reverse generator these params describe.
+    pub fn reverse(&self) -> reverse::Reverse {
+        let (width, height) = self.size();
+        reverse::Reverse {
+            width,
+            height,
+            boxes: self.boxes,
+            walk_steps: self
+                .walk_steps
+                .unwrap_or((1.7 * (width + height) as f64) as u32),
+            turn_chance: self.turn_chance,
+            reverse_depth: self.reverse_depth,
+            reverse_states: self.reverse_states,
+            tries: self.tries,
+        }
+    }
+
+    /// The MCTS generator these params describe.
+    pub fn mcts(&self) -> mcts::Mcts {
+        let (width, height) = self.size();
+        mcts::Mcts {
+            width,
+            height,
+            iterations: self.iterations,
+            exploration: self.exploration,
+            min_boxes: self.min_boxes,
+            max_boxes: self.max_boxes,
+            freeze_layer: self.freeze_layer,
+            normaliser: self.normaliser,
+        }
+    }
+}
+
+/// A level with the figures its generator recorded (empty for a level read
+/// from XSB). The JSON form is the level's fields plus `generator`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Puzzle {
+    /// The level.
+    #[serde(flatten)]
+    pub level: Level,
+    /// Generator figures: `mcts_score` and its parts, or `reverse_score`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub generator: BTreeMap<String, f64>,
+}
+
+/// The sokoban game.
+pub struct Sokoban;
+
+impl Game for Sokoban {
+    type Params = SokobanParams;
+    type Level = Puzzle;
+    const NAME: &'static str = "sokoban";
+
+    fn validate(p: &SokobanParams) -> Result<(), String> {
+        let (w, h) = p.size();
+        let sizes = match p.method {
+            Method::Mcts => 3..=12,
+            Method::Reverse => 5..=40,
+        };
+        for (name, v) in [("width", w), ("height", h)] {
+            if !sizes.contains(&v) {
+                return Err(format!(
+                    "{name} must be {}..={} for method {:?} (got {v})",
+                    sizes.start(),
+                    sizes.end(),
+                    p.method
+                ));
+            }
+        }
+        if !(1..=15).contains(&p.boxes) {
+            return Err(format!("boxes must be 1..=15 (got {})", p.boxes));
+        }
+        if !(1..=p.max_boxes).contains(&p.min_boxes) || p.max_boxes > 15 {
+            return Err(format!(
+                "min_boxes and max_boxes must satisfy 1 <= min_boxes <= max_boxes <= 15 (got {} and {})",
+                p.min_boxes, p.max_boxes
+            ));
+        }
+        if !(0.0..=1.0).contains(&p.turn_chance) {
+            return Err(format!("turn_chance must be 0..=1 (got {})", p.turn_chance));
+        }
+        if !(1..=1_000).contains(&p.reverse_depth) {
+            return Err(format!(
+                "reverse_depth must be 1..=1000 (got {})",
+                p.reverse_depth
+            ));
+        }
+        for (name, v) in [
+            ("reverse_states", p.reverse_states as u64),
+            ("tries", u64::from(p.tries)),
+            ("iterations", p.iterations),
+        ] {
+            if v == 0 {
+                return Err(format!("{name} must be positive"));
+            }
+        }
+        if p.iterations > 100_000_000 {
+            return Err(format!(
+                "iterations must be at most 100000000 (got {})",
+                p.iterations
+            ));
+        }
+        if !(p.exploration.is_finite() && p.exploration >= 0.0) {
+            return Err(format!(
+                "exploration must be a finite number >= 0 (got {})",
+                p.exploration
+            ));
+        }
+        if !(p.normaliser.is_finite() && p.normaliser > 0.0) {
+            return Err(format!(
+                "normaliser must be positive (got {})",
+                p.normaliser
+            ));
+        }
+        if p.min_pushes > p.max_pushes {
+            return Err(format!(
+                "min_pushes ({}) is above max_pushes ({})",
+                p.min_pushes, p.max_pushes
+            ));
+        }
+        Ok(())
+    }
+
+    fn generate(
+        params: &SokobanParams,
+        rng: &mut Rng,
+        budget: &Budget,
+    ) -> Result<Puzzle, Rejection> {
+        let mut generator = BTreeMap::new();
+        let level = match params.method {
+            Method::Reverse => {
+                let g = params.reverse().generate(rng)?;
+                generator.insert("reverse_score".into(), g.score as f64);
+                generator.insert("topologies".into(), f64::from(g.tries));
+                g.level
+            }
+            Method::Mcts => {
+                let f = params.mcts().generate(rng, budget)?;
+                generator.insert("mcts_score".into(), f.score);
+                generator.insert("box_count".into(), f.box_count);
+                generator.insert("congestion".into(), f.congestion);
+                generator.insert("non_uniform_tiles".into(), f.non_uniform);
+                generator.insert("tree_nodes".into(), f.tree_nodes as f64);
+                f.level
+            }
+        };
+        Ok(Puzzle { level, generator })
+    }
+
+    fn solve(puzzle: &Puzzle, budget: &Budget) -> Result<Solved, Rejection> {
+        let a = solve::solve(&puzzle.level, budget)?;
+        let mut metrics = puzzle.generator.clone();
+        metrics.insert("pushes".into(), f64::from(a.pushes));
+        metrics.insert("moves".into(), f64::from(a.moves));
+        metrics.insert("boxes".into(), puzzle.level.boxes.len() as f64);
+        metrics.insert("push_nodes".into(), a.push_nodes as f64);
+        metrics.insert("push_optimal".into(), f64::from(u8::from(a.push_optimal)));
+        Ok(Solved {
+            solution: a.solution,
+            moves: a.moves,
+            optimal: a.push_optimal && a.move_optimal,
+            nodes: a.nodes,
+            metrics,
+        })
+    }
+
+    fn accept(params: &SokobanParams, _level: &Puzzle, solved: &Solved) -> Result<(), Rejection> {
+        let pushes = solved.metrics.get("pushes").copied().unwrap_or(0.0) as u32;
+        if pushes < params.min_pushes {
+            return Err(Rejection::Rejected(format!(
+                "too easy: {pushes} pushes < min_pushes {}",
+                params.min_pushes
+            )));
+        }
+        if pushes > params.max_pushes {
+            return Err(Rejection::Rejected(format!(
+                "too long: {pushes} pushes > max_pushes {}",
+                params.max_pushes
+            )));
+        }
+        Ok(())
+    }
+
+    /// From the solver's figures, not the seed's congestion score:
+    /// `pushes + 0.1 x walking moves + 2 x log2(1 + push-search nodes) + 2 x boxes`.
+    fn rate(_level: &Puzzle, solved: &Solved) -> f64 {
+        let m = |k: &str| solved.metrics.get(k).copied().unwrap_or(0.0);
+        let raw = m("pushes")
+            + 0.1 * (m("moves") - m("pushes"))
+            + 2.0 * (1.0 + m("push_nodes")).log2()
+            + 2.0 * m("boxes");
+        crate::game::rounded_rating(raw)
+    }
+
+    fn to_text(puzzle: &Puzzle) -> String {
+        puzzle.level.to_xsb()
+    }
+
+    fn from_text(text: &str) -> Result<Puzzle, GameError> {
+        Ok(Puzzle {
+            level: Level::from_xsb(text)?,
+            generator: BTreeMap::new(),
+        })
+    }
+
+    /// A collection file (levels with `Title:` or `;` titles) or one level.
+    fn from_collection(text: &str) -> Result<Vec<(String, Puzzle)>, GameError> {
+        Ok(level::parse_collection(text)?
+            .into_iter()
+            .map(|t| {
+                let puzzle = Puzzle {
+                    level: t.level,
+                    generator: BTreeMap::new(),
+                };
+                (t.title, puzzle)
+            })
+            .collect())
+    }
+
+    fn replay(puzzle: &Puzzle, solution: &str) -> Result<(), GameError> {
+        puzzle.level.replay(solution)
+    }
+
+    fn canonical(puzzle: &Puzzle) -> Option<String> {
+        Some(puzzle.level.canonical())
+    }
+}
 
 #[cfg(test)]
 mod tests;

@@ -483,10 +483,6 @@ impl<'a> Search<'a> {
         lowest
     }
 
-    fn reached(&self, c: usize) -> bool {
-        self.stamp[c] == self.epoch
-    }
-
     /// The heap key of a state: smaller pops first.
     fn priority(mode: Mode, pushes: u32, moves: u32, bound: u32) -> u64 {
         let (first, second) = match mode {

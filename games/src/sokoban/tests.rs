@@ -1,5 +1,7 @@
 use super::level::{Level, parse_collection, print_collection};
-use super::{reference, solve};
+use std::collections::BTreeSet;
+
+use super::{mcts, reference, solve};
 use crate::rng::Rng;
 use crate::{Budget, GameError, Rejection};
 
@@ -230,4 +232,118 @@ fn a_small_budget_gives_the_best_found_flagged_not_optimal() {
     level
         .replay(&rough.solution)
         .expect("the best found still replays");
+}
+
+/// A shape's smallest form under the 8 symmetries, moved to the origin.
+fn shape_form(cells: &[(i32, i32)]) -> Vec<(i32, i32)> {
+    (0..8)
+        .map(|s| {
+            let mut t: Vec<(i32, i32)> = cells
+                .iter()
+                .map(|&(x, y)| {
+                    let (x, y) = if s & 4 != 0 { (y, x) } else { (x, y) };
+                    (
+                        if s & 1 != 0 { -x } else { x },
+                        if s & 2 != 0 { -y } else { y },
+                    )
+                })
+                .collect();
+            let mx = t.iter().map(|c| c.0).min().unwrap_or(0);
+            let my = t.iter().map(|c| c.1).min().unwrap_or(0);
+            t.iter_mut().for_each(|c| *c = (c.0 - mx, c.1 - my));
+            t.sort_unstable();
+            t
+        })
+        .min()
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_cut_outs_are_the_twelve_free_pentominoes() {
+    // Grow shapes a cell at a time from one cell, as the seed's Figure 4.5 does.
+    let mut shapes = BTreeSet::from([vec![(0, 0)]]);
+    for _ in 1..5 {
+        let mut next = BTreeSet::new();
+        for shape in &shapes {
+            for &(x, y) in shape {
+                for (dx, dy) in [(1, 0), (-1, 0), (0, 1), (0, -1)] {
+                    let c = (x + dx, y + dy);
+                    if !shape.contains(&c) {
+                        let mut grown = shape.clone();
+                        grown.push(c);
+                        next.insert(shape_form(&grown));
+                    }
+                }
+            }
+        }
+        shapes = next;
+    }
+    assert_eq!(shapes.len(), 12);
+    let ours: BTreeSet<Vec<(i32, i32)>> = mcts::PENTOMINOES
+        .iter()
+        .map(|p| shape_form(&p.map(|(x, y)| (i32::from(x), i32::from(y)))))
+        .collect();
+    assert_eq!(ours, shapes);
+}
+
+#[test]
+fn canonical_forms_ignore_symmetry_position_and_the_players_walk() {
+    let level = Level::from_xsb(
+        "\
+#######
+#@ $ .#
+#  #  #
+#######
+",
+    )
+    .expect("parses");
+    let walked = Level::from_xsb(
+        "\
+########
+##.#  @#
+#  $   #
+#      #
+########
+",
+    );
+    // Not the same level: a different shape.
+    assert_ne!(level.canonical(), walked.expect("parses").canonical());
+    for s in 0..8 {
+        let mut t = level.transformed(s);
+        assert_eq!(t.canonical(), level.canonical(), "symmetry {s}");
+        // The player elsewhere in the same region: still the same level.
+        t.player = t.player_region_min();
+        assert_eq!(t.canonical(), level.canonical());
+    }
+    let mut moved = level.clone();
+    moved.player += 1;
+    assert_eq!(moved.canonical(), level.canonical());
+    // A wider frame around the same level changes nothing.
+    let framed = Level::from_xsb("#########\n##@ $ .##\n##  #  ##\n#########\n").expect("parses");
+    assert_eq!(framed.canonical(), level.canonical());
+}
+
+fn run(params: serde_json::Value, seed: u64) -> crate::Candidate {
+    crate::GameKind::Sokoban
+        .run(&params, seed, &Budget::nodes(200_000))
+        .result
+        .unwrap_or_else(|r| panic!("seed {seed}: {r}"))
+}
+
+#[test]
+fn both_generators_give_solved_replayable_deterministic_levels() {
+    for params in [
+        serde_json::json!({ "method": "reverse" }),
+        serde_json::json!({ "method": "mcts", "iterations": 2000 }),
+    ] {
+        for seed in 0..4 {
+            let c = run(params.clone(), seed);
+            let level = Level::from_xsb(&c.layout).expect("the layout is XSB");
+            level.replay(&c.solution).expect("replays");
+            assert!(c.canonical.is_some());
+            assert_eq!(run(params.clone(), seed), c, "same seed, same level");
+            let pushes = c.metrics["pushes"];
+            assert!(pushes >= 1.0, "{}", c.layout);
+        }
+    }
 }

@@ -1,0 +1,134 @@
+//! Sokoban on one core: the MCTS generator's time and memory per puzzle, the
+//! reverse generator's verified levels per second, the solver's speed.
+//!
+//! `cargo bench -p pregen-games --bench sokoban -- [mcts|reverse|solver|all] [N]`
+//! - `mcts`: N puzzles (default 5) of 6x6 at 100,000 and at 500,000 iterations
+//!   (generation only): seconds per puzzle, tree nodes, the process's peak
+//!   resident memory, the seed's score;
+//! - `reverse`: N seeds (default 500) of 10x10 with 4 boxes through the whole
+//!   run (generate, exact solve, rate): verified levels per second;
+//! - `solver`: the levels of the first N (default 200) reverse seeds, solved
+//!   again: nodes per second, time per level, pushes and moves.
+
+use std::time::Instant;
+
+use pregen_games::rng::Rng;
+use pregen_games::sokoban::{SokobanParams, solve};
+use pregen_games::{Budget, GameKind};
+
+/// The process's peak resident set in MiB (Linux), if known.
+fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}
+
+fn percentile(sorted: &[f64], p: usize) -> f64 {
+    sorted[(sorted.len() * p / 100).min(sorted.len() - 1)]
+}
+
+fn mcts(puzzles: u64) {
+    for iterations in [100_000u64, 500_000] {
+        let params = SokobanParams {
+            iterations,
+            ..SokobanParams::default()
+        };
+        let generator = params.mcts();
+        let mut secs = Vec::new();
+        let (mut score, mut nodes, mut boxes) = (0.0, 0usize, 0usize);
+        for seed in 0..puzzles {
+            let t = Instant::now();
+            let found = generator
+                .generate(&mut Rng::new(seed), &Budget::nodes(0))
+                .expect("a puzzle");
+            secs.push(t.elapsed().as_secs_f64());
+            score += found.score;
+            nodes = nodes.max(found.tree_nodes);
+            boxes += found.level.boxes.len();
+        }
+        secs.sort_by(f64::total_cmp);
+        let n = puzzles as f64;
+        println!(
+            "mcts 6x6, {iterations} iterations, {puzzles} puzzles: {:.3} s mean, {:.3} s max per puzzle; \
+             tree up to {nodes} nodes; peak RSS {:.0} MiB; mean score {:.3}, mean boxes {:.1}",
+            secs.iter().sum::<f64>() / n,
+            secs.last().copied().unwrap_or(0.0),
+            peak_rss_mib().unwrap_or(f64::NAN),
+            score / n,
+            boxes as f64 / n,
+        );
+    }
+}
+
+fn reverse(seeds: u64) -> Vec<String> {
+    let params = serde_json::json!({ "method": "reverse" });
+    let budget = Budget::nodes(200_000);
+    let started = Instant::now();
+    let mut accepted = Vec::new();
+    let mut rejected = 0;
+    for seed in 0..seeds {
+        match GameKind::Sokoban.run(&params, seed, &budget).result {
+            Ok(c) => accepted.push(c.layout),
+            Err(_) => rejected += 1,
+        }
+    }
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "reverse 10x10/4: {} verified levels ({rejected} rejected) from {seeds} seeds in {secs:.2} s: \
+         {:.1} verified levels/s on one core",
+        accepted.len(),
+        accepted.len() as f64 / secs
+    );
+    accepted
+}
+
+fn solver(levels: &[String]) {
+    let budget = Budget::nodes(1_000_000);
+    let mut ms = Vec::new();
+    let (mut nodes, mut pushes, mut moves) = (0u64, 0u64, 0u64);
+    let started = Instant::now();
+    for text in levels {
+        let level = pregen_games::sokoban::level::Level::from_xsb(text).expect("parses");
+        let t = Instant::now();
+        let a = solve::solve(&level, &budget).expect("solves");
+        ms.push(t.elapsed().as_secs_f64() * 1e3);
+        nodes += a.nodes;
+        pushes += u64::from(a.pushes);
+        moves += u64::from(a.moves);
+    }
+    let secs = started.elapsed().as_secs_f64();
+    ms.sort_by(f64::total_cmp);
+    let n = levels.len().max(1) as f64;
+    println!(
+        "solver on {} reverse 10x10/4 levels: {:.0} nodes/s; ms per level median {:.2}, p99 {:.1}, max {:.1}; \
+         mean {:.0} nodes, {:.1} pushes, {:.1} moves",
+        levels.len(),
+        nodes as f64 / secs,
+        percentile(&ms, 50),
+        percentile(&ms, 99),
+        ms.last().copied().unwrap_or(0.0),
+        nodes as f64 / n,
+        pushes as f64 / n,
+        moves as f64 / n,
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let what = args.first().map_or("all", String::as_str);
+    let n = args.get(1).and_then(|a| a.parse::<u64>().ok());
+    match what {
+        "mcts" => mcts(n.unwrap_or(5)),
+        "reverse" => drop(reverse(n.unwrap_or(500))),
+        "solver" => solver(&reverse(n.unwrap_or(200))),
+        _ => {
+            let levels = reverse(n.unwrap_or(500));
+            solver(&levels);
+            mcts(5);
+        }
+    }
+}
