@@ -97,7 +97,7 @@ impl Default for SokobanParams {
             min_boxes: 3,
             max_boxes: 7,
             freeze_layer: 9,
-            normaliser: 10.0,
+            normaliser: 50.0,
             min_pushes: 1,
             max_pushes: 1_000,
         }

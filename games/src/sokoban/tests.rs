@@ -347,3 +347,37 @@ fn both_generators_give_solved_replayable_deterministic_levels() {
         }
     }
 }
+
+/// (method, seed) -> the first 16 hex digits of the level hash: any change to
+/// a generator's output for a seed shows here (bump GENERATOR_VERSION then).
+const GOLDEN: &[(&str, u64, &str)] = &[
+    ("mcts", 0, "d76b53520b435bef"),
+    ("mcts", 1, "14e86100b974973b"),
+    ("mcts", 2, "9001399698d36c21"),
+    ("mcts", 3, "2c320506d0c66a3e"),
+    ("mcts", 4, "10c525959de279be"),
+    ("mcts", 5, "5504226473447a53"),
+    ("reverse", 0, "73249886abec6d92"),
+    ("reverse", 1, "e5c3522b9fef578b"),
+    ("reverse", 2, "5def397f2ee529de"),
+    ("reverse", 3, "b08ccecb323af11d"),
+    ("reverse", 4, "fc4a25825464140d"),
+    ("reverse", 5, "c518cbb88250bdf8"),
+];
+
+#[test]
+fn golden_level_hashes() {
+    let mut got = Vec::new();
+    for method in ["mcts", "reverse"] {
+        for seed in 0..6 {
+            let params = serde_json::json!({ "method": method, "iterations": 3000 });
+            let c = run(params, seed);
+            got.push((method, seed, c.level_hash[..16].to_string()));
+        }
+    }
+    let want: Vec<(&str, u64, String)> = GOLDEN
+        .iter()
+        .map(|&(m, s, h)| (m, s, h.to_string()))
+        .collect();
+    assert_eq!(got, want);
+}
