@@ -115,36 +115,78 @@ struct Node {
     expanded: u16,
 }
 
-/// A board under construction or play. The grid has a wall ring around the
-/// `width x height` board, so every board cell has four neighbours.
-#[derive(Debug, Clone)]
+/// Most cells of the grid (board plus wall ring): one bit each in a `u128`.
+pub const MAX_CELLS: usize = 128;
+
+/// Most boxes a board holds.
+const MAX_BOXES: usize = 16;
+
+/// A board under construction or play, as bit sets over the grid: the board
+/// with a wall ring around it, so every board cell has four neighbours.
+#[derive(Debug, Clone, Copy)]
 struct Board {
-    grid_width: usize,
+    grid_width: u32,
+    cells: u32,
     /// Board cells (not the ring).
-    inner: Vec<u16>,
-    wall: Vec<bool>,
-    box_at: Vec<u8>,
+    inner: u128,
+    floor: u128,
+    boxes: u128,
+    used: u128,
+    box_at: [u8; MAX_CELLS],
     /// Current box cells, by box.
-    boxes: Vec<u16>,
+    pos: [u8; MAX_BOXES],
     /// Box cells at the freeze.
-    start: Vec<u16>,
-    pushed: Vec<bool>,
+    start: [u8; MAX_BOXES],
     /// Per box: (min x, min y, max x, max y) of its path.
-    span: Vec<(u8, u8, u8, u8)>,
-    used: Vec<bool>,
-    player: u16,
-    player_start: u16,
+    span: [[u8; 4]; MAX_BOXES],
+    count: u8,
+    /// Boxes pushed at least once, a bit each.
+    pushed: u16,
+    player: u8,
+    player_start: u8,
     frozen: bool,
     /// Layers below the root (the cut-out counts as four).
     depth: u32,
     pushes: u16,
 }
 
+fn bit(c: usize) -> u128 {
+    1u128 << c
+}
+
+/// The cells next to any cell of `m`.
+fn around(m: u128, gw: u32) -> u128 {
+    (m << 1) | (m >> 1) | (m << gw) | (m >> gw)
+}
+
+/// The cells of `passable` connected to `from` (which is kept).
+fn flood(from: u128, passable: u128, gw: u32) -> u128 {
+    let mut r = from;
+    loop {
+        let next = ((r | around(r, gw)) & passable) | from;
+        if next == r {
+            return r;
+        }
+        r = next;
+    }
+}
+
+/// The cells of `m` in ascending order.
+fn cells_of(mut m: u128) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let c = m.trailing_zeros() as usize;
+            m &= m - 1;
+            c
+        })
+    })
+}
+
 impl Mcts {
     /// Runs the search; the best puzzle found.
     pub fn generate(&self, rng: &mut Rng, budget: &Budget) -> Result<Found, Rejection> {
         let root = Board::new(self.width, self.height);
-        let mut search = Tree {
+        let mut tree = Tree {
             params: self,
             nodes: vec![Node {
                 visits: 0,
@@ -156,21 +198,19 @@ impl Mcts {
                 expanded: 0,
             }],
             best: None,
-            options: Vec::new(),
             path: Vec::new(),
-            scratch: Scratch::new(root.wall.len()),
+            scratch: Scratch::new(),
             cut_outs: self.cut_outs(&root),
         };
-        let mut board = root.clone();
         for iteration in 0..self.iterations {
             if iteration % 1024 == 1023 && budget.expired() {
                 return Err(Rejection::Timeout);
             }
-            board.clone_from(&root);
-            search.iterate(&mut board, rng);
+            let mut board = root;
+            tree.iterate(&mut board, rng);
         }
-        let tree_nodes = search.nodes.len();
-        match search.best {
+        let tree_nodes = tree.nodes.len();
+        match tree.best {
             Some(mut found) => {
                 found.iterations = self.iterations;
                 found.tree_nodes = tree_nodes;
@@ -182,9 +222,10 @@ impl Mcts {
         }
     }
 
-    /// The cut-outs that fit the board, as board cells around the centre.
-    fn cut_outs(&self, board: &Board) -> Vec<Vec<u16>> {
+    /// The cut-outs that fit the board, as cell sets around the centre.
+    fn cut_outs(&self, board: &Board) -> Vec<u128> {
         let (cx, cy) = (self.width / 2, self.height / 2);
+        let gw = board.grid_width as usize;
         PENTOMINOES
             .iter()
             .filter_map(|shape| {
@@ -201,36 +242,33 @@ impl Mcts {
                         d(a).total_cmp(&d(b))
                     })
                     .copied()?;
-                shape
-                    .iter()
-                    .map(|&(x, y)| {
-                        let bx = (cx + x as usize).checked_sub(anchor.0 as usize)?;
-                        let by = (cy + y as usize).checked_sub(anchor.1 as usize)?;
-                        (bx < self.width && by < self.height)
-                            .then(|| ((by + 1) * board.grid_width + bx + 1) as u16)
-                    })
-                    .collect()
+                shape.iter().try_fold(0u128, |mask, &(x, y)| {
+                    let bx = (cx + x as usize).checked_sub(anchor.0 as usize)?;
+                    let by = (cy + y as usize).checked_sub(anchor.1 as usize)?;
+                    (bx < self.width && by < self.height)
+                        .then(|| mask | bit((by + 1) * gw + bx + 1))
+                })
             })
             .collect()
     }
 }
 
-/// Reusable buffers of the walk search.
+/// Buffers of the walk search (0-1 breadth-first), indexed by cell.
 struct Scratch {
-    cost: Vec<u16>,
-    from: Vec<u16>,
-    queue: VecDeque<u16>,
-    seen: Vec<u32>,
+    cost: [u16; MAX_CELLS],
+    from: [u8; MAX_CELLS],
+    seen: [u32; MAX_CELLS],
+    queue: VecDeque<u8>,
     epoch: u32,
 }
 
 impl Scratch {
-    fn new(cells: usize) -> Scratch {
+    fn new() -> Scratch {
         Scratch {
-            cost: vec![0; cells],
-            from: vec![0; cells],
-            queue: VecDeque::with_capacity(cells),
-            seen: vec![0; cells],
+            cost: [0; MAX_CELLS],
+            from: [0; MAX_CELLS],
+            seen: [0; MAX_CELLS],
+            queue: VecDeque::with_capacity(MAX_CELLS),
             epoch: 0,
         }
     }
@@ -240,10 +278,64 @@ struct Tree<'a> {
     params: &'a Mcts,
     nodes: Vec<Node>,
     best: Option<Found>,
-    options: Vec<Alteration>,
     path: Vec<u32>,
     scratch: Scratch,
-    cut_outs: Vec<Vec<u16>>,
+    cut_outs: Vec<u128>,
+}
+
+/// The alterations available on a board, in their fixed order, without
+/// listing them: construction as cell sets, play as a short list.
+enum Options {
+    CutOuts(u16),
+    Construction {
+        delete: u128,
+        place: u128,
+        freeze: bool,
+    },
+    Play {
+        pushes: [Alteration; 4 * MAX_BOXES],
+        count: usize,
+    },
+}
+
+impl Options {
+    fn len(&self) -> usize {
+        match self {
+            Options::CutOuts(n) => *n as usize,
+            Options::Construction {
+                delete,
+                place,
+                freeze,
+            } => (delete.count_ones() + place.count_ones()) as usize + usize::from(*freeze),
+            // Evaluate comes first.
+            Options::Play { count, .. } => 1 + count,
+        }
+    }
+
+    /// The `k`-th alteration.
+    fn get(&self, mut k: usize) -> Alteration {
+        match self {
+            Options::CutOuts(_) => CUT_OUT | k as u16,
+            Options::Construction { delete, place, .. } => {
+                for (set, kind) in [(*delete, DELETE), (*place, PLACE)] {
+                    let n = set.count_ones() as usize;
+                    if k < n {
+                        let c = cells_of(set).nth(k).unwrap_or(0);
+                        return kind | c as u16;
+                    }
+                    k -= n;
+                }
+                FREEZE
+            }
+            Options::Play { pushes, .. } => {
+                if k == 0 {
+                    EVALUATE
+                } else {
+                    pushes[k - 1]
+                }
+            }
+        }
+    }
 }
 
 impl Tree<'_> {
@@ -258,12 +350,9 @@ impl Tree<'_> {
                 break self.evaluate(board);
             }
             if n.options == u16::MAX || n.expanded < n.options {
-                let mut options = std::mem::take(&mut self.options);
-                self.available(board, &mut options);
+                let options = self.available(board);
                 self.nodes[node as usize].options = options.len() as u16;
-                let k = self.nodes[node as usize].expanded as usize;
-                let alteration = options[k];
-                self.options = options;
+                let alteration = options.get(n.expanded as usize);
                 let child = self.nodes.len() as u32;
                 self.nodes.push(Node {
                     visits: 0,
@@ -315,56 +404,43 @@ impl Tree<'_> {
         if last == EVALUATE {
             return self.evaluate(board);
         }
-        let mut options = std::mem::take(&mut self.options);
-        let score = loop {
-            self.available(board, &mut options);
-            let alteration = options[rng.index(options.len())];
+        loop {
+            let options = self.available(board);
+            let alteration = options.get(rng.index(options.len()));
             if alteration == EVALUATE {
-                break self.evaluate(board);
+                return self.evaluate(board);
             }
             self.apply(board, alteration);
-        };
-        self.options = options;
-        score
+        }
     }
 
-    /// The alterations available on `board`, in a fixed order.
-    fn available(&mut self, board: &Board, out: &mut Vec<Alteration>) {
-        out.clear();
+    /// The alterations available on `board`.
+    fn available(&self, board: &Board) -> Options {
         let p = self.params;
         if board.frozen {
-            out.push(EVALUATE);
-            if board.pushes < MAX_PUSHES {
-                board.pushes_available(&mut self.scratch, out);
-            }
-            return;
+            let mut pushes = [0; 4 * MAX_BOXES];
+            let count = if board.pushes < MAX_PUSHES {
+                board.pushes_available(&mut pushes)
+            } else {
+                0
+            };
+            return Options::Play { pushes, count };
         }
         if board.depth == 0 && !self.cut_outs.is_empty() {
-            out.extend((0..self.cut_outs.len() as u16).map(|k| CUT_OUT | k));
-            return;
+            return Options::CutOuts(self.cut_outs.len() as u16);
         }
-        let gw = board.grid_width as isize;
-        for &c in &board.inner {
-            let c = c as usize;
-            if board.wall[c]
-                && [-1, 1, -gw, gw]
-                    .iter()
-                    .any(|&d| !board.wall[(c as isize + d) as usize])
-            {
-                out.push(DELETE | c as u16);
-            }
-        }
-        if board.boxes.len() < p.max_boxes {
-            for &c in &board.inner {
-                let c = c as usize;
-                if !board.wall[c] && board.box_at[c] == NO_BOX && c != board.player as usize {
-                    out.push(PLACE | c as u16);
-                }
-            }
-        }
-        let enough = board.boxes.len() >= p.min_boxes;
-        if (enough && board.depth + 1 >= p.freeze_layer) || out.is_empty() {
-            out.push(FREEZE);
+        let delete = board.inner & !board.floor & around(board.floor, board.grid_width);
+        let place = if (board.count as usize) < p.max_boxes {
+            board.floor & !board.boxes & !bit(board.player as usize)
+        } else {
+            0
+        };
+        let enough = board.count as usize >= p.min_boxes;
+        let freeze = (enough && board.depth + 1 >= p.freeze_layer) || (delete | place) == 0;
+        Options::Construction {
+            delete,
+            place,
+            freeze,
         }
     }
 
@@ -372,38 +448,24 @@ impl Tree<'_> {
         let cell = (alteration & !KIND) as usize;
         match alteration & KIND {
             CUT_OUT => {
-                for c in &self.cut_outs[cell] {
-                    board.wall[*c as usize] = false;
-                }
+                board.floor |= self.cut_outs[cell];
                 board.depth += 4;
             }
             DELETE => {
-                board.wall[cell] = false;
+                board.floor |= bit(cell);
                 board.depth += 1;
             }
             PLACE => {
-                board.box_at[cell] = board.boxes.len() as u8;
-                board.boxes.push(cell as u16);
+                let id = board.count as usize;
+                board.box_at[cell] = id as u8;
+                board.pos[id] = cell as u8;
+                board.boxes |= bit(cell);
+                board.count += 1;
                 board.depth += 1;
             }
-            FREEZE => {
-                board.frozen = true;
-                board.start = board.boxes.clone();
-                board.pushed = vec![false; board.boxes.len()];
-                board.span = board
-                    .boxes
-                    .iter()
-                    .map(|&b| {
-                        let (x, y) = board.xy(b as usize);
-                        (x, y, x, y)
-                    })
-                    .collect();
-                board.player_start = board.player;
-                board.used[board.player as usize] = true;
-                board.depth += 1;
-            }
+            FREEZE => board.freeze(),
             PUSH => {
-                board.push(&mut self.scratch, (cell >> 2) as u16, cell & 3);
+                board.push(&mut self.scratch, cell >> 2, cell & 3);
                 board.depth += 1;
             }
             _ => {}
@@ -435,24 +497,26 @@ impl Board {
     fn new(width: usize, height: usize) -> Board {
         let gw = width + 2;
         let cells = gw * (height + 2);
-        let player = ((height / 2 + 1) * gw + width / 2 + 1) as u16;
-        let mut wall = vec![true; cells];
-        wall[player as usize] = false;
+        assert!(cells <= MAX_CELLS, "mcts grid of {cells} cells");
+        let player = (height / 2 + 1) * gw + width / 2 + 1;
         let inner = (1..=height)
-            .flat_map(|y| (1..=width).map(move |x| (y * gw + x) as u16))
-            .collect();
+            .flat_map(|y| (1..=width).map(move |x| y * gw + x))
+            .fold(0u128, |m, c| m | bit(c));
         Board {
-            grid_width: gw,
+            grid_width: gw as u32,
+            cells: cells as u32,
             inner,
-            wall,
-            box_at: vec![NO_BOX; cells],
-            boxes: Vec::new(),
-            start: Vec::new(),
-            pushed: Vec::new(),
-            span: Vec::new(),
-            used: vec![false; cells],
-            player,
-            player_start: player,
+            floor: bit(player),
+            boxes: 0,
+            used: 0,
+            box_at: [NO_BOX; MAX_CELLS],
+            pos: [0; MAX_BOXES],
+            start: [0; MAX_BOXES],
+            span: [[0; 4]; MAX_BOXES],
+            count: 0,
+            pushed: 0,
+            player: player as u8,
+            player_start: player as u8,
             frozen: false,
             depth: 0,
             pushes: 0,
@@ -460,152 +524,179 @@ impl Board {
     }
 
     fn xy(&self, c: usize) -> (u8, u8) {
-        ((c % self.grid_width) as u8, (c / self.grid_width) as u8)
+        let gw = self.grid_width as usize;
+        ((c % gw) as u8, (c / gw) as u8)
     }
 
-    fn free(&self, c: usize) -> bool {
-        !self.wall[c] && self.box_at[c] == NO_BOX
-    }
-
-    /// Every push the player can reach: `PUSH | box << 2 | dir` (dir: left,
-    /// up, right, down).
-    fn pushes_available(&self, s: &mut Scratch, out: &mut Vec<Alteration>) {
+    /// The four neighbour offsets: left, up, right, down.
+    fn deltas(&self) -> [isize; 4] {
         let gw = self.grid_width as isize;
-        let deltas = [-1, -gw, 1, gw];
-        s.epoch += 1;
-        let epoch = s.epoch;
-        s.queue.clear();
-        s.queue.push_back(self.player);
-        s.seen[self.player as usize] = epoch;
-        while let Some(c) = s.queue.pop_front() {
-            for &d in &deltas {
-                let n = (c as isize + d) as usize;
-                if self.free(n) && s.seen[n] != epoch {
-                    s.seen[n] = epoch;
-                    s.queue.push_back(n as u16);
-                }
-            }
+        [-1, -gw, 1, gw]
+    }
+
+    fn freeze(&mut self) {
+        self.frozen = true;
+        self.start = self.pos;
+        for i in 0..self.count as usize {
+            let (x, y) = self.xy(self.pos[i] as usize);
+            self.span[i] = [x, y, x, y];
         }
-        for &b in &self.boxes {
-            for (dir, &d) in deltas.iter().enumerate() {
+        self.player_start = self.player;
+        self.used |= bit(self.player as usize);
+        self.depth += 1;
+    }
+
+    /// Every push the player can reach, box by box, directions in order:
+    /// `PUSH | box << 2 | dir`. Returns how many went to `out`.
+    fn pushes_available(&self, out: &mut [Alteration; 4 * MAX_BOXES]) -> usize {
+        let free = self.floor & !self.boxes;
+        let reach = flood(bit(self.player as usize), free, self.grid_width);
+        let mut n = 0;
+        for &b in &self.pos[..self.count as usize] {
+            for (dir, d) in self.deltas().into_iter().enumerate() {
                 let stand = (b as isize - d) as usize;
                 let to = (b as isize + d) as usize;
-                if s.seen[stand] == epoch && self.free(to) {
-                    out.push(PUSH | (b << 2) | dir as u16);
+                if reach & bit(stand) != 0 && free & bit(to) != 0 {
+                    out[n] = PUSH | (u16::from(b) << 2) | dir as u16;
+                    n += 1;
                 }
             }
         }
+        n
     }
 
     /// Walks to the box's far side, fewest unused tiles first, marking the
     /// walk used, and pushes it once in `dir`.
-    fn push(&mut self, s: &mut Scratch, b: u16, dir: usize) {
-        let gw = self.grid_width as isize;
-        let deltas = [-1, -gw, 1, gw];
-        let b = b as usize;
+    fn push(&mut self, s: &mut Scratch, b: usize, dir: usize) {
+        let deltas = self.deltas();
         let stand = (b as isize - deltas[dir]) as usize;
-        // 0-1 breadth-first search: stepping on an unused tile costs 1.
-        s.epoch += 1;
-        let epoch = s.epoch;
-        s.queue.clear();
-        s.queue.push_back(self.player);
-        s.seen[self.player as usize] = epoch;
-        s.cost[self.player as usize] = 0;
-        while let Some(c) = s.queue.pop_front() {
-            if c as usize == stand {
-                break;
-            }
-            for &d in &deltas {
-                let n = (c as isize + d) as usize;
-                if !self.free(n) {
-                    continue;
-                }
-                let cost = s.cost[c as usize] + u16::from(!self.used[n]);
-                if s.seen[n] != epoch || cost < s.cost[n] {
-                    s.seen[n] = epoch;
-                    s.cost[n] = cost;
-                    s.from[n] = c;
-                    if self.used[n] {
-                        s.queue.push_front(n as u16);
-                    } else {
-                        s.queue.push_back(n as u16);
-                    }
-                }
-            }
-        }
-        let mut c = stand;
-        while c != self.player as usize {
-            self.used[c] = true;
-            c = s.from[c] as usize;
+        let free = self.floor & !self.boxes;
+        let over_used = flood(bit(self.player as usize), free & self.used, self.grid_width);
+        if over_used & bit(stand) == 0 {
+            self.mark_walk(s, stand, free);
         }
         let id = self.box_at[b];
         let to = (b as isize + deltas[dir]) as usize;
         self.box_at[b] = NO_BOX;
         self.box_at[to] = id;
+        self.boxes = (self.boxes & !bit(b)) | bit(to);
         let i = id as usize;
-        self.boxes[i] = to as u16;
-        self.pushed[i] = true;
+        self.pos[i] = to as u8;
+        self.pushed |= 1 << i;
         let (x, y) = self.xy(to);
         let span = &mut self.span[i];
-        *span = (span.0.min(x), span.1.min(y), span.2.max(x), span.3.max(y));
-        self.used[b] = true;
-        self.player = b as u16;
+        *span = [
+            span[0].min(x),
+            span[1].min(y),
+            span[2].max(x),
+            span[3].max(y),
+        ];
+        self.used |= bit(b);
+        self.player = b as u8;
         self.pushes += 1;
     }
 
-    /// The evaluated puzzle's floor: used tiles and the goals of pushed boxes.
-    fn evaluated_walls(&self) -> Vec<bool> {
-        let mut walls: Vec<bool> = self.used.iter().map(|&u| !u).collect();
-        for (i, &pushed) in self.pushed.iter().enumerate() {
-            if pushed {
-                walls[self.boxes[i] as usize] = false;
+    /// Marks used a walk to `stand` crossing the fewest unused tiles (0-1
+    /// breadth-first search over `free`).
+    fn mark_walk(&mut self, s: &mut Scratch, stand: usize, free: u128) {
+        s.epoch += 1;
+        let epoch = s.epoch;
+        let player = self.player as usize;
+        s.queue.clear();
+        s.queue.push_back(player as u8);
+        s.seen[player] = epoch;
+        s.cost[player] = 0;
+        while let Some(c) = s.queue.pop_front() {
+            let c = c as usize;
+            if c == stand {
+                break;
+            }
+            for d in self.deltas() {
+                let n = (c as isize + d) as usize;
+                if free & bit(n) == 0 {
+                    continue;
+                }
+                let used = self.used & bit(n) != 0;
+                let cost = s.cost[c] + u16::from(!used);
+                if s.seen[n] != epoch || cost < s.cost[n] {
+                    s.seen[n] = epoch;
+                    s.cost[n] = cost;
+                    s.from[n] = c as u8;
+                    if used {
+                        s.queue.push_front(n as u8);
+                    } else {
+                        s.queue.push_back(n as u8);
+                    }
+                }
             }
         }
-        walls
+        let mut c = stand;
+        while c != player {
+            self.used |= bit(c);
+            c = s.from[c] as usize;
+        }
+    }
+
+    /// Pushed boxes: (start cells, end cells = goals).
+    fn pushed_sets(&self) -> (u128, u128) {
+        (0..self.count as usize)
+            .filter(|&i| self.pushed & (1 << i) != 0)
+            .fold((0, 0), |(s, g), i| {
+                (
+                    s | bit(self.start[i] as usize),
+                    g | bit(self.pos[i] as usize),
+                )
+            })
+    }
+
+    /// The evaluated puzzle's walls: every cell neither used nor a goal.
+    fn evaluated_walls(&self, goals: u128) -> u128 {
+        let all = if self.cells == 128 {
+            u128::MAX
+        } else {
+            (1u128 << self.cells) - 1
+        };
+        all & !(self.used | goals)
     }
 
     /// The seed's score of the evaluated puzzle; `None` when no box was pushed.
     fn score(&self, p: &Mcts) -> Option<Score> {
-        if !self.frozen || !self.pushed.iter().any(|&x| x) {
+        if !self.frozen || self.pushed == 0 {
             return None;
         }
-        let walls = self.evaluated_walls();
-        let pushed = || (0..self.pushed.len()).filter(|&i| self.pushed[i]);
-        let is_start = |c: usize| pushed().any(|i| self.start[i] as usize == c);
-        let is_goal = |c: usize| pushed().any(|i| self.boxes[i] as usize == c);
-        let box_count = pushed().count() as f64;
+        let (starts, goals) = self.pushed_sets();
+        let walls = self.evaluated_walls(goals);
+        let gw = self.grid_width as usize;
+        let box_count = f64::from(self.pushed.count_ones());
         // Congestion: per pushed box, the rectangle spanning its path.
         let mut congestion = 0.0;
-        for i in pushed() {
-            let (x0, y0, x1, y1) = self.span[i];
-            let (rw, rh) = (f64::from(x1 - x0 + 1), f64::from(y1 - y0 + 1));
-            let (mut nb, mut ng, mut no) = (0u32, 0u32, 0u32);
-            for y in y0..=y1 {
-                for x in x0..=x1 {
-                    let c = y as usize * self.grid_width + x as usize;
-                    nb += u32::from(is_start(c));
-                    ng += u32::from(is_goal(c));
-                    no += u32::from(walls[c]);
-                }
-            }
+        for i in (0..self.count as usize).filter(|&i| self.pushed & (1 << i) != 0) {
+            let [x0, y0, x1, y1] = self.span[i];
+            let (rw, rh) = (usize::from(x1 - x0 + 1), usize::from(y1 - y0 + 1));
+            let row = ((1u128 << rw) - 1) << x0;
+            let rect = (y0 as usize..=y1 as usize).fold(0u128, |m, y| m | (row << (y * gw)));
+            let nb = (rect & starts).count_ones();
+            let ng = (rect & goals).count_ones();
+            let no = (rect & walls).count_ones();
+            let (rw, rh) = (rw as f64, rh as f64);
             let square = (rw + rh) / (rw + 1.0).max(rh + 1.0);
             congestion += f64::from(4 * nb + 4 * ng + no) / (rw * rh) * square;
         }
         // Board tiles in no 3x3 block of all walls or all floor (the ring is wall).
-        let gw = self.grid_width;
-        let gh = walls.len() / gw;
-        let mut uniform = vec![false; walls.len()];
+        let gh = self.cells as usize / gw;
+        let block = 0b111 | (0b111 << gw) | (0b111 << (2 * gw));
+        let mut uniform = 0u128;
         for y in 0..gh - 2 {
             for x in 0..gw - 2 {
-                let first = walls[y * gw + x];
-                let block = (0..9).map(|i| (y + i / 3) * gw + x + i % 3);
-                if block.clone().all(|c| walls[c] == first) {
-                    block.for_each(|c| uniform[c] = true);
+                let m: u128 = block << (y * gw + x);
+                let w = walls & m;
+                if w == m || w == 0 {
+                    uniform |= m;
                 }
             }
         }
-        let non_uniform = self.inner.iter().filter(|&&c| !uniform[c as usize]).count() as f64;
-        let tiles = self.inner.len() as f64;
+        let non_uniform = f64::from((self.inner & !uniform).count_ones());
+        let tiles = f64::from(self.inner.count_ones());
         let score =
             (10.0 * box_count + 4.0 * congestion + non_uniform / tiles) / 3.0 / p.normaliser;
         Some(Score {
@@ -619,18 +710,17 @@ impl Board {
     /// The evaluated puzzle: the frozen start with goals where the pushed
     /// boxes ended, cropped to its walls.
     fn level(&self) -> Level {
-        let pushed = (0..self.pushed.len()).filter(|&i| self.pushed[i]);
-        let mut goals: Vec<usize> = pushed.clone().map(|i| self.boxes[i] as usize).collect();
-        let mut boxes: Vec<usize> = pushed.map(|i| self.start[i] as usize).collect();
-        goals.sort_unstable();
-        boxes.sort_unstable();
-        let walls = self.evaluated_walls();
+        let (starts, goals) = self.pushed_sets();
+        let walls = self.evaluated_walls(goals);
+        let gw = self.grid_width as usize;
         Level {
-            width: self.grid_width,
-            height: walls.len() / self.grid_width,
-            walls,
-            goals,
-            boxes,
+            width: gw,
+            height: self.cells as usize / gw,
+            walls: (0..self.cells as usize)
+                .map(|c| walls & bit(c) != 0)
+                .collect(),
+            goals: cells_of(goals).collect(),
+            boxes: cells_of(starts).collect(),
             player: self.player_start as usize,
         }
         .cropped()

@@ -186,6 +186,12 @@ impl Game for Sokoban {
                 ));
             }
         }
+        if p.method == Method::Mcts && (w + 2) * (h + 2) > mcts::MAX_CELLS {
+            return Err(format!(
+                "mcts boards need (width + 2) x (height + 2) <= {} cells, e.g. 9x9 or 6x12 (got {w}x{h})",
+                mcts::MAX_CELLS
+            ));
+        }
         if !(1..=15).contains(&p.boxes) {
             return Err(format!("boxes must be 1..=15 (got {})", p.boxes));
         }
