@@ -132,7 +132,7 @@ struct JobArgs {
     /// Pack name.
     #[arg(long)]
     pack: Option<String>,
-    /// Game: tilt.
+    /// Game: cube, dungeon, sokoban or tilt.
     #[arg(long)]
     game: Option<String>,
     /// Accepted levels wanted.

@@ -155,3 +155,75 @@ fn a_dungeon_pack_replays_and_proves_no_dead_ends() {
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(table.contains(&format!("\t{}\n", row.solution)), "{table}");
 }
+
+/// A sokoban pack of tiny levels, where duplicates are common: every level
+/// replays, no two share a canonical form, each duplicate names a kept seed,
+/// and the printed XSB collection solves with `pregen solve`.
+#[test]
+fn a_sokoban_pack_holds_each_level_once_and_prints_as_xsb() {
+    use pregen_games::sokoban::level::{Level, parse_collection};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = "pack = \"e2e\"\ngame = \"sokoban\"\ncount = 40\nseeds_per_lease = 8\n\
+               [params]\nmethod = \"reverse\"\nwidth = 6\nheight = 6\nboxes = 1\n";
+    let pack_dir = run_pack(dir.path(), job, 2);
+    let pack = PackContent::read(&pack_dir);
+    assert_eq!(pack.levels.len(), 40);
+    let mut forms = HashSet::new();
+    for row in &pack.levels {
+        GameKind::Sokoban
+            .replay_json(&row.level_json, &row.solution)
+            .unwrap_or_else(|e| panic!("seed {}: {e}\n{}", row.seed, row.layout));
+        let level = Level::from_xsb(&row.layout).expect("the layout is XSB");
+        assert!(
+            forms.insert(level.canonical()),
+            "seed {} repeats a level",
+            row.seed
+        );
+    }
+    let kept: HashSet<u64> = pack.levels.iter().map(|r| r.seed).collect();
+    let duplicates: Vec<u64> = pack
+        .reject_seeds
+        .iter()
+        .filter_map(|(_, _, reason)| reason.strip_prefix("duplicate: the level of seed "))
+        .map(|seed| seed.parse().expect("a seed"))
+        .collect();
+    assert!(
+        !duplicates.is_empty(),
+        "tiny levels repeat: {:?}",
+        pack.reject_seeds
+    );
+    assert!(duplicates.iter().all(|s| kept.contains(s)));
+    let out = crate::common::pregen()
+        .args(["analysis", "levels"])
+        .arg(&pack_dir)
+        .output()
+        .expect("run pregen");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let xsb = String::from_utf8(out.stdout).expect("utf-8");
+    assert_eq!(parse_collection(&xsb).expect("an XSB collection").len(), 40);
+    let file = dir.path().join("pack.xsb");
+    std::fs::write(&file, &xsb).expect("write");
+    let out = crate::common::pregen()
+        .args(["solve", "--game", "sokoban"])
+        .arg(&file)
+        .output()
+        .expect("run pregen");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(table.lines().count(), 41, "{table}");
+    assert!(
+        table
+            .lines()
+            .skip(1)
+            .all(|l| l.split('\t').nth(4) == Some("true")),
+        "{table}"
+    );
+}
