@@ -379,11 +379,11 @@ async fn real_main() -> Result<()> {
             command: AnalysisCommand::Summary { pack },
         } => {
             let summary = pregen_analysis::summarize(&pack)?;
-            print!("{summary}");
+            print_out(&summary.to_string())?;
         }
         Command::Analysis {
             command: AnalysisCommand::Levels { pack, tier },
-        } => print!("{}", pregen_analysis::print_levels(&pack, tier)?),
+        } => print_out(&pregen_analysis::print_levels(&pack, tier)?)?,
         Command::Analysis {
             command: AnalysisCommand::Verify { pack },
         } => {
@@ -453,4 +453,14 @@ async fn real_main() -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Writes to stdout; a reader that went away (`| head`) ends the output quietly.
+fn print_out(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
 }
