@@ -247,16 +247,11 @@ pub fn print_levels(dir: &Path, tier: Option<u32>) -> Result<String, AnalysisErr
             };
             let (id, layout) = (text("level_id")?, text("layout")?);
             let difficulty = f64_column(&batch, "difficulty", &part)?;
-            for i in 0..batch.num_rows() {
+            for (i, d) in difficulty.iter().enumerate() {
                 if !out.is_empty() {
                     out.push('\n');
                 }
-                let _ = writeln!(
-                    out,
-                    "; {} tier {t} difficulty {}",
-                    id.value(i),
-                    difficulty[i]
-                );
+                let _ = writeln!(out, "; {} tier {t} difficulty {d}", id.value(i));
                 out.push_str(layout.value(i));
                 if !layout.value(i).ends_with('\n') {
                     out.push('\n');

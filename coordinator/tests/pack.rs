@@ -158,16 +158,20 @@ fn a_dungeon_pack_replays_and_proves_no_dead_ends() {
 
 /// A sokoban pack of tiny levels, where duplicates are common: every level
 /// replays, no two share a canonical form, each duplicate names a kept seed,
-/// and the printed XSB collection solves with `pregen solve`.
+/// 3 workers and 1 give the same pack, and the printed XSB collection solves
+/// with `pregen solve`.
 #[test]
 fn a_sokoban_pack_holds_each_level_once_and_prints_as_xsb() {
     use pregen_games::sokoban::level::{Level, parse_collection};
     let dir = tempfile::tempdir().expect("tempdir");
     let job = "pack = \"e2e\"\ngame = \"sokoban\"\ncount = 40\nseeds_per_lease = 8\n\
                [params]\nmethod = \"reverse\"\nwidth = 6\nheight = 6\nboxes = 1\n";
-    let pack_dir = run_pack(dir.path(), job, 2);
+    let pack_dir = run_pack(dir.path(), job, 3);
     let pack = PackContent::read(&pack_dir);
     assert_eq!(pack.levels.len(), 40);
+    // One worker keeps the same levels and names the same duplicates.
+    let alone = tempfile::tempdir().expect("tempdir");
+    pack.assert_same(&PackContent::read(&run_pack(alone.path(), job, 1)));
     let mut forms = HashSet::new();
     for row in &pack.levels {
         GameKind::Sokoban
