@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, UInt32Type};
-use arrow_array::{Array, RecordBatch};
+use arrow_array::{Array, RecordBatch, StringArray};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 /// Errors reading a pack.
@@ -107,6 +107,17 @@ fn read_batches(path: &Path) -> Result<Vec<RecordBatch>, AnalysisError> {
         .map_err(|e| err(e.to_string()))
 }
 
+/// A text column of a batch read from `path`.
+fn text_column(batch: &RecordBatch, name: &str, path: &Path) -> Result<StringArray, AnalysisError> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| c.as_string_opt::<i32>().cloned())
+        .ok_or_else(|| AnalysisError::Read {
+            path: path.to_path_buf(),
+            message: format!("no text column `{name}`"),
+        })
+}
+
 fn f64_column(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<f64>, AnalysisError> {
     let col = batch
         .column_by_name(name)
@@ -179,15 +190,7 @@ pub fn verify(dir: &Path) -> Result<Verified, AnalysisError> {
     let mut verified = Verified::default();
     for (_, part) in level_parts(dir)? {
         for batch in read_batches(&part)? {
-            let column = |name: &str| {
-                batch
-                    .column_by_name(name)
-                    .and_then(|c| c.as_string_opt::<i32>().cloned())
-                    .ok_or_else(|| AnalysisError::Read {
-                        path: part.clone(),
-                        message: format!("no text column `{name}`"),
-                    })
-            };
+            let column = |name: &str| text_column(&batch, name, &part);
             let (game, id, json, solution, hash) = (
                 column("game")?,
                 column("level_id")?,
@@ -236,15 +239,7 @@ pub fn print_levels(dir: &Path, tier: Option<u32>) -> Result<String, AnalysisErr
             continue;
         }
         for batch in read_batches(&part)? {
-            let text = |name: &str| {
-                batch
-                    .column_by_name(name)
-                    .and_then(|c| c.as_string_opt::<i32>().cloned())
-                    .ok_or_else(|| AnalysisError::Read {
-                        path: part.clone(),
-                        message: format!("no text column `{name}`"),
-                    })
-            };
+            let text = |name: &str| text_column(&batch, name, &part);
             let (id, layout) = (text("level_id")?, text("layout")?);
             let difficulty = f64_column(&batch, "difficulty", &part)?;
             for (i, d) in difficulty.iter().enumerate() {
@@ -289,15 +284,7 @@ pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
     }
     let rejects = dir.join("rejects/rejects.parquet");
     for batch in read_batches(&rejects)? {
-        let column = |name: &str| {
-            batch
-                .column_by_name(name)
-                .and_then(|c| c.as_string_opt::<i32>().cloned())
-                .ok_or_else(|| AnalysisError::Read {
-                    path: rejects.clone(),
-                    message: format!("no text column `{name}`"),
-                })
-        };
+        let column = |name: &str| text_column(&batch, name, &rejects);
         let (status, reason) = (column("status")?, column("reason")?);
         for i in 0..status.len() {
             *summary

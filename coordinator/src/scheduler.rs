@@ -501,6 +501,13 @@ mod tests {
         }
     }
 
+    fn accepted_seeds(pack: &[SeedRecord]) -> Vec<u64> {
+        pack.iter()
+            .filter(|r| r.status == Status::Accepted)
+            .map(|r| r.seed)
+            .collect()
+    }
+
     fn lease(g: Grant) -> Lease {
         match g {
             Grant::Lease(l) => l,
@@ -554,11 +561,7 @@ mod tests {
         }
         assert!(s.is_complete());
         let pack = s.pack_records().expect("complete");
-        let accepted: Vec<u64> = pack
-            .iter()
-            .filter(|r| r.status == Status::Accepted)
-            .map(|r| r.seed)
-            .collect();
+        let accepted = accepted_seeds(&pack);
         // 102 (k0), 105 (k1), 108 (k0 again), 111 (c).
         assert_eq!(accepted, vec![102, 105, 111]);
         let duplicates: Vec<(u64, &str)> = pack
@@ -586,11 +589,7 @@ mod tests {
         finish(&mut s, 1, &a);
         assert!(s.is_complete());
         let pack = s.pack_records().expect("complete");
-        let accepted: Vec<u64> = pack
-            .iter()
-            .filter(|r| r.status == Status::Accepted)
-            .map(|r| r.seed)
-            .collect();
+        let accepted = accepted_seeds(&pack);
         assert_eq!(accepted, vec![102, 105, 108, 111, 114]);
         assert_eq!(pack.first().map(|r| r.seed), Some(100));
         assert_eq!(pack.last().map(|r| r.seed), Some(114));
@@ -716,11 +715,7 @@ mod tests {
         );
         assert!(leases.iter().any(|l| l.stratum == 1));
         let pack = s.pack_records().expect("complete");
-        let accepted: Vec<u64> = pack
-            .iter()
-            .filter(|r| r.status == Status::Accepted)
-            .map(|r| r.seed)
-            .collect();
+        let accepted = accepted_seeds(&pack);
         // Multiples of 3: two from stratum 0, three from stratum 1 (2^40 + 2 is one).
         let base = 1u64 << 40;
         let firsts: Vec<u64> = (base..).filter(|v| v % 3 == 0).take(3).collect();

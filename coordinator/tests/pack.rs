@@ -6,7 +6,7 @@ use std::process::Command;
 
 use pregen_games::GameKind;
 
-use crate::common::{COUNT, PackContent, reference, run_pack};
+use crate::common::{COUNT, PackContent, pregen_stdout, reference, run_pack};
 
 #[test]
 fn every_level_of_a_pack_replays_to_a_win() {
@@ -123,36 +123,13 @@ fn a_dungeon_pack_replays_and_proves_no_dead_ends() {
         .expect("release file");
     assert!(tier.contains("start ") && tier.contains('#'), "{tier}");
     // The command a release pipeline runs agrees.
-    let out = crate::common::pregen()
-        .args(["analysis", "verify"])
-        .arg(dir.path().join("out/e2e"))
-        .output()
-        .expect("run pregen");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        String::from_utf8_lossy(&out.stdout).starts_with("200 levels replayed"),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    let verified = pregen_stdout(&["analysis", "verify"], &dir.path().join("out/e2e"));
+    assert!(verified.starts_with("200 levels replayed"), "{verified}");
     // A level file solved on its own gives the pack's solution.
     let row = &pack.levels[0];
     let file = dir.path().join("level.txt");
     std::fs::write(&file, &row.layout).expect("write level");
-    let out = crate::common::pregen()
-        .args(["solve", "--game", "dungeon"])
-        .arg(&file)
-        .output()
-        .expect("run pregen");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let table = String::from_utf8_lossy(&out.stdout);
+    let table = pregen_stdout(&["solve", "--game", "dungeon"], &file);
     assert!(table.contains(&format!("\t{}\n", row.solution)), "{table}");
 }
 
@@ -197,31 +174,11 @@ fn a_sokoban_pack_holds_each_level_once_and_prints_as_xsb() {
         pack.reject_seeds
     );
     assert!(duplicates.iter().all(|s| kept.contains(s)));
-    let out = crate::common::pregen()
-        .args(["analysis", "levels"])
-        .arg(&pack_dir)
-        .output()
-        .expect("run pregen");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let xsb = String::from_utf8(out.stdout).expect("utf-8");
+    let xsb = pregen_stdout(&["analysis", "levels"], &pack_dir);
     assert_eq!(parse_collection(&xsb).expect("an XSB collection").len(), 40);
     let file = dir.path().join("pack.xsb");
     std::fs::write(&file, &xsb).expect("write");
-    let out = crate::common::pregen()
-        .args(["solve", "--game", "sokoban"])
-        .arg(&file)
-        .output()
-        .expect("run pregen");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let table = String::from_utf8_lossy(&out.stdout);
+    let table = pregen_stdout(&["solve", "--game", "sokoban"], &file);
     assert_eq!(table.lines().count(), 41, "{table}");
     assert!(
         table

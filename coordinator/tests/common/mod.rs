@@ -31,6 +31,17 @@ pub fn write_job(dir: &Path, text: &str) -> PathBuf {
     path
 }
 
+/// Runs `pregen` with `args` and a file; its stdout, after checking it succeeded.
+pub fn pregen_stdout(args: &[&str], path: &Path) -> String {
+    let out = pregen().args(args).arg(path).output().expect("run pregen");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
 pub fn pregen() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pregen"));
     cmd.env("PREGEN_LOG", "warn");
