@@ -15,6 +15,7 @@
 //! - [`rng::Rng`]: the portable seeded PRNG.
 
 pub mod cube;
+pub mod doors;
 pub mod dungeon;
 pub mod rng;
 pub mod sokoban;
