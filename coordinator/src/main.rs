@@ -87,6 +87,18 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Count every doors level for (rooms, colours): how many are good (no
+    /// defect, planar) and how many of those differ by the seed's solution
+    /// key, as seed 001's Table 3 "total unique" column does. Walks all 2^M
+    /// levels on all cores, so M = n(n-1)(b+1)/2 + bn may be 26 at most.
+    DoorsCensus {
+        /// Rooms (n).
+        #[arg(long)]
+        rooms: usize,
+        /// Colours (b).
+        #[arg(long)]
+        colours: usize,
+    },
     /// Read a finished pack.
     Analysis {
         #[command(subcommand)]
@@ -451,7 +463,40 @@ async fn real_main() -> Result<()> {
                 anyhow::bail!("{failed} of {levels} levels not solved");
             }
         }
+        Command::DoorsCensus { rooms, colours } => doors_census(rooms, colours)?,
     }
+    Ok(())
+}
+
+fn doors_census(rooms: usize, colours: usize) -> Result<()> {
+    use pregen_games::doors::census::{Census, MAX_FEATURES};
+    use pregen_games::doors::level::Features;
+    use rayon::prelude::*;
+    if !(2..=8).contains(&rooms) || !(1..=8).contains(&colours) {
+        bail!("rooms must be 2..=8 and colours 1..=8");
+    }
+    let features = Features { rooms, colours };
+    let m = features.count();
+    if m > MAX_FEATURES {
+        bail!(
+            "rooms = {rooms}, colours = {colours} make 2^{m} levels; a census walks at most 2^{MAX_FEATURES}"
+        );
+    }
+    let started = std::time::Instant::now();
+    let total = 1u64 << m;
+    let chunk = (total / 256).max(1);
+    let census = (0..total.div_ceil(chunk))
+        .into_par_iter()
+        .map(|i| Census::count(features, i * chunk..((i + 1) * chunk).min(total)))
+        .reduce(Census::default, Census::merge);
+    println!("rooms\tcolours\tlevels\tgood\tunique good\tseconds");
+    println!(
+        "{rooms}\t{colours}\t{}\t{}\t{}\t{:.1}",
+        census.levels,
+        census.good,
+        census.unique.len(),
+        started.elapsed().as_secs_f64()
+    );
     Ok(())
 }
 

@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
 
 use crate::cube::Cube;
+use crate::doors::Doors;
 use crate::dungeon::Dungeon;
 use crate::rng::Rng;
 use crate::sokoban::Sokoban;
@@ -237,9 +238,10 @@ pub trait Game {
     /// Plays `solution` under the rules and checks that it wins.
     fn replay(level: &Self::Level, solution: &str) -> Result<(), GameError>;
 
-    /// A text equal for two levels that a pack should hold only once (e.g. up
-    /// to symmetry); `None`: the game keeps every accepted level.
-    fn canonical(_level: &Self::Level) -> Option<String> {
+    /// A text equal for two levels that a pack made with `params` should
+    /// hold only once (e.g. up to symmetry); `None`: the game keeps every
+    /// accepted level.
+    fn canonical(_params: &Self::Params, _level: &Self::Level) -> Option<String> {
         None
     }
 }
@@ -284,7 +286,7 @@ pub fn run_game<G: Game>(params: &G::Params, seed: u64, budget: &Budget) -> Outc
         let level_json = serde_json::to_string(&level)
             .map_err(|e| Rejection::Error(format!("level does not serialize: {e}")))?;
         let level_hash = hex(&Sha256::digest(level_json.as_bytes()));
-        let canonical = G::canonical(&level).map(|c| hex(&Sha256::digest(c.as_bytes())));
+        let canonical = G::canonical(params, &level).map(|c| hex(&Sha256::digest(c.as_bytes())));
         Ok::<_, Rejection>((
             solved.nodes,
             Candidate {
@@ -357,6 +359,8 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 pub enum GameKind {
     /// A Mazing Monk: a monk on a turning cube.
     Cube,
+    /// Rooms, coloured doors and buttons.
+    Doors,
     /// Keys and switches on a map graph.
     Dungeon,
     /// Box pushing.
@@ -369,6 +373,7 @@ impl GameKind {
     /// Every game, in name order.
     pub const ALL: &'static [GameKind] = &[
         GameKind::Cube,
+        GameKind::Doors,
         GameKind::Dungeon,
         GameKind::Sokoban,
         GameKind::Tilt,
@@ -396,6 +401,7 @@ impl GameKind {
             GameKind::Cube => Cube::NAME,
             GameKind::Dungeon => Dungeon::NAME,
             GameKind::Sokoban => Sokoban::NAME,
+            GameKind::Doors => Doors::NAME,
             GameKind::Tilt => Tilt::NAME,
         }
     }
@@ -406,6 +412,7 @@ impl GameKind {
             GameKind::Cube => parse_params::<Cube>(params).map(drop),
             GameKind::Dungeon => parse_params::<Dungeon>(params).map(drop),
             GameKind::Sokoban => parse_params::<Sokoban>(params).map(drop),
+            GameKind::Doors => parse_params::<Doors>(params).map(drop),
             GameKind::Tilt => parse_params::<Tilt>(params).map(drop),
         }
     }
@@ -417,6 +424,7 @@ impl GameKind {
             GameKind::Cube => run_parsed::<Cube>(params, seed, budget),
             GameKind::Dungeon => run_parsed::<Dungeon>(params, seed, budget),
             GameKind::Sokoban => run_parsed::<Sokoban>(params, seed, budget),
+            GameKind::Doors => run_parsed::<Doors>(params, seed, budget),
             GameKind::Tilt => run_parsed::<Tilt>(params, seed, budget),
         }
     }
@@ -428,6 +436,7 @@ impl GameKind {
             GameKind::Cube => solve_text::<Cube>(text, budget),
             GameKind::Dungeon => solve_text::<Dungeon>(text, budget),
             GameKind::Sokoban => solve_text::<Sokoban>(text, budget),
+            GameKind::Doors => solve_text::<Doors>(text, budget),
             GameKind::Tilt => solve_text::<Tilt>(text, budget),
         }
     }
@@ -438,6 +447,7 @@ impl GameKind {
             GameKind::Cube => replay_parsed::<Cube>(level_json, solution),
             GameKind::Dungeon => replay_parsed::<Dungeon>(level_json, solution),
             GameKind::Sokoban => replay_parsed::<Sokoban>(level_json, solution),
+            GameKind::Doors => replay_parsed::<Doors>(level_json, solution),
             GameKind::Tilt => replay_parsed::<Tilt>(level_json, solution),
         }
     }

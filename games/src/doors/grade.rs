@@ -21,6 +21,31 @@ use crate::rng::Rng;
 /// Solutions enumerated at most (one more than a good level may have).
 pub const SOLUTION_CAP: usize = 6;
 
+/// Table 1's criteria with their full points, in its order; the first 17
+/// are the structure (80 points), the last 3 the agents (20).
+pub const CRITERIA: [(&str, f64); 20] = [
+    ("every button colour is used", 5.0),
+    ("not too many buttons", 5.0),
+    ("the required colour is in the level", 2.0),
+    ("the required colour is not in the start room", 3.0),
+    ("every room has a connection", 5.0),
+    ("an unlocked connection", 5.0),
+    ("the right number of connections", 5.0),
+    ("the right number of unique colours", 5.0),
+    ("the right number of buttons per room", 5.0),
+    ("all rooms reachable", 5.0),
+    ("all connections reachable", 5.0),
+    ("a solution", 10.0),
+    ("2 to 5 solutions", 5.0),
+    ("every solution long enough", 5.0),
+    ("every colour in each solution", 2.0),
+    ("every button used by a solution", 4.0),
+    ("every room used by a solution", 4.0),
+    ("the suboptimal agent wins", 10.0),
+    ("the greedy agent wins", 5.0),
+    ("the limited-information agent wins", 5.0),
+];
+
 /// The grade's parts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Grade {
@@ -44,50 +69,109 @@ impl Grade {
     }
 }
 
-/// Counts the seed's criteria need, computed once per level.
-struct Facts {
-    n: usize,
-    b: usize,
+/// What the criteria look at, computed once per level.
+struct Facts<'a> {
+    level: &'a Level,
     rules: Rules,
     solutions: Vec<Vec<(Move, usize)>>,
 }
 
-impl Facts {
-    fn new(level: &Level) -> Facts {
+/// `count` of `of` as a share (1 when there is nothing to count).
+fn share(count: usize, of: usize) -> f64 {
+    if of == 0 {
+        1.0
+    } else {
+        count as f64 / of as f64
+    }
+}
+
+/// Full points less `full / of` for each of `bad` things out of `of`.
+fn less_per(bad: usize, full: f64, of: usize) -> f64 {
+    (full - full / of.max(1) as f64 * bad as f64).max(0.0)
+}
+
+fn all_colours(b: usize) -> u32 {
+    ((1u32 << b) - 1) << 1
+}
+
+impl<'a> Facts<'a> {
+    fn new(level: &'a Level) -> Facts<'a> {
         let rules = Rules::new(level);
         let solutions = rules.solutions(SOLUTION_CAP);
         Facts {
-            n: level.rooms,
-            b: level.colours,
+            level,
             rules,
             solutions,
         }
     }
 
-    fn share(count: usize, of: usize) -> f64 {
-        if of == 0 {
-            1.0
-        } else {
-            count as f64 / of as f64
-        }
+    /// Per solution: the rooms it visits and the colours it presses as
+    /// masks, and its length.
+    fn figures(&self) -> impl Iterator<Item = (u32, usize, u32)> + '_ {
+        self.solutions.iter().map(|s| {
+            let mut rooms = 1u32;
+            let mut colours = 0u32;
+            for &(m, t) in s {
+                rooms |= 1 << self.rules.room(t);
+                if let Move::Press(c) = m {
+                    colours |= 1 << c;
+                }
+            }
+            (rooms, s.len(), colours)
+        })
     }
 
-    /// Per solution: (rooms visited, moves, colours pressed) as masks and length.
-    fn solution_figures(&self, s: &[(Move, usize)]) -> (u32, usize, u32) {
-        let mut rooms = 1u32;
-        let mut colours = 0u32;
-        for &(m, t) in s {
-            rooms |= 1 << self.rules.room(t);
-            if let Move::Press(c) = m {
-                colours |= 1 << c;
+    /// A solution's criteria met: all rooms, long enough, all colours.
+    fn quality(&self, f: (u32, usize, u32)) -> [bool; 3] {
+        let (n, b) = (self.level.rooms, self.level.colours);
+        [f.0 == (1 << n) - 1, f.1 >= n + b, f.2 == all_colours(b)]
+    }
+
+    /// Rooms with more buttons than the right number per room.
+    fn crowded_rooms(&self) -> usize {
+        let level = self.level;
+        let per_room = level.colours.div_ceil(level.rooms).max(1);
+        (0..level.rooms)
+            .filter(|&r| level.buttons.iter().filter(|b| b.0 as usize == r).count() > per_room)
+            .count()
+    }
+
+    /// Rooms and doors reachable from the start, locks obeyed.
+    fn reached(&self) -> (usize, usize) {
+        let reachable = self.rules.reachable();
+        let mut rooms = 0u32;
+        let mut doors = 0u64;
+        for (s, moves) in self.rules.moves.iter().enumerate() {
+            if reachable[s] {
+                rooms |= 1 << self.rules.room(s);
+                for &(m, _) in moves {
+                    if let Move::Walk { door, .. } = m {
+                        doors |= 1 << door;
+                    }
+                }
             }
         }
-        (rooms, s.len(), colours)
+        (rooms.count_ones() as usize, doors.count_ones() as usize)
     }
-}
 
-fn all_colours(b: usize) -> u32 {
-    ((1u32 << b) - 1) << 1
+    /// Buttons pressed by at least one solution.
+    fn buttons_used(&self) -> usize {
+        let mut pressed = 0u64;
+        for s in &self.solutions {
+            for &(m, t) in s {
+                if let Move::Press(c) = m {
+                    let room = self.rules.room(t);
+                    pressed |= 1 << (room * (self.level.colours + 1) + c as usize);
+                }
+            }
+        }
+        let width = self.level.colours + 1;
+        self.level
+            .buttons
+            .iter()
+            .filter(|&&(r, c)| pressed >> (r as usize * width + c as usize) & 1 == 1)
+            .count()
+    }
 }
 
 fn required_placement_ok(level: &Level) -> (bool, bool) {
@@ -105,28 +189,35 @@ fn connections_ok(level: &Level) -> bool {
     (n.saturating_sub(1)..=2 * n - 1).contains(&level.doors.len())
 }
 
-/// The seed's fail-fast score, 0..1: basic structure, then the must-haves,
-/// then the expensive criteria; a stage that fails returns the points so far.
+/// The fail-fast score, 0..1, in the seed's three stages: basic structure,
+/// then the must-haves, then the expensive criteria; a stage that fails
+/// returns the points so far.
+///
+/// Every colour appears when it has a button and a door. Stage 3 also
+/// holds, a point each, the structure criteria of Table 1 the
+/// seed's score leaves out (an unlocked door, buttons per room, all rooms and
+/// doors reachable, every button used by a solution), so that a level the
+/// search scores 1 has every structure point of the grade and is no defect.
 pub fn score(level: &Level) -> f64 {
-    const TOTAL: f64 = 14.0;
+    const TOTAL: f64 = 18.0;
     let (n, b) = (level.rooms, level.colours);
     let mut points = 0.0;
     // Stage 1: basic structure, one point each.
     let (placed, not_in_start) = required_placement_ok(level);
-    let colours_seen = level.buttons.iter().fold(0u32, |m, &(_, c)| m | 1 << c);
+    let button_colours = level.buttons.iter().fold(0u32, |m, &(_, c)| m | 1 << c);
+    let door_colours = level.doors.iter().fold(0u32, |m, d| m | 1 << d.2);
     let basic = [
         placed && not_in_start,
         connections_ok(level),
         level.buttons.len() <= n,
-        colours_seen == all_colours(b),
+        button_colours & door_colours & all_colours(b) == all_colours(b),
     ];
     points += basic.iter().filter(|&&ok| ok).count() as f64;
     if basic.contains(&false) {
         return points / TOTAL;
     }
     // Stage 2: the must-haves, two points each.
-    let all_rooms = (1u32 << n) - 1;
-    if level.connected() != all_rooms {
+    if level.connected() != (1 << n) - 1 {
         return points / TOTAL;
     }
     points += 2.0;
@@ -135,183 +226,97 @@ pub fn score(level: &Level) -> f64 {
         return points / TOTAL;
     }
     points += 2.0;
-    // Stage 3: the solutions (count, then each one's quality) and planarity.
+    // Stage 3: the solutions (count, then each one's quality), planarity,
+    // then the rest of Table 1's structure.
     points += match facts.solutions.len() {
         1 => 1.0,
         2..=5 => 2.0,
         _ => 0.0,
     };
-    let quality: f64 = facts
-        .solutions
-        .iter()
-        .map(|s| {
-            let (rooms, len, colours) = facts.solution_figures(s);
-            [rooms == all_rooms, len >= n + b, colours == all_colours(b)]
-                .iter()
-                .filter(|&&ok| ok)
-                .count() as f64
-        })
-        .sum::<f64>()
-        / facts.solutions.len() as f64;
-    points += quality;
-    if is_planar(&level.adjacency()) {
-        points += 1.0;
-    }
+    let quality: usize = facts
+        .figures()
+        .map(|f| facts.quality(f).iter().filter(|&&ok| ok).count())
+        .sum();
+    points += quality as f64 / facts.solutions.len() as f64;
+    let (rooms_reached, doors_reached) = facts.reached();
+    let rest = [
+        is_planar(&level.adjacency()),
+        level.doors.iter().any(|d| d.2 == 0),
+        facts.crowded_rooms() == 0,
+        rooms_reached == n && doors_reached == level.doors.len(),
+        facts.buttons_used() == level.buttons.len(),
+    ];
+    points += rest.iter().filter(|&&ok| ok).count() as f64;
     points / TOTAL
 }
 
-/// The seed's 0..100 grade (Table 1); agents draw from `rng`.
+/// A good level: no defect, and planar. The score is 1 exactly then, and
+/// fails fast on most levels.
+pub fn is_good(level: &Level) -> bool {
+    score(level) > 1.0 - 1e-9
+}
+
+/// The seed's 0..100 grade (Table 1, in [`CRITERIA`]' order); the agents
+/// draw from `rng`.
 pub fn grade(level: &Level, rng: &mut Rng) -> Grade {
     let facts = Facts::new(level);
-    let (n, b) = (facts.n, facts.b);
-    let mut points: Vec<(&'static str, f64)> = Vec::new();
-    let per = |bad: usize, total_points: f64, of: usize| {
-        (total_points - total_points / of.max(1) as f64 * bad as f64).max(0.0)
-    };
-    // Basic (30).
-    let door_colours = level.doors.iter().fold(0u32, |m, &(_, _, k)| m | 1 << k);
-    let used = (1..=b).filter(|&c| door_colours >> c & 1 == 1).count();
-    points.push(("every button colour is used", 5.0 * Facts::share(used, b)));
-    points.push((
-        "not too many buttons",
-        per(level.buttons.len().saturating_sub(n), 5.0, n),
-    ));
-    let (placed, not_in_start) = required_placement_ok(level);
-    points.push((
-        "the required colour is in the level",
-        if placed { 2.0 } else { 0.0 },
-    ));
-    points.push((
-        "the required colour is not in the start room",
-        if placed && not_in_start { 3.0 } else { 0.0 },
-    ));
-    let adj = level.adjacency();
-    let lonely = adj.iter().filter(|&&m| m == 0).count();
-    points.push(("every room has a connection", per(lonely, 5.0, n)));
-    let unlocked = level.doors.iter().any(|&(_, _, k)| k == 0);
-    points.push(("an unlocked connection", if unlocked { 5.0 } else { 0.0 }));
-    points.push((
-        "the right number of connections",
-        if connections_ok(level) { 5.0 } else { 0.0 },
-    ));
-    // Medium (30).
+    let (n, b) = (level.rooms, level.colours);
+    let all_or_none = |ok: bool| if ok { 1.0 } else { 0.0 };
+    let door_colours = level.doors.iter().fold(0u32, |m, d| m | 1 << d.2);
     let button_colours = level.buttons.iter().fold(0u32, |m, &(_, c)| m | 1 << c);
-    let distinct = (1..=b).filter(|&c| button_colours >> c & 1 == 1).count();
-    points.push((
-        "the right number of unique colours",
-        5.0 * Facts::share(distinct, b),
-    ));
-    let per_room = b.div_ceil(n).max(1);
-    let crowded = (0..n)
-        .filter(|&r| {
-            level
-                .buttons
-                .iter()
-                .filter(|&&(br, _)| br as usize == r)
-                .count()
-                > per_room
-        })
-        .count();
-    points.push(("the right number of buttons per room", per(crowded, 5.0, n)));
-    let reachable = facts.rules.reachable();
-    let rooms_reached = (0..reachable.len())
-        .filter(|&s| reachable[s])
-        .fold(0u32, |m, s| m | 1 << facts.rules.room(s));
-    points.push((
-        "all rooms reachable",
-        5.0 * Facts::share(rooms_reached.count_ones() as usize, n),
-    ));
-    let mut door_used = vec![false; level.doors.len()];
-    for (s, moves) in facts.rules.moves.iter().enumerate() {
-        if reachable[s] {
-            for &(m, _) in moves {
-                if let Move::Walk { door, .. } = m {
-                    door_used[door as usize] = true;
-                }
-            }
-        }
-    }
-    let doors_reached = door_used.iter().filter(|&&u| u).count();
-    points.push((
-        "all connections reachable",
-        5.0 * Facts::share(doors_reached, level.doors.len()),
-    ));
+    let (placed, not_in_start) = required_placement_ok(level);
+    let lonely = level.adjacency().iter().filter(|&&m| m == 0).count();
+    let (rooms_reached, doors_reached) = facts.reached();
     let solvable = !facts.solutions.is_empty();
-    points.push(("a solution", if solvable { 10.0 } else { 0.0 }));
-    // Advanced (20).
-    let count = facts.solutions.len();
-    points.push((
-        "2 to 5 solutions",
-        if (2..=5).contains(&count) { 5.0 } else { 0.0 },
-    ));
-    let figures: Vec<(u32, usize, u32)> = facts
-        .solutions
-        .iter()
-        .map(|s| facts.solution_figures(s))
-        .collect();
-    let of_solutions = |ok: &dyn Fn(&(u32, usize, u32)) -> bool| {
-        if figures.is_empty() {
-            0.0
+    let figures: Vec<(u32, usize, u32)> = facts.figures().collect();
+    let of_solutions = |criterion: usize| {
+        let ok = figures.iter().filter(|&&f| facts.quality(f)[criterion]);
+        if solvable {
+            share(ok.count(), figures.len())
         } else {
-            figures.iter().filter(|f| ok(f)).count() as f64 / figures.len() as f64
+            0.0
         }
     };
-    points.push((
-        "every solution long enough",
-        5.0 * of_solutions(&|f| f.1 >= n + b),
-    ));
-    points.push((
-        "every colour in each solution",
-        2.0 * of_solutions(&|f| f.2 == all_colours(b)),
-    ));
-    let pressed: Vec<(usize, u8)> = facts
-        .solutions
-        .iter()
-        .flat_map(|s| {
-            s.iter().filter_map(|&(m, t)| match m {
-                Move::Press(c) => Some((facts.rules.room(t), c)),
-                Move::Walk { .. } => None,
-            })
-        })
-        .collect();
-    let buttons_used = level
-        .buttons
-        .iter()
-        .filter(|&&(r, c)| pressed.contains(&(r as usize, c)))
-        .count();
-    points.push((
-        "every button used by a solution",
-        if solvable {
-            4.0 * Facts::share(buttons_used, level.buttons.len())
-        } else {
-            0.0
-        },
-    ));
     let rooms_used = figures.iter().fold(0u32, |m, f| m | f.0);
-    points.push((
-        "every room used by a solution",
+    let dist = facts.rules.distance_to_win();
+    // Each criterion's share of its full points, in Table 1's order.
+    let shares = [
+        share((door_colours & all_colours(b)).count_ones() as usize, b),
+        less_per(level.buttons.len().saturating_sub(n), 1.0, n),
+        all_or_none(placed),
+        all_or_none(placed && not_in_start),
+        less_per(lonely, 1.0, n),
+        all_or_none(level.doors.iter().any(|d| d.2 == 0)),
+        all_or_none(connections_ok(level)),
+        share((button_colours & all_colours(b)).count_ones() as usize, b),
+        less_per(facts.crowded_rooms(), 1.0, n),
+        share(rooms_reached, n),
+        share(doors_reached, level.doors.len()),
+        all_or_none(solvable),
+        all_or_none((2..=5).contains(&facts.solutions.len())),
+        of_solutions(1),
+        of_solutions(2),
         if solvable {
-            4.0 * Facts::share(rooms_used.count_ones() as usize, n)
+            share(facts.buttons_used(), level.buttons.len())
         } else {
             0.0
         },
-    ));
-    let structure: f64 = points.iter().map(|p| p.1).sum();
-    // The agents (20).
-    let dist = facts.rules.distance_to_win();
-    let suboptimal = suboptimal_agent(&facts.rules, &dist, n + b, rng);
-    points.push((
-        "the suboptimal agent wins",
-        if suboptimal { 10.0 } else { 0.0 },
-    ));
-    let greedy = greedy_agent(level, &facts.rules, rng);
-    points.push(("the greedy agent wins", if greedy { 5.0 } else { 0.0 }));
-    let limited = limited_agent(&facts.rules, &dist);
-    points.push((
-        "the limited-information agent wins",
-        if limited { 5.0 } else { 0.0 },
-    ));
-    let agents = points.iter().map(|p| p.1).sum::<f64>() - structure;
+        if solvable {
+            share(rooms_used.count_ones() as usize, n)
+        } else {
+            0.0
+        },
+        all_or_none(suboptimal_agent(&facts.rules, &dist, n + b, rng)),
+        all_or_none(greedy_agent(level, &facts.rules, rng)),
+        all_or_none(limited_agent(&facts.rules, &dist)),
+    ];
+    let points: Vec<(&'static str, f64)> = CRITERIA
+        .iter()
+        .zip(shares)
+        .map(|(&(name, full), share)| (name, full * share))
+        .collect();
+    let structure = points[..17].iter().map(|p| p.1).sum();
+    let agents = points[17..].iter().map(|p| p.1).sum();
     Grade {
         structure,
         agents,
@@ -400,43 +405,47 @@ fn greedy_agent(level: &Level, rules: &Rules, rng: &mut Rng) -> bool {
     false
 }
 
-/// Knows only the rooms it has entered. While no way out is known it explores,
-/// and of the ways into unknown rooms it always takes the worst: one after
-/// which the level can no longer be won, else the farthest from a win. Wins
-/// if it gets out.
+/// Knows only the rooms it has entered. While no way out is known it has to
+/// decide, and of the moves to states it has not been in (into an unknown
+/// room, or a button not yet pressed there) it always takes the worst: one
+/// after which the level can no longer be won, else the farthest from a win.
+/// Wins if it gets out; every decision is a new state, so it stops.
 fn limited_agent(rules: &Rules, dist: &[u32]) -> bool {
     let states = rules.moves.len();
     let mut known = 1u32; // rooms entered
+    let mut visited = vec![false; states];
+    visited[Rules::START] = true;
     let mut state = Rules::START;
     loop {
         if dist[state] == u32::MAX {
             return false; // stuck for good
         }
-        // States reachable through known rooms only.
+        // States reachable through known rooms, and the untried ones beside.
         let mut seen = vec![false; states];
         let mut stack = vec![state];
         seen[state] = true;
-        let mut frontier: Vec<usize> = Vec::new();
+        let mut untried: Vec<usize> = Vec::new();
         while let Some(s) = stack.pop() {
             if rules.wins(s) {
                 return true;
             }
             for &(_, t) in &rules.moves[s] {
-                if known >> rules.room(t) & 1 == 0 {
-                    frontier.push(t);
-                } else if !seen[t] {
+                if !visited[t] {
+                    untried.push(t);
+                }
+                if known >> rules.room(t) & 1 == 1 && !seen[t] {
                     seen[t] = true;
                     stack.push(t);
                 }
             }
         }
-        // The worst step into the unknown.
-        let Some(&worst) = frontier
+        let Some(&worst) = untried
             .iter()
             .max_by_key(|&&t| (dist[t] == u32::MAX, dist[t]))
         else {
             return false;
         };
+        visited[worst] = true;
         known |= 1 << rules.room(worst);
         state = worst;
     }

@@ -4,12 +4,18 @@
 //! Start from the empty level plus `random_moves` x M random toggles. Then, up
 //! to `moves` times (stopping as soon as the level scores above `threshold`):
 //! grow a tree of at most `brain` nodes from the current level (UCB1 with
-//! exploration `epsilon` and a tiny random tie-break; selection stops at a node
+//! exploration `epsilon` and a tiny random tie-break, `brain` - 1 iterations
+//! of at most one new node each; selection stops at a node
 //! not fully expanded or scoring above the threshold; expansion applies a
 //! random untried toggle; the roll-out applies up to `depth` random toggles,
 //! stopping early above the threshold, and its last level's score is
 //! back-propagated), then play the root child visited most (the first added
 //! on ties).
+//!
+//! The search ends with the level it reached, or with the best level it
+//! scored on the way if that scores higher (the first of equals): the seed's
+//! threshold lets a level with a point short stop the search, while a
+//! perfect one was often seen in the tree.
 
 use rustc_hash::FxHashMap;
 
@@ -69,10 +75,15 @@ impl Search {
         let all = if m == 64 { u64::MAX } else { (1u64 << m) - 1 };
         let mut scores: FxHashMap<u64, f64> = FxHashMap::default();
         let mut scored = 0usize;
+        let mut best = (f64::NEG_INFINITY, 0u64);
         let mut score_of = |bits: u64| {
             *scores.entry(bits).or_insert_with(|| {
                 scored += 1;
-                score(&self.features.level(bits, self.required))
+                let s = score(&self.features.level(bits, self.required));
+                if s > best.0 {
+                    best = (s, bits);
+                }
+                s
             })
         };
         let mut bits = 0u64;
@@ -93,7 +104,10 @@ impl Search {
                 untried: all,
                 children: Vec::new(),
             }];
-            while tree.len() < self.brain {
+            // One node at most per iteration, so the tree stays within
+            // `brain` nodes; an iteration that selects a level scoring above
+            // the threshold adds none.
+            for _ in 1..self.brain {
                 // Selection.
                 let mut path = vec![0usize];
                 let mut node = 0usize;
@@ -151,9 +165,16 @@ impl Search {
             bits ^= 1 << toggle;
             played += 1;
         }
+        // The best level seen, if better than the one reached.
+        let reached = score_of(bits);
+        let (score, bits) = if best.0 > reached {
+            best
+        } else {
+            (reached, bits)
+        };
         Ok(Outcome {
             bits,
-            score: score_of(bits),
+            score,
             moves_played: played,
             scored,
         })

@@ -5,8 +5,22 @@
 //! - [`planar`]: the planarity test.
 //! - [`grade`]: the seed's fail-fast score and 0..100 grade with its agents.
 //! - [`mcts`]: the seed's Monte Carlo tree search over feature toggles.
+//! - [`layout`]: the tile grid (seed section 4.2).
+//! - [`census`]: every level of a small search space, counted.
 
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::rng::Rng;
+use crate::{Budget, Game, GameError, Rejection, Solved};
+use grade::{CRITERIA, SOLUTION_CAP, grade, score};
+use level::{Features, Level, Rules, notation, uniqueness_key};
+use mcts::Search;
+
+pub mod census;
 pub mod grade;
+pub mod layout;
 pub mod level;
 pub mod mcts;
 pub mod planar;
@@ -175,3 +189,341 @@ pub fn preset(rooms: usize, colours: usize) -> Option<Preset> {
         .find(|row| row.0 == (rooms, colours))
         .map(|row| row.1)
 }
+
+/// Parameters of the doors generator (the job's `[params]` table). The MCTS
+/// settings default to the seed's Table 3 row for (rooms, colours).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DoorsParams {
+    /// Rooms (n), 2..=8.
+    pub rooms: usize,
+    /// Button colours (b), 1..=8.
+    pub colours: usize,
+    /// The colour the exit needs, 1..=colours.
+    pub required: u8,
+    /// UCB1's exploration constant.
+    pub epsilon: Option<f64>,
+    /// Stop the search once a level scores above this (0..1).
+    pub threshold: Option<f64>,
+    /// Share of the M features toggled at random first.
+    pub random_moves: Option<f64>,
+    /// Tree nodes per move.
+    pub brain: Option<usize>,
+    /// Longest roll-out.
+    pub depth: Option<usize>,
+    /// Moves played at most.
+    pub moves: Option<usize>,
+    /// Keep levels with a defect (below 80 of Table 1's first 80 points).
+    pub allow_defects: bool,
+    /// When two levels of a pack count as the same (the later seed's is
+    /// rejected as a duplicate).
+    pub unique: Unique,
+    /// Fewest moves the shortest solution may have.
+    pub min_moves: u32,
+    /// Most moves the shortest solution may have.
+    pub max_moves: u32,
+}
+
+impl Default for DoorsParams {
+    fn default() -> Self {
+        DoorsParams {
+            rooms: 4,
+            colours: 2,
+            required: 1,
+            epsilon: None,
+            threshold: None,
+            random_moves: None,
+            brain: None,
+            depth: None,
+            moves: None,
+            allow_defects: false,
+            unique: Unique::Solutions,
+            min_moves: 1,
+            max_moves: 1000,
+        }
+    }
+}
+
+impl DoorsParams {
+    /// The search these params describe: given settings over the preset's.
+    pub fn search(&self) -> Result<Search, String> {
+        let preset = preset(self.rooms, self.colours);
+        let missing = |name: &str| {
+            format!(
+                "{name} has no default for rooms = {}, colours = {}: Table 3 has no such row; set \
+                 epsilon, threshold, random_moves, brain, depth and moves",
+                self.rooms, self.colours
+            )
+        };
+        Ok(Search {
+            features: Features {
+                rooms: self.rooms,
+                colours: self.colours,
+            },
+            required: self.required,
+            epsilon: self
+                .epsilon
+                .or(preset.map(|p| p.epsilon))
+                .ok_or_else(|| missing("epsilon"))?,
+            threshold: self
+                .threshold
+                .or(preset.map(|p| p.threshold))
+                .ok_or_else(|| missing("threshold"))?,
+            random_moves: self
+                .random_moves
+                .or(preset.map(|p| p.random_moves))
+                .ok_or_else(|| missing("random_moves"))?,
+            brain: self
+                .brain
+                .or(preset.map(|p| p.brain))
+                .ok_or_else(|| missing("brain"))?,
+            depth: self
+                .depth
+                .or(preset.map(|p| p.depth))
+                .ok_or_else(|| missing("depth"))?,
+            moves: self
+                .moves
+                .or(preset.map(|p| p.moves))
+                .ok_or_else(|| missing("moves"))?,
+        })
+    }
+}
+
+/// When two levels of a pack are the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Unique {
+    /// The seed's similarity: equal sorted solution encodings. Few classes
+    /// exist (`pregen doors-census` counts them), and a pack holds at most
+    /// that many levels.
+    Solutions,
+    /// Equal descriptions: the same doors and buttons in the same rooms.
+    Description,
+}
+
+/// A level with the figures its generator recorded (empty for a level read
+/// from text). The JSON form is the level's fields plus `generator`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Puzzle {
+    /// The level: description and grid.
+    #[serde(flatten)]
+    pub level: Level,
+    /// Generator figures: `mcts_score`, `mcts_moves`, `levels_scored`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub generator: BTreeMap<String, f64>,
+}
+
+/// The agents' random stream for a level: a function of its features alone,
+/// so every verifier grades a level the same.
+fn agent_rng(level: &Level) -> Rng {
+    let features = Features {
+        rooms: level.rooms,
+        colours: level.colours,
+    };
+    Rng::new(features.bits(level) ^ u64::from(level.required) << 60)
+}
+
+/// A metric name for a Table 1 criterion: `grade_` and its words joined by `_`.
+fn criterion_metric(name: &str) -> String {
+    format!("grade_{}", name.replace([' ', '-'], "_"))
+}
+
+/// The doors game.
+pub struct Doors;
+
+impl Game for Doors {
+    type Params = DoorsParams;
+    type Level = Puzzle;
+    const NAME: &'static str = "doors";
+
+    fn validate(p: &DoorsParams) -> Result<(), String> {
+        if !(2..=8).contains(&p.rooms) {
+            return Err(format!("rooms must be 2..=8 (got {})", p.rooms));
+        }
+        if !(1..=8).contains(&p.colours) {
+            return Err(format!("colours must be 1..=8 (got {})", p.colours));
+        }
+        let m = Features {
+            rooms: p.rooms,
+            colours: p.colours,
+        }
+        .count();
+        if m > 64 {
+            return Err(format!(
+                "rooms = {} with colours = {} make {m} features; at most 64 fit",
+                p.rooms, p.colours
+            ));
+        }
+        if !(1..=p.colours).contains(&(p.required as usize)) {
+            return Err(format!(
+                "required must be 1..={} (got {})",
+                p.colours, p.required
+            ));
+        }
+        let s = p.search()?;
+        if !(s.threshold > 0.0 && s.threshold <= 1.0) {
+            return Err(format!("threshold must be in (0, 1] (got {})", s.threshold));
+        }
+        if !(0.0..=1.0).contains(&s.random_moves) {
+            return Err(format!(
+                "random_moves must be 0..=1 (got {})",
+                s.random_moves
+            ));
+        }
+        if !(s.epsilon >= 0.0 && s.epsilon.is_finite()) {
+            return Err(format!("epsilon must be >= 0 (got {})", s.epsilon));
+        }
+        if !(2..=100_000).contains(&s.brain) {
+            return Err(format!("brain must be 2..=100000 (got {})", s.brain));
+        }
+        if s.depth > 10_000 || !(1..=10_000).contains(&s.moves) {
+            return Err(format!(
+                "depth must be 0..=10000 and moves 1..=10000 (got {} and {})",
+                s.depth, s.moves
+            ));
+        }
+        if p.min_moves > p.max_moves {
+            return Err(format!(
+                "min_moves ({}) must not exceed max_moves ({})",
+                p.min_moves, p.max_moves
+            ));
+        }
+        Ok(())
+    }
+
+    fn generate(params: &DoorsParams, rng: &mut Rng, budget: &Budget) -> Result<Puzzle, Rejection> {
+        let search = params.search().map_err(Rejection::Error)?;
+        let out = search.run(rng, budget)?;
+        let mut level = search.features.level(out.bits, params.required);
+        level.grid = layout::lay_out(&level, rng).ok_or_else(|| {
+            Rejection::Rejected(format!("layout: none in {} attempts", layout::ATTEMPTS))
+        })?;
+        let generator = BTreeMap::from([
+            ("mcts_score".to_string(), out.score),
+            ("mcts_moves".to_string(), out.moves_played as f64),
+            ("levels_scored".to_string(), out.scored as f64),
+        ]);
+
+        Ok(Puzzle { level, generator })
+    }
+
+    fn solve(puzzle: &Puzzle, _budget: &Budget) -> Result<Solved, Rejection> {
+        let level = &puzzle.level;
+        if !level.grid.is_empty() {
+            let read = layout::read_back(level.rooms, level.colours, &level.grid)
+                .map_err(|e| Rejection::Error(format!("the grid does not hold the level: {e}")))?;
+            let description = Level {
+                grid: Vec::new(),
+                ..level.clone()
+            };
+            if read != description {
+                return Err(Rejection::Error(
+                    "the grid's doors, buttons or exit differ from the level's".into(),
+                ));
+            }
+        }
+        let rules = Rules::new(level);
+        let Some(shortest) = rules.shortest() else {
+            return Err(Rejection::Unsolvable);
+        };
+        let solutions = rules.solutions(SOLUTION_CAP);
+        let g = grade(level, &mut agent_rng(level));
+        let mut metrics = puzzle.generator.clone();
+        for (name, points) in &g.points {
+            metrics.insert(criterion_metric(name), *points);
+        }
+        let mean_length =
+            solutions.iter().map(Vec::len).sum::<usize>() as f64 / solutions.len().max(1) as f64;
+        metrics.extend([
+            ("grade".to_string(), g.total()),
+            ("grade_structure".to_string(), g.structure),
+            ("grade_agents".to_string(), g.agents),
+            ("defect".to_string(), f64::from(u8::from(g.defect()))),
+            ("solutions".to_string(), solutions.len() as f64),
+            ("mean_solution_length".to_string(), mean_length),
+            (
+                "planar".to_string(),
+                f64::from(u8::from(planar::is_planar(&level.adjacency()))),
+            ),
+            ("score".to_string(), score(level)),
+        ]);
+        Ok(Solved {
+            solution: notation(&shortest),
+            moves: shortest.len() as u32,
+            optimal: true,
+            nodes: rules.moves.len() as u64,
+            metrics,
+        })
+    }
+
+    fn accept(params: &DoorsParams, _puzzle: &Puzzle, solved: &Solved) -> Result<(), Rejection> {
+        let m = |k: &str| solved.metrics.get(k).copied().unwrap_or(0.0);
+        if m("planar") < 1.0 {
+            return Err(Rejection::Rejected("not planar".into()));
+        }
+        if !params.allow_defects && m("defect") > 0.0 {
+            let short = CRITERIA[..17]
+                .iter()
+                .find(|(name, full)| m(&criterion_metric(name)) < full - 1e-9)
+                .map_or("", |c| c.0);
+            return Err(Rejection::Rejected(format!("defect: {short}")));
+        }
+        if solved.moves < params.min_moves {
+            return Err(Rejection::Rejected(format!(
+                "too easy: {} moves < min_moves {}",
+                solved.moves, params.min_moves
+            )));
+        }
+        if solved.moves > params.max_moves {
+            return Err(Rejection::Rejected(format!(
+                "too long: {} moves > max_moves {}",
+                solved.moves, params.max_moves
+            )));
+        }
+        Ok(())
+    }
+
+    /// The shortest solution's moves, half the mean solution length, two per
+    /// solution fewer than five, and half the agents' missing points.
+    fn rate(_puzzle: &Puzzle, solved: &Solved) -> f64 {
+        let m = |k: &str| solved.metrics.get(k).copied().unwrap_or(0.0);
+        let raw = f64::from(solved.moves)
+            + 0.5 * m("mean_solution_length")
+            + 2.0 * (5.0 - m("solutions")).max(0.0)
+            + 0.5 * (20.0 - m("grade_agents"));
+        crate::game::rounded_rating(raw)
+    }
+
+    fn to_text(puzzle: &Puzzle) -> String {
+        puzzle.level.to_text()
+    }
+
+    fn from_text(text: &str) -> Result<Puzzle, GameError> {
+        Ok(Puzzle {
+            level: Level::from_text(text)?,
+            generator: BTreeMap::new(),
+        })
+    }
+
+    fn replay(puzzle: &Puzzle, solution: &str) -> Result<(), GameError> {
+        puzzle.level.replay(solution)
+    }
+
+    /// The seed's uniqueness key (the sorted solution encodings) or the
+    /// description, as the params' `unique` says.
+    fn canonical(params: &DoorsParams, puzzle: &Puzzle) -> Option<String> {
+        let level = &puzzle.level;
+        if params.unique == Unique::Description {
+            let features = Features {
+                rooms: level.rooms,
+                colours: level.colours,
+            };
+            return Some(format!("{} {}", level.required, features.bits(level)));
+        }
+        let rules = Rules::new(level);
+        Some(uniqueness_key(&rules.solutions(SOLUTION_CAP)).join(" "))
+    }
+}
+
+#[cfg(test)]
+mod tests;

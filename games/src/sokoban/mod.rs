@@ -346,7 +346,7 @@ impl Game for Sokoban {
         puzzle.level.replay(solution)
     }
 
-    fn canonical(puzzle: &Puzzle) -> Option<String> {
+    fn canonical(_params: &SokobanParams, puzzle: &Puzzle) -> Option<String> {
         Some(puzzle.level.canonical())
     }
 }
