@@ -188,3 +188,56 @@ fn a_sokoban_pack_holds_each_level_once_and_prints_as_xsb() {
         "{table}"
     );
 }
+
+/// A doors pack under the seed's uniqueness key: no two levels share it, each
+/// duplicate names a kept seed, no defects, every grid holds its level, 3
+/// workers and 1 give the same pack, and the printed levels solve with
+/// `pregen solve`.
+#[test]
+fn a_doors_pack_holds_each_solution_key_once_with_its_grid() {
+    use pregen_games::Game;
+    use pregen_games::doors::{Doors, DoorsParams, Puzzle};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = "pack = \"e2e\"\ngame = \"doors\"\ncount = 12\nseeds_per_lease = 4\n\
+               [params]\nrooms = 3\ncolours = 2\n";
+    let pack_dir = run_pack(dir.path(), job, 3);
+    let pack = PackContent::read(&pack_dir);
+    assert_eq!(pack.levels.len(), 12);
+    let alone = tempfile::tempdir().expect("tempdir");
+    pack.assert_same(&PackContent::read(&run_pack(alone.path(), job, 1)));
+    let params = DoorsParams {
+        rooms: 3,
+        colours: 2,
+        ..DoorsParams::default()
+    };
+    let mut keys = HashSet::new();
+    for row in &pack.levels {
+        GameKind::Doors
+            .replay_json(&row.level_json, &row.solution)
+            .unwrap_or_else(|e| panic!("seed {}: {e}\n{}", row.seed, row.layout));
+        let puzzle: Puzzle = serde_json::from_str(&row.level_json).expect("json");
+        assert!(
+            !puzzle.level.grid.is_empty(),
+            "seed {} has no grid",
+            row.seed
+        );
+        assert_eq!(
+            Doors::from_text(&row.layout).expect("text").level,
+            puzzle.level
+        );
+        let key = Doors::canonical(&params, &puzzle).expect("keyed");
+        assert!(keys.insert(key), "seed {} repeats a key", row.seed);
+    }
+    let kept: HashSet<u64> = pack.levels.iter().map(|r| r.seed).collect();
+    for (_, _, reason) in &pack.reject_seeds {
+        let seed = reason
+            .strip_prefix("duplicate: the level of seed ")
+            .unwrap_or_else(|| panic!("only duplicates are rejected, not `{reason}`"));
+        assert!(kept.contains(&seed.parse().expect("a seed")));
+    }
+    let text = pregen_stdout(&["analysis", "levels"], &pack_dir);
+    let file = dir.path().join("pack.txt");
+    std::fs::write(&file, &text).expect("write");
+    let table = pregen_stdout(&["solve", "--game", "doors"], &file);
+    assert_eq!(table.lines().count(), 13, "{table}");
+}
