@@ -91,7 +91,9 @@ fn embed(level: &Level, rng: &mut Rng) -> Option<Vec<Point>> {
     let n = level.rooms;
     let edges = edges(level);
     let mut spacing = 0.8 / (n as f64).sqrt();
-    let mut angle = 0.6f64; // radians
+    // Lines at a room at least about 34 degrees apart (cosine 0.83), relaxed
+    // with the spacing.
+    let mut max_cos = 0.83f64;
     for _ in 0..12 {
         for _ in 0..200 {
             let points: Vec<Point> = (0..n)
@@ -105,17 +107,17 @@ fn embed(level: &Level, rng: &mut Rng) -> Option<Vec<Point>> {
                     (x, y)
                 })
                 .collect();
-            if embedding_ok(&points, &edges, spacing, angle) {
+            if embedding_ok(&points, &edges, spacing, max_cos) {
                 return Some(points);
             }
         }
         spacing *= 0.85;
-        angle *= 0.8;
+        max_cos = 1.0 - (1.0 - max_cos) * 0.64;
     }
     None
 }
 
-fn embedding_ok(points: &[Point], edges: &[(usize, usize)], spacing: f64, angle: f64) -> bool {
+fn embedding_ok(points: &[Point], edges: &[(usize, usize)], spacing: f64, max_cos: f64) -> bool {
     let dist = |p: Point, q: Point| ((p.0 - q.0).powi(2) + (p.1 - q.1).powi(2)).sqrt();
     // Room 0 is the topmost.
     if points.iter().skip(1).any(|p| p.1 <= points[0].1) {
@@ -141,7 +143,7 @@ fn embedding_ok(points: &[Point], edges: &[(usize, usize)], spacing: f64, angle:
                 Some(s) => {
                     let other1 = if a == s { b } else { a };
                     let other2 = if c == s { d } else { c };
-                    if between(points[s], points[other1], points[other2]) < angle {
+                    if cosine(points[s], points[other1], points[other2]) > max_cos {
                         return false;
                     }
                 }
@@ -162,12 +164,11 @@ fn segment_distance(p: Point, a: Point, b: Point) -> f64 {
     ((a.0 + t * dx - p.0).powi(2) + (a.1 + t * dy - p.1).powi(2)).sqrt()
 }
 
-/// The angle at `s` between the lines to `p` and `q`.
-fn between(s: Point, p: Point, q: Point) -> f64 {
-    let a = (p.1 - s.1).atan2(p.0 - s.0);
-    let b = (q.1 - s.1).atan2(q.0 - s.0);
-    let d = (a - b).abs();
-    d.min(2.0 * std::f64::consts::PI - d)
+/// The cosine of the angle at `s` between the lines to `p` and `q` (square
+/// roots only, so every platform computes the same).
+fn cosine(s: Point, p: Point, q: Point) -> f64 {
+    let (u, v) = ((p.0 - s.0, p.1 - s.1), (q.0 - s.0, q.1 - s.1));
+    (u.0 * v.0 + u.1 * v.1) / ((u.0 * u.0 + u.1 * u.1).sqrt() * (v.0 * v.0 + v.1 * v.1).sqrt())
 }
 
 fn crosses(a: Point, b: Point, c: Point, d: Point) -> bool {
@@ -653,7 +654,7 @@ pub fn read_back(rooms_wanted: usize, colours: usize, rows: &[String]) -> Result
     let grid: Vec<u8> = rows.iter().flat_map(|r| r.bytes()).collect();
     // Rooms: flood each digit's cells with objects, which stand in rooms.
     let mut region = vec![usize::MAX; w * h];
-    let mut rooms = vec![None::<usize>; 10];
+    let mut rooms = [None::<usize>; 10];
     let walkable = |t: u8| is_room(t) || t.is_ascii_lowercase() || t == b'@';
     let mut regions = 0;
     for start in 0..w * h {

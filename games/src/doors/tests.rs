@@ -310,3 +310,36 @@ fn presets_follow_table_3() {
     assert_eq!((p.brain, p.depth, p.moves), (2000, 30, 30));
     assert_eq!(preset(9, 1), None);
 }
+
+/// (rooms, colours, seed, the first 16 hex digits of the level hash).
+const GOLDEN: &[(usize, usize, u64, &str)] = &[
+    (3, 2, 0, "73e80502826551b3"),
+    (3, 2, 1, "92637a4eec449a5c"),
+    (3, 2, 2, "b91d1e99b3aaa8f6"),
+    (4, 2, 0, "1b8449154a389f1d"),
+    (4, 2, 1, "0f070ce0f52ecab5"),
+    (4, 2, 2, "7db5458cf82b286a"),
+];
+
+#[test]
+fn golden_level_hashes() {
+    let mut got = Vec::new();
+    for (rooms, colours) in [(3, 2), (4, 2)] {
+        for seed in 0..3 {
+            let params = DoorsParams {
+                rooms,
+                colours,
+                ..DoorsParams::default()
+            };
+            let c = run_game::<Doors>(&params, seed, &Budget::nodes(0))
+                .result
+                .expect("accepted");
+            got.push((rooms, colours, seed, c.level_hash[..16].to_string()));
+        }
+    }
+    let want: Vec<(usize, usize, u64, String)> = GOLDEN
+        .iter()
+        .map(|&(n, b, s, h)| (n, b, s, h.to_string()))
+        .collect();
+    assert_eq!(got, want);
+}
