@@ -37,7 +37,9 @@ impl CommitLog {
             let stored: Job = serde_json::from_str(&stored).map_err(|e| {
                 CoordinatorError::Resume(format!("{} is not a job: {e}", job_file.display()))
             })?;
-            if stored != *job {
+            // Compared as stored: run limits such as `max_seeds` are not
+            // part of the job.
+            if stored.id() != job.id() {
                 return Err(CoordinatorError::Resume(format!(
                     "{} holds job {} but this job is {}; use another pack name or output folder",
                     dir.display(),

@@ -33,6 +33,11 @@ pub struct Job {
     /// Seeds per lease.
     #[serde(default = "default_seeds_per_lease")]
     pub seeds_per_lease: u64,
+    /// Seeds a stratum may try before the run gives up (none: no limit). A
+    /// limit on the run, not part of the job: not in its id, so a run that
+    /// gave up resumes with a higher limit.
+    #[serde(default, skip_serializing)]
+    pub max_seeds: Option<u64>,
     /// Per-level budget.
     #[serde(default)]
     pub budget: BudgetSpec,
@@ -290,6 +295,17 @@ impl Job {
                 "seeds_per_lease",
                 format!("{} must be 1..=1000000", self.seeds_per_lease),
             );
+        }
+        if let Some(max) = self.max_seeds {
+            let largest = self.plan().iter().map(|p| p.count).max().unwrap_or(0);
+            if max < largest || max > 1 << 40 {
+                return bad(
+                    "max_seeds",
+                    format!(
+                        "{max} must be at least the largest count ({largest}) and at most 2^40"
+                    ),
+                );
+            }
         }
         if self.budget.max_nodes == 0 {
             return bad("budget.max_nodes", "must be positive".into());

@@ -36,4 +36,7 @@ pub enum CoordinatorError {
     /// The server could not start.
     #[error("server: {0}")]
     Server(String),
+    /// A stratum tried `max_seeds` seeds without enough levels.
+    #[error("gave up: {0}")]
+    Exhausted(String),
 }

@@ -156,6 +156,9 @@ struct JobArgs {
     /// Seeds per lease.
     #[arg(long)]
     seeds_per_lease: Option<u64>,
+    /// Give up after this many seeds per stratum without enough levels.
+    #[arg(long)]
+    max_seeds: Option<u64>,
     /// Search nodes per level.
     #[arg(long)]
     max_nodes: Option<u64>,
@@ -196,6 +199,10 @@ impl JobArgs {
         set(
             "seeds_per_lease",
             self.seeds_per_lease.map(|v| toml::Value::Integer(v as i64)),
+        );
+        set(
+            "max_seeds",
+            self.max_seeds.map(|v| toml::Value::Integer(v as i64)),
         );
         let job_text = toml::to_string(&table)?;
         let mut job = Job::parse(&job_text).with_context(|| match &self.job {

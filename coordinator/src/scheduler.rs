@@ -107,6 +107,8 @@ pub struct SchedulerConfig {
     pub seeds_per_lease: u64,
     /// A lease not heard of for this long is re-issued.
     pub lease_ttl: Duration,
+    /// Seeds a stratum may try before the run gives up.
+    pub max_seeds: Option<u64>,
 }
 
 /// Where one stratum stands.
@@ -131,6 +133,19 @@ impl Stratum {
     fn is_complete(&self) -> bool {
         self.prefix_accepted >= self.count
     }
+}
+
+/// A stratum that tried all the seeds it may without enough levels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exhausted {
+    /// The stratum's index.
+    pub stratum: usize,
+    /// Seeds tried.
+    pub seeds: u64,
+    /// Distinct levels accepted.
+    pub accepted: u64,
+    /// Levels wanted.
+    pub wanted: u64,
 }
 
 /// Leases out, results in.
@@ -215,9 +230,34 @@ impl Scheduler {
         i.checked_sub(1)
     }
 
+    /// The first seed past a stratum's limit.
+    fn seed_limit(&self, st: &Stratum) -> u64 {
+        self.config
+            .max_seeds
+            .map_or(u64::MAX, |m| st.first_seed.saturating_add(m))
+    }
+
+    /// The first stratum that tried every seed it may and is not complete:
+    /// the run cannot finish.
+    pub fn exhausted(&self) -> Option<Exhausted> {
+        self.strata.iter().enumerate().find_map(|(i, st)| {
+            (!st.is_complete() && st.prefix_end >= self.seed_limit(st)).then(|| Exhausted {
+                stratum: i,
+                seeds: st.prefix_end - st.first_seed,
+                accepted: st.prefix_accepted,
+                wanted: st.count,
+            })
+        })
+    }
+
+    /// Complete, or given up: nothing more will be leased.
+    pub fn is_finished(&self) -> bool {
+        self.is_complete() || self.exhausted().is_some()
+    }
+
     /// Hands a range to `session`.
     pub fn grant(&mut self, session: SessionId, now: Instant) -> Grant {
-        if self.is_complete() {
+        if self.is_finished() {
             return Grant::Finished;
         }
         let (stratum, first_seed, seed_count, attempt) = if let Some(r) = self.requeue.pop_front() {
@@ -225,12 +265,14 @@ impl Scheduler {
         } else if let Some(i) = self
             .strata
             .iter()
-            .position(|st| st.accepted_total < st.count)
+            .position(|st| st.accepted_total < st.count && st.frontier < self.seed_limit(st))
         {
+            let limit = self.seed_limit(&self.strata[i]);
             let st = &mut self.strata[i];
             let first = st.frontier;
-            st.frontier += self.config.seeds_per_lease;
-            (i as u32, first, self.config.seeds_per_lease, 1)
+            let len = self.config.seeds_per_lease.min(limit - first);
+            st.frontier += len;
+            (i as u32, first, len, 1)
         } else {
             return Grant::Wait;
         };
@@ -474,6 +516,7 @@ mod tests {
             strata: vec![(100, count)],
             seeds_per_lease: per_lease,
             lease_ttl: Duration::from_secs(10),
+            max_seeds: None,
         }
     }
 
@@ -520,6 +563,52 @@ mod tests {
             s.record(session, l.id, result(seed)).expect("in lease");
         }
         s.lease_done(session, l.id);
+    }
+
+    #[test]
+    fn a_stratum_gives_up_after_max_seeds() {
+        let now = Instant::now();
+        // Seeds 100.. accept every third: 10 seeds hold 3 levels, not 4.
+        let mut s = Scheduler::new(
+            SchedulerConfig {
+                max_seeds: Some(10),
+                ..config(4, 4)
+            },
+            vec![],
+        );
+        let mut granted = Vec::new();
+        while let Grant::Lease(l) = s.grant(1, now) {
+            granted.push((l.first_seed, l.seed_count));
+            assert!(s.exhausted().is_none(), "not every seed is recorded yet");
+            finish(&mut s, 1, &l);
+        }
+        assert_eq!(granted, vec![(100, 4), (104, 4), (108, 2)]);
+        assert!(!s.is_complete());
+        assert!(s.is_finished());
+        assert_eq!(
+            s.exhausted(),
+            Some(Exhausted {
+                stratum: 0,
+                seeds: 10,
+                accepted: 3,
+                wanted: 4
+            })
+        );
+        assert_eq!(s.grant(1, now), Grant::Finished);
+        // Resumed with a higher limit, it goes on from seed 110.
+        let committed: Vec<SeedRecord> = (100..110).map(result).collect();
+        let mut s = Scheduler::new(
+            SchedulerConfig {
+                max_seeds: Some(20),
+                ..config(4, 4)
+            },
+            committed,
+        );
+        assert!(s.exhausted().is_none());
+        let l = lease(s.grant(1, now));
+        assert_eq!(l.first_seed, 110);
+        finish(&mut s, 1, &l);
+        assert!(s.is_complete());
     }
 
     #[test]
@@ -694,6 +783,7 @@ mod tests {
                 strata: vec![(0, 2), (1 << 40, 3)],
                 seeds_per_lease: 4,
                 lease_ttl: Duration::from_secs(10),
+                max_seeds: None,
             },
             Vec::new(),
         );

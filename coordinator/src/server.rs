@@ -92,6 +92,7 @@ pub async fn run_job(job: Job, options: RunOptions) -> Result<RunSummary, Coordi
         strata: job.plan().iter().map(|p| (p.first_seed, p.count)).collect(),
         seeds_per_lease: job.seeds_per_lease,
         lease_ttl: options.lease_ttl,
+        max_seeds: job.max_seeds,
     };
     let shared = Shared::new(&job, Scheduler::new(config, committed), options.lease_ttl);
     let log = Arc::new(Mutex::new(log));
@@ -162,6 +163,26 @@ pub async fn run_job(job: Job, options: RunOptions) -> Result<RunSummary, Coordi
         )));
     }
 
+    let exhausted = shared.scheduler().exhausted();
+    if let Some(e) = exhausted {
+        health
+            .set_not_serving::<CoordinatorServer<CoordinatorService>>()
+            .await;
+        workers_stop.cancel();
+        stop_server.cancel();
+        let name = job
+            .plan()
+            .get(e.stratum)
+            .filter(|p| !p.name.is_empty())
+            .map(|p| format!(" (stratum `{}`)", p.name))
+            .unwrap_or_default();
+        return Err(CoordinatorError::Exhausted(format!(
+            "max_seeds reached{name}: {} distinct levels accepted of {} wanted after {} seeds; \
+             the commit log keeps them: run again with a higher --max-seeds to go on, or ask \
+             for fewer levels",
+            e.accepted, e.wanted, e.seeds
+        )));
+    }
     let records = shared.scheduler().pack_records().unwrap_or_default();
     let facts = RunFacts {
         mismatches: progress.mismatches,

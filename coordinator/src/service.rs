@@ -35,7 +35,7 @@ pub struct Shared {
 impl Shared {
     /// Shared state for `job` over a (possibly resumed) scheduler.
     pub fn new(job: &Job, scheduler: Scheduler, lease_ttl: Duration) -> Arc<Shared> {
-        let complete = scheduler.is_complete();
+        let complete = scheduler.is_finished();
         Arc::new(Shared {
             spec: JobSpec {
                 job_id: job.id(),
@@ -57,14 +57,15 @@ impl Shared {
         self.scheduler.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Resolves when the pack's seeds are all recorded.
+    /// Resolves when the pack's seeds are all recorded, or a stratum has
+    /// tried every seed it may.
     pub async fn wait_complete(&self) {
         let mut rx = self.complete.subscribe();
         let _ = rx.wait_for(|&c| c).await;
     }
 
     fn check_complete(&self) {
-        if self.scheduler().is_complete() {
+        if self.scheduler().is_finished() {
             self.complete.send_replace(true);
         }
     }

@@ -190,3 +190,40 @@ async fn result_outside_the_lease_is_refused_and_nothing_is_recorded() {
     .expect("log opens");
     assert!(records.is_empty(), "the refused result was not recorded");
 }
+
+/// Doors with 3 rooms and 1 colour has 5 levels unique by the seed's key: a
+/// job for 6 gives up at `max_seeds` with a clear error, writes no pack and
+/// keeps its commit log, which a run with a higher limit resumes.
+#[test]
+fn a_job_that_cannot_finish_gives_up_at_max_seeds_and_keeps_its_work() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out_dir = dir.path().join("out");
+    let job = "pack = \"few\"\ngame = \"doors\"\ncount = 6\nseeds_per_lease = 8\n\
+               [params]\nrooms = 3\ncolours = 1\n";
+    let path = write_job(dir.path(), job);
+    let out = pregen()
+        .args(["run", "--no-progress", "--max-seeds", "64", "--out"])
+        .arg(&out_dir)
+        .arg(&path)
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "a pack of 6 cannot exist");
+    assert!(
+        stderr.contains("max_seeds reached: 5 distinct levels accepted of 6 wanted after 64 seeds"),
+        "{stderr}"
+    );
+    let pack = out_dir.join("few");
+    assert!(!pack.join("_SUCCESS").exists());
+    assert!(pack.join("commit").exists(), "the tried seeds are kept");
+    // The limit is not part of the job: a higher one resumes the same log.
+    let out = pregen()
+        .args(["run", "--no-progress", "--max-seeds", "96", "--out"])
+        .arg(&out_dir)
+        .arg(&path)
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("of 6 wanted after 96 seeds"), "{stderr}");
+}
