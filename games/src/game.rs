@@ -68,6 +68,22 @@ impl GameError {
     }
 }
 
+/// Refuses a count outside `min..=max`, e.g. `too easy: 3 moves < min_moves 4`
+/// or `too long: 90 pushes > max_pushes 80`.
+pub(crate) fn within(count: u32, unit: &str, min: u32, max: u32) -> Result<(), Rejection> {
+    if count < min {
+        Err(Rejection::Rejected(format!(
+            "too easy: {count} {unit} < min_{unit} {min}"
+        )))
+    } else if count > max {
+        Err(Rejection::Rejected(format!(
+            "too long: {count} {unit} > max_{unit} {max}"
+        )))
+    } else {
+        Ok(())
+    }
+}
+
 /// A rating rounded to 1e-6, so it prints and sorts the same everywhere.
 pub(crate) fn rounded_rating(raw: f64) -> f64 {
     (raw * 1e6).round() / 1e6

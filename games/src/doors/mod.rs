@@ -468,19 +468,7 @@ impl Game for Doors {
                 .map_or("", |c| c.0);
             return Err(Rejection::Rejected(format!("defect: {short}")));
         }
-        if solved.moves < params.min_moves {
-            return Err(Rejection::Rejected(format!(
-                "too easy: {} moves < min_moves {}",
-                solved.moves, params.min_moves
-            )));
-        }
-        if solved.moves > params.max_moves {
-            return Err(Rejection::Rejected(format!(
-                "too long: {} moves > max_moves {}",
-                solved.moves, params.max_moves
-            )));
-        }
-        Ok(())
+        crate::game::within(solved.moves, "moves", params.min_moves, params.max_moves)
     }
 
     /// The shortest solution's moves, half the mean solution length, two per

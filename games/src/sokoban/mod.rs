@@ -291,19 +291,7 @@ impl Game for Sokoban {
 
     fn accept(params: &SokobanParams, _level: &Puzzle, solved: &Solved) -> Result<(), Rejection> {
         let pushes = solved.metrics.get("pushes").copied().unwrap_or(0.0) as u32;
-        if pushes < params.min_pushes {
-            return Err(Rejection::Rejected(format!(
-                "too easy: {pushes} pushes < min_pushes {}",
-                params.min_pushes
-            )));
-        }
-        if pushes > params.max_pushes {
-            return Err(Rejection::Rejected(format!(
-                "too long: {pushes} pushes > max_pushes {}",
-                params.max_pushes
-            )));
-        }
-        Ok(())
+        crate::game::within(pushes, "pushes", params.min_pushes, params.max_pushes)
     }
 
     /// From the solver's figures, not the seed's congestion score:

@@ -154,19 +154,7 @@ impl Game for Tilt {
     }
 
     fn accept(params: &TiltParams, _level: &Level, solved: &Solved) -> Result<(), Rejection> {
-        if solved.moves < params.min_moves {
-            return Err(Rejection::Rejected(format!(
-                "too easy: {} moves < min_moves {}",
-                solved.moves, params.min_moves
-            )));
-        }
-        if solved.moves > params.max_moves {
-            return Err(Rejection::Rejected(format!(
-                "too hard: {} moves > max_moves {}",
-                solved.moves, params.max_moves
-            )));
-        }
-        Ok(())
+        crate::game::within(solved.moves, "moves", params.min_moves, params.max_moves)
     }
 
     /// Optimal moves, raised by how unforgiving the level is (dead states, losing
