@@ -3,21 +3,22 @@
 //!
 //! 1. Embedding: room positions in the unit square, sampled until no two
 //!    doors' straight lines cross, rooms keep a distance, lines keep an angle
-//!    at a shared room and a distance from other rooms; after a number of
-//!    failed samples the distance and angle are relaxed. Room 0 is sampled in
-//!    the top band, as the exit tunnel leaves through the top.
+//!    at a shared room and a distance from other rooms; after 200 failed
+//!    samples the distance and angle are relaxed. Room 0 is sampled in the top
+//!    band and must be the topmost room.
 //! 2. Rooms: each position marks its room's centre cell on the fine grid;
 //!    each door's line is drawn, its halves given to the nearer room; a
 //!    cellular automaton grows the rooms, a cell touching two rooms or the
 //!    border turning to wall.
 //! 3. The grid is downscaled (each [`SCALE`] x [`SCALE`] block to one cell
-//!    holding the room most of the block holds, wall on a tie) for the
-//!    doors: a wall cell between exactly two rooms is a door site; each door
-//!    of the description takes a random site of its pair, keeping away from
-//!    the other doors.
-//! 4. The exit: a straight tunnel up from room 0 to the top border, only
-//!    through walls and touching no other room, its first cell a door of the
-//!    required colour.
+//!    holding the room most of the block holds, wall on a tie; a room left in
+//!    pieces keeps its largest) for the doors: a straight run of one or two
+//!    wall cells with exactly the two rooms at its ends is a door site; each
+//!    door of the description takes a random site of its pair, keeping away
+//!    from the other doors.
+//! 4. The exit: a straight tunnel from room 0 to the border, only through
+//!    walls and touching no other room, its first cell a door of the required
+//!    colour.
 //! 5. Objects: the start and the buttons on the floor of their rooms, then
 //!    people and drones, one a room.
 //! 6. Terrain: the grid is upscaled again, walls beside a room crumble into it
