@@ -88,8 +88,9 @@ enum Command {
         files: Vec<PathBuf>,
     },
     /// Count every doors level for (rooms, colours): how many are good (no
-    /// defect, planar) and how many of those differ by the seed's solution
-    /// key, as seed 001's Table 3 "total unique" column does. Walks all 2^M
+    /// defect, planar), how many of those differ by the seed's solution key
+    /// (seed 001's Table 3 "total unique" column) and how many by more than a
+    /// renaming of rooms and colours (`unique = "structure"`). Walks all 2^M
     /// levels on all cores, so M = n(n-1)(b+1)/2 + bn may be 26 at most.
     DoorsCensus {
         /// Rooms (n).
@@ -496,12 +497,13 @@ fn doors_census(rooms: usize, colours: usize) -> Result<()> {
         .into_par_iter()
         .map(|i| Census::count(features, i * chunk..((i + 1) * chunk).min(total)))
         .reduce(Census::default, Census::merge);
-    println!("rooms\tcolours\tlevels\tgood\tunique good\tseconds");
+    println!("rooms\tcolours\tlevels\tgood\tunique good\tgood structures\tseconds");
     println!(
-        "{rooms}\t{colours}\t{}\t{}\t{}\t{:.1}",
+        "{rooms}\t{colours}\t{}\t{}\t{}\t{}\t{:.1}",
         census.levels,
         census.good,
         census.unique.len(),
+        census.structures.len(),
         started.elapsed().as_secs_f64()
     );
     Ok(())

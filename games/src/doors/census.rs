@@ -1,6 +1,7 @@
 //! Every level of an (n, b) search space, counted: how many are good (no
-//! defect, planar) and how many of those are unique by their solutions, as
-//! the seed's Table 3 "total unique" column counts them.
+//! defect, planar), how many of those are unique by their solutions, as the
+//! seed's Table 3 "total unique" column counts them, and how many differ by
+//! more than a renaming of rooms and colours.
 //!
 //! A space has 2^M levels, so only small ones can be walked; callers split
 //! the range of feature bits into chunks, count each, and [`Census::merge`].
@@ -9,7 +10,7 @@ use std::collections::BTreeSet;
 use std::ops::Range;
 
 use super::grade::{SOLUTION_CAP, is_good};
-use super::level::{Features, Rules, uniqueness_key};
+use super::level::{Features, Rules, structure_key, uniqueness_key};
 
 /// Largest M a census walks (2^26 levels, a few minutes on two cores).
 pub const MAX_FEATURES: usize = 26;
@@ -23,6 +24,8 @@ pub struct Census {
     pub good: u64,
     /// The good levels' uniqueness keys.
     pub unique: BTreeSet<Vec<String>>,
+    /// The good levels' structure keys (equal up to renaming).
+    pub structures: BTreeSet<u64>,
 }
 
 impl Census {
@@ -37,6 +40,7 @@ impl Census {
                 census
                     .unique
                     .insert(uniqueness_key(&Rules::new(&level).solutions(SOLUTION_CAP)));
+                census.structures.insert(structure_key(&level));
             }
         }
         census
@@ -47,6 +51,7 @@ impl Census {
         self.levels += other.levels;
         self.good += other.good;
         self.unique.extend(other.unique);
+        self.structures.extend(other.structures);
         self
     }
 }

@@ -292,6 +292,69 @@ impl Rules {
     }
 }
 
+/// Every ordering of `items`.
+fn orderings(items: &[u8]) -> Vec<Vec<u8>> {
+    if items.is_empty() {
+        return vec![Vec::new()];
+    }
+    let mut all = Vec::new();
+    for (i, &first) in items.iter().enumerate() {
+        let mut rest = items.to_vec();
+        rest.remove(i);
+        for mut tail in orderings(&rest) {
+            tail.insert(0, first);
+            all.push(tail);
+        }
+    }
+    all
+}
+
+/// The smallest feature bits of the level over every renaming of rooms
+/// 1..n and of the colours other than the required one: equal for two levels
+/// exactly when one is the other with rooms and colours renamed.
+pub fn structure_key(level: &Level) -> u64 {
+    let features = Features {
+        rooms: level.rooms,
+        colours: level.colours,
+    };
+    let others: Vec<u8> = (1..level.rooms as u8).collect();
+    let colours: Vec<u8> = (1..=level.colours as u8)
+        .filter(|&c| c != level.required)
+        .collect();
+    let colour_orders = orderings(&colours);
+    let mut best = u64::MAX;
+    for rooms in orderings(&others) {
+        let room = |r: u8| if r == 0 { 0 } else { rooms[r as usize - 1] };
+        for order in &colour_orders {
+            let colour = |c: u8| match colours.iter().position(|&k| k == c) {
+                Some(i) => order[i],
+                None => c,
+            };
+            let mut renamed = Level {
+                doors: level
+                    .doors
+                    .iter()
+                    .map(|&(a, b, k)| {
+                        let (a, b) = (room(a), room(b));
+                        (a.min(b), a.max(b), if k == 0 { 0 } else { colour(k) })
+                    })
+                    .collect(),
+                buttons: level
+                    .buttons
+                    .iter()
+                    .map(|&(r, c)| (room(r), colour(c)))
+                    .collect(),
+                grid: Vec::new(),
+                ..level.clone()
+            };
+            renamed.doors.sort_unstable();
+            renamed.buttons.sort_unstable();
+            best = best.min(features.bits(&renamed));
+        }
+    }
+    best
+}
+
 /// The seed's encoding of a solution: `1` per walk, `0` per press.
 pub fn encode(solution: &[(Move, usize)]) -> String {
     solution

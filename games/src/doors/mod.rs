@@ -297,6 +297,9 @@ pub enum Unique {
     /// exist (`pregen doors-census` counts them), and a pack holds at most
     /// that many levels.
     Solutions,
+    /// The same level up to renaming rooms (all but room 0) and colours (all
+    /// but the required one).
+    Structure,
     /// Equal descriptions: the same doors and buttons in the same rooms.
     Description,
 }
@@ -539,19 +542,21 @@ impl Game for Doors {
         puzzle.level.replay(solution)
     }
 
-    /// The seed's uniqueness key (the sorted solution encodings) or the
-    /// description, as the params' `unique` says.
+    /// The seed's uniqueness key (the sorted solution encodings), the
+    /// structure or the description, as the params' `unique` says.
     fn canonical(params: &DoorsParams, puzzle: &Puzzle) -> Option<String> {
         let level = &puzzle.level;
-        if params.unique == Unique::Description {
-            let features = Features {
-                rooms: level.rooms,
-                colours: level.colours,
-            };
-            return Some(format!("{} {}", level.required, features.bits(level)));
-        }
-        let rules = Rules::new(level);
-        Some(uniqueness_key(&rules.solutions(SOLUTION_CAP)).join(" "))
+        let features = Features {
+            rooms: level.rooms,
+            colours: level.colours,
+        };
+        Some(match params.unique {
+            Unique::Solutions => {
+                uniqueness_key(&Rules::new(level).solutions(SOLUTION_CAP)).join(" ")
+            }
+            Unique::Structure => format!("{} {}", level.required, level::structure_key(level)),
+            Unique::Description => format!("{} {}", level.required, features.bits(level)),
+        })
     }
 }
 

@@ -43,6 +43,26 @@ fn corridor() -> Level {
 }
 
 #[test]
+fn renamed_rooms_and_colours_share_the_structure_key() {
+    use super::level::structure_key;
+    // Rooms 1 and 2 swapped, colours 2 and 3 swapped; colour 1 is required.
+    let a = level(3, 3, &[(0, 1, 0), (1, 2, 2), (0, 2, 3)], &[(1, 3), (2, 1)]);
+    let b = level(3, 3, &[(0, 2, 0), (1, 2, 3), (0, 1, 2)], &[(2, 2), (1, 1)]);
+    let mut b = b;
+    b.doors.sort_unstable();
+    b.buttons.sort_unstable();
+    assert_eq!(structure_key(&a), structure_key(&b));
+    let f = Features {
+        rooms: 3,
+        colours: 3,
+    };
+    assert_ne!(f.bits(&a), f.bits(&b));
+    // Renaming the required colour makes another level.
+    let c = level(3, 3, &[(0, 1, 0), (1, 2, 1), (0, 2, 3)], &[(1, 3), (2, 2)]);
+    assert_ne!(structure_key(&a), structure_key(&c));
+}
+
+#[test]
 fn table_1_has_100_points_80_of_them_structure() {
     let total: f64 = CRITERIA.iter().map(|c| c.1).sum();
     let structure: f64 = CRITERIA[..17].iter().map(|c| c.1).sum();
@@ -170,10 +190,10 @@ fn census_counts_stay_pinned() {
     let count = |rooms, colours| {
         let f = Features { rooms, colours };
         let c = Census::count(f, 0..1 << f.count());
-        (c.levels, c.good, c.unique.len())
+        (c.levels, c.good, c.unique.len(), c.structures.len())
     };
-    assert_eq!(count(2, 1), (16, 1, 1));
-    assert_eq!(count(3, 1), (512, 14, 5));
+    assert_eq!(count(2, 1), (16, 1, 1, 1));
+    assert_eq!(count(3, 1), (512, 14, 5, 7));
     // Split in two, merged: the same counts.
     let f = Features {
         rooms: 3,
