@@ -19,6 +19,7 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::SortingColumn;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use pregen_games::rng::Rng;
+use rayon::prelude::*;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -176,33 +177,44 @@ pub fn write_pack(
     for l in &tiered {
         by_tier.entry(l.tier).or_default().push(l);
     }
-    // Every file is made in memory first, then written in parallel.
-    let mut outputs: Vec<(String, Vec<u8>)> = Vec::new();
-    for (tier, levels) in &by_tier {
-        outputs.push((
-            format!("levels/tier={tier:02}/part-0.parquet"),
-            parquet_bytes(levels_batch(job, levels)?, Some(&[3, 1]))?,
-        ));
-    }
     let campaigns = draw_campaigns(
         &tiered,
         job.campaigns.length,
         job.campaign_count(),
         job.first_seed,
     );
-    outputs.push((
-        "campaigns/campaigns.parquet".into(),
-        parquet_bytes(campaigns_batch(&campaigns)?, Some(&[0, 1]))?,
-    ));
     let rejects: Vec<&SeedRecord> = records
         .iter()
         .filter(|r| r.status != Status::Accepted)
         .collect();
-    outputs.push((
-        "rejects/rejects.parquet".into(),
-        parquet_bytes(rejects_batch(&rejects)?, Some(&[0]))?,
-    ));
-    outputs.extend(release_files(job, &by_tier, &tiered, &campaigns));
+    // Every file is made in memory first (Parquet files and release files on
+    // all cores), then written in parallel.
+    let tiers: Vec<(&u32, &Vec<&TieredLevel<'_>>)> = by_tier.iter().collect();
+    let (parquet, release) = rayon::join(
+        || {
+            let mut files = tiers
+                .par_iter()
+                .map(|(tier, levels)| {
+                    Ok((
+                        format!("levels/tier={tier:02}/part-0.parquet"),
+                        parquet_bytes(levels_batch(job, levels)?, Some(&[3, 1]))?,
+                    ))
+                })
+                .collect::<Result<Vec<_>, CoordinatorError>>()?;
+            files.push((
+                "campaigns/campaigns.parquet".into(),
+                parquet_bytes(campaigns_batch(&campaigns)?, Some(&[0, 1]))?,
+            ));
+            files.push((
+                "rejects/rejects.parquet".into(),
+                parquet_bytes(rejects_batch(&rejects)?, Some(&[0]))?,
+            ));
+            Ok::<_, CoordinatorError>(files)
+        },
+        || release_files(job, &by_tier, &tiered, &campaigns),
+    );
+    let mut outputs = parquet?;
+    outputs.extend(release);
     let files = write_files(dir, outputs)?;
     sync_filesystem(dir, files.keys())?;
 

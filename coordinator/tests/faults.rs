@@ -51,7 +51,7 @@ fn coordinator_killed_and_restarted_resumes_to_the_same_pack() {
     let pack = dir.path().join("out/e2e");
     let run = || {
         pregen()
-            .args(["run", "--no-progress", "--out"])
+            .args(["run", "--no-progress", "--threads", "1", "--out"])
             .arg(dir.path().join("out"))
             .arg(&job)
             .stderr(std::process::Stdio::piped())

@@ -22,7 +22,7 @@ use pregen_proto::v1::{
 };
 use pregen_proto::{AUTH_HEADER, PROTOCOL_VERSION};
 use rayon::prelude::*;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
 use tonic::metadata::MetadataValue;
@@ -40,21 +40,22 @@ pub struct WorkerConfig {
     pub threads: usize,
     /// Name reported to the coordinator (stored in the `worker` column).
     pub name: String,
-    /// Leases held at once (2 keeps the pool busy while the next is granted).
-    pub leases_in_flight: usize,
+    /// Leases kept waiting beyond those the pool is working on: a new one is
+    /// asked for whenever a lease starts, so the pool never waits for a grant.
+    pub leases_ahead: usize,
     /// Give up when the coordinator cannot be reached for this long.
     pub connect_timeout: Duration,
 }
 
 impl WorkerConfig {
-    /// Defaults: all cores, two leases in flight, a 60 s connect timeout.
+    /// Defaults: all cores, one lease ahead, a 60 s connect timeout.
     pub fn new(coordinator: impl Into<String>, token: impl Into<String>) -> Self {
         Self {
             coordinator: coordinator.into(),
             token: token.into(),
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             name: default_name(),
-            leases_in_flight: 2,
+            leases_ahead: 1,
             connect_timeout: Duration::from_secs(60),
         }
     }
@@ -201,8 +202,31 @@ const MAX_BATCH: usize = 256;
 
 /// Events from the rayon pool back to the session loop.
 enum Event {
+    /// A thread took the lease up: time to ask for the next one.
+    LeaseStarted,
     Result(Box<SeedResult>),
     LeaseFinished { lease_id: u64, complete: bool },
+}
+
+/// The rayon side's end of the event channel. Lease starts and ends also ring
+/// `urgent`, which opens the session loop's gate at once: asking for the next
+/// lease must not wait for the next batch of results.
+#[derive(Clone)]
+struct Events {
+    tx: mpsc::Sender<Event>,
+    urgent: Arc<Notify>,
+}
+
+impl Events {
+    /// Sends from a pool thread. A closed channel means the session is gone
+    /// (its leases are re-issued), so the event is dropped.
+    fn send(&self, event: Event) {
+        let urgent = !matches!(event, Event::Result(_));
+        let _ = self.tx.blocking_send(event);
+        if urgent {
+            self.urgent.notify_one();
+        }
+    }
 }
 
 /// Cancels a session's rayon work when the session ends, however it ends.
@@ -335,14 +359,18 @@ async fn session_loop(
     };
     let cancel = Arc::new(AtomicBool::new(false));
     let _guard = CancelOnDrop(cancel.clone());
-    let (events, mut events_rx) = mpsc::channel::<Event>(4096);
+    let (tx, mut events_rx) = mpsc::channel::<Event>(4096);
+    let events = Events {
+        tx,
+        urgent: Arc::new(Notify::new()),
+    };
     let mut heartbeat = tokio::time::interval(Duration::from_millis((lease_ttl_ms / 3).max(100)));
     let gate = tokio::time::sleep(Duration::ZERO);
     tokio::pin!(gate);
     let mut gate_open = true;
     let mut in_flight = 0usize;
     let mut draining = false;
-    for _ in 0..config.leases_in_flight.max(1) {
+    for _ in 0..config.leases_ahead.max(1) {
         send(Out::LeaseRequest(LeaseRequest {})).await?;
     }
     loop {
@@ -385,6 +413,11 @@ async fn session_loop(
                 let mut next = Some(first);
                 while let Some(event) = next.take() {
                     match event {
+                        Event::LeaseStarted => {
+                            if !draining {
+                                send(Out::LeaseRequest(LeaseRequest {})).await?;
+                            }
+                        }
                         Event::Result(result) => {
                             // Everything already waiting goes in one message, in
                             // order: a lease's end is sent after its results.
@@ -410,13 +443,9 @@ async fn session_loop(
                             } else {
                                 send(Out::LeaseReturn(LeaseReturn { lease_id })).await?;
                             }
-                            if draining {
-                                if in_flight == 0 {
-                                    report.drained = true;
-                                    return Ok(());
-                                }
-                            } else {
-                                send(Out::LeaseRequest(LeaseRequest {})).await?;
+                            if draining && in_flight == 0 {
+                                report.drained = true;
+                                return Ok(());
                             }
                         }
                     }
@@ -426,6 +455,7 @@ async fn session_loop(
                 }
             }
             () = &mut gate, if !gate_open => gate_open = true,
+            () = events.urgent.notified(), if !gate_open => gate_open = true,
             _ = heartbeat.tick() => send(Out::Heartbeat(Heartbeat {})).await?,
             _ = shutdown.cancelled(), if !draining => {
                 tracing::info!(in_flight, "draining: finishing seeds in progress, returning leases");
@@ -441,25 +471,27 @@ async fn session_loop(
 }
 
 /// Runs a lease's seeds on the pool; results go back one by one as they finish.
+/// Rayon's threads finish the leases they work on (stealing from each other)
+/// before they take up a waiting one.
 fn spawn_lease(
     pool: &rayon::ThreadPool,
     job: Arc<JobRun>,
     grant: LeaseGrant,
     cancel: Arc<AtomicBool>,
-    events: mpsc::Sender<Event>,
+    events: Events,
 ) {
     pool.spawn(move || {
+        events.send(Event::LeaseStarted);
         let seeds = grant.first_seed..grant.first_seed.saturating_add(grant.seed_count);
         seeds.into_par_iter().for_each(|seed| {
             if cancel.load(Ordering::Relaxed) {
                 return;
             }
             let result = run_seed(&job, grant.lease_id, grant.stratum, seed);
-            // A closed channel means the session is gone; the lease is re-issued.
-            let _ = events.blocking_send(Event::Result(Box::new(result)));
+            events.send(Event::Result(Box::new(result)));
         });
         let complete = !cancel.load(Ordering::Relaxed);
-        let _ = events.blocking_send(Event::LeaseFinished {
+        events.send(Event::LeaseFinished {
             lease_id: grant.lease_id,
             complete,
         });

@@ -22,7 +22,10 @@ pub fn job_text(count: u64) -> String {
     )
 }
 
-pub const COUNT: u64 = 800;
+/// Levels of [`job_text`]'s pack: enough that a one-thread worker needs well
+/// over a second, several commit-log flushes (one per 200 ms), so that the
+/// fault tests strike while the run is under way.
+pub const COUNT: u64 = 4000;
 
 pub fn write_job(dir: &Path, text: &str) -> PathBuf {
     std::fs::create_dir_all(dir).expect("create dir");
