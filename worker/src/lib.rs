@@ -205,7 +205,10 @@ enum Event {
     /// A thread took the lease up: time to ask for the next one.
     LeaseStarted,
     Result(Box<SeedResult>),
-    LeaseFinished { lease_id: u64, complete: bool },
+    LeaseFinished {
+        lease_id: u64,
+        complete: bool,
+    },
 }
 
 /// The rayon side's end of the event channel. Lease starts and ends also ring

@@ -322,3 +322,27 @@ fn deepen(board: &Board, state: &State, left: u32, seen: &mut FxHashMap<u128, u3
     }
     false
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A chain where each state's only way on leads to the state before it,
+    /// which sweeps settle one state at a time: the reverse search finishes it.
+    #[test]
+    fn long_back_edge_chains_fall_back_to_the_reverse_search() {
+        let n = 3 * SWEEPS;
+        let mut succ = vec![[NONE, NONE, LOST, WIN]];
+        succ.extend((1..n as u32).map(|i| [i - 1, NONE, NONE, LOST]));
+        // Two dead states that only reach each other.
+        let dead = n as u32;
+        succ.push([dead + 1, LOST, NONE, NONE]);
+        succ.push([dead, NONE, NONE, NONE]);
+        let alive = alive_states(&succ);
+        assert!(alive[..n].iter().all(|&a| a));
+        assert!(!alive[n] && !alive[n + 1]);
+        let mut only_wins: Vec<bool> = succ.iter().map(|out| out.contains(&WIN)).collect();
+        reverse_search(&succ, &mut only_wins);
+        assert_eq!(only_wins, alive);
+    }
+}

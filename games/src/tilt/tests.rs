@@ -282,3 +282,138 @@ fn compiled_rules_agree_with_literal_rules_on_random_walks() {
         "{moved} {lost} {still}"
     );
 }
+
+/// The whole analysis (reachable states, dead states, first moves and the
+/// losing ones, optimal moves and how many optimal solutions) agrees with a
+/// plain breadth-first search that expands states with the literal rules of
+/// `replay` and finds the dead states by repeating "alive if a move wins or
+/// leads to an alive state" until nothing changes.
+#[test]
+fn analysis_agrees_with_a_plain_search_under_the_literal_rules() {
+    use std::collections::HashMap;
+
+    use super::level::Pos;
+
+    /// Fruits as (colour, place) and obstacle places, both sorted.
+    type Key = (Vec<(u8, Pos)>, Vec<Pos>);
+    fn key(l: &Level) -> Key {
+        let mut fruits: Vec<_> = l.fruits.iter().map(|f| (f.colour, f.at)).collect();
+        let mut obstacles: Vec<_> = l.obstacles.iter().map(|o| o.at).collect();
+        fruits.sort_unstable();
+        obstacles.sort_unstable();
+        (fruits, obstacles)
+    }
+    #[derive(Clone, Copy, PartialEq)]
+    enum Move {
+        Still,
+        Lost,
+        Won,
+        To(usize),
+    }
+    const MAX_STATES: usize = 3000;
+    let params = TiltParams {
+        width: 5,
+        height: 5,
+        min_moves: 1,
+        max_moves: 30,
+        ..TiltParams::default()
+    };
+    let (mut compared, mut with_dead, mut with_losing) = (0, 0, 0);
+    'levels: for seed in 0..300u64 {
+        let mut rng = crate::rng::Rng::new(seed);
+        let Ok(start) = generate::generate(&params, &mut rng) else {
+            continue;
+        };
+        let analysis = analyse(&start, &budget());
+        if matches!(analysis, Err(Rejection::Rejected(_))) {
+            continue;
+        }
+        let mut ids: HashMap<Key, usize> = HashMap::from([(key(&start), 0)]);
+        let mut states = vec![start.clone()];
+        let mut depth = vec![0u32];
+        let mut ways = vec![1u64];
+        let mut moves: Vec<[Move; 4]> = Vec::new();
+        while moves.len() < states.len() {
+            if states.len() > MAX_STATES {
+                continue 'levels;
+            }
+            let s = moves.len();
+            let mut out = [Move::Still; 4];
+            for d in Dir::ALL {
+                out[d.index()] = match replay::play(&states[s], &d.letter().to_string()) {
+                    Ok(after) if after.fruits.is_empty() => Move::Won,
+                    Ok(after) => {
+                        let t = *ids.entry(key(&after)).or_insert_with(|| {
+                            states.push(after);
+                            depth.push(depth[s] + 1);
+                            ways.push(0);
+                            states.len() - 1
+                        });
+                        if depth[t] == depth[s] + 1 {
+                            ways[t] = ways[t].saturating_add(ways[s]);
+                        }
+                        Move::To(t)
+                    }
+                    Err(e) if e.to_string().contains("changes nothing") => Move::Still,
+                    Err(_) => Move::Lost,
+                };
+            }
+            moves.push(out);
+        }
+        let mut alive = vec![false; states.len()];
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for (s, out) in moves.iter().enumerate() {
+                let live = out.iter().any(|&m| match m {
+                    Move::Won => true,
+                    Move::To(t) => alive[t],
+                    _ => false,
+                });
+                if live && !alive[s] {
+                    alive[s] = true;
+                    changed = true;
+                }
+            }
+        }
+        let winning: Vec<usize> = (0..states.len())
+            .filter(|&s| moves[s].contains(&Move::Won))
+            .collect();
+        let Some(best) = winning.iter().map(|&s| depth[s] + 1).min() else {
+            assert!(
+                matches!(analysis, Err(Rejection::Unsolvable)),
+                "seed {seed}: no win by the literal rules, analysis {analysis:?}"
+            );
+            continue;
+        };
+        let a = analysis.unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        let optimal: u64 = winning
+            .iter()
+            .filter(|&&s| depth[s] + 1 == best)
+            .map(|&s| ways[s] * moves[s].iter().filter(|&&m| m == Move::Won).count() as u64)
+            .sum();
+        let first: Vec<Move> = moves[0].into_iter().filter(|&m| m != Move::Still).collect();
+        let losing = first
+            .iter()
+            .filter(|&&m| m == Move::Lost || matches!(m, Move::To(t) if !alive[t]))
+            .count() as u32;
+        let dead = alive.iter().filter(|&&live| !live).count();
+        let text = start.to_text();
+        assert_eq!(a.states, states.len(), "states, seed {seed}\n{text}");
+        assert_eq!(a.dead_states, dead, "dead states, seed {seed}\n{text}");
+        assert_eq!(a.first_moves, first.len() as u32, "seed {seed}\n{text}");
+        assert_eq!(a.losing_first_moves, losing, "seed {seed}\n{text}");
+        assert_eq!(a.moves, best, "optimal moves, seed {seed}\n{text}");
+        assert_eq!(
+            a.optimal_solutions, optimal,
+            "optimal solutions, seed {seed}\n{text}"
+        );
+        compared += 1;
+        with_dead += usize::from(dead > 0);
+        with_losing += usize::from(losing > 0);
+    }
+    assert!(
+        compared > 100 && with_dead > 20 && with_losing > 10,
+        "compared {compared}, with dead states {with_dead}, with losing first moves {with_losing}"
+    );
+}
