@@ -53,6 +53,12 @@ macro_rules! state_key {
 state_key!(u64);
 state_key!(u128);
 
+/// The occupied cells of a state, as bits of the grid and of the transposed grid.
+pub(crate) struct Lines {
+    rows: u64,
+    columns: u64,
+}
+
 /// What one tilt did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Step {
@@ -259,13 +265,26 @@ impl Board {
     /// object further along is a suffix of it), so they pile up there and the
     /// object stops one cell short of the pile: no ordering of objects needed.
     pub(crate) fn tilt(&self, state: &State, d: Dir) -> Step {
+        self.tilt_from(state, &self.lines(state), d)
+    }
+
+    /// The state's occupancy by rows and by columns, for [`Board::tilt_from`]:
+    /// the solver tilts each state four ways and computes them once.
+    pub(crate) fn lines(&self, state: &State) -> Lines {
+        let pos = &state.pos[..self.objects];
+        Lines {
+            rows: pos.iter().fold(0, |m, &p| m | 1 << p),
+            columns: pos.iter().fold(0, |m, &p| m | 1 << transposed(p)),
+        }
+    }
+
+    /// [`Board::tilt`] given the state's [`Board::lines`].
+    pub(crate) fn tilt_from(&self, state: &State, lines: &Lines, d: Dir) -> Step {
         let mut pos = state.pos;
         let di = d.index();
         let occ = match d {
-            Dir::Left | Dir::Right => self.occupancy(&pos),
-            Dir::Up | Dir::Down => pos[..self.objects]
-                .iter()
-                .fold(0u64, |m, &p| m | 1 << transposed(p)),
+            Dir::Left | Dir::Right => lines.rows,
+            Dir::Up | Dir::Down => lines.columns,
         };
         let step = stride(d);
         let (mut moved, mut lost) = (false, false);

@@ -94,9 +94,10 @@ fn explore<K: StateKey>(
         }
         let state = board.unkey(keys[head]);
         let here = head as u32;
+        let lines = board.lines(&state);
         let mut out = [NONE; 4];
         for d in Dir::ALL {
-            out[d.index()] = match board.tilt(&state, d) {
+            out[d.index()] = match board.tilt_from(&state, &lines, d) {
                 Step::NoChange => NONE,
                 Step::Lost => LOST,
                 Step::Moved(next) if board.is_won(&next) => {
