@@ -77,7 +77,7 @@ enum Command {
     /// print a table: file, level, moves, pushes (sokoban), proven optimal,
     /// search nodes, time, solution. Sokoban files may be XSB collections.
     Solve {
-        /// The game: cube, dungeon, sokoban or tilt.
+        /// The game: cube, doors, dungeon, sokoban or tilt.
         #[arg(long)]
         game: String,
         /// Search nodes allowed per level.
