@@ -4,12 +4,14 @@
 //! - [`scheduler`]: leases and results, the pack-completion rule (no network).
 //! - [`commit_log`]: the durable, resumable log of results.
 //! - [`pack`]: tiers, campaigns, Parquet, release files, manifest.
+//! - [`archive`]: the reproducible release archive of a finished pack.
 //! - [`service`]: the gRPC adapter over the scheduler.
 //! - [`server`]: running a job: serve, maintenance, progress, embedded workers.
 //!
 //! The `pregen` binary (`main.rs`) is CLI glue over [`server::run_job`], the
 //! worker crate and the analysis crate.
 
+pub mod archive;
 pub mod commit_log;
 pub mod job;
 pub mod pack;

@@ -100,6 +100,17 @@ enum Command {
         #[arg(long)]
         colours: usize,
     },
+    /// Write one reproducible archive (`.tar.zst`) of a finished pack's
+    /// release files and manifest, for a release pipeline. Every file is
+    /// checked against release/SHA256SUMS first; the same release files
+    /// always give the same archive bytes.
+    Archive {
+        /// The pack's folder (`<out>/<pack>`).
+        pack: PathBuf,
+        /// The archive to write (default: `<pack>-release.tar.zst` here).
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
     /// Read a finished pack.
     Analysis {
         #[command(subcommand)]
@@ -145,7 +156,7 @@ struct JobArgs {
     /// Pack name.
     #[arg(long)]
     pack: Option<String>,
-    /// Game: cube, dungeon, sokoban or tilt.
+    /// Game: cube, doors, dungeon, sokoban or tilt.
     #[arg(long)]
     game: Option<String>,
     /// Accepted levels wanted.
@@ -393,6 +404,21 @@ async fn real_main() -> Result<()> {
                 } else {
                     ""
                 }
+            );
+        }
+        Command::Archive { pack, output } => {
+            let dest = match output {
+                Some(path) => path,
+                None => PathBuf::from(pregen_coordinator::archive::default_archive_name(&pack)?),
+            };
+            let written = pregen_coordinator::archive::write_release_archive(&pack, &dest)?;
+            println!(
+                "wrote {}: {} files, {} bytes ({} before compression), sha256 {}",
+                written.path.display(),
+                written.files,
+                written.archive_bytes,
+                written.bytes,
+                written.sha256
             );
         }
         Command::Analysis {

@@ -626,7 +626,8 @@ fn release_files(
         .collect()
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// Lower-case hexadecimal.
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

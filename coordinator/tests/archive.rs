@@ -1,0 +1,121 @@
+//! The release archive: checked against SHA256SUMS, the same bytes from the
+//! same release files wherever the pack lies, and readable by a tar reader.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::common::{job_text, pregen, run_pack};
+
+fn archive(pack: &Path, dest: &Path) -> std::process::Output {
+    pregen()
+        .arg("archive")
+        .arg(pack)
+        .arg("--output")
+        .arg(dest)
+        .output()
+        .expect("run pregen archive")
+}
+
+fn archived(pack: &Path, dest: &Path) -> Vec<u8> {
+    let out = archive(pack, dest);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::read(dest).expect("archive written")
+}
+
+/// Files below `dir` by their path relative to `root`.
+fn files(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+    for entry in std::fs::read_dir(dir).expect("list") {
+        let path: PathBuf = entry.expect("entry").path();
+        if path.is_dir() {
+            files(root, &path, out);
+        } else {
+            let rel = path.strip_prefix(root).expect("below root");
+            out.insert(
+                rel.to_string_lossy().replace('\\', "/"),
+                std::fs::read(&path).expect("read"),
+            );
+        }
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("list") {
+        let path = entry.expect("entry").path();
+        let target = to.join(path.file_name().expect("name"));
+        if path.is_dir() {
+            copy_dir(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).expect("copy");
+        }
+    }
+}
+
+#[test]
+fn the_release_archive_is_checked_and_reproducible() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pack = run_pack(dir.path(), &job_text(100), 1);
+    let first = archived(&pack, &dir.path().join("a.tar.zst"));
+    assert_eq!(first, archived(&pack, &dir.path().join("b.tar.zst")));
+    // A copy elsewhere (new paths, new file times) archives to the same bytes.
+    let copy = dir.path().join("elsewhere/e2e");
+    copy_dir(&pack, &copy);
+    assert_eq!(first, archived(&copy, &dir.path().join("c.tar.zst")));
+
+    // The archive holds the release files and the manifest, under the pack's name.
+    let mut want = BTreeMap::new();
+    files(&pack.join("release"), &pack.join("release"), &mut want);
+    want.insert(
+        "manifest.json".into(),
+        std::fs::read(pack.join("manifest.json")).expect("manifest"),
+    );
+    let mut got = BTreeMap::new();
+    let decoder = zstd::Decoder::new(first.as_slice()).expect("zstd");
+    let mut tar = tar::Archive::new(decoder);
+    for entry in tar.entries().expect("tar entries") {
+        let mut entry = entry.expect("entry");
+        let header = entry.header();
+        assert_eq!(header.mtime().expect("mtime"), 0);
+        assert_eq!(header.mode().expect("mode"), 0o644);
+        assert_eq!(header.uid().expect("uid"), 0);
+        let path = entry.path().expect("path").to_string_lossy().into_owned();
+        let name = path
+            .strip_prefix("e2e/")
+            .expect("under the pack's name")
+            .to_string();
+        let mut content = Vec::new();
+        entry.read_to_end(&mut content).expect("content");
+        got.insert(name, content);
+    }
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>()
+    );
+    assert!(got == want, "archived contents differ from the files");
+    assert!(got.keys().any(|k| k.starts_with("campaigns/campaign-")));
+
+    // A damaged release file is refused, and nothing is written.
+    let tier = copy.join("release/tier-01.txt");
+    let mut text = std::fs::read(&tier).expect("tier file");
+    text.extend_from_slice(b"; tampered\n");
+    std::fs::write(&tier, text).expect("tamper");
+    let refused = archive(&copy, &dir.path().join("d.tar.zst"));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(
+        stderr.contains("tier-01.txt") && stderr.contains("does not match SHA256SUMS"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("d.tar.zst").exists());
+
+    // So is a pack that was never finished.
+    std::fs::remove_file(pack.join("_SUCCESS")).expect("remove _SUCCESS");
+    let refused = archive(&pack, &dir.path().join("e.tar.zst"));
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("not a finished pack"));
+}
