@@ -35,6 +35,7 @@ async fn pipeline(count: u64, cores: usize, out: PathBuf) -> (f64, u64, f64) {
             threads_per_worker: cores,
             lease_ttl: Duration::from_secs(30),
             progress: false,
+            metrics: None,
             on_listening: None,
             shutdown: CancellationToken::new(),
         },

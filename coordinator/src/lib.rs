@@ -7,6 +7,7 @@
 //! - [`archive`]: the reproducible release archive of a finished pack.
 //! - [`service`]: the gRPC adapter over the scheduler.
 //! - [`server`]: running a job: serve, maintenance, progress, embedded workers.
+//! - [`metrics`]: Prometheus metrics of a running job.
 //!
 //! The `pregen` binary (`main.rs`) is CLI glue over [`server::run_job`], the
 //! worker crate and the analysis crate.
@@ -14,6 +15,7 @@
 pub mod archive;
 pub mod commit_log;
 pub mod job;
+pub mod metrics;
 pub mod pack;
 pub mod record;
 pub mod scheduler;

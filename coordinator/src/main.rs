@@ -40,6 +40,9 @@ enum Command {
         /// Do not draw the progress bar.
         #[arg(long)]
         no_progress: bool,
+        /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9100).
+        #[arg(long, value_name = "ADDR")]
+        metrics: Option<SocketAddr>,
     },
     /// Serve a job to remote workers (`pregen worker`); exits when the pack is written.
     Serve {
@@ -54,6 +57,9 @@ enum Command {
         /// Re-issue a lease not heard of for this long (ms).
         #[arg(long, default_value_t = 15_000)]
         lease_ttl_ms: u64,
+        /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 0.0.0.0:9100).
+        #[arg(long, value_name = "ADDR")]
+        metrics: Option<SocketAddr>,
     },
     /// Run a worker against a coordinator until its job is done (SIGTERM drains).
     Worker {
@@ -324,6 +330,7 @@ async fn real_main() -> Result<()> {
             workers,
             threads,
             no_progress,
+            metrics,
         } => {
             init_logs("warn");
             let spec = job.load()?;
@@ -342,7 +349,12 @@ async fn real_main() -> Result<()> {
                     threads_per_worker: threads.unwrap_or((cores / workers).max(1)),
                     lease_ttl: Duration::from_secs(15),
                     progress: !no_progress,
-                    on_listening: None,
+                    metrics,
+                    on_listening: Some(Box::new(|l| {
+                        if let Some(m) = l.metrics {
+                            eprintln!("metrics on http://{m}/metrics");
+                        }
+                    })),
                     shutdown: cancel_on_signals(),
                 },
             )
@@ -354,6 +366,7 @@ async fn real_main() -> Result<()> {
             listen,
             token,
             lease_ttl_ms,
+            metrics,
         } => {
             init_logs("info");
             let spec = job.load()?;
@@ -370,7 +383,13 @@ async fn real_main() -> Result<()> {
                     threads_per_worker: 1,
                     lease_ttl: Duration::from_millis(lease_ttl_ms),
                     progress: false,
-                    on_listening: Some(Box::new(|addr| println!("listening on {addr}"))),
+                    metrics,
+                    on_listening: Some(Box::new(|l| {
+                        println!("listening on {}", l.grpc);
+                        if let Some(m) = l.metrics {
+                            println!("metrics on http://{m}/metrics");
+                        }
+                    })),
                     shutdown: cancel_on_signals(),
                 },
             )

@@ -42,10 +42,21 @@ pub struct RunOptions {
     pub lease_ttl: Duration,
     /// Draw a progress bar on a terminal.
     pub progress: bool,
-    /// Called with the bound address once the server listens.
-    pub on_listening: Option<Box<dyn FnOnce(SocketAddr) + Send>>,
+    /// Serve Prometheus metrics at `/metrics` on this address.
+    pub metrics: Option<SocketAddr>,
+    /// Called with the bound addresses once the servers listen.
+    pub on_listening: Option<Box<dyn FnOnce(Listening) + Send>>,
     /// Cancelled to stop early (the log stays resumable).
     pub shutdown: CancellationToken,
+}
+
+/// Where a running job listens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Listening {
+    /// The gRPC address workers connect to.
+    pub grpc: SocketAddr,
+    /// The metrics address, when metrics are served.
+    pub metrics: Option<SocketAddr>,
 }
 
 /// What a run did.
@@ -124,9 +135,19 @@ pub async fn run_job(job: Job, options: RunOptions) -> Result<RunSummary, Coordi
                 stop.cancelled().await
             })
     });
-    tracing::info!(%addr, pack = job.pack, job_id = job.id(), resumed_seeds, "coordinator listening");
+    let metrics = match options.metrics {
+        Some(at) => Some(
+            crate::metrics::serve_metrics(at, shared.clone(), job.count, stop_server.clone())
+                .await?,
+        ),
+        None => None,
+    };
+    tracing::info!(%addr, ?metrics, pack = job.pack, job_id = job.id(), resumed_seeds, "coordinator listening");
     if let Some(callback) = options.on_listening {
-        callback(addr);
+        callback(Listening {
+            grpc: addr,
+            metrics,
+        });
     }
 
     let maintenance = tokio::spawn(maintain(shared.clone(), log.clone()));

@@ -90,8 +90,9 @@ async fn result_outside_the_lease_is_refused_and_nothing_is_recorded() {
             threads_per_worker: 1,
             lease_ttl: Duration::from_secs(15),
             progress: false,
-            on_listening: Some(Box::new(move |a| {
-                let _ = addr_tx.send(a);
+            metrics: None,
+            on_listening: Some(Box::new(move |l| {
+                let _ = addr_tx.send(l.grpc);
             })),
             shutdown: shutdown.clone(),
         },

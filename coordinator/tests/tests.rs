@@ -4,5 +4,6 @@
 mod archive;
 mod common;
 mod faults;
+mod metrics;
 mod pack;
 mod refusals;

@@ -9,7 +9,7 @@
 //! returns its unfinished leases and closes its session.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use pregen_games::{Budget, GameKind, Outcome, Rejection};
@@ -367,6 +367,16 @@ async fn session_loop(
         tx,
         urgent: Arc::new(Notify::new()),
     };
+    // Grants go to the feed, which a thread of its own runs on the pool.
+    let (feed, leases) = std::sync::mpsc::channel::<LeaseGrant>();
+    {
+        let (pool, job, cancel, events) =
+            (pool.clone(), job.clone(), cancel.clone(), events.clone());
+        std::thread::Builder::new()
+            .name("pregen-feed".into())
+            .spawn(move || run_feed(pool, job, leases, cancel, events))
+            .map_err(|e| SessionEnd::Job(format!("cannot start the feed thread: {e}")))?;
+    }
     let mut heartbeat = tokio::time::interval(Duration::from_millis((lease_ttl_ms / 3).max(100)));
     let gate = tokio::time::sleep(Duration::ZERO);
     tokio::pin!(gate);
@@ -394,7 +404,8 @@ async fn session_loop(
                     }
                     In::Grant(grant) => {
                         in_flight += 1;
-                        spawn_lease(pool, job.clone(), grant, cancel.clone(), events.clone());
+                        // The feed outlives the loop, so the channel is open.
+                        let _ = feed.send(grant);
                     }
                     In::NoWork(wait) => {
                         let out = out.clone();
@@ -473,30 +484,83 @@ async fn session_loop(
     }
 }
 
-/// Runs a lease's seeds on the pool; results go back one by one as they finish.
-/// Rayon's threads finish the leases they work on (stealing from each other)
-/// before they take up a waiting one.
-fn spawn_lease(
-    pool: &rayon::ThreadPool,
-    job: Arc<JobRun>,
+/// A lease as the feed hands it out: its seeds are counted down as they finish.
+struct FedLease {
     grant: LeaseGrant,
+    left: AtomicU64,
+}
+
+/// The seeds of the session's leases, in grant order, one at a time: the
+/// pool's threads draw from it (`par_bridge`), so a thread that finishes a
+/// seed takes the next one, from the next lease if need be. No thread waits
+/// at a lease's end, and leases never nest on a thread's stack.
+struct Feed {
+    leases: std::sync::mpsc::Receiver<LeaseGrant>,
+    current: Option<(Arc<FedLease>, u64)>,
+    events: Events,
+}
+
+impl Iterator for Feed {
+    type Item = (Arc<FedLease>, u64);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some((lease, next)) = &mut self.current {
+                let end = lease
+                    .grant
+                    .first_seed
+                    .saturating_add(lease.grant.seed_count);
+                if *next < end {
+                    let seed = *next;
+                    *next += 1;
+                    return Some((lease.clone(), seed));
+                }
+                self.current = None;
+            }
+            // Blocks until the next grant; a closed channel ends the session's work.
+            let grant = self.leases.recv().ok()?;
+            self.events.send(Event::LeaseStarted);
+            if grant.seed_count == 0 {
+                self.events.send(Event::LeaseFinished {
+                    lease_id: grant.lease_id,
+                    complete: true,
+                });
+                continue;
+            }
+            let first = grant.first_seed;
+            let left = AtomicU64::new(grant.seed_count);
+            self.current = Some((Arc::new(FedLease { grant, left }), first));
+        }
+    }
+}
+
+/// Runs the session's leases on the pool until `leases` closes: every seed's
+/// result goes back as soon as it is ready, and a lease's end after its last
+/// result. A cancelled session skips the seeds it has not started.
+fn run_feed(
+    pool: Arc<rayon::ThreadPool>,
+    job: Arc<JobRun>,
+    leases: std::sync::mpsc::Receiver<LeaseGrant>,
     cancel: Arc<AtomicBool>,
     events: Events,
 ) {
-    pool.spawn(move || {
-        events.send(Event::LeaseStarted);
-        let seeds = grant.first_seed..grant.first_seed.saturating_add(grant.seed_count);
-        seeds.into_par_iter().for_each(|seed| {
-            if cancel.load(Ordering::Relaxed) {
-                return;
+    let feed = Feed {
+        leases,
+        current: None,
+        events: events.clone(),
+    };
+    pool.install(|| {
+        feed.par_bridge().for_each(|(lease, seed)| {
+            if !cancel.load(Ordering::Relaxed) {
+                let result = run_seed(&job, lease.grant.lease_id, lease.grant.stratum, seed);
+                events.send(Event::Result(Box::new(result)));
             }
-            let result = run_seed(&job, grant.lease_id, grant.stratum, seed);
-            events.send(Event::Result(Box::new(result)));
-        });
-        let complete = !cancel.load(Ordering::Relaxed);
-        events.send(Event::LeaseFinished {
-            lease_id: grant.lease_id,
-            complete,
+            if lease.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+                events.send(Event::LeaseFinished {
+                    lease_id: lease.grant.lease_id,
+                    complete: !cancel.load(Ordering::Relaxed),
+                });
+            }
         });
     });
 }

@@ -1,0 +1,159 @@
+//! Prometheus metrics of a running job, served over HTTP at `/metrics`
+//! (`pregen serve --metrics ADDR`, `pregen run --metrics ADDR`).
+//!
+//! Every scrape reads one snapshot of the scheduler's counters (the figures of
+//! the progress bar), so the metrics cost nothing between scrapes. Rates come
+//! from Prometheus: `rate(pregen_accepted_total[1m])` is accepted levels per second.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::http::header::CONTENT_TYPE;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::registry::Registry;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::CoordinatorError;
+use crate::service::Shared;
+
+/// The job's counters, read on each scrape.
+#[derive(Debug)]
+struct JobCollector {
+    shared: Arc<Shared>,
+    wanted: u64,
+}
+
+impl Collector for JobCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let p = self.shared.scheduler().progress();
+        let gauges = [
+            (
+                "pregen_levels_wanted",
+                "Accepted levels the job asks for.",
+                self.wanted,
+            ),
+            (
+                "pregen_levels_committed",
+                "Levels of the pack that are in: accepted seeds in the complete seed-order prefix.",
+                p.committed,
+            ),
+            (
+                "pregen_leases_out",
+                "Seed ranges leased to workers now.",
+                p.leases_out as u64,
+            ),
+        ];
+        for (name, help, value) in gauges {
+            ConstGauge::new(value as i64).encode(encoder.encode_descriptor(
+                name,
+                help,
+                None,
+                MetricType::Gauge,
+            )?)?;
+        }
+        let counters = [
+            ("pregen_seeds", "Seeds with a recorded result.", p.seeds),
+            (
+                "pregen_accepted",
+                "Seeds accepted (duplicates included).",
+                p.accepted,
+            ),
+            (
+                "pregen_mismatches",
+                "Results that disagreed with an earlier result for the same seed.",
+                p.mismatches,
+            ),
+        ];
+        for (name, help, value) in counters {
+            ConstCounter::new(value).encode(encoder.encode_descriptor(
+                name,
+                help,
+                None,
+                MetricType::Counter,
+            )?)?;
+        }
+        let mut rejected = encoder.encode_descriptor(
+            "pregen_rejected",
+            "Seeds not accepted, by status and the head of the reason.",
+            None,
+            MetricType::Counter,
+        )?;
+        for (key, &count) in &p.rejected {
+            let (status, reason) = key.split_once(": ").unwrap_or((key.as_str(), ""));
+            let labels = [("status", status), ("reason", reason)];
+            ConstCounter::new(count).encode(rejected.encode_family(&labels)?)?;
+        }
+        let mut per_worker = encoder.encode_descriptor(
+            "pregen_worker_results",
+            "Results received, by worker name.",
+            None,
+            MetricType::Counter,
+        )?;
+        for (worker, &count) in &p.per_worker {
+            let labels = [("worker", worker.as_str())];
+            ConstCounter::new(count).encode(per_worker.encode_family(&labels)?)?;
+        }
+        Ok(())
+    }
+}
+
+/// Serves `/metrics` on `addr` until `stop`; returns the bound address.
+pub async fn serve_metrics(
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    wanted: u64,
+    stop: CancellationToken,
+) -> Result<SocketAddr, CoordinatorError> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|e| CoordinatorError::Server(format!("cannot serve metrics on {addr}: {e}")))?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| CoordinatorError::Server(e.to_string()))?;
+    let mut registry = Registry::default();
+    registry.register_collector(Box::new(JobCollector { shared, wanted }));
+    let registry = Arc::new(registry);
+    let app = Router::new().route(
+        "/metrics",
+        get(move || {
+            let registry = registry.clone();
+            async move { scrape(&registry) }
+        }),
+    );
+    tokio::spawn(async move {
+        let served = axum::serve(listener, app)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await;
+        if let Err(e) = served {
+            tracing::warn!(error = %e, "metrics server stopped");
+        }
+    });
+    Ok(bound)
+}
+
+fn scrape(registry: &Registry) -> axum::response::Response {
+    let mut body = String::new();
+    match prometheus_client::encoding::text::encode(&mut body, registry) {
+        Ok(()) => (
+            [(
+                CONTENT_TYPE,
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            )],
+            body,
+        )
+            .into_response(),
+        Err(_) => (
+            axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+            "cannot encode metrics",
+        )
+            .into_response(),
+    }
+}
