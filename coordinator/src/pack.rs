@@ -18,6 +18,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::SortingColumn;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::schema::types::ColumnPath;
 use pregen_games::rng::Rng;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -266,6 +267,9 @@ pub fn write_pack(
     Ok(manifest)
 }
 
+/// Text columns whose values differ on every row: stored plain, not dictionary-encoded.
+const UNIQUE_TEXT: &[&str] = &["level_id", "layout", "level_json", "solution", "level_hash"];
+
 /// The Parquet file of `batch`: zstd, page statistics, sorting columns declared.
 fn parquet_bytes(
     batch: RecordBatch,
@@ -282,14 +286,18 @@ fn parquet_bytes(
             })
             .collect()
     });
-    let props = WriterProperties::builder()
+    let mut props = WriterProperties::builder()
         .set_compression(Compression::ZSTD(
             ZstdLevel::try_new(3).map_err(|e| err(&e))?,
         ))
         .set_statistics_enabled(EnabledStatistics::Page)
         .set_sorting_columns(sorting)
-        .set_created_by(format!("pregen {}", env!("CARGO_PKG_VERSION")))
-        .build();
+        .set_created_by(format!("pregen {}", env!("CARGO_PKG_VERSION")));
+    // A dictionary of values that never repeat is built only to be dropped.
+    for column in UNIQUE_TEXT {
+        props = props.set_column_dictionary_enabled(ColumnPath::from(*column), false);
+    }
+    let props = props.build();
     let mut writer =
         ArrowWriter::try_new(Vec::new(), batch.schema(), Some(props)).map_err(|e| err(&e))?;
     writer.write(&batch).map_err(|e| err(&e))?;
