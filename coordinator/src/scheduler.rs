@@ -465,23 +465,30 @@ impl Scheduler {
     /// complete prefix, up to and including the `count`-th accepted one. An
     /// accepted level whose canonical form a lower seed of its stratum already
     /// has becomes a `rejected` duplicate. `None` until complete.
-    pub fn pack_records(&self) -> Option<Vec<SeedRecord>> {
+    ///
+    /// Takes the records out (without copying them): the scheduler holds none
+    /// afterwards.
+    pub fn take_pack_records(&mut self) -> Option<Vec<SeedRecord>> {
         if !self.is_complete() {
             return None;
         }
+        let mut rest = std::mem::take(&mut self.records);
         let mut out = Vec::new();
         for st in &self.strata {
-            let mut first: HashMap<&str, u64> = HashMap::new();
-            for (&seed, r) in self.records.range(st.first_seed..st.prefix_end) {
-                let key = r.level.as_ref().and_then(|l| l.canonical.as_deref());
+            // Strata are in seed order: split off this one's prefix.
+            let mut prefix = rest.split_off(&st.first_seed);
+            rest = prefix.split_off(&st.prefix_end);
+            let mut first: HashMap<String, u64> = HashMap::new();
+            for (seed, r) in prefix {
+                let key = r.level.as_ref().and_then(|l| l.canonical.clone());
                 match key.map(|k| *first.entry(k).or_insert(seed)) {
                     Some(original) if original != seed => out.push(SeedRecord {
                         status: Status::Rejected,
                         reason: format!("duplicate: the level of seed {original}"),
                         level: None,
-                        ..r.clone()
+                        ..r
                     }),
-                    _ => out.push(r.clone()),
+                    _ => out.push(r),
                 }
             }
         }
@@ -649,7 +656,7 @@ mod tests {
             s.lease_done(session, l.id);
         }
         assert!(s.is_complete());
-        let pack = s.pack_records().expect("complete");
+        let pack = s.take_pack_records().expect("complete");
         let accepted = accepted_seeds(&pack);
         // 102 (k0), 105 (k1), 108 (k0 again), 111 (c).
         assert_eq!(accepted, vec![102, 105, 111]);
@@ -677,7 +684,7 @@ mod tests {
         finish(&mut s, 2, &b);
         finish(&mut s, 1, &a);
         assert!(s.is_complete());
-        let pack = s.pack_records().expect("complete");
+        let pack = s.take_pack_records().expect("complete");
         let accepted = accepted_seeds(&pack);
         assert_eq!(accepted, vec![102, 105, 108, 111, 114]);
         assert_eq!(pack.first().map(|r| r.seed), Some(100));
@@ -768,7 +775,7 @@ mod tests {
         assert_eq!(again.first_seed, a.first_seed);
         finish(&mut s, 2, &again);
         assert!(s.is_complete());
-        let pack = s.pack_records().expect("complete");
+        let pack = s.take_pack_records().expect("complete");
         assert_eq!(
             pack.iter().map(|r| r.seed).collect::<Vec<_>>(),
             vec![100, 101, 102]
@@ -804,7 +811,7 @@ mod tests {
                 .all(|l| (l.stratum == 1) == (l.first_seed >= 1 << 40))
         );
         assert!(leases.iter().any(|l| l.stratum == 1));
-        let pack = s.pack_records().expect("complete");
+        let pack = s.take_pack_records().expect("complete");
         let accepted = accepted_seeds(&pack);
         // Multiples of 3: two from stratum 0, three from stratum 1 (2^40 + 2 is one).
         let base = 1u64 << 40;

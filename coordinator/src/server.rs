@@ -204,7 +204,7 @@ pub async fn run_job(job: Job, options: RunOptions) -> Result<RunSummary, Coordi
             e.accepted, e.wanted, e.seeds
         )));
     }
-    let records = shared.scheduler().pack_records().unwrap_or_default();
+    let records = shared.scheduler().take_pack_records().unwrap_or_default();
     let facts = RunFacts {
         mismatches: progress.mismatches,
     };
