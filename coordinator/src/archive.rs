@@ -60,11 +60,12 @@ pub fn write_release_archive(
         .file_name()
         .ok_or_else(|| CoordinatorError::Io(format!("{} is not a file name", dest.display())))?;
     let tmp = dest.with_file_name(format!(".{}.tmp", file_name.to_string_lossy()));
-    let encoder = zstd::Encoder::new(
-        BufWriter::new(fs::File::create(&tmp).map_err(io)?),
-        ZSTD_LEVEL,
-    )
-    .map_err(io)?;
+    let file = Hashing {
+        inner: BufWriter::new(fs::File::create(&tmp).map_err(io)?),
+        sha256: Sha256::new(),
+        bytes: 0,
+    };
+    let encoder = zstd::Encoder::new(file, ZSTD_LEVEL).map_err(io)?;
     let mut tar = tar::Builder::new(encoder);
     let mut bytes = 0u64;
     for (name, content) in &files {
@@ -82,25 +83,39 @@ pub fn write_release_archive(
         tar.append(&header, content.as_slice()).map_err(io)?;
         bytes += content.len() as u64;
     }
-    let mut out = tar
-        .into_inner()
-        .map_err(io)?
-        .finish()
-        .map_err(io)?
-        .into_inner()
-        .map_err(|e| io(e.into_error()))?;
-    out.flush().map_err(io)?;
+    let written = tar.into_inner().map_err(io)?.finish().map_err(io)?;
+    let out = written.inner.into_inner().map_err(|e| io(e.into_error()))?;
     out.sync_all().map_err(io)?;
     drop(out);
     fs::rename(&tmp, dest).map_err(io)?;
-    let archive = fs::read(dest).map_err(|e| read_error(dest, e))?;
     Ok(ArchiveSummary {
         path: dest.to_path_buf(),
         files: files.len(),
         bytes,
-        archive_bytes: archive.len() as u64,
-        sha256: hex(&Sha256::digest(&archive)),
+        archive_bytes: written.bytes,
+        sha256: hex(&written.sha256.finalize()),
     })
+}
+
+/// A writer that hashes and counts what goes through it, so that the archive
+/// is not read back for its checksum.
+struct Hashing<W> {
+    inner: W,
+    sha256: Sha256,
+    bytes: u64,
+}
+
+impl<W: Write> Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.sha256.update(&buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// The pack's name from its manifest; refuses a folder without `_SUCCESS`.

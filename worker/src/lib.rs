@@ -3,8 +3,9 @@
 //! as it is ready.
 //!
 //! Main items: [`WorkerConfig`] and [`run_worker`]. CPU work never runs on
-//! tokio's threads: each lease is handed to the rayon pool, which sends results
-//! back through a bounded channel. On shutdown (the token is cancelled, e.g. by
+//! tokio's threads: granted leases go to a feed whose seeds the rayon pool
+//! draws one at a time, in grant order, and results come back through a
+//! bounded channel. On shutdown (the token is cancelled, e.g. by
 //! SIGTERM) the worker stops starting seeds, finishes the ones in progress,
 //! returns its unfinished leases and closes its session.
 
