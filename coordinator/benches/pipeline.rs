@@ -1,7 +1,8 @@
 //! The pipeline's throughput over loopback gRPC against a plain in-process loop
-//! over the same seeds on the same cores, measured in one run: rounds alternate
-//! the two so that a noisy machine slows both alike; the median ratio is the
-//! figure.
+//! over the same seeds on the same cores, measured in one run: each round runs
+//! both, the pipeline first in odd rounds and the loop first in even ones, so
+//! that a noisy machine slows both alike; the median ratio of their seeds per
+//! second is the figure.
 //!
 //! `cargo bench -p pregen-coordinator --bench pipeline -- [COUNT] [ROUNDS]`
 
@@ -22,8 +23,18 @@ fn job(count: u64) -> Job {
     .expect("valid job")
 }
 
-/// Wall time, seeds tried, and of the wall time the part spent writing the pack.
-async fn pipeline(count: u64, cores: usize, out: PathBuf) -> (f64, u64, f64) {
+/// One timed run.
+struct Timed {
+    /// Seconds from start to finish.
+    wall: f64,
+    seeds: u64,
+    /// Levels accepted.
+    accepted: u64,
+    /// Of the wall time, the part spent writing the pack (the pipeline's).
+    writing: f64,
+}
+
+async fn pipeline(count: u64, cores: usize, out: PathBuf) -> Timed {
     let started = Instant::now();
     let summary = run_job(
         job(count),
@@ -42,15 +53,16 @@ async fn pipeline(count: u64, cores: usize, out: PathBuf) -> (f64, u64, f64) {
     )
     .await
     .expect("pipeline run");
-    (
-        started.elapsed().as_secs_f64(),
-        summary.progress.seeds,
-        summary.writing.as_secs_f64(),
-    )
+    Timed {
+        wall: started.elapsed().as_secs_f64(),
+        seeds: summary.progress.seeds,
+        accepted: summary.accepted,
+        writing: summary.writing.as_secs_f64(),
+    }
 }
 
 /// The same seeds, run by rayon in this process, nothing else.
-fn plain_loop(seeds: u64, cores: usize) -> (f64, u64) {
+fn plain_loop(seeds: u64, cores: usize) -> Timed {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(cores)
         .build()
@@ -68,7 +80,12 @@ fn plain_loop(seeds: u64, cores: usize) -> (f64, u64) {
             })
             .count() as u64
     });
-    (started.elapsed().as_secs_f64(), accepted)
+    Timed {
+        wall: started.elapsed().as_secs_f64(),
+        seeds,
+        accepted,
+        writing: 0.0,
+    }
 }
 
 fn main() {
@@ -84,31 +101,51 @@ fn main() {
     // inodes), which would measure the disk's bookkeeping, not the pipeline.
     let packs = tempfile::tempdir().expect("tempdir");
     // Warm up caches and the allocator with a small pack.
-    rt.block_on(pipeline(200, cores, packs.path().join("warm-up")));
+    let mut last_seeds = rt
+        .block_on(pipeline(200, cores, packs.path().join("warm-up")))
+        .seeds
+        * count
+        / 200;
     println!("{count}-level tilt pack on {cores} cores, {rounds} rounds");
     println!("  pipeline = loopback gRPC, commit log, Parquet and release files");
     let mut ratios = Vec::new();
     let mut work_ratios = Vec::new();
     for round in 1..=rounds {
         let out = packs.path().join(format!("round-{round}"));
-        let (t_pipe, seeds, t_write) = rt.block_on(pipeline(count, cores, out));
-        let (t_loop, accepted) = plain_loop(seeds, cores);
-        let ratio = t_loop / t_pipe;
-        let work_ratio = t_loop / (t_pipe - t_write);
+        // The loop runs the seeds the pipeline tried; in even rounds, when it
+        // goes first, those of the round before (they differ by a few seeds).
+        let (pipe, loop_run);
+        if round % 2 == 1 {
+            pipe = rt.block_on(pipeline(count, cores, out));
+            loop_run = plain_loop(pipe.seeds, cores);
+        } else {
+            loop_run = plain_loop(last_seeds, cores);
+            pipe = rt.block_on(pipeline(count, cores, out));
+        }
+        last_seeds = pipe.seeds;
+        let pipe_rate = pipe.seeds as f64 / pipe.wall;
+        let loop_rate = loop_run.seeds as f64 / loop_run.wall;
+        let ratio = pipe_rate / loop_rate;
+        let work_ratio = pipe.seeds as f64 / (pipe.wall - pipe.writing) / loop_rate;
         println!(
-            "  round {round}: {seeds} seeds ({accepted} accepted): pipeline {t_pipe:.2} s \
-             ({:.0} seeds/s, of which pack files {t_write:.2} s), plain loop {t_loop:.2} s \
-             ({:.0} seeds/s); ratio {ratio:.3}, without the pack files {work_ratio:.3}",
-            seeds as f64 / t_pipe,
-            seeds as f64 / t_loop,
+            "  round {round}: pipeline {} seeds in {:.2} s ({pipe_rate:.0} seeds/s, of which \
+             pack files {:.2} s), plain loop {} seeds ({} accepted) in {:.2} s \
+             ({loop_rate:.0} seeds/s); ratio {ratio:.3}, without the pack files {work_ratio:.3}",
+            pipe.seeds, pipe.wall, pipe.writing, loop_run.seeds, loop_run.accepted, loop_run.wall,
         );
         ratios.push(ratio);
         work_ratios.push(work_ratio);
     }
+    let spread = |v: &[f64]| {
+        let (lo, hi) = v
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+        format!("{:.3} (rounds {lo:.3} to {hi:.3})", median(&mut v.to_vec()))
+    };
     println!(
-        "  pipeline / plain loop throughput ratio (median): {:.3}, without writing the pack: {:.3}",
-        median(&mut ratios),
-        median(&mut work_ratios)
+        "  pipeline / plain loop throughput ratio, median: {}; without writing the pack: {}",
+        spread(&ratios),
+        spread(&work_ratios)
     );
 }
 
