@@ -1,5 +1,7 @@
 """Reads a pregen pack with pyarrow (an independent Parquet reader) and checks it
-against the documented schema and the manifest. Usage: check_pack.py PACK_DIR"""
+against the documented schema and the manifest, then runs every query of
+analysis/sql/ with DuckDB and checks their figures against the manifest.
+Usage: check_pack.py PACK_DIR"""
 
 import hashlib
 import json
@@ -82,7 +84,27 @@ def main(pack):
         actual = hashlib.sha256((pack / rel).read_bytes()).hexdigest()
         assert actual == digest, f"checksum of {rel}"
     assert (pack / "_SUCCESS").exists()
+    check_sql(pack, manifest, rejects.num_rows)
     print(f"ok: {table.num_rows} levels in {len(tiers)} tiers, {campaigns.num_rows} campaign slots, {rejects.num_rows} rejects")
+
+
+def check_sql(pack, manifest, rejects):
+    """Every query of analysis/sql/ runs, and the ones with counts agree with the manifest."""
+    import query
+
+    con = query.connect(pack)
+    for path in sorted(query.SQL.glob("*.sql")):
+        if path.name != "views.sql":
+            con.sql(path.read_text()).fetchall()
+    tiers = con.sql((query.SQL / "tiers.sql").read_text()).fetchall()
+    assert {f"{t:02}": n for t, n, *_ in tiers} == manifest["counts"]["by_tier"], tiers
+    reasons = con.sql((query.SQL / "reasons.sql").read_text()).fetchall()
+    assert sum(r[2] for r in reasons) == rejects, reasons
+    ramp = con.sql((query.SQL / "campaign_ramp.sql").read_text()).fetchall()
+    assert [r[0] for r in ramp] == list(range(1, manifest["job"]["campaigns"]["length"] + 1)), ramp
+    assert all(r[1] == manifest["counts"]["campaigns"] for r in ramp), ramp
+    metrics = con.sql((query.SQL / "metrics.sql").read_text()).fetchall()
+    assert any(m[0] == "states" for m in metrics), metrics
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 //! Reads pregen packs from their Parquet files (never from coordinator state).
 //!
 //! Main items: [`summarize`] builds a [`Summary`] (counts by tier and status,
-//! percentiles of difficulty, moves and times); its `Display` is the report
-//! `pregen analysis summary PACK` prints.
+//! percentiles of difficulty, moves and times); its `Display` is the text
+//! `pregen analysis summary PACK` prints. [`report`] builds the HTML report
+//! (charts drawn by [`svg`]); [`verify`] replays every level; [`print_levels`]
+//! writes them out as one collection file.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -13,6 +15,11 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, UInt32Type};
 use arrow_array::{Array, RecordBatch, StringArray};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+mod report;
+pub mod svg;
+
+pub use report::report;
 
 /// Errors reading a pack.
 #[derive(Debug, thiserror::Error)]

@@ -149,6 +149,16 @@ enum AnalysisCommand {
         #[arg(long)]
         tier: Option<u32>,
     },
+    /// Write a self-contained HTML report of the pack (no scripts, nothing
+    /// fetched): overview, a table per tier with the game's metrics, and charts
+    /// of difficulty, moves, times, rejections and the campaigns' ramp.
+    Report {
+        /// The pack's folder (`<out>/<pack>`).
+        pack: PathBuf,
+        /// Where to write the page; `-` for standard output.
+        #[arg(short, long, default_value = "report.html")]
+        output: PathBuf,
+    },
 }
 
 /// The job: a TOML file, any field of which a flag overrides.
@@ -449,6 +459,18 @@ async fn real_main() -> Result<()> {
         Command::Analysis {
             command: AnalysisCommand::Levels { pack, tier },
         } => print_out(&pregen_analysis::print_levels(&pack, tier)?)?,
+        Command::Analysis {
+            command: AnalysisCommand::Report { pack, output },
+        } => {
+            let html = pregen_analysis::report(&pack)?;
+            if output.as_os_str() == "-" {
+                print_out(&html)?;
+            } else {
+                std::fs::write(&output, &html)
+                    .with_context(|| format!("cannot write {}", output.display()))?;
+                eprintln!("wrote {} ({} KB)", output.display(), html.len() / 1024);
+            }
+        }
         Command::Analysis {
             command: AnalysisCommand::Verify { pack },
         } => {

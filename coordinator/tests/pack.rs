@@ -6,7 +6,7 @@ use std::process::Command;
 
 use pregen_games::GameKind;
 
-use crate::common::{COUNT, PackContent, pregen_stdout, reference, run_pack};
+use crate::common::{COUNT, PackContent, pregen, pregen_stdout, reference, run_pack};
 
 #[test]
 fn every_level_of_a_pack_replays_to_a_win() {
@@ -95,6 +95,56 @@ fn independent_reader_sees_documented_schema() {
     let summary = pregen_analysis::summarize(&pack).expect("summary");
     assert_eq!(summary.tiers.values().sum::<u64>(), 200);
     assert_eq!(summary.statuses.get("accepted"), Some(&200));
+}
+
+/// `pregen analysis report` writes one self-contained page holding the pack's
+/// own figures: the tier table, the seeds, every rejection reason, five charts
+/// whose columns add up to the pack.
+#[test]
+fn the_html_report_shows_the_packs_figures() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pack = run_pack(dir.path(), &crate::common::job_text(200), 1);
+    let page = dir.path().join("report.html");
+    let status = pregen()
+        .args(["analysis", "report"])
+        .arg(&pack)
+        .arg("-o")
+        .arg(&page)
+        .status()
+        .expect("pregen runs");
+    assert!(status.success());
+    let html = std::fs::read_to_string(&page).expect("report written");
+    let summary = pregen_analysis::summarize(&pack).expect("summary");
+    let seeds: u64 = summary.statuses.values().sum();
+    assert!(html.contains(&format!("<td>seeds tried</td><td>{seeds}</td>")));
+    for (tier, n) in &summary.tiers {
+        assert!(
+            html.contains(&format!("<tr><td>{tier:02}</td><td>{n}</td>")),
+            "tier {tier} row"
+        );
+    }
+    for (reason, n) in &summary.reasons {
+        let tooltip = format!(
+            "<title>{}: {n}</title>",
+            pregen_analysis::svg::escape(reason)
+        );
+        assert!(html.contains(&tooltip), "{reason}: {n}");
+    }
+    assert!(html.contains("<th>states</th>"), "the game's metrics");
+    assert_eq!(html.matches("<svg ").count(), 5);
+    assert_eq!(html.matches("</svg>").count(), 5);
+    // The difficulty chart's columns hold every level once.
+    let first_chart = &html[html.find("<svg ").expect("chart")..html.find("</svg>").expect("end")];
+    let counted: f64 = first_chart
+        .split("<title>")
+        .skip(1)
+        .filter_map(|t| t.split(": ").nth(1)?.split(' ').next()?.parse::<f64>().ok())
+        .sum();
+    assert_eq!(counted, 200.0);
+    // Self-contained: nothing to fetch, nothing to run.
+    for outside in ["<script", "src=", "href=", "@import"] {
+        assert!(!html.contains(outside), "{outside}");
+    }
 }
 
 /// A dungeon pack through the same pipeline: every level replays, none has a

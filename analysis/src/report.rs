@@ -1,0 +1,505 @@
+//! The HTML report of a pack (`pregen analysis report PACK`): one self-contained
+//! page (inline CSS and SVG, no scripts, nothing fetched) with the pack's
+//! overview, a table per tier with the game's metrics, and charts of
+//! difficulty, moves, rejections, times and the campaigns' difficulty ramp.
+//! Everything is read from the pack's files, like [`crate::summarize`].
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::Path;
+
+use arrow_array::RecordBatch;
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float64Type, UInt32Type};
+
+use crate::svg::{self, PALETTE, Series, escape};
+use crate::{AnalysisError, Percentiles, f64_column, level_parts, read_batches, text_column};
+
+/// One accepted level, as the report needs it.
+struct Level {
+    tier: u32,
+    difficulty: f64,
+    moves: u32,
+    optimal: bool,
+    ms: f64,
+    metrics: Vec<(String, f64)>,
+}
+
+/// One seed that was not accepted.
+struct Reject {
+    status: String,
+    reason: String,
+    ms: f64,
+}
+
+/// Builds the report of the pack in `dir`.
+pub fn report(dir: &Path) -> Result<String, AnalysisError> {
+    if !dir.join("_SUCCESS").exists() {
+        return Err(AnalysisError::NotAPack(dir.to_path_buf()));
+    }
+    let manifest_path = dir.join("manifest.json");
+    let manifest: serde_json::Value = std::fs::read_to_string(&manifest_path)
+        .map_err(|e| e.to_string())
+        .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
+        .map_err(|message| AnalysisError::Read {
+            path: manifest_path.clone(),
+            message,
+        })?;
+    let levels = read_levels(dir)?;
+    let rejects = read_rejects(dir)?;
+    let campaigns = read_campaigns(dir)?;
+
+    let mut html = String::new();
+    let text =
+        |v: &serde_json::Value| escape(&v.as_str().map_or_else(|| v.to_string(), str::to_string));
+    let title = format!(
+        "pregen pack {} ({})",
+        text(&manifest["pack"]),
+        text(&manifest["job"]["game"])
+    );
+    let _ = write!(
+        html,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{title}</h1>\n"
+    );
+    overview(&mut html, &manifest, &levels, &rejects);
+    tiers_table(&mut html, &levels);
+    charts(&mut html, &levels, &rejects, &campaigns);
+    html.push_str("</body>\n</html>\n");
+    Ok(html)
+}
+
+const STYLE: &str = "
+body { font: 15px/1.45 system-ui, sans-serif; max-width: 980px; margin: 2em auto; padding: 0 1em; color: #1d1d1f; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.15em; margin-top: 2em; }
+table { border-collapse: collapse; margin: 0.5em 0; font-variant-numeric: tabular-nums; }
+th, td { padding: 0.2em 0.7em; border-bottom: 1px solid #ddd; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+.chart { width: 100%; height: auto; margin: 0.5em 0 1.5em; }
+.chart .title { font-weight: 600; font-size: 14px; }
+.chart .tick { font-size: 11px; fill: #444; }
+.chart .axis { font-size: 12px; fill: #222; }
+.chart .grid { stroke: #e4e4e4; }
+";
+
+fn read_levels(dir: &Path) -> Result<Vec<Level>, AnalysisError> {
+    let mut levels = Vec::new();
+    for (tier, part) in level_parts(dir)? {
+        for batch in read_batches(&part)? {
+            let difficulty = f64_column(&batch, "difficulty", &part)?;
+            let moves = f64_column(&batch, "moves", &part)?;
+            let generate = f64_column(&batch, "generate_ms", &part)?;
+            let solve = f64_column(&batch, "solve_ms", &part)?;
+            let optimal = batch
+                .column_by_name("moves_optimal")
+                .and_then(|c| c.as_boolean_opt().cloned());
+            let metrics = metrics_column(&batch);
+            for i in 0..batch.num_rows() {
+                levels.push(Level {
+                    tier,
+                    difficulty: difficulty[i],
+                    moves: moves[i] as u32,
+                    optimal: optimal.as_ref().is_some_and(|o| o.value(i)),
+                    ms: generate[i] + solve[i],
+                    metrics: metrics.as_ref().map(|m| m(i)).unwrap_or_default(),
+                });
+            }
+        }
+    }
+    Ok(levels)
+}
+
+/// The `metrics` map column, as a function from row to (name, value) pairs.
+fn metrics_column(batch: &RecordBatch) -> Option<impl Fn(usize) -> Vec<(String, f64)>> {
+    let map = batch.column_by_name("metrics")?.as_map_opt()?.clone();
+    let keys = map.keys().as_string_opt::<i32>()?.clone();
+    let values = map.values().as_primitive_opt::<Float64Type>()?.clone();
+    Some(move |row: usize| {
+        let offsets = map.value_offsets();
+        (offsets[row] as usize..offsets[row + 1] as usize)
+            .map(|j| (keys.value(j).to_string(), values.value(j)))
+            .collect()
+    })
+}
+
+fn read_rejects(dir: &Path) -> Result<Vec<Reject>, AnalysisError> {
+    let path = dir.join("rejects/rejects.parquet");
+    let mut rejects = Vec::new();
+    for batch in read_batches(&path)? {
+        let status = text_column(&batch, "status", &path)?;
+        let reason = text_column(&batch, "reason", &path)?;
+        let generate = f64_column(&batch, "generate_ms", &path)?;
+        let solve = f64_column(&batch, "solve_ms", &path)?;
+        for i in 0..batch.num_rows() {
+            rejects.push(Reject {
+                status: status.value(i).to_string(),
+                reason: reason.value(i).to_string(),
+                ms: generate[i] + solve[i],
+            });
+        }
+    }
+    Ok(rejects)
+}
+
+/// (position, difficulty) of every campaign slot.
+fn read_campaigns(dir: &Path) -> Result<Vec<(u32, f64)>, AnalysisError> {
+    let path = dir.join("campaigns/campaigns.parquet");
+    let mut slots = Vec::new();
+    for batch in read_batches(&path)? {
+        let difficulty = f64_column(&batch, "difficulty", &path)?;
+        let position = batch
+            .column_by_name("position")
+            .and_then(|c| c.as_primitive_opt::<UInt32Type>().cloned())
+            .ok_or_else(|| AnalysisError::Read {
+                path: path.clone(),
+                message: "no u32 column `position`".into(),
+            })?;
+        slots.extend(position.values().iter().copied().zip(difficulty));
+    }
+    Ok(slots)
+}
+
+fn overview(html: &mut String, manifest: &serde_json::Value, levels: &[Level], rejects: &[Reject]) {
+    let seeds = levels.len() + rejects.len();
+    let ms: f64 =
+        levels.iter().map(|l| l.ms).sum::<f64>() + rejects.iter().map(|r| r.ms).sum::<f64>();
+    let rows: Vec<(&str, String)> = vec![
+        ("job id", escape(manifest["job_id"].as_str().unwrap_or("?"))),
+        (
+            "generator",
+            escape(manifest["versions"]["generator"].as_str().unwrap_or("?")),
+        ),
+        ("seeds tried", seeds.to_string()),
+        ("levels accepted", levels.len().to_string()),
+        (
+            "acceptance rate",
+            format!("{:.1}%", 100.0 * levels.len() as f64 / seeds.max(1) as f64),
+        ),
+        (
+            "CPU time in the games",
+            format!(
+                "{:.1} s ({:.2} ms per seed, {:.2} ms per accepted level)",
+                ms / 1000.0,
+                ms / seeds.max(1) as f64,
+                ms / levels.len().max(1) as f64
+            ),
+        ),
+        (
+            "watchdog timeouts",
+            manifest["timeouts"]
+                .as_array()
+                .map_or(0, Vec::len)
+                .to_string(),
+        ),
+        (
+            "disagreeing results",
+            manifest["mismatches"].as_u64().unwrap_or(0).to_string(),
+        ),
+    ];
+    html.push_str("<h2>Overview</h2>\n<table>\n");
+    for (name, value) in rows {
+        let _ = writeln!(html, "<tr><td>{name}</td><td>{value}</td></tr>");
+    }
+    html.push_str("</table>\n");
+    let mut statuses: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in rejects {
+        *statuses.entry(&r.status).or_default() += 1;
+    }
+    html.push_str("<table>\n<tr><th>status</th><th>seeds</th><th>share</th></tr>\n");
+    let share = |n: usize| format!("{:.2}%", 100.0 * n as f64 / seeds.max(1) as f64);
+    let _ = writeln!(
+        html,
+        "<tr><td>accepted</td><td>{}</td><td>{}</td></tr>",
+        levels.len(),
+        share(levels.len())
+    );
+    for (status, n) in statuses {
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td>{n}</td><td>{}</td></tr>",
+            escape(status),
+            share(n)
+        );
+    }
+    html.push_str("</table>\n");
+}
+
+fn tiers_table(html: &mut String, levels: &[Level]) {
+    let mut by_tier: BTreeMap<u32, Vec<&Level>> = BTreeMap::new();
+    for l in levels {
+        by_tier.entry(l.tier).or_default().push(l);
+    }
+    let metric_names: std::collections::BTreeSet<&str> = levels
+        .iter()
+        .flat_map(|l| l.metrics.iter().map(|(k, _)| k.as_str()))
+        .collect();
+    html.push_str(
+        "<h2>Tiers</h2>\n<p>Difficulty (min, median, max), optimal moves (median), the share \
+         of levels whose move count is proven optimal, and the mean of each of the game's \
+         metrics.</p>\n<div style=\"overflow-x: auto\"><table>\n<tr><th>tier</th><th>levels</th>\
+         <th>min</th><th>median</th><th>max</th><th>moves</th><th>optimal</th>",
+    );
+    for name in &metric_names {
+        let _ = write!(html, "<th>{}</th>", escape(name));
+    }
+    html.push_str("</tr>\n");
+    for (tier, tier_levels) in &by_tier {
+        let d = Percentiles::of(tier_levels.iter().map(|l| l.difficulty).collect());
+        let m = Percentiles::of(tier_levels.iter().map(|l| f64::from(l.moves)).collect());
+        let optimal = tier_levels.iter().filter(|l| l.optimal).count();
+        let _ = write!(
+            html,
+            "<tr><td>{tier:02}</td><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td>\
+             <td>{}</td><td>{:.0}%</td>",
+            tier_levels.len(),
+            d.min,
+            d.p50,
+            d.max,
+            m.p50,
+            100.0 * optimal as f64 / tier_levels.len().max(1) as f64
+        );
+        for name in &metric_names {
+            let values: Vec<f64> = tier_levels
+                .iter()
+                .filter_map(|l| l.metrics.iter().find(|(k, _)| k == name).map(|p| p.1))
+                .collect();
+            let mean = values.iter().sum::<f64>() / values.len().max(1) as f64;
+            let _ = write!(html, "<td>{}</td>", short(mean));
+        }
+        html.push_str("</tr>\n");
+    }
+    html.push_str("</table></div>\n");
+}
+
+/// A number in at most four significant digits, without needless zeros.
+fn short(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let digits = (3 - v.abs().log10().floor() as i32).clamp(0, 6) as usize;
+    let s = format!("{v:.digits$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// Colour of `tier` among `tiers` tiers, easy to hard.
+fn tier_colour(index: usize, tiers: usize) -> String {
+    let i = if tiers <= 1 {
+        0
+    } else {
+        index * (PALETTE.len() - 1) / (tiers - 1)
+    };
+    PALETTE[i].to_string()
+}
+
+fn charts(html: &mut String, levels: &[Level], rejects: &[Reject], campaigns: &[(u32, f64)]) {
+    let tiers: Vec<u32> = levels
+        .iter()
+        .map(|l| l.tier)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let per_tier = |bin_of: &dyn Fn(&Level) -> Option<usize>, bins: usize| -> Vec<Series> {
+        tiers
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| {
+                let mut values = vec![0.0; bins];
+                for l in levels.iter().filter(|l| l.tier == t) {
+                    if let Some(b) = bin_of(l) {
+                        values[b] += 1.0;
+                    }
+                }
+                Series {
+                    name: format!("tier {t:02}"),
+                    values,
+                    colour: tier_colour(i, tiers.len()),
+                }
+            })
+            .collect()
+    };
+    html.push_str("<h2>Levels</h2>\n");
+    if !levels.is_empty() {
+        // Difficulty in 30 equal bins, coloured by tier.
+        let lo = levels.iter().map(|l| l.difficulty).fold(f64::MAX, f64::min);
+        let hi = levels.iter().map(|l| l.difficulty).fold(f64::MIN, f64::max);
+        let bins = 30;
+        let width = if hi > lo {
+            (hi - lo) / bins as f64
+        } else {
+            1.0
+        };
+        let bin = |l: &Level| Some((((l.difficulty - lo) / width) as usize).min(bins - 1));
+        let categories: Vec<String> = (0..bins)
+            .map(|b| format!("{:.2}", lo + width * b as f64))
+            .collect();
+        html.push_str(&svg::columns(
+            "Difficulty of the accepted levels, by tier",
+            "difficulty (bin start)",
+            "levels",
+            &categories,
+            &per_tier(&bin, bins),
+        ));
+        // Optimal moves, one column per count.
+        let (lo, hi) = (
+            levels.iter().map(|l| l.moves).min().unwrap_or(0),
+            levels.iter().map(|l| l.moves).max().unwrap_or(0),
+        );
+        let categories: Vec<String> = (lo..=hi).map(|m| m.to_string()).collect();
+        let bin = |l: &Level| Some((l.moves - lo) as usize);
+        html.push_str(&svg::columns(
+            "Moves of the accepted levels, by tier",
+            "moves",
+            "levels",
+            &categories,
+            &per_tier(&bin, categories.len()),
+        ));
+    }
+    // Time per seed in logarithmic bins: 1, 2, 5 times powers of ten (ms).
+    let all_ms = levels
+        .iter()
+        .map(|l| l.ms)
+        .chain(rejects.iter().map(|r| r.ms));
+    let max_ms = all_ms.clone().fold(0.0, f64::max);
+    let min_ms = all_ms.filter(|&m| m > 0.0).fold(f64::MAX, f64::min);
+    if max_ms > 0.0 {
+        let mut edges = Vec::new();
+        let mut power = 10f64.powf(min_ms.log10().floor());
+        'outer: loop {
+            for m in [1.0, 2.0, 5.0] {
+                edges.push(m * power);
+                if m * power > max_ms {
+                    break 'outer;
+                }
+            }
+            power *= 10.0;
+        }
+        let bins = edges.len() - 1;
+        let bin = |ms: f64| {
+            edges
+                .iter()
+                .rposition(|&e| e <= ms)
+                .unwrap_or(0)
+                .min(bins - 1)
+        };
+        let mut accepted = vec![0.0; bins];
+        let mut other = vec![0.0; bins];
+        for l in levels {
+            accepted[bin(l.ms)] += 1.0;
+        }
+        for r in rejects {
+            other[bin(r.ms)] += 1.0;
+        }
+        let categories: Vec<String> = edges[..bins].iter().map(|&e| short(e)).collect();
+        html.push_str(&svg::columns(
+            "Time per seed (generate + verify)",
+            "milliseconds (bin start; bins grow 1, 2, 5, 10, ...)",
+            "seeds",
+            &categories,
+            &[
+                Series {
+                    name: "accepted".into(),
+                    values: accepted,
+                    colour: PALETTE[6].into(),
+                },
+                Series {
+                    name: "not accepted".into(),
+                    values: other,
+                    colour: PALETTE[2].into(),
+                },
+            ],
+        ));
+    }
+    if !rejects.is_empty() {
+        let mut reasons: BTreeMap<String, f64> = BTreeMap::new();
+        for r in rejects {
+            let head = r.reason.split(':').next().unwrap_or("").trim();
+            let key = if head.is_empty() {
+                r.status.clone()
+            } else {
+                format!("{}: {head}", r.status)
+            };
+            *reasons.entry(key).or_default() += 1.0;
+        }
+        let mut rows: Vec<(String, f64)> = reasons.into_iter().collect();
+        rows.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        html.push_str("<h2>Seeds not accepted</h2>\n");
+        html.push_str(&svg::bars(
+            "Seeds not accepted, by reason",
+            "seeds",
+            &rows,
+            PALETTE[2],
+        ));
+    }
+    if !campaigns.is_empty() {
+        let mut by_position: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+        for &(p, d) in campaigns {
+            by_position.entry(p).or_default().push(d);
+        }
+        let xs: Vec<f64> = by_position.keys().map(|&p| f64::from(p)).collect();
+        let stat = |f: &dyn Fn(&Percentiles) -> f64| -> Vec<f64> {
+            by_position
+                .values()
+                .map(|d| f(&Percentiles::of(d.clone())))
+                .collect()
+        };
+        html.push_str("<h2>Campaigns</h2>\n");
+        let _ = writeln!(
+            html,
+            "<p>{} campaigns of {} levels; level i of every campaign is drawn from difficulty \
+             group i.</p>",
+            by_position.values().next().map_or(0, Vec::len),
+            by_position.len()
+        );
+        html.push_str(&svg::lines(
+            "Difficulty by position in the campaign",
+            "position",
+            "difficulty",
+            &xs,
+            &[
+                Series {
+                    name: "max".into(),
+                    values: stat(&|p| p.max),
+                    colour: PALETTE[8].into(),
+                },
+                Series {
+                    name: "mean".into(),
+                    values: stat(&|p| p.mean),
+                    colour: PALETTE[4].into(),
+                },
+                Series {
+                    name: "min".into(),
+                    values: stat(&|p| p.min),
+                    colour: PALETTE[0].into(),
+                },
+            ],
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_numbers() {
+        assert_eq!(short(1234.7), "1235");
+        assert_eq!(short(12.345), "12.35");
+        assert_eq!(short(0.5), "0.5");
+        assert_eq!(short(0.001234), "0.001234");
+        assert_eq!(short(2.0), "2");
+        assert_eq!(short(0.0), "0");
+    }
+
+    #[test]
+    fn tier_colours_span_the_palette() {
+        assert_eq!(tier_colour(0, 10), PALETTE[0]);
+        assert_eq!(tier_colour(9, 10), PALETTE[9]);
+        assert_eq!(tier_colour(0, 1), PALETTE[0]);
+        assert_eq!(tier_colour(2, 3), PALETTE[9]);
+    }
+}
