@@ -290,8 +290,16 @@ fn progress_bar(job: &Job, visible: bool) -> ProgressBar {
     };
     let bar = ProgressBar::with_draw_target(Some(job.count), target);
     let style = ProgressStyle::with_template(
-        "{spinner} {prefix} [{bar:30}] {pos}/{len} accepted ({per_sec}, eta {eta})\n  {wide_msg}",
+        "{spinner} {prefix} [{bar:30}] {pos}/{len} accepted ({levels_per_sec}, eta {eta})\n  {wide_msg}",
     )
+    .map(|style| {
+        style.with_key(
+            "levels_per_sec",
+            |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{:.0} levels/s", state.per_sec());
+            },
+        )
+    })
     .unwrap_or_else(|_| ProgressStyle::default_bar())
     .progress_chars("=> ");
     bar.set_style(style);
@@ -308,16 +316,32 @@ async fn show_progress(shared: Arc<Shared>, bar: ProgressBar) {
         bar.set_position(p.accepted.min(bar.length().unwrap_or(u64::MAX)));
         let rate = p.seeds as f64 / started.elapsed().as_secs_f64().max(1e-3);
         let rejected: Vec<String> = p.rejected.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        // Seeds per worker, busiest first; a long list is cut to the first eight.
+        let mut workers: Vec<(&String, &u64)> = p.per_worker.iter().collect();
+        workers.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+        let mut per_worker: Vec<String> = workers
+            .iter()
+            .take(8)
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect();
+        if workers.len() > 8 {
+            per_worker.push(format!("and {} more", workers.len() - 8));
+        }
         bar.set_message(format!(
-            "{:.0} seeds/s | {} workers, {} leases out | rejected: {}",
+            "{:.0} seeds/s | {} workers ({}), {} leases out | rejected: {}",
             rate,
             p.per_worker.len(),
+            if per_worker.is_empty() {
+                "no seeds yet".into()
+            } else {
+                per_worker.join(", ")
+            },
             p.leases_out,
             if rejected.is_empty() {
                 "none".into()
             } else {
                 rejected.join(", ")
-            }
+            },
         ));
     }
 }
