@@ -50,6 +50,7 @@ async fn pipeline(count: u64, cores: usize, out: PathBuf) -> Timed {
             lease_ttl: Duration::from_secs(30),
             progress: false,
             metrics: None,
+            tls: None,
             on_listening: None,
             shutdown: CancellationToken::new(),
         },

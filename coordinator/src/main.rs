@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use pregen_coordinator::Job;
 use pregen_coordinator::job::TierScheme;
-use pregen_coordinator::server::{RunOptions, RunSummary, run_job};
+use pregen_coordinator::server::{RunOptions, RunSummary, ServerTls, run_job};
 use pregen_worker::{WorkerConfig, run_worker};
 use tokio_util::sync::CancellationToken;
 
@@ -60,6 +60,13 @@ enum Command {
         /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 0.0.0.0:9100).
         #[arg(long, value_name = "ADDR")]
         metrics: Option<SocketAddr>,
+        /// Serve gRPC over TLS with this certificate chain (PEM, leaf first);
+        /// workers then connect to `https://HOST:PORT`.
+        #[arg(long, value_name = "PEM", requires = "tls_key")]
+        tls_cert: Option<PathBuf>,
+        /// The TLS certificate's private key (PEM).
+        #[arg(long, value_name = "PEM", requires = "tls_cert")]
+        tls_key: Option<PathBuf>,
     },
     /// Run a worker against a coordinator until its job is done (SIGTERM drains).
     Worker {
@@ -78,6 +85,10 @@ enum Command {
         /// Give up when the coordinator is unreachable this long (seconds).
         #[arg(long, default_value_t = 60)]
         connect_timeout_s: u64,
+        /// For an `https://` coordinator: a CA certificate (PEM) to trust
+        /// besides the system's roots.
+        #[arg(long, value_name = "PEM")]
+        tls_ca: Option<PathBuf>,
     },
     /// Solve level files in a game's text form (made by pregen or by hand) and
     /// print a table: file, level, moves, pushes (sokoban), proven optimal,
@@ -360,6 +371,7 @@ async fn real_main() -> Result<()> {
                     lease_ttl: Duration::from_secs(15),
                     progress: !no_progress,
                     metrics,
+                    tls: None,
                     on_listening: Some(Box::new(|l| {
                         if let Some(m) = l.metrics {
                             eprintln!("metrics on http://{m}/metrics");
@@ -377,12 +389,24 @@ async fn real_main() -> Result<()> {
             token,
             lease_ttl_ms,
             metrics,
+            tls_cert,
+            tls_key,
         } => {
             init_logs("info");
             let spec = job.load()?;
             if token.is_empty() {
                 bail!("--token (or PREGEN_TOKEN) must not be empty");
             }
+            let read = |path: &PathBuf| {
+                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+            };
+            let tls = match (tls_cert, tls_key) {
+                (Some(cert), Some(key)) => Some(ServerTls {
+                    cert: read(&cert)?,
+                    key: read(&key)?,
+                }),
+                _ => None,
+            };
             let summary = run_job(
                 spec,
                 RunOptions {
@@ -394,6 +418,7 @@ async fn real_main() -> Result<()> {
                     lease_ttl: Duration::from_millis(lease_ttl_ms),
                     progress: false,
                     metrics,
+                    tls,
                     on_listening: Some(Box::new(|l| {
                         println!("listening on {}", l.grpc);
                         if let Some(m) = l.metrics {
@@ -412,9 +437,16 @@ async fn real_main() -> Result<()> {
             threads,
             name,
             connect_timeout_s,
+            tls_ca,
         } => {
             init_logs("info");
             let mut config = WorkerConfig::new(coordinator, token);
+            if let Some(path) = tls_ca {
+                config.tls_ca = Some(
+                    std::fs::read(&path)
+                        .with_context(|| format!("cannot read {}", path.display()))?,
+                );
+            }
             if let Some(t) = threads {
                 config.threads = t;
             }

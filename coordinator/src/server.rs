@@ -15,7 +15,7 @@ use tokio::net::TcpListener;
 use tokio_stream::wrappers::TcpListenerStream;
 use tokio_util::sync::CancellationToken;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::Server;
+use tonic::transport::{Identity, Server, ServerTlsConfig};
 
 use crate::commit_log::CommitLog;
 use crate::pack::{RunFacts, write_pack};
@@ -44,10 +44,30 @@ pub struct RunOptions {
     pub progress: bool,
     /// Serve Prometheus metrics at `/metrics` on this address.
     pub metrics: Option<SocketAddr>,
+    /// Serve gRPC over TLS with this identity (remote workers only).
+    pub tls: Option<ServerTls>,
     /// Called with the bound addresses once the servers listen.
     pub on_listening: Option<Box<dyn FnOnce(Listening) + Send>>,
     /// Cancelled to stop early (the log stays resumable).
     pub shutdown: CancellationToken,
+}
+
+/// The coordinator's TLS identity: certificate chain and private key, PEM.
+#[derive(Clone)]
+pub struct ServerTls {
+    /// The certificate chain, leaf first.
+    pub cert: Vec<u8>,
+    /// The private key.
+    pub key: Vec<u8>,
+}
+
+impl std::fmt::Debug for ServerTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerTls")
+            .field("cert", &format_args!("{} bytes", self.cert.len()))
+            .field("key", &"(hidden)")
+            .finish()
+    }
 }
 
 /// Where a running job listens.
@@ -84,6 +104,11 @@ pub struct RunSummary {
 pub async fn run_job(job: Job, options: RunOptions) -> Result<RunSummary, CoordinatorError> {
     let started = Instant::now();
     job.validate()?;
+    if options.tls.is_some() && options.local_workers > 0 {
+        return Err(CoordinatorError::Server(
+            "TLS is for remote workers (serve); local workers connect over loopback".into(),
+        ));
+    }
     let dir = options.out.join(&job.pack);
     if is_complete_pack(&dir, &job) {
         return Ok(RunSummary {
@@ -121,9 +146,15 @@ pub async fn run_job(job: Job, options: RunOptions) -> Result<RunSummary, Coordi
         .await;
     let service = CoordinatorServer::new(CoordinatorService::new(shared.clone()))
         .max_decoding_message_size(MAX_MESSAGE_BYTES);
+    let mut builder = Server::builder();
+    if let Some(tls) = &options.tls {
+        builder = builder
+            .tls_config(ServerTlsConfig::new().identity(Identity::from_pem(&tls.cert, &tls.key)))
+            .map_err(|e| CoordinatorError::Server(format!("TLS: {e}")))?;
+    }
     let server = tokio::spawn({
         let stop = stop_server.clone();
-        Server::builder()
+        builder
             .http2_keepalive_interval(Some(Duration::from_secs(10)))
             .http2_keepalive_timeout(Some(Duration::from_secs(20)))
             .add_service(health_service)

@@ -91,6 +91,7 @@ async fn result_outside_the_lease_is_refused_and_nothing_is_recorded() {
             lease_ttl: Duration::from_secs(15),
             progress: false,
             metrics: None,
+            tls: None,
             on_listening: Some(Box::new(move |l| {
                 let _ = addr_tx.send(l.grpc);
             })),

@@ -7,3 +7,4 @@ mod faults;
 mod metrics;
 mod pack;
 mod refusals;
+mod tls;

@@ -27,7 +27,7 @@ use tokio::sync::{Notify, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
 use tonic::metadata::MetadataValue;
-use tonic::transport::Endpoint;
+use tonic::transport::{Certificate, ClientTlsConfig, Endpoint};
 use tonic::{Code, Request, Status};
 
 /// How a worker runs.
@@ -46,6 +46,9 @@ pub struct WorkerConfig {
     pub leases_ahead: usize,
     /// Give up when the coordinator cannot be reached for this long.
     pub connect_timeout: Duration,
+    /// For an `https://` coordinator: a CA certificate (PEM) to trust besides
+    /// the system's roots, e.g. a cluster's own CA.
+    pub tls_ca: Option<Vec<u8>>,
 }
 
 impl WorkerConfig {
@@ -58,6 +61,7 @@ impl WorkerConfig {
             name: default_name(),
             leases_ahead: 1,
             connect_timeout: Duration::from_secs(60),
+            tls_ca: None,
         }
     }
 }
@@ -100,6 +104,8 @@ pub struct WorkerReport {
     pub leases: u64,
     /// Sessions opened (1 unless the connection was lost).
     pub sessions: u64,
+    /// Sessions the coordinator answered with Welcome.
+    pub welcomed: u64,
     /// Whether the worker stopped because of shutdown rather than job end.
     pub drained: bool,
 }
@@ -110,10 +116,7 @@ pub async fn run_worker(
     config: WorkerConfig,
     shutdown: CancellationToken,
 ) -> Result<WorkerReport, WorkerError> {
-    let endpoint = Endpoint::from_shared(config.coordinator.clone())
-        .map_err(|e| WorkerError::Address(config.coordinator.clone(), e.to_string()))?
-        .connect_timeout(Duration::from_secs(5))
-        .tcp_nodelay(true);
+    let endpoint = endpoint(&config)?;
     let pool = Arc::new(
         rayon::ThreadPoolBuilder::new()
             .num_threads(config.threads.max(1))
@@ -134,19 +137,24 @@ pub async fn run_worker(
         let error = match endpoint.connect().await {
             Ok(channel) => {
                 report.sessions += 1;
+                let welcomed = report.welcomed;
                 match run_session(&config, channel, &pool, &shutdown, &mut report).await {
                     Ok(()) => return Ok(report),
                     Err(SessionEnd::Refused(msg)) => return Err(WorkerError::Refused(msg)),
                     Err(SessionEnd::Job(msg)) => return Err(WorkerError::Job(msg)),
                     Err(SessionEnd::Lost(msg)) => {
-                        // A session that got going resets the backoff.
-                        backoff = Duration::from_millis(50);
-                        unreachable_since = None;
+                        // A session that got going resets the backoff; one
+                        // that never got a Welcome (say, plain gRPC to a TLS
+                        // port) counts as the coordinator being unreachable.
+                        if report.welcomed > welcomed {
+                            backoff = Duration::from_millis(50);
+                            unreachable_since = None;
+                        }
                         msg
                     }
                 }
             }
-            Err(e) => format!("{e}"),
+            Err(e) => with_causes(&e),
         };
         let since = *unreachable_since.get_or_insert_with(Instant::now);
         if since.elapsed() >= config.connect_timeout {
@@ -163,6 +171,44 @@ pub async fn run_worker(
         }
         backoff = (backoff * 2).min(Duration::from_secs(2));
     }
+}
+
+/// An error and the errors beneath it, e.g. `transport error: invalid peer
+/// certificate: UnknownIssuer`.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(e) = source {
+        let cause = e.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+        source = e.source();
+    }
+    text
+}
+
+/// The coordinator's endpoint: plain for `http://`, TLS for `https://` (the
+/// system's roots plus `tls_ca`).
+fn endpoint(config: &WorkerConfig) -> Result<Endpoint, WorkerError> {
+    let address =
+        |e: &dyn std::fmt::Display| WorkerError::Address(config.coordinator.clone(), e.to_string());
+    let endpoint = Endpoint::from_shared(config.coordinator.clone())
+        .map_err(|e| address(&e))?
+        .connect_timeout(Duration::from_secs(5))
+        .tcp_nodelay(true);
+    if !config.coordinator.starts_with("https://") {
+        if config.tls_ca.is_some() {
+            return Err(address(&"a TLS CA was given but the URL is not https://"));
+        }
+        return Ok(endpoint);
+    }
+    let mut tls = ClientTlsConfig::new().with_native_roots();
+    if let Some(pem) = &config.tls_ca {
+        tls = tls.ca_certificate(Certificate::from_pem(pem));
+    }
+    endpoint.tls_config(tls).map_err(|e| address(&e))
 }
 
 enum SessionEnd {
@@ -285,7 +331,10 @@ async fn run_session(
         .await?
         .into_inner();
     let welcome = match inbound.message().await?.and_then(|m| m.kind) {
-        Some(In::Welcome(w)) => w,
+        Some(In::Welcome(w)) => {
+            report.welcomed += 1;
+            w
+        }
         _ => {
             return Err(SessionEnd::Lost(
                 "the coordinator did not answer Hello with Welcome".into(),

@@ -90,6 +90,11 @@ pub struct Served {
 }
 
 pub fn serve(root: &Path, job: &str, lease_ttl_ms: u64) -> Served {
+    serve_with(root, job, lease_ttl_ms, &[])
+}
+
+/// [`serve`] with more arguments.
+pub fn serve_with(root: &Path, job: &str, lease_ttl_ms: u64, extra: &[&std::ffi::OsStr]) -> Served {
     let job_path = write_job(root, job);
     let mut child = pregen()
         .args([
@@ -103,6 +108,7 @@ pub fn serve(root: &Path, job: &str, lease_ttl_ms: u64) -> Served {
             "--out",
         ])
         .arg(root.join("out"))
+        .args(extra)
         .arg(&job_path)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
