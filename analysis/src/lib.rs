@@ -264,6 +264,17 @@ pub fn print_levels(dir: &Path, tier: Option<u32>) -> Result<String, AnalysisErr
     Ok(out)
 }
 
+/// How a seed that was not accepted is counted: its status and the head of
+/// its reason (the text before any `:`), e.g. `rejected: too easy`.
+fn reason_key(status: &str, reason: &str) -> String {
+    let head = reason.split(':').next().unwrap_or("").trim();
+    if head.is_empty() {
+        status.to_string()
+    } else {
+        format!("{status}: {head}")
+    }
+}
+
 /// Reads the pack in `dir` (the folder holding `_SUCCESS`).
 pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
     if !dir.join("_SUCCESS").exists() {
@@ -298,13 +309,10 @@ pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
                 .statuses
                 .entry(status.value(i).to_string())
                 .or_default() += 1;
-            let head = reason.value(i).split(':').next().unwrap_or("").trim();
-            let key = if head.is_empty() {
-                status.value(i).to_string()
-            } else {
-                format!("{}: {head}", status.value(i))
-            };
-            *summary.reasons.entry(key).or_default() += 1;
+            *summary
+                .reasons
+                .entry(reason_key(status.value(i), reason.value(i)))
+                .or_default() += 1;
         }
     }
     summary.difficulty = Percentiles::of(difficulty);

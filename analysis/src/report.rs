@@ -13,7 +13,9 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, UInt32Type};
 
 use crate::svg::{self, PALETTE, Series, escape};
-use crate::{AnalysisError, Percentiles, f64_column, level_parts, read_batches, text_column};
+use crate::{
+    AnalysisError, Percentiles, f64_column, level_parts, read_batches, reason_key, text_column,
+};
 
 /// One accepted level, as the report needs it.
 struct Level {
@@ -417,13 +419,7 @@ fn charts(html: &mut String, levels: &[Level], rejects: &[Reject], campaigns: &[
     if !rejects.is_empty() {
         let mut reasons: BTreeMap<String, f64> = BTreeMap::new();
         for r in rejects {
-            let head = r.reason.split(':').next().unwrap_or("").trim();
-            let key = if head.is_empty() {
-                r.status.clone()
-            } else {
-                format!("{}: {head}", r.status)
-            };
-            *reasons.entry(key).or_default() += 1.0;
+            *reasons.entry(reason_key(&r.status, &r.reason)).or_default() += 1.0;
         }
         let mut rows: Vec<(String, f64)> = reasons.into_iter().collect();
         rows.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));

@@ -397,13 +397,10 @@ async fn real_main() -> Result<()> {
             if token.is_empty() {
                 bail!("--token (or PREGEN_TOKEN) must not be empty");
             }
-            let read = |path: &PathBuf| {
-                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
-            };
             let tls = match (tls_cert, tls_key) {
                 (Some(cert), Some(key)) => Some(ServerTls {
-                    cert: read(&cert)?,
-                    key: read(&key)?,
+                    cert: read_file(&cert)?,
+                    key: read_file(&key)?,
                 }),
                 _ => None,
             };
@@ -442,10 +439,7 @@ async fn real_main() -> Result<()> {
             init_logs("info");
             let mut config = WorkerConfig::new(coordinator, token);
             if let Some(path) = tls_ca {
-                config.tls_ca = Some(
-                    std::fs::read(&path)
-                        .with_context(|| format!("cannot read {}", path.display()))?,
-                );
+                config.tls_ca = Some(read_file(&path)?);
             }
             if let Some(t) = threads {
                 config.threads = t;
@@ -616,4 +610,9 @@ fn print_out(text: &str) -> anyhow::Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other?),
     }
+}
+
+/// A file's bytes, or an error naming it.
+fn read_file(path: &std::path::Path) -> Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
 }
