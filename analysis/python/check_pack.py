@@ -12,31 +12,29 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-LEVELS = {
-    "game": pa.string(),
-    "seed": pa.uint64(),
-    "level_id": pa.string(),
-    "difficulty": pa.float64(),
-    "moves": pa.uint32(),
-    "moves_optimal": pa.bool_(),
-    "layout": pa.string(),
-    "level_json": pa.string(),
-    "solution": pa.string(),
-    "level_hash": pa.string(),
-    "generate_ms": pa.float64(),
-    "solve_ms": pa.float64(),
-    "nodes": pa.uint64(),
-    "worker": pa.string(),
-    "attempt": pa.uint32(),
-    "metrics": pa.map_(pa.string(), pa.float64()),
-    "stratum": pa.uint32(),
-    "tier": pa.int32(),
+# Column names and types come from the schema file the pack crate writes
+# (docs/schema.json); the reading below is pyarrow's own.
+SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs" / "schema.json").read_text())
+TYPES = {
+    "string": pa.string(),
+    "uint64": pa.uint64(),
+    "uint32": pa.uint32(),
+    "int32": pa.int32(),
+    "float64": pa.float64(),
+    "bool": pa.bool_(),
+    "map<string,float64>": pa.map_(pa.string(), pa.float64()),
 }
-CAMPAIGNS = {"campaign": pa.uint64(), "position": pa.uint32(), "seed": pa.uint64(), "tier": pa.uint32(), "difficulty": pa.float64()}
-REJECTS = {
-    "seed": pa.uint64(), "status": pa.string(), "reason": pa.string(), "generate_ms": pa.float64(),
-    "solve_ms": pa.float64(), "nodes": pa.uint64(), "worker": pa.string(), "attempt": pa.uint32(),
-}
+
+
+def expected(table):
+    spec = SCHEMA[table]
+    columns = spec["columns"] + spec.get("partitions", [])
+    return {c["name"]: TYPES[c["type"]] for c in columns}
+
+
+LEVELS = expected("levels")
+CAMPAIGNS = expected("campaigns")
+REJECTS = expected("rejects")
 
 
 def check_schema(name, schema, expected):
@@ -71,7 +69,8 @@ def main(pack):
     assert any(k == "states" for k, _ in metrics), metrics
     meta = pq.ParquetFile(next((pack / "levels").glob("tier=*/part-*.parquet"))).metadata
     assert meta.row_group(0).column(0).compression == "ZSTD", meta.row_group(0).column(0).compression
-    assert meta.row_group(0).column(3).statistics is not None, "difficulty has statistics"
+    difficulty = SCHEMA["levels"]["columns"].index(next(c for c in SCHEMA["levels"]["columns"] if c["name"] == "difficulty"))
+    assert meta.row_group(0).column(difficulty).statistics is not None, "difficulty has statistics"
 
     campaigns = pq.read_table(pack / "campaigns" / "campaigns.parquet")
     check_schema("campaigns", campaigns.schema, CAMPAIGNS)

@@ -8,35 +8,19 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::{Float64Type, UInt32Type};
-use arrow_array::{Array, RecordBatch, StringArray};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use arrow_array::Array;
+use pregen_pack::read::{f64_column, read_batches, text_column};
+use pregen_pack::{PackDir, Reason};
 
 mod report;
 pub mod svg;
 
 pub use report::report;
 
-/// Errors reading a pack.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum AnalysisError {
-    /// The folder is not a complete pack.
-    #[error("{0} is not a complete pack (no _SUCCESS; is the job still running?)")]
-    NotAPack(PathBuf),
-    /// A file could not be read.
-    #[error("cannot read {path}: {message}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// What failed.
-        message: String,
-    },
-}
+/// Errors reading a pack: the pack crate's own.
+pub use pregen_pack::PackError as AnalysisError;
 
 /// Percentiles of one column.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -99,84 +83,6 @@ pub struct Summary {
     pub tier_ranges: BTreeMap<u32, (f64, f64)>,
 }
 
-fn read_batches(path: &Path) -> Result<Vec<RecordBatch>, AnalysisError> {
-    let err = |m: String| AnalysisError::Read {
-        path: path.to_path_buf(),
-        message: m,
-    };
-    let file = File::open(path).map_err(|e| err(e.to_string()))?;
-    let reader = ParquetRecordBatchReaderBuilder::try_new(file)
-        .map_err(|e| err(e.to_string()))?
-        .build()
-        .map_err(|e| err(e.to_string()))?;
-    reader
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| err(e.to_string()))
-}
-
-/// A text column of a batch read from `path`.
-fn text_column(batch: &RecordBatch, name: &str, path: &Path) -> Result<StringArray, AnalysisError> {
-    batch
-        .column_by_name(name)
-        .and_then(|c| c.as_string_opt::<i32>().cloned())
-        .ok_or_else(|| AnalysisError::Read {
-            path: path.to_path_buf(),
-            message: format!("no text column `{name}`"),
-        })
-}
-
-fn f64_column(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<f64>, AnalysisError> {
-    let col = batch
-        .column_by_name(name)
-        .ok_or_else(|| AnalysisError::Read {
-            path: path.to_path_buf(),
-            message: format!("no column `{name}`"),
-        })?;
-    if let Some(a) = col.as_primitive_opt::<Float64Type>() {
-        Ok(a.values().to_vec())
-    } else if let Some(a) = col.as_primitive_opt::<UInt32Type>() {
-        Ok(a.values().iter().map(|&v| f64::from(v)).collect())
-    } else {
-        Err(AnalysisError::Read {
-            path: path.to_path_buf(),
-            message: format!("column `{name}` is {}", col.data_type()),
-        })
-    }
-}
-
-/// The levels' Parquet files of a pack, with their tier, in tier order.
-fn level_parts(dir: &Path) -> Result<Vec<(u32, PathBuf)>, AnalysisError> {
-    let read_dir = |path: &Path| {
-        std::fs::read_dir(path).map_err(|e| AnalysisError::Read {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })
-    };
-    let mut tier_dirs: Vec<(u32, PathBuf)> = read_dir(&dir.join("levels"))?
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let tier = e
-                .file_name()
-                .to_str()?
-                .strip_prefix("tier=")?
-                .parse()
-                .ok()?;
-            Some((tier, e.path()))
-        })
-        .collect();
-    tier_dirs.sort();
-    let mut all = Vec::new();
-    for (tier, tier_dir) in tier_dirs {
-        let mut parts: Vec<PathBuf> = read_dir(&tier_dir)?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
-            .collect();
-        parts.sort();
-        all.extend(parts.into_iter().map(|p| (tier, p)));
-    }
-    Ok(all)
-}
-
 /// What [`verify`] found.
 #[derive(Debug, Default)]
 pub struct Verified {
@@ -190,12 +96,10 @@ pub struct Verified {
 /// the Parquet files, independently of the run that wrote them) and checks
 /// that each level's hash is the SHA-256 of its JSON form.
 pub fn verify(dir: &Path) -> Result<Verified, AnalysisError> {
-    use sha2::{Digest, Sha256};
-    if !dir.join("_SUCCESS").exists() {
-        return Err(AnalysisError::NotAPack(dir.to_path_buf()));
-    }
+    let pack = PackDir::new(dir);
+    pack.require_complete()?;
     let mut verified = Verified::default();
-    for (_, part) in level_parts(dir)? {
+    for (_, part) in pack.level_parts()? {
         for batch in read_batches(&part)? {
             let column = |name: &str| text_column(&batch, name, &part);
             let (game, id, json, solution, hash) = (
@@ -207,10 +111,7 @@ pub fn verify(dir: &Path) -> Result<Verified, AnalysisError> {
             );
             for i in 0..batch.num_rows() {
                 verified.levels += 1;
-                let digest: String = Sha256::digest(json.value(i).as_bytes())
-                    .iter()
-                    .map(|b| format!("{b:02x}"))
-                    .collect();
+                let digest = pregen_games::sha256_hex(json.value(i).as_bytes());
                 let outcome = pregen_games::GameKind::from_name(game.value(i))
                     .map_err(|e| e.to_string())
                     .and_then(|g| {
@@ -237,11 +138,10 @@ pub fn verify(dir: &Path) -> Result<Verified, AnalysisError> {
 /// this is an XSB collection.
 pub fn print_levels(dir: &Path, tier: Option<u32>) -> Result<String, AnalysisError> {
     use std::fmt::Write;
-    if !dir.join("_SUCCESS").exists() {
-        return Err(AnalysisError::NotAPack(dir.to_path_buf()));
-    }
+    let pack = PackDir::new(dir);
+    pack.require_complete()?;
     let mut out = String::new();
-    for (t, part) in level_parts(dir)? {
+    for (t, part) in pack.level_parts()? {
         if tier.is_some_and(|wanted| wanted != t) {
             continue;
         }
@@ -264,25 +164,13 @@ pub fn print_levels(dir: &Path, tier: Option<u32>) -> Result<String, AnalysisErr
     Ok(out)
 }
 
-/// How a seed that was not accepted is counted: its status and the head of
-/// its reason (the text before any `:`), e.g. `rejected: too easy`.
-fn reason_key(status: &str, reason: &str) -> String {
-    let head = reason.split(':').next().unwrap_or("").trim();
-    if head.is_empty() {
-        status.to_string()
-    } else {
-        format!("{status}: {head}")
-    }
-}
-
 /// Reads the pack in `dir` (the folder holding `_SUCCESS`).
 pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
-    if !dir.join("_SUCCESS").exists() {
-        return Err(AnalysisError::NotAPack(dir.to_path_buf()));
-    }
+    let pack = PackDir::new(dir);
+    pack.require_complete()?;
     let mut summary = Summary::default();
     let (mut difficulty, mut moves, mut generate, mut solve) = (vec![], vec![], vec![], vec![]);
-    for (tier, part) in level_parts(dir)? {
+    for (tier, part) in pack.level_parts()? {
         for batch in read_batches(&part)? {
             *summary.tiers.entry(tier).or_default() += batch.num_rows() as u64;
             *summary.statuses.entry("accepted".into()).or_default() += batch.num_rows() as u64;
@@ -300,7 +188,7 @@ pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
             solve.extend(f64_column(&batch, "solve_ms", &part)?);
         }
     }
-    let rejects = dir.join("rejects/rejects.parquet");
+    let rejects = dir.join(pregen_pack::dir::REJECTS_FILE);
     for batch in read_batches(&rejects)? {
         let column = |name: &str| text_column(&batch, name, &rejects);
         let (status, reason) = (column("status")?, column("reason")?);
@@ -311,7 +199,7 @@ pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
                 .or_default() += 1;
             *summary
                 .reasons
-                .entry(reason_key(status.value(i), reason.value(i)))
+                .entry(Reason::key(status.value(i), reason.value(i)))
                 .or_default() += 1;
         }
     }

@@ -8,14 +8,12 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 
-use arrow_array::RecordBatch;
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Float64Type, UInt32Type};
+use pregen_pack::read::{f64_column, metrics_column, read_batches, text_column, u32_column};
+use pregen_pack::{Manifest, PackDir, Reason, dir};
 
 use crate::svg::{self, PALETTE, Series, escape};
-use crate::{
-    AnalysisError, Percentiles, f64_column, level_parts, read_batches, reason_key, text_column,
-};
+use crate::{AnalysisError, Percentiles};
 
 /// One accepted level, as the report needs it.
 struct Level {
@@ -36,28 +34,18 @@ struct Reject {
 
 /// Builds the report of the pack in `dir`.
 pub fn report(dir: &Path) -> Result<String, AnalysisError> {
-    if !dir.join("_SUCCESS").exists() {
-        return Err(AnalysisError::NotAPack(dir.to_path_buf()));
-    }
-    let manifest_path = dir.join("manifest.json");
-    let manifest: serde_json::Value = std::fs::read_to_string(&manifest_path)
-        .map_err(|e| e.to_string())
-        .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
-        .map_err(|message| AnalysisError::Read {
-            path: manifest_path.clone(),
-            message,
-        })?;
-    let levels = read_levels(dir)?;
+    let pack = PackDir::new(dir);
+    pack.require_complete()?;
+    let manifest = pack.read_manifest()?;
+    let levels = read_levels(&pack)?;
     let rejects = read_rejects(dir)?;
     let campaigns = read_campaigns(dir)?;
 
     let mut html = String::new();
-    let text =
-        |v: &serde_json::Value| escape(&v.as_str().map_or_else(|| v.to_string(), str::to_string));
     let title = format!(
         "pregen pack {} ({})",
-        text(&manifest["pack"]),
-        text(&manifest["job"]["game"])
+        escape(&manifest.pack),
+        escape(&manifest.job.game)
     );
     let _ = write!(
         html,
@@ -85,9 +73,9 @@ th:first-child, td:first-child { text-align: left; }
 .chart .grid { stroke: #e4e4e4; }
 ";
 
-fn read_levels(dir: &Path) -> Result<Vec<Level>, AnalysisError> {
+fn read_levels(pack: &PackDir) -> Result<Vec<Level>, AnalysisError> {
     let mut levels = Vec::new();
-    for (tier, part) in level_parts(dir)? {
+    for (tier, part) in pack.level_parts()? {
         for batch in read_batches(&part)? {
             let difficulty = f64_column(&batch, "difficulty", &part)?;
             let moves = f64_column(&batch, "moves", &part)?;
@@ -112,21 +100,8 @@ fn read_levels(dir: &Path) -> Result<Vec<Level>, AnalysisError> {
     Ok(levels)
 }
 
-/// The `metrics` map column, as a function from row to (name, value) pairs.
-fn metrics_column(batch: &RecordBatch) -> Option<impl Fn(usize) -> Vec<(String, f64)>> {
-    let map = batch.column_by_name("metrics")?.as_map_opt()?.clone();
-    let keys = map.keys().as_string_opt::<i32>()?.clone();
-    let values = map.values().as_primitive_opt::<Float64Type>()?.clone();
-    Some(move |row: usize| {
-        let offsets = map.value_offsets();
-        (offsets[row] as usize..offsets[row + 1] as usize)
-            .map(|j| (keys.value(j).to_string(), values.value(j)))
-            .collect()
-    })
-}
-
 fn read_rejects(dir: &Path) -> Result<Vec<Reject>, AnalysisError> {
-    let path = dir.join("rejects/rejects.parquet");
+    let path = dir.join(dir::REJECTS_FILE);
     let mut rejects = Vec::new();
     for batch in read_batches(&path)? {
         let status = text_column(&batch, "status", &path)?;
@@ -146,32 +121,23 @@ fn read_rejects(dir: &Path) -> Result<Vec<Reject>, AnalysisError> {
 
 /// (position, difficulty) of every campaign slot.
 fn read_campaigns(dir: &Path) -> Result<Vec<(u32, f64)>, AnalysisError> {
-    let path = dir.join("campaigns/campaigns.parquet");
+    let path = dir.join(dir::CAMPAIGNS_FILE);
     let mut slots = Vec::new();
     for batch in read_batches(&path)? {
         let difficulty = f64_column(&batch, "difficulty", &path)?;
-        let position = batch
-            .column_by_name("position")
-            .and_then(|c| c.as_primitive_opt::<UInt32Type>().cloned())
-            .ok_or_else(|| AnalysisError::Read {
-                path: path.clone(),
-                message: "no u32 column `position`".into(),
-            })?;
-        slots.extend(position.values().iter().copied().zip(difficulty));
+        let position = u32_column(&batch, "position", &path)?;
+        slots.extend(position.into_iter().zip(difficulty));
     }
     Ok(slots)
 }
 
-fn overview(html: &mut String, manifest: &serde_json::Value, levels: &[Level], rejects: &[Reject]) {
+fn overview(html: &mut String, manifest: &Manifest, levels: &[Level], rejects: &[Reject]) {
     let seeds = levels.len() + rejects.len();
     let ms: f64 =
         levels.iter().map(|l| l.ms).sum::<f64>() + rejects.iter().map(|r| r.ms).sum::<f64>();
     let rows: Vec<(&str, String)> = vec![
-        ("job id", escape(manifest["job_id"].as_str().unwrap_or("?"))),
-        (
-            "generator",
-            escape(manifest["versions"]["generator"].as_str().unwrap_or("?")),
-        ),
+        ("job id", escape(&manifest.job_id)),
+        ("generator", escape(&manifest.versions.generator)),
         ("seeds tried", seeds.to_string()),
         ("levels accepted", levels.len().to_string()),
         (
@@ -187,17 +153,8 @@ fn overview(html: &mut String, manifest: &serde_json::Value, levels: &[Level], r
                 ms / levels.len().max(1) as f64
             ),
         ),
-        (
-            "watchdog timeouts",
-            manifest["timeouts"]
-                .as_array()
-                .map_or(0, Vec::len)
-                .to_string(),
-        ),
-        (
-            "disagreeing results",
-            manifest["mismatches"].as_u64().unwrap_or(0).to_string(),
-        ),
+        ("watchdog timeouts", manifest.timeouts.len().to_string()),
+        ("disagreeing results", manifest.mismatches.to_string()),
     ];
     html.push_str("<h2>Overview</h2>\n<table>\n");
     for (name, value) in rows {
@@ -419,7 +376,9 @@ fn charts(html: &mut String, levels: &[Level], rejects: &[Reject], campaigns: &[
     if !rejects.is_empty() {
         let mut reasons: BTreeMap<String, f64> = BTreeMap::new();
         for r in rejects {
-            *reasons.entry(reason_key(&r.status, &r.reason)).or_default() += 1.0;
+            *reasons
+                .entry(Reason::key(&r.status, &r.reason))
+                .or_default() += 1.0;
         }
         let mut rows: Vec<(String, f64)> = reasons.into_iter().collect();
         rows.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));

@@ -7,12 +7,13 @@
 //! killed at any instant resumes from exactly the segments it finished.
 
 use std::fs::{self, File};
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
+use pregen_pack::durable::write_durably;
+use pregen_pack::{Job, PackError, SeedRecord};
+
 use crate::CoordinatorError;
-use crate::job::Job;
-use crate::record::SeedRecord;
 
 /// An open commit log.
 #[derive(Debug)]
@@ -25,15 +26,14 @@ impl CommitLog {
     /// Opens (or creates) the log for `job` in `dir` and returns it with every
     /// record already committed. Refuses a log written for another job.
     pub fn open(dir: &Path, job: &Job) -> Result<(CommitLog, Vec<SeedRecord>), CoordinatorError> {
-        let io = |what: &str, e: std::io::Error| {
-            CoordinatorError::Io(format!("{what} {}: {e}", dir.display()))
-        };
-        fs::create_dir_all(dir).map_err(|e| io("cannot create", e))?;
+        fs::create_dir_all(dir).map_err(PackError::io("create", dir))?;
         let job_file = dir.join("job.json");
-        let job_json =
-            serde_json::to_string_pretty(job).map_err(|e| CoordinatorError::Io(e.to_string()))?;
+        let job_json = serde_json::to_string_pretty(job).map_err(|source| PackError::Json {
+            path: job_file.clone(),
+            source,
+        })?;
         if job_file.exists() {
-            let stored = fs::read_to_string(&job_file).map_err(|e| io("cannot read", e))?;
+            let stored = fs::read_to_string(&job_file).map_err(PackError::io("read", &job_file))?;
             let stored: Job = serde_json::from_str(&stored).map_err(|e| {
                 CoordinatorError::Resume(format!("{} is not a job: {e}", job_file.display()))
             })?;
@@ -51,7 +51,7 @@ impl CommitLog {
             write_durably(dir, "job.json", job_json.as_bytes())?;
         }
         let mut segments: Vec<(u64, PathBuf)> = fs::read_dir(dir)
-            .map_err(|e| io("cannot list", e))?
+            .map_err(PackError::io("list", dir))?
             .filter_map(|e| e.ok())
             .filter_map(|e| {
                 let name = e.file_name().into_string().ok()?;
@@ -66,9 +66,9 @@ impl CommitLog {
         segments.sort();
         let mut records = Vec::new();
         for (_, path) in &segments {
-            let file = File::open(path).map_err(|e| io("cannot open", e))?;
+            let file = File::open(path).map_err(PackError::io("open", path))?;
             for (i, line) in BufReader::new(file).lines().enumerate() {
-                let line = line.map_err(|e| io("cannot read", e))?;
+                let line = line.map_err(PackError::io("read", path))?;
                 let record: SeedRecord = serde_json::from_str(&line).map_err(|e| {
                     CoordinatorError::Resume(format!("{} line {}: {e}", path.display(), i + 1))
                 })?;
@@ -92,8 +92,10 @@ impl CommitLog {
         }
         let mut bytes = Vec::with_capacity(records.len() * 512);
         for r in records {
-            serde_json::to_writer(&mut bytes, r)
-                .map_err(|e| CoordinatorError::Io(e.to_string()))?;
+            serde_json::to_writer(&mut bytes, r).map_err(|source| PackError::Json {
+                path: self.dir.clone(),
+                source,
+            })?;
             bytes.push(b'\n');
         }
         write_durably(
@@ -106,27 +108,10 @@ impl CommitLog {
     }
 }
 
-/// Writes `name` in `dir` atomically: temp file, fsync, rename, fsync the folder.
-pub fn write_durably(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), CoordinatorError> {
-    let io = |e: std::io::Error| {
-        CoordinatorError::Io(format!("cannot write {}/{name}: {e}", dir.display()))
-    };
-    let tmp = dir.join(format!(".{name}.tmp"));
-    {
-        let mut w = BufWriter::new(File::create(&tmp).map_err(io)?);
-        w.write_all(bytes).map_err(io)?;
-        let file = w.into_inner().map_err(|e| io(e.into_error()))?;
-        file.sync_all().map_err(io)?;
-    }
-    fs::rename(&tmp, dir.join(name)).map_err(io)?;
-    File::open(dir).and_then(|d| d.sync_all()).map_err(io)?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::Status;
+    use pregen_pack::Status;
 
     fn job(count: u64) -> Job {
         Job::parse(&format!("pack = \"t\"\ngame = \"tilt\"\ncount = {count}\n")).expect("valid job")

@@ -112,12 +112,12 @@ pub async fn serve_metrics(
     wanted: u64,
     stop: CancellationToken,
 ) -> Result<SocketAddr, CoordinatorError> {
-    let listener = TcpListener::bind(addr)
-        .await
-        .map_err(|e| CoordinatorError::Server(format!("cannot serve metrics on {addr}: {e}")))?;
+    let listener = TcpListener::bind(addr).await.map_err(|e| {
+        CoordinatorError::server(format!("cannot serve metrics on {addr}"))(e.into())
+    })?;
     let bound = listener
         .local_addr()
-        .map_err(|e| CoordinatorError::Server(e.to_string()))?;
+        .map_err(|e| CoordinatorError::server("metrics address")(e.into()))?;
     let mut registry = Registry::default();
     registry.register_collector(Box::new(JobCollector { shared, wanted }));
     let registry = Arc::new(registry);

@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
-use crate::record::{SeedRecord, Status};
+use pregen_pack::{SeedRecord, Status};
 
 /// A worker session, numbered by the coordinator.
 pub type SessionId = u64;
@@ -633,7 +633,7 @@ mod tests {
                 } else {
                     format!("k{}", seed % 2)
                 };
-                r.level = Some(crate::record::LevelRecord {
+                r.level = Some(pregen_pack::record::LevelRecord {
                     difficulty: seed as f64,
                     moves: 1,
                     moves_optimal: true,

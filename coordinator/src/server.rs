@@ -1,24 +1,25 @@
 //! Running a job: resume from the commit log, serve workers over gRPC, keep
-//! leases fresh and the log durable, show progress, and write the pack when the
-//! last needed seed is in. [`run_job`] serves both `pregen run` (with embedded
-//! workers over loopback) and `pregen serve` (remote workers only).
+//! leases fresh and the log durable, and write the pack when the last needed
+//! seed is in. [`start_job`] gives a [`RunningJob`] whose address workers
+//! connect to (the CLI starts local ones for `pregen run`) and whose progress
+//! can be watched; [`run_job`] is start, complete and stop in one call.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use pregen_pack::PackDir;
+use pregen_pack::write::{RunFacts, write_pack};
 use pregen_proto::v1::coordinator_server::CoordinatorServer;
-use pregen_worker::{WorkerConfig, run_worker};
 use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
 use tokio_stream::wrappers::TcpListenerStream;
 use tokio_util::sync::CancellationToken;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Identity, Server, ServerTlsConfig};
 
 use crate::commit_log::CommitLog;
-use crate::pack::{RunFacts, write_pack};
 use crate::scheduler::{Progress, Scheduler, SchedulerConfig};
 use crate::service::{CoordinatorService, Shared, token_check};
 use crate::{CoordinatorError, Job};
@@ -34,20 +35,12 @@ pub struct RunOptions {
     pub listen: SocketAddr,
     /// Shared token workers must present.
     pub token: String,
-    /// Workers to run in this process (0 for `serve`).
-    pub local_workers: usize,
-    /// Threads of each local worker.
-    pub threads_per_worker: usize,
     /// A lease not heard of for this long is re-issued.
     pub lease_ttl: Duration,
-    /// Draw a progress bar on a terminal.
-    pub progress: bool,
     /// Serve Prometheus metrics at `/metrics` on this address.
     pub metrics: Option<SocketAddr>,
-    /// Serve gRPC over TLS with this identity (remote workers only).
+    /// Serve gRPC over TLS with this identity.
     pub tls: Option<ServerTls>,
-    /// Called with the bound addresses once the servers listen.
-    pub on_listening: Option<Box<dyn FnOnce(Listening) + Send>>,
     /// Cancelled to stop early (the log stays resumable).
     pub shutdown: CancellationToken,
 }
@@ -100,19 +93,54 @@ pub struct RunSummary {
     pub progress: Progress,
 }
 
-/// Runs `job` to completion (or until `options.shutdown`).
+/// Runs `job` to completion (or until `options.shutdown`) with whatever
+/// workers connect, then stops serving.
 pub async fn run_job(job: Job, options: RunOptions) -> Result<RunSummary, CoordinatorError> {
+    match start_job(job, options).await? {
+        Started::AlreadyComplete(summary) => Ok(summary),
+        Started::Running(mut running) => {
+            let summary = running.complete().await;
+            running.stop().await;
+            summary
+        }
+    }
+}
+
+/// What [`start_job`] found.
+#[derive(Debug)]
+pub enum Started {
+    /// The pack was already written for this job: nothing runs.
+    AlreadyComplete(RunSummary),
+    /// The job is served.
+    Running(RunningJob),
+}
+
+/// A job being served: workers connect to [`RunningJob::listening`].
+#[derive(Debug)]
+pub struct RunningJob {
+    /// Where the servers listen.
+    pub listening: Listening,
+    job: Job,
+    dir: PackDir,
+    shared: Arc<Shared>,
+    log: Arc<Mutex<CommitLog>>,
+    health: tonic_health::server::HealthReporter,
+    stop_server: CancellationToken,
+    server: JoinHandle<Result<(), tonic::transport::Error>>,
+    maintenance: JoinHandle<()>,
+    shutdown: CancellationToken,
+    started: Instant,
+    resumed_seeds: usize,
+}
+
+/// Opens the pack's commit log, resumes, and starts serving `job`.
+pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, CoordinatorError> {
     let started = Instant::now();
     job.validate()?;
-    if options.tls.is_some() && options.local_workers > 0 {
-        return Err(CoordinatorError::Server(
-            "TLS is for remote workers (serve); local workers connect over loopback".into(),
-        ));
-    }
-    let dir = options.out.join(&job.pack);
+    let dir = PackDir::under(&options.out, &job.pack);
     if is_complete_pack(&dir, &job) {
-        return Ok(RunSummary {
-            dir,
+        return Ok(Started::AlreadyComplete(RunSummary {
+            dir: dir.root().to_path_buf(),
             accepted: job.count,
             seeds: 0,
             resumed_seeds: 0,
@@ -120,9 +148,9 @@ pub async fn run_job(job: Job, options: RunOptions) -> Result<RunSummary, Coordi
             elapsed: started.elapsed(),
             writing: Duration::ZERO,
             progress: Progress::default(),
-        });
+        }));
     }
-    let (log, committed) = CommitLog::open(&dir.join("commit"), &job)?;
+    let (log, committed) = CommitLog::open(&dir.commit(), &job)?;
     let resumed_seeds = committed.len();
     let config = SchedulerConfig {
         strata: job.plan().iter().map(|p| (p.first_seed, p.count)).collect(),
@@ -135,11 +163,11 @@ pub async fn run_job(job: Job, options: RunOptions) -> Result<RunSummary, Coordi
 
     let stop_server = CancellationToken::new();
     let listener = TcpListener::bind(options.listen).await.map_err(|e| {
-        CoordinatorError::Server(format!("cannot listen on {}: {e}", options.listen))
+        CoordinatorError::server(format!("cannot listen on {}", options.listen))(e.into())
     })?;
     let addr = listener
         .local_addr()
-        .map_err(|e| CoordinatorError::Server(e.to_string()))?;
+        .map_err(|e| CoordinatorError::server("the listening address")(e.into()))?;
     let (health, health_service) = tonic_health::server::health_reporter();
     health
         .set_serving::<CoordinatorServer<CoordinatorService>>()
@@ -150,7 +178,7 @@ pub async fn run_job(job: Job, options: RunOptions) -> Result<RunSummary, Coordi
     if let Some(tls) = &options.tls {
         builder = builder
             .tls_config(ServerTlsConfig::new().identity(Identity::from_pem(&tls.cert, &tls.key)))
-            .map_err(|e| CoordinatorError::Server(format!("TLS: {e}")))?;
+            .map_err(|e| CoordinatorError::server("TLS")(e.into()))?;
     }
     let server = tokio::spawn({
         let stop = stop_server.clone();
@@ -174,114 +202,128 @@ pub async fn run_job(job: Job, options: RunOptions) -> Result<RunSummary, Coordi
         None => None,
     };
     tracing::info!(%addr, ?metrics, pack = job.pack, job_id = job.id(), resumed_seeds, "coordinator listening");
-    if let Some(callback) = options.on_listening {
-        callback(Listening {
+    let maintenance = tokio::spawn(maintain(shared.clone(), log.clone()));
+    Ok(Started::Running(RunningJob {
+        listening: Listening {
             grpc: addr,
             metrics,
-        });
-    }
-
-    let maintenance = tokio::spawn(maintain(shared.clone(), log.clone()));
-    let workers_stop = CancellationToken::new();
-    let mut workers = Vec::new();
-    for i in 0..options.local_workers {
-        let mut config = WorkerConfig::new(format!("http://{addr}"), options.token.clone());
-        config.threads = options.threads_per_worker.max(1);
-        config.name = format!("local-{}", i + 1);
-        workers.push(tokio::spawn(run_worker(config, workers_stop.clone())));
-    }
-    let bar = progress_bar(&job, options.progress);
-    let progress_task = tokio::spawn(show_progress(shared.clone(), bar.clone()));
-
-    let interrupted = tokio::select! {
-        _ = shared.wait_complete() => false,
-        _ = options.shutdown.cancelled() => true,
-    };
-    progress_task.abort();
-    maintenance.abort();
-    flush(&shared, &log).await?;
-    let progress = shared.scheduler().progress();
-    bar.finish_and_clear();
-
-    if interrupted {
-        health
-            .set_not_serving::<CoordinatorServer<CoordinatorService>>()
-            .await;
-        workers_stop.cancel();
-        stop_server.cancel();
-        return Err(CoordinatorError::Resume(format!(
-            "interrupted with {} of {} levels; run the same job again to resume",
-            progress.committed, job.count
-        )));
-    }
-
-    let exhausted = shared.scheduler().exhausted();
-    if let Some(e) = exhausted {
-        health
-            .set_not_serving::<CoordinatorServer<CoordinatorService>>()
-            .await;
-        workers_stop.cancel();
-        stop_server.cancel();
-        let name = job
-            .plan()
-            .get(e.stratum)
-            .filter(|p| !p.name.is_empty())
-            .map(|p| format!(" (stratum `{}`)", p.name))
-            .unwrap_or_default();
-        return Err(CoordinatorError::Exhausted(format!(
-            "max_seeds reached{name}: {} distinct levels accepted of {} wanted after {} seeds; \
-             the commit log keeps them: run again with a higher --max-seeds to go on, or ask \
-             for fewer levels",
-            e.accepted, e.wanted, e.seeds
-        )));
-    }
-    let records = shared.scheduler().take_pack_records().unwrap_or_default();
-    let facts = RunFacts {
-        mismatches: progress.mismatches,
-    };
-    let writing = Instant::now();
-    let pack_dir = dir.clone();
-    let pack_job = job.clone();
-    tokio::task::spawn_blocking(move || write_pack(&pack_dir, &pack_job, &records, &facts))
-        .await
-        .map_err(|e| CoordinatorError::Io(format!("pack writer failed: {e}")))??;
-    let writing = writing.elapsed();
-
-    // Sessions have been told Finished; give workers a moment to hang up.
-    health
-        .set_not_serving::<CoordinatorServer<CoordinatorService>>()
-        .await;
-    for w in workers {
-        match tokio::time::timeout(Duration::from_secs(10), w).await {
-            Ok(Ok(Ok(_))) => {}
-            Ok(Ok(Err(e))) => tracing::warn!(error = %e, "local worker failed"),
-            _ => tracing::warn!("local worker did not stop in time"),
-        }
-    }
-    workers_stop.cancel();
-    stop_server.cancel();
-    let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
-    Ok(RunSummary {
+        },
+        job,
         dir,
-        accepted: job.count,
-        seeds: progress.seeds,
+        shared,
+        log,
+        health,
+        stop_server,
+        server,
+        maintenance,
+        shutdown: options.shutdown,
+        started,
         resumed_seeds,
-        already_complete: false,
-        elapsed: started.elapsed(),
-        writing,
-        progress,
-    })
+    }))
+}
+
+/// A handle that reads a running job's counters, from any task.
+#[derive(Debug, Clone)]
+pub struct JobWatch(Arc<Shared>);
+
+impl JobWatch {
+    /// The job's counters now.
+    pub fn progress(&self) -> Progress {
+        self.0.scheduler().progress()
+    }
+}
+
+impl RunningJob {
+    /// The job's counters now.
+    pub fn progress(&self) -> Progress {
+        self.shared.scheduler().progress()
+    }
+
+    /// A handle on the job's counters, for a progress display.
+    pub fn watch(&self) -> JobWatch {
+        JobWatch(self.shared.clone())
+    }
+
+    /// Seeds found in the commit log at start.
+    pub fn resumed_seeds(&self) -> usize {
+        self.resumed_seeds
+    }
+
+    /// Waits until the pack's seeds are all in (or the shutdown token is
+    /// cancelled), makes the log durable and writes the pack. The server
+    /// keeps serving, so that workers hear `Finished`; [`RunningJob::stop`]
+    /// ends it.
+    pub async fn complete(&mut self) -> Result<RunSummary, CoordinatorError> {
+        let job = &self.job;
+        let interrupted = tokio::select! {
+            _ = self.shared.wait_complete() => false,
+            _ = self.shutdown.cancelled() => true,
+        };
+        self.maintenance.abort();
+        flush(&self.shared, &self.log).await?;
+        let progress = self.shared.scheduler().progress();
+        if interrupted {
+            return Err(CoordinatorError::Resume(format!(
+                "interrupted with {} of {} levels; run the same job again to resume",
+                progress.committed, job.count
+            )));
+        }
+        let exhausted = self.shared.scheduler().exhausted();
+        if let Some(e) = exhausted {
+            let name = job
+                .plan()
+                .get(e.stratum)
+                .filter(|p| !p.name.is_empty())
+                .map(|p| format!(" (stratum `{}`)", p.name))
+                .unwrap_or_default();
+            return Err(CoordinatorError::Exhausted(format!(
+                "max_seeds reached{name}: {} distinct levels accepted of {} wanted after {} seeds; \
+                 the commit log keeps them: run again with a higher --max-seeds to go on, or ask \
+                 for fewer levels",
+                e.accepted, e.wanted, e.seeds
+            )));
+        }
+        let records = self
+            .shared
+            .scheduler()
+            .take_pack_records()
+            .unwrap_or_default();
+        let facts = RunFacts {
+            mismatches: progress.mismatches,
+            protocol: pregen_proto::PROTOCOL_VERSION,
+        };
+        let writing = Instant::now();
+        let (dir, pack_job) = (self.dir.clone(), job.clone());
+        tokio::task::spawn_blocking(move || write_pack(&dir, &pack_job, &records, &facts))
+            .await
+            .map_err(|e| CoordinatorError::server("the pack writer")(e.into()))??;
+        Ok(RunSummary {
+            dir: self.dir.root().to_path_buf(),
+            accepted: job.count,
+            seeds: progress.seeds,
+            resumed_seeds: self.resumed_seeds,
+            already_complete: false,
+            elapsed: self.started.elapsed(),
+            writing: writing.elapsed(),
+            progress,
+        })
+    }
+
+    /// Stops serving: health NOT_SERVING first, then the servers, waiting a
+    /// bounded time for them to close.
+    pub async fn stop(self) {
+        self.maintenance.abort();
+        self.health
+            .set_not_serving::<CoordinatorServer<CoordinatorService>>()
+            .await;
+        self.stop_server.cancel();
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.server).await;
+    }
 }
 
 /// A pack whose `_SUCCESS` exists and whose manifest names this job.
-fn is_complete_pack(dir: &Path, job: &Job) -> bool {
-    if !dir.join("_SUCCESS").exists() {
-        return false;
-    }
-    std::fs::read_to_string(dir.join("manifest.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .is_some_and(|m| m["job_id"] == job.id())
+fn is_complete_pack(dir: &PackDir, job: &Job) -> bool {
+    dir.is_complete() && dir.read_manifest().is_ok_and(|m| m.job_id == job.id())
 }
 
 /// Expires stale leases and flushes results to the log, five times a second.
@@ -310,69 +352,5 @@ async fn flush(shared: &Arc<Shared>, log: &Arc<Mutex<CommitLog>>) -> Result<(), 
         log.lock().unwrap_or_else(|p| p.into_inner()).append(&batch)
     })
     .await
-    .map_err(|e| CoordinatorError::Io(format!("commit log writer failed: {e}")))?
-}
-
-fn progress_bar(job: &Job, visible: bool) -> ProgressBar {
-    let target = if visible {
-        ProgressDrawTarget::stderr_with_hz(4)
-    } else {
-        ProgressDrawTarget::hidden()
-    };
-    let bar = ProgressBar::with_draw_target(Some(job.count), target);
-    let style = ProgressStyle::with_template(
-        "{spinner} {prefix} [{bar:30}] {pos}/{len} accepted ({levels_per_sec}, eta {eta})\n  {wide_msg}",
-    )
-    .map(|style| {
-        style.with_key(
-            "levels_per_sec",
-            |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                let _ = write!(w, "{:.0} levels/s", state.per_sec());
-            },
-        )
-    })
-    .unwrap_or_else(|_| ProgressStyle::default_bar())
-    .progress_chars("=> ");
-    bar.set_style(style);
-    bar.set_prefix(job.pack.clone());
-    bar
-}
-
-async fn show_progress(shared: Arc<Shared>, bar: ProgressBar) {
-    let started = Instant::now();
-    let mut tick = tokio::time::interval(Duration::from_millis(250));
-    loop {
-        tick.tick().await;
-        let p = shared.scheduler().progress();
-        bar.set_position(p.accepted.min(bar.length().unwrap_or(u64::MAX)));
-        let rate = p.seeds as f64 / started.elapsed().as_secs_f64().max(1e-3);
-        let rejected: Vec<String> = p.rejected.iter().map(|(k, v)| format!("{k} {v}")).collect();
-        // Seeds per worker, busiest first; a long list is cut to the first eight.
-        let mut workers: Vec<(&String, &u64)> = p.per_worker.iter().collect();
-        workers.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
-        let mut per_worker: Vec<String> = workers
-            .iter()
-            .take(8)
-            .map(|(name, n)| format!("{name} {n}"))
-            .collect();
-        if workers.len() > 8 {
-            per_worker.push(format!("and {} more", workers.len() - 8));
-        }
-        bar.set_message(format!(
-            "{:.0} seeds/s | {} workers ({}), {} leases out | rejected: {}",
-            rate,
-            p.per_worker.len(),
-            if per_worker.is_empty() {
-                "no seeds yet".into()
-            } else {
-                per_worker.join(", ")
-            },
-            p.leases_out,
-            if rejected.is_empty() {
-                "none".into()
-            } else {
-                rejected.join(", ")
-            },
-        ));
-    }
+    .map_err(|e| CoordinatorError::server("the commit log writer")(e.into()))?
 }

@@ -5,12 +5,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use pregen_games::Outcome;
+use pregen_pack::SeedRecord;
 use pregen_proto::v1::coordinator_message::Kind as Out;
 use pregen_proto::v1::coordinator_server::Coordinator;
 use pregen_proto::v1::worker_message::Kind as In;
 use pregen_proto::v1::{
     CoordinatorMessage, Finished, JobSpec, LeaseGrant, NoWork, SeedResult, Welcome, WorkerMessage,
-    seed_result,
 };
 use pregen_proto::{AUTH_HEADER, PROTOCOL_VERSION};
 use tokio::sync::{mpsc, watch};
@@ -18,7 +19,6 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::Job;
-use crate::record::{LevelRecord, SeedRecord, Status as Verdict};
 use crate::scheduler::{Grant, Scheduler, SessionId};
 
 /// State shared by every session and the coordinator's maintenance loop.
@@ -233,58 +233,15 @@ async fn drive(
     }
 }
 
-/// Converts a wire result; a malformed one is `invalid_argument`.
+/// Converts a wire result; a malformed one is `invalid_argument`. The
+/// attempt is the scheduler's to fill in.
 fn to_record(r: SeedResult, worker: &str) -> Result<SeedRecord, Status> {
-    let status = match seed_result::Status::try_from(r.status) {
-        Ok(seed_result::Status::Accepted) => Verdict::Accepted,
-        Ok(seed_result::Status::Unsolvable) => Verdict::Unsolvable,
-        Ok(seed_result::Status::Timeout) => Verdict::Timeout,
-        Ok(seed_result::Status::Rejected) => Verdict::Rejected,
-        Ok(seed_result::Status::Error) => Verdict::Error,
-        Ok(seed_result::Status::Unspecified) | Err(_) => {
-            return Err(Status::invalid_argument(format!(
-                "seed {}: unknown status {}",
-                r.seed, r.status
-            )));
-        }
-    };
-    let level = match (status, r.level) {
-        (Verdict::Accepted, Some(l)) => {
-            if !l.difficulty.is_finite() {
-                return Err(Status::invalid_argument(format!(
-                    "seed {}: difficulty is not finite",
-                    r.seed
-                )));
-            }
-            Some(LevelRecord {
-                difficulty: l.difficulty,
-                moves: l.moves,
-                moves_optimal: l.moves_optimal,
-                layout: l.layout,
-                level_json: l.level_json,
-                solution: l.solution,
-                metrics: l.metrics.into_iter().collect(),
-                level_hash: l.level_hash,
-                canonical: Some(l.canonical).filter(|c| !c.is_empty()),
-            })
-        }
-        (Verdict::Accepted, None) => {
-            return Err(Status::invalid_argument(format!(
-                "seed {}: accepted without a level",
-                r.seed
-            )));
-        }
-        (_, _) => None,
-    };
-    Ok(SeedRecord {
-        seed: r.seed,
-        status,
-        reason: r.reason,
-        level,
-        generate_ms: r.generate_ms,
-        solve_ms: r.solve_ms,
-        nodes: r.nodes,
-        worker: worker.to_string(),
-        attempt: 0,
-    })
+    let seed = r.seed;
+    let outcome = Outcome::try_from(r).map_err(|e| Status::invalid_argument(e.to_string()))?;
+    Ok(SeedRecord::from_outcome(
+        seed,
+        outcome,
+        worker.to_string(),
+        0,
+    ))
 }

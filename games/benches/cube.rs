@@ -6,6 +6,7 @@
 
 use std::time::Instant;
 
+use pregen_games::cube::Cube;
 use pregen_games::{Budget, GameKind};
 
 fn percentile(sorted: &[f64], p: usize) -> f64 {
@@ -33,7 +34,10 @@ fn main() {
         let mut reasons = std::collections::BTreeMap::<String, u64>::new();
         for seed in 0..seeds {
             let t = Instant::now();
-            let out = GameKind::Cube.run(&params, seed, &budget);
+            let out = GameKind::of::<Cube>()
+                .prepare(&params)
+                .expect("valid params")
+                .run(seed, &budget);
             ms.push(t.elapsed().as_secs_f64() * 1e3);
             match out.result {
                 Ok(c) => {

@@ -8,6 +8,7 @@
 
 use std::time::Instant;
 
+use pregen_games::dungeon::Dungeon;
 use pregen_games::{Budget, GameKind};
 
 /// A row of seed 004 Table I: grid, rooms (mean), complexity (mean), seconds
@@ -55,7 +56,10 @@ fn main() {
             let params =
                 serde_json::json!({ "width": width, "height": height, "min_complexity": 1 });
             let started = Instant::now();
-            let out = GameKind::Dungeon.run(&params, seed, &budget);
+            let out = GameKind::of::<Dungeon>()
+                .prepare(&params)
+                .expect("valid params")
+                .run(seed, &budget);
             ms.push(started.elapsed().as_secs_f64() * 1e3);
             if let Ok(c) = &out.result {
                 accepted += 1;

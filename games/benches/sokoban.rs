@@ -13,7 +13,7 @@
 use std::time::Instant;
 
 use pregen_games::rng::Rng;
-use pregen_games::sokoban::{SokobanParams, solve};
+use pregen_games::sokoban::{Sokoban, SokobanParams, solve};
 use pregen_games::{Budget, GameKind};
 
 /// The process's peak resident set in MiB (Linux), if known.
@@ -63,12 +63,15 @@ fn mcts(puzzles: u64) {
 
 fn reverse(seeds: u64) -> Vec<String> {
     let params = serde_json::json!({ "method": "reverse" });
+    let game = GameKind::of::<Sokoban>()
+        .prepare(&params)
+        .expect("valid params");
     let budget = Budget::nodes(200_000);
     let started = Instant::now();
     let mut accepted = Vec::new();
     let mut rejected = 0;
     for seed in 0..seeds {
-        match GameKind::Sokoban.run(&params, seed, &budget).result {
+        match game.run(seed, &budget).result {
             Ok(c) => accepted.push(c.layout),
             Err(_) => rejected += 1,
         }

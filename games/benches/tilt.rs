@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+use pregen_games::tilt::Tilt;
 use pregen_games::{Budget, GameKind};
 use sha2::{Digest, Sha256};
 
@@ -24,7 +25,10 @@ fn main() {
     // Everything but timings, so that a speed change that alters results shows.
     let mut digest = Sha256::new();
     for seed in 0..seeds {
-        let out = GameKind::Tilt.run(&params, seed, &budget);
+        let out = GameKind::of::<Tilt>()
+            .prepare(&params)
+            .expect("valid params")
+            .run(seed, &budget);
         match &out.result {
             Ok(c) => digest.update(format!(
                 "{} {} {} {:?}\n",

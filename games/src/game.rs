@@ -1,4 +1,7 @@
 //! The common game trait and the runner that turns one seed into an [`Outcome`].
+//!
+//! The trait knows no game; the games implement it and [`crate::registry`]
+//! lists them by name.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -9,12 +12,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
 
-use crate::cube::Cube;
-use crate::doors::Doors;
-use crate::dungeon::Dungeon;
 use crate::rng::Rng;
-use crate::sokoban::Sokoban;
-use crate::tilt::Tilt;
 
 /// Errors of this crate that are not a verdict on a seed: bad parameters, a
 /// level text that does not parse, a solution that does not replay.
@@ -211,9 +209,9 @@ pub struct Outcome {
 }
 
 /// The common trait of every generator.
-pub trait Game {
+pub trait Game: 'static {
     /// The game's parameters (deserialized from the job's `[params]` table).
-    type Params: DeserializeOwned + Default + Clone + fmt::Debug;
+    type Params: DeserializeOwned + Default + Clone + fmt::Debug + Send + Sync + 'static;
     /// A level: serialized as the game's JSON form.
     type Level: Serialize + DeserializeOwned + Clone + PartialEq + fmt::Debug;
 
@@ -301,8 +299,8 @@ pub fn run_game<G: Game>(params: &G::Params, seed: u64, budget: &Budget) -> Outc
         let difficulty = G::rate(&level, &solved);
         let level_json = serde_json::to_string(&level)
             .map_err(|e| Rejection::Error(format!("level does not serialize: {e}")))?;
-        let level_hash = hex(&Sha256::digest(level_json.as_bytes()));
-        let canonical = G::canonical(params, &level).map(|c| hex(&Sha256::digest(c.as_bytes())));
+        let level_hash = sha256_hex(level_json.as_bytes());
+        let canonical = G::canonical(params, &level).map(|c| sha256_hex(c.as_bytes()));
         Ok::<_, Rejection>((
             solved.nodes,
             Candidate {
@@ -344,7 +342,7 @@ pub fn run_game<G: Game>(params: &G::Params, seed: u64, budget: &Budget) -> Outc
     }
 }
 
-fn ms_since(t: Instant) -> f64 {
+pub(crate) fn ms_since(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
@@ -358,173 +356,8 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-/// Lower-case hex of a byte string.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
-}
-
-/// The games by name: the one place that maps a job's `game` to code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum GameKind {
-    /// A Mazing Monk: a monk on a turning cube.
-    Cube,
-    /// Rooms, coloured doors and buttons.
-    Doors,
-    /// Keys and switches on a map graph.
-    Dungeon,
-    /// Box pushing.
-    Sokoban,
-    /// Tilt-maze fruit pairing.
-    Tilt,
-}
-
-impl GameKind {
-    /// Every game, in name order.
-    pub const ALL: &'static [GameKind] = &[
-        GameKind::Cube,
-        GameKind::Doors,
-        GameKind::Dungeon,
-        GameKind::Sokoban,
-        GameKind::Tilt,
-    ];
-
-    /// Looks a game up by its job-file name.
-    pub fn from_name(name: &str) -> Result<Self, GameError> {
-        Self::ALL
-            .iter()
-            .copied()
-            .find(|g| g.name() == name)
-            .ok_or_else(|| GameError::UnknownGame {
-                name: name.to_string(),
-                known: Self::ALL
-                    .iter()
-                    .map(|g| g.name())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })
-    }
-
-    /// The job-file name.
-    pub fn name(self) -> &'static str {
-        match self {
-            GameKind::Cube => Cube::NAME,
-            GameKind::Dungeon => Dungeon::NAME,
-            GameKind::Sokoban => Sokoban::NAME,
-            GameKind::Doors => Doors::NAME,
-            GameKind::Tilt => Tilt::NAME,
-        }
-    }
-
-    /// Checks a params object for this game (unknown fields are refused).
-    pub fn validate_params(self, params: &serde_json::Value) -> Result<(), GameError> {
-        match self {
-            GameKind::Cube => parse_params::<Cube>(params).map(drop),
-            GameKind::Dungeon => parse_params::<Dungeon>(params).map(drop),
-            GameKind::Sokoban => parse_params::<Sokoban>(params).map(drop),
-            GameKind::Doors => parse_params::<Doors>(params).map(drop),
-            GameKind::Tilt => parse_params::<Tilt>(params).map(drop),
-        }
-    }
-
-    /// Runs one seed. Params must have passed [`GameKind::validate_params`];
-    /// if they do not parse the outcome is an `error`.
-    pub fn run(self, params: &serde_json::Value, seed: u64, budget: &Budget) -> Outcome {
-        match self {
-            GameKind::Cube => run_parsed::<Cube>(params, seed, budget),
-            GameKind::Dungeon => run_parsed::<Dungeon>(params, seed, budget),
-            GameKind::Sokoban => run_parsed::<Sokoban>(params, seed, budget),
-            GameKind::Doors => run_parsed::<Doors>(params, seed, budget),
-            GameKind::Tilt => run_parsed::<Tilt>(params, seed, budget),
-        }
-    }
-
-    /// Solves every level of a file in the game's text form (one level, or a
-    /// collection for games that have one), whoever made it: (title, verdict).
-    pub fn solve_text(self, text: &str, budget: &Budget) -> Result<Vec<LevelVerdict>, GameError> {
-        match self {
-            GameKind::Cube => solve_text::<Cube>(text, budget),
-            GameKind::Dungeon => solve_text::<Dungeon>(text, budget),
-            GameKind::Sokoban => solve_text::<Sokoban>(text, budget),
-            GameKind::Doors => solve_text::<Doors>(text, budget),
-            GameKind::Tilt => solve_text::<Tilt>(text, budget),
-        }
-    }
-
-    /// Replays a stored level (JSON form) with its solution.
-    pub fn replay_json(self, level_json: &str, solution: &str) -> Result<(), GameError> {
-        match self {
-            GameKind::Cube => replay_parsed::<Cube>(level_json, solution),
-            GameKind::Dungeon => replay_parsed::<Dungeon>(level_json, solution),
-            GameKind::Sokoban => replay_parsed::<Sokoban>(level_json, solution),
-            GameKind::Doors => replay_parsed::<Doors>(level_json, solution),
-            GameKind::Tilt => replay_parsed::<Tilt>(level_json, solution),
-        }
-    }
-}
-
-fn parse_params<G: Game>(params: &serde_json::Value) -> Result<G::Params, GameError> {
-    let parsed: G::Params =
-        serde_json::from_value(params.clone()).map_err(|e| GameError::Params {
-            game: G::NAME,
-            message: e.to_string(),
-        })?;
-    G::validate(&parsed).map_err(|message| GameError::Params {
-        game: G::NAME,
-        message,
-    })?;
-    Ok(parsed)
-}
-
-fn run_parsed<G: Game>(params: &serde_json::Value, seed: u64, budget: &Budget) -> Outcome {
-    match parse_params::<G>(params) {
-        Ok(p) => run_game::<G>(&p, seed, budget),
-        Err(e) => Outcome {
-            result: Err(Rejection::Error(e.to_string())),
-            generate_ms: 0.0,
-            solve_ms: 0.0,
-            nodes: 0,
-        },
-    }
-}
-
-/// The verdict on one level of a file given to [`GameKind::solve_text`].
-#[derive(Debug)]
-pub struct LevelVerdict {
-    /// The level's title in the file (empty when it has none).
-    pub title: String,
-    /// The solver's answer.
-    pub verdict: Result<Solved, Rejection>,
-    /// Milliseconds the solver took.
-    pub ms: f64,
-}
-
-fn solve_text<G: Game>(text: &str, budget: &Budget) -> Result<Vec<LevelVerdict>, GameError> {
-    Ok(G::from_collection(text)?
-        .into_iter()
-        .map(|(title, level)| {
-            let started = Instant::now();
-            let verdict = G::solve(&level, budget);
-            LevelVerdict {
-                title,
-                verdict,
-                ms: ms_since(started),
-            }
-        })
-        .collect())
-}
-
-fn replay_parsed<G: Game>(level_json: &str, solution: &str) -> Result<(), GameError> {
-    let level: G::Level = serde_json::from_str(level_json).map_err(|e| GameError::Parse {
-        line: e.line(),
-        column: e.column(),
-        message: e.to_string(),
-    })?;
-    G::replay(&level, solution)
+/// SHA-256 of `bytes` as lower-case hex: how level hashes, file checksums and
+/// canonical forms are written everywhere in pregen.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    format!("{:x}", Sha256::digest(bytes))
 }

@@ -8,8 +8,9 @@
 //! Main types:
 //! - [`Game`]: the common trait (generate under a budget, an independent solver,
 //!   a rating, text and JSON forms, solution replay).
-//! - [`GameKind`]: the registry of games by name, with [`GameKind::run`] as the one
-//!   entry point the worker calls.
+//! - [`GameKind`]: a game chosen by name from the one registry ([`registry`]);
+//!   [`GameKind::prepare`] checks its params once and gives a [`PreparedGame`],
+//!   whose [`PreparedGame::run`] is the one entry point the worker calls per seed.
 //! - [`Budget`], [`Outcome`], [`Candidate`], [`Rejection`]: what a run is given and
 //!   what it returns.
 //! - [`rng::Rng`]: the portable seeded PRNG.
@@ -21,12 +22,14 @@ pub mod rng;
 pub mod sokoban;
 pub mod tilt;
 
+pub mod registry;
+
 mod game;
 
 pub use game::{
-    Budget, Candidate, Game, GameError, GameKind, LevelVerdict, Outcome, Rejection, Solved,
-    run_game,
+    Budget, Candidate, Game, GameError, Outcome, Rejection, Solved, run_game, sha256_hex,
 };
+pub use registry::{GameKind, LevelVerdict, PreparedGame};
 
 /// The generator version: part of every pack's manifest, and a worker whose
 /// version differs from the coordinator's is refused. Bump it whenever any game's

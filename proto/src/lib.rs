@@ -2,9 +2,10 @@
 //!
 //! Only the gRPC adapters (the worker's client and the coordinator's service) use
 //! these types; every other module works with its own domain types and converts
-//! at the edge. [`PROTOCOL_VERSION`] is checked in the session's `Hello`.
+//! at the edge, through the conversions of [`convert`]. [`PROTOCOL_VERSION`]
+//! is checked in the session's `Hello`.
 
-#![allow(missing_docs)]
+pub mod convert;
 
 /// The protocol version a worker announces in `Hello`; the coordinator refuses others.
 pub const PROTOCOL_VERSION: u32 = 3;
@@ -13,6 +14,7 @@ pub const PROTOCOL_VERSION: u32 = 3;
 pub const AUTH_HEADER: &str = "authorization";
 
 /// Generated types and services of `pregen.v1`.
+#[allow(missing_docs)]
 pub mod v1 {
     tonic::include_proto!("pregen.v1");
 }

@@ -294,7 +294,7 @@ fn the_game_accepts_good_levels_and_rejects_duplicates_by_its_key() {
 #[test]
 fn params_are_checked_by_name() {
     let check = |text: &str| {
-        GameKind::Doors
+        GameKind::of::<Doors>()
             .validate_params(&serde_json::from_str(text).expect("json"))
             .map_err(|e| e.to_string())
     };

@@ -1,7 +1,7 @@
 use super::level::{Level, parse_collection, print_collection};
 use std::collections::BTreeSet;
 
-use super::{mcts, reference, solve};
+use super::{Sokoban, mcts, reference, solve};
 use crate::rng::Rng;
 use crate::{Budget, GameError, Rejection};
 
@@ -324,8 +324,10 @@ fn canonical_forms_ignore_symmetry_position_and_the_players_walk() {
 }
 
 fn run(params: serde_json::Value, seed: u64) -> crate::Candidate {
-    crate::GameKind::Sokoban
-        .run(&params, seed, &Budget::nodes(200_000))
+    crate::GameKind::of::<Sokoban>()
+        .prepare(&params)
+        .expect("valid params")
+        .run(seed, &Budget::nodes(200_000))
         .result
         .unwrap_or_else(|r| panic!("seed {seed}: {r}"))
 }

@@ -159,17 +159,17 @@ fn malformed_text_is_refused_with_position() {
 #[test]
 fn params_are_validated_by_name() {
     let bad = serde_json::json!({"pairs": 9});
-    let err = GameKind::Tilt
+    let err = GameKind::of::<Tilt>()
         .validate_params(&bad)
         .expect_err("too many pairs");
     assert!(err.to_string().contains("pairs"), "{err}");
     let unknown = serde_json::json!({"colour": 1});
-    let err = GameKind::Tilt
+    let err = GameKind::of::<Tilt>()
         .validate_params(&unknown)
         .expect_err("unknown field");
     assert!(err.to_string().contains("colour"), "{err}");
     let feature = serde_json::json!({"features": ["lava"]});
-    let err = GameKind::Tilt
+    let err = GameKind::of::<Tilt>()
         .validate_params(&feature)
         .expect_err("unknown feature");
     assert!(

@@ -6,7 +6,7 @@
 //! same side twice in a row tends to be slower), so an even number of rounds
 //! balances the two orders.
 //!
-//! `cargo bench -p pregen-coordinator --bench pipeline -- [COUNT] [ROUNDS]`
+//! `cargo bench -p pregen-cli --bench pipeline -- [COUNT] [ROUNDS]`
 //! (defaults: 10,000 levels, 8 rounds)
 
 use std::net::SocketAddr;
@@ -14,8 +14,9 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use pregen_coordinator::Job;
-use pregen_coordinator::server::{RunOptions, run_job};
+use pregen_coordinator::server::{RunOptions, Started, start_job};
 use pregen_games::{Budget, GameKind};
+use pregen_worker::{WorkerConfig, run_worker};
 use rayon::prelude::*;
 use tokio_util::sync::CancellationToken;
 
@@ -39,24 +40,32 @@ struct Timed {
 
 async fn pipeline(count: u64, cores: usize, out: PathBuf) -> Timed {
     let started = Instant::now();
-    let summary = run_job(
+    let started_job = start_job(
         job(count),
         RunOptions {
             out,
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             token: "bench".into(),
-            local_workers: 1,
-            threads_per_worker: cores,
             lease_ttl: Duration::from_secs(30),
-            progress: false,
             metrics: None,
             tls: None,
-            on_listening: None,
             shutdown: CancellationToken::new(),
         },
     )
     .await
-    .expect("pipeline run");
+    .expect("pipeline starts");
+    let Started::Running(mut running) = started_job else {
+        panic!("a new pack is not complete")
+    };
+    let mut config = WorkerConfig::new(format!("http://{}", running.listening.grpc), "bench");
+    config.threads = cores;
+    let worker = tokio::spawn(run_worker(config, CancellationToken::new()));
+    let summary = running.complete().await.expect("pipeline run");
+    worker
+        .await
+        .expect("worker joins")
+        .expect("worker ends well");
+    running.stop().await;
     Timed {
         wall: started.elapsed().as_secs_f64(),
         seeds: summary.progress.seeds,
@@ -71,17 +80,14 @@ fn plain_loop(seeds: u64, cores: usize) -> Timed {
         .num_threads(cores)
         .build()
         .expect("pool");
-    let params = job(1).params_json();
+    let game = GameKind::from_name("tilt")
+        .and_then(|g| g.prepare(&job(1).params_json()))
+        .expect("valid params");
     let started = Instant::now();
     let accepted = pool.install(|| {
         (0..seeds)
             .into_par_iter()
-            .filter(|&seed| {
-                GameKind::Tilt
-                    .run(&params, seed, &Budget::nodes(200_000))
-                    .result
-                    .is_ok()
-            })
+            .filter(|&seed| game.run(seed, &Budget::nodes(200_000)).result.is_ok())
             .count() as u64
     });
     Timed {

@@ -285,7 +285,7 @@ impl PackContent {
             levels,
             release_sums: std::fs::read_to_string(pack.join("release/SHA256SUMS"))
                 .expect("SHA256SUMS"),
-            campaigns_sha: pregen_coordinator::pack::sha256_file(
+            campaigns_sha: pregen_pack::durable::sha256_file(
                 &pack.join("campaigns/campaigns.parquet"),
             )
             .expect("sha"),

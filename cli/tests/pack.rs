@@ -13,7 +13,8 @@ fn every_level_of_a_pack_replays_to_a_win() {
     let pack = reference();
     assert_eq!(pack.levels.len() as u64, COUNT);
     for row in &pack.levels {
-        GameKind::Tilt
+        GameKind::from_name("tilt")
+            .expect("a game")
             .replay_json(&row.level_json, &row.solution)
             .unwrap_or_else(|e| panic!("seed {}: {e}\n{}", row.seed, row.layout));
     }
@@ -157,7 +158,8 @@ fn a_dungeon_pack_replays_and_proves_no_dead_ends() {
     let pack = PackContent::read(&run_pack(dir.path(), job, 2));
     assert_eq!(pack.levels.len(), 200);
     for row in &pack.levels {
-        GameKind::Dungeon
+        GameKind::from_name("dungeon")
+            .expect("a game")
             .replay_json(&row.level_json, &row.solution)
             .unwrap_or_else(|e| panic!("seed {}: {e}\n{}", row.seed, row.layout));
         let level: pregen_games::dungeon::level::Level =
@@ -201,7 +203,8 @@ fn a_sokoban_pack_holds_each_level_once_and_prints_as_xsb() {
     pack.assert_same(&PackContent::read(&run_pack(alone.path(), job, 1)));
     let mut forms = HashSet::new();
     for row in &pack.levels {
-        GameKind::Sokoban
+        GameKind::from_name("sokoban")
+            .expect("a game")
             .replay_json(&row.level_json, &row.solution)
             .unwrap_or_else(|e| panic!("seed {}: {e}\n{}", row.seed, row.layout));
         let level = Level::from_xsb(&row.layout).expect("the layout is XSB");
@@ -262,7 +265,8 @@ fn a_doors_pack_holds_each_solution_key_once_with_its_grid() {
     };
     let mut keys = HashSet::new();
     for row in &pack.levels {
-        GameKind::Doors
+        GameKind::from_name("doors")
+            .expect("a game")
             .replay_json(&row.level_json, &row.solution)
             .unwrap_or_else(|e| panic!("seed {}: {e}\n{}", row.seed, row.layout));
         let puzzle: Puzzle = serde_json::from_str(&row.level_json).expect("json");

@@ -12,10 +12,11 @@ use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use pregen_games::sha256_hex;
 use sha2::{Digest, Sha256};
 
-use crate::CoordinatorError;
-use crate::pack::hex;
+use crate::PackError;
+use crate::dir::{self, PackDir};
 
 /// The zstd level of the archive (fixed, so that the bytes are too).
 pub const ZSTD_LEVEL: i32 = 19;
@@ -36,43 +37,38 @@ pub struct ArchiveSummary {
 }
 
 /// The default archive name for a pack: `<pack>-release.tar.zst`.
-pub fn default_archive_name(pack_dir: &Path) -> Result<String, CoordinatorError> {
-    Ok(format!("{}-release.tar.zst", pack_name(pack_dir)?))
+pub fn default_archive_name(pack: &PackDir) -> Result<String, PackError> {
+    Ok(format!("{}-release.tar.zst", pack_name(pack)?))
 }
 
-/// Writes the release archive of the finished pack in `pack_dir` to `dest`
-/// (atomically: a temporary file renamed into place). The archive holds
+/// Writes the release archive of the finished pack to `dest` (atomically: a
+/// temporary file renamed into place). The archive holds
 /// `<pack>/manifest.json` and every file of `release/` under `<pack>/`.
-pub fn write_release_archive(
-    pack_dir: &Path,
-    dest: &Path,
-) -> Result<ArchiveSummary, CoordinatorError> {
-    let pack = pack_name(pack_dir)?;
-    let mut files = checked_release_files(pack_dir)?;
-    let manifest = pack_dir.join("manifest.json");
+pub fn write_release_archive(pack: &PackDir, dest: &Path) -> Result<ArchiveSummary, PackError> {
+    let name = pack_name(pack)?;
+    let mut files = checked_release_files(pack)?;
+    let manifest = pack.manifest();
     files.insert(
-        "manifest.json".into(),
-        fs::read(&manifest).map_err(|e| read_error(&manifest, e))?,
+        dir::MANIFEST.into(),
+        fs::read(&manifest).map_err(PackError::io("read", &manifest))?,
     );
-    let io =
-        |e: std::io::Error| CoordinatorError::Io(format!("cannot write {}: {e}", dest.display()));
     let file_name = dest
         .file_name()
-        .ok_or_else(|| CoordinatorError::Io(format!("{} is not a file name", dest.display())))?;
+        .ok_or_else(|| PackError::invalid(dest, "is not a file name"))?;
     let tmp = dest.with_file_name(format!(".{}.tmp", file_name.to_string_lossy()));
     let file = Hashing {
-        inner: BufWriter::new(fs::File::create(&tmp).map_err(io)?),
+        inner: BufWriter::new(fs::File::create(&tmp).map_err(PackError::io("create", &tmp))?),
         sha256: Sha256::new(),
         bytes: 0,
     };
-    let encoder = zstd::Encoder::new(file, ZSTD_LEVEL).map_err(io)?;
+    let encoder = zstd::Encoder::new(file, ZSTD_LEVEL).map_err(PackError::io("write", &tmp))?;
     let mut tar = tar::Builder::new(encoder);
     let mut bytes = 0u64;
-    for (name, content) in &files {
+    for (path, content) in &files {
         let mut header = tar::Header::new_ustar();
         header
-            .set_path(format!("{pack}/{name}"))
-            .map_err(|e| CoordinatorError::Io(format!("cannot archive {name}: {e}")))?;
+            .set_path(format!("{name}/{path}"))
+            .map_err(PackError::io("archive", path))?;
         header.set_entry_type(tar::EntryType::Regular);
         header.set_size(content.len() as u64);
         header.set_mode(0o644);
@@ -80,20 +76,27 @@ pub fn write_release_archive(
         header.set_gid(0);
         header.set_mtime(0);
         header.set_cksum();
-        tar.append(&header, content.as_slice()).map_err(io)?;
+        tar.append(&header, content.as_slice())
+            .map_err(PackError::io("write", &tmp))?;
         bytes += content.len() as u64;
     }
-    let written = tar.into_inner().map_err(io)?.finish().map_err(io)?;
-    let out = written.inner.into_inner().map_err(|e| io(e.into_error()))?;
-    out.sync_all().map_err(io)?;
+    let written = tar
+        .into_inner()
+        .and_then(|encoder| encoder.finish())
+        .map_err(PackError::io("write", &tmp))?;
+    let out = written
+        .inner
+        .into_inner()
+        .map_err(|e| PackError::io("write", &tmp)(e.into_error()))?;
+    out.sync_all().map_err(PackError::io("sync", &tmp))?;
     drop(out);
-    fs::rename(&tmp, dest).map_err(io)?;
+    fs::rename(&tmp, dest).map_err(PackError::io("rename into place", dest))?;
     Ok(ArchiveSummary {
         path: dest.to_path_buf(),
         files: files.len(),
         bytes,
         archive_bytes: written.bytes,
-        sha256: hex(&written.sha256.finalize()),
+        sha256: format!("{:x}", written.sha256.finalize()),
     })
 }
 
@@ -119,68 +122,62 @@ impl<W: Write> Write for Hashing<W> {
 }
 
 /// The pack's name from its manifest; refuses a folder without `_SUCCESS`.
-fn pack_name(pack_dir: &Path) -> Result<String, CoordinatorError> {
-    if !pack_dir.join("_SUCCESS").exists() {
-        return Err(CoordinatorError::Io(format!(
-            "{} is not a finished pack (no _SUCCESS)",
-            pack_dir.display()
-        )));
+fn pack_name(pack: &PackDir) -> Result<String, PackError> {
+    if !pack.is_complete() {
+        return Err(PackError::invalid(
+            pack.root(),
+            "is not a finished pack (no _SUCCESS)",
+        ));
     }
-    let path = pack_dir.join("manifest.json");
-    let text = fs::read_to_string(&path).map_err(|e| read_error(&path, e))?;
-    let manifest: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| CoordinatorError::Io(format!("{} is not JSON: {e}", path.display())))?;
-    manifest["pack"]
-        .as_str()
-        .map(str::to_string)
-        .ok_or_else(|| CoordinatorError::Io(format!("{} names no pack", path.display())))
+    Ok(pack.read_manifest()?.pack)
 }
 
 /// Every file of `release/` by its path there, each checked against
 /// `SHA256SUMS`; a file missing from either side is an error.
-fn checked_release_files(pack_dir: &Path) -> Result<BTreeMap<String, Vec<u8>>, CoordinatorError> {
-    let release = pack_dir.join("release");
-    let sums_path = release.join("SHA256SUMS");
-    let sums = fs::read_to_string(&sums_path).map_err(|e| read_error(&sums_path, e))?;
+fn checked_release_files(pack: &PackDir) -> Result<BTreeMap<String, Vec<u8>>, PackError> {
+    let release = pack.release();
+    let sums_path = release.join(dir::SHA256SUMS);
+    let sums = fs::read_to_string(&sums_path).map_err(PackError::io("read", &sums_path))?;
     let mut files = BTreeMap::new();
     for (i, line) in sums.lines().enumerate() {
         let (want, name) = line.split_once("  ").ok_or_else(|| {
-            CoordinatorError::Io(format!(
-                "{} line {}: expected `SHA256  NAME`",
-                sums_path.display(),
-                i + 1
-            ))
+            PackError::invalid(
+                &sums_path,
+                format!("line {}: expected `SHA256  NAME`", i + 1),
+            )
         })?;
         let path = release.join(name);
-        let content = fs::read(&path).map_err(|e| read_error(&path, e))?;
-        let got = hex(&Sha256::digest(&content));
+        let content = fs::read(&path).map_err(PackError::io("read", &path))?;
+        let got = sha256_hex(&content);
         if got != want {
-            return Err(CoordinatorError::Io(format!(
-                "{} does not match SHA256SUMS (sha256 {got}, listed {want}): the pack is damaged",
-                path.display()
-            )));
+            return Err(PackError::invalid(
+                &path,
+                format!(
+                    "does not match SHA256SUMS (sha256 {got}, listed {want}): the pack is damaged"
+                ),
+            ));
         }
         files.insert(name.to_string(), content);
     }
     let on_disk = list_files(&release, &release)?;
     if let Some(stray) = on_disk
         .iter()
-        .find(|f| *f != "SHA256SUMS" && !files.contains_key(*f))
+        .find(|f| *f != dir::SHA256SUMS && !files.contains_key(*f))
     {
-        return Err(CoordinatorError::Io(format!(
-            "{} is not listed in SHA256SUMS",
-            release.join(stray).display()
-        )));
+        return Err(PackError::invalid(
+            release.join(stray),
+            "is not listed in SHA256SUMS",
+        ));
     }
-    files.insert("SHA256SUMS".into(), sums.into_bytes());
+    files.insert(dir::SHA256SUMS.into(), sums.into_bytes());
     Ok(files)
 }
 
 /// Paths of the files below `dir`, relative to `root`, with `/` separators.
-fn list_files(root: &Path, dir: &Path) -> Result<Vec<String>, CoordinatorError> {
+fn list_files(root: &Path, folder: &Path) -> Result<Vec<String>, PackError> {
     let mut out = Vec::new();
-    for entry in fs::read_dir(dir).map_err(|e| read_error(dir, e))? {
-        let path = entry.map_err(|e| read_error(dir, e))?.path();
+    for entry in fs::read_dir(folder).map_err(PackError::io("list", folder))? {
+        let path = entry.map_err(PackError::io("list", folder))?.path();
         if path.is_dir() {
             out.extend(list_files(root, &path)?);
         } else if let Ok(rel) = path.strip_prefix(root) {
@@ -192,8 +189,4 @@ fn list_files(root: &Path, dir: &Path) -> Result<Vec<String>, CoordinatorError> 
         }
     }
     Ok(out)
-}
-
-fn read_error(path: &Path, e: std::io::Error) -> CoordinatorError {
-    CoordinatorError::Io(format!("cannot read {}: {e}", path.display()))
 }

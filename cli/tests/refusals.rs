@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use pregen_coordinator::Job;
-use pregen_coordinator::server::{RunOptions, run_job};
+use pregen_coordinator::server::{RunOptions, Started, start_job};
 use pregen_proto::v1::coordinator_client::CoordinatorClient;
 use pregen_proto::v1::coordinator_message::Kind as In;
 use pregen_proto::v1::worker_message::Kind as Out;
@@ -78,27 +78,30 @@ fn wrong_token_is_refused() {
 async fn result_outside_the_lease_is_refused_and_nothing_is_recorded() {
     let dir = tempfile::tempdir().expect("tempdir");
     let job = Job::parse(&job_text(50)).expect("job");
-    let (addr_tx, addr_rx) = tokio::sync::oneshot::channel::<SocketAddr>();
     let shutdown = CancellationToken::new();
-    let run = tokio::spawn(run_job(
+    let started = start_job(
         job,
         RunOptions {
             out: dir.path().to_path_buf(),
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             token: TOKEN.into(),
-            local_workers: 0,
-            threads_per_worker: 1,
             lease_ttl: Duration::from_secs(15),
-            progress: false,
             metrics: None,
             tls: None,
-            on_listening: Some(Box::new(move |l| {
-                let _ = addr_tx.send(l.grpc);
-            })),
             shutdown: shutdown.clone(),
         },
-    ));
-    let addr = addr_rx.await.expect("listening");
+    )
+    .await
+    .expect("starts");
+    let Started::Running(mut running) = started else {
+        panic!("a new pack is not complete")
+    };
+    let addr = running.listening.grpc;
+    let run = tokio::spawn(async move {
+        let summary = running.complete().await;
+        running.stop().await;
+        summary
+    });
     let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
         .expect("url")
         .connect()

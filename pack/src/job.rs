@@ -5,9 +5,8 @@ use std::path::Path;
 
 use pregen_games::GameKind;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
-use crate::CoordinatorError;
+use crate::PackError;
 
 /// A job as written in a TOML file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -15,7 +14,7 @@ use crate::CoordinatorError;
 pub struct Job {
     /// Pack name: the output folder `out/<pack>/`. Letters, digits, `-`, `_`, `.`.
     pub pack: String,
-    /// The game: one of the names of [`GameKind::ALL`].
+    /// The game: one of the names of [`GameKind::all`].
     pub game: String,
     /// The game's params (see the game's docs); missing fields take defaults.
     #[serde(default = "empty_table")]
@@ -151,16 +150,15 @@ impl Default for CampaignScheme {
 
 impl Job {
     /// Reads and validates a job file.
-    pub fn load(path: &Path) -> Result<Job, CoordinatorError> {
+    pub fn load(path: &Path) -> Result<Job, PackError> {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| CoordinatorError::Job(format!("cannot read {}: {e}", path.display())))?;
+            .map_err(|e| PackError::Job(format!("cannot read {}: {e}", path.display())))?;
         Job::parse(&text)
     }
 
     /// Parses and validates job TOML.
-    pub fn parse(text: &str) -> Result<Job, CoordinatorError> {
-        let mut job: Job =
-            toml::from_str(text).map_err(|e| CoordinatorError::Job(e.to_string()))?;
+    pub fn parse(text: &str) -> Result<Job, PackError> {
+        let mut job: Job = toml::from_str(text).map_err(|e| PackError::Job(e.to_string()))?;
         job.fill_count();
         job.validate()?;
         Ok(job)
@@ -209,10 +207,8 @@ impl Job {
     }
 
     /// Checks every field; the error names the field and the allowed values.
-    pub fn validate(&self) -> Result<(), CoordinatorError> {
-        let bad = |field: &str, msg: String| {
-            Err(CoordinatorError::Job(format!("field `{field}`: {msg}")))
-        };
+    pub fn validate(&self) -> Result<(), PackError> {
+        let bad = |field: &str, msg: String| Err(PackError::Job(format!("field `{field}`: {msg}")));
         if self.pack.is_empty()
             || self.pack.starts_with('.')
             || !self
@@ -356,8 +352,8 @@ impl Job {
     }
 
     /// The game, known valid after [`Job::validate`].
-    pub fn game_kind(&self) -> Result<GameKind, CoordinatorError> {
-        GameKind::from_name(&self.game).map_err(|e| CoordinatorError::Job(e.to_string()))
+    pub fn game_kind(&self) -> Result<GameKind, PackError> {
+        GameKind::from_name(&self.game).map_err(|e| PackError::Job(e.to_string()))
     }
 
     /// The params as JSON, the form the wire and the games use.
@@ -369,8 +365,9 @@ impl Job {
     /// for one job is never resumed by another.
     pub fn id(&self) -> String {
         let canonical = serde_json::to_string(self).unwrap_or_default();
-        let digest = Sha256::digest(canonical.as_bytes());
-        digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+        let mut id = pregen_games::sha256_hex(canonical.as_bytes());
+        id.truncate(16);
+        id
     }
 
     /// Campaigns to draw.

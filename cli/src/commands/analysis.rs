@@ -1,0 +1,85 @@
+//! `pregen analysis`: read a finished pack from its files.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::Subcommand;
+
+use super::print_out;
+
+/// The `analysis` subcommands.
+#[derive(Subcommand)]
+pub enum AnalysisCommand {
+    /// Counts by tier and status, percentiles of difficulty, moves and times.
+    Summary {
+        /// The pack's folder (`<out>/<pack>`).
+        pack: PathBuf,
+    },
+    /// Replay every level under its game's rules and check its hash; exits
+    /// non-zero if any level fails.
+    Verify {
+        /// The pack's folder (`<out>/<pack>`).
+        pack: PathBuf,
+    },
+    /// Print the pack's levels in the game's text form (XSB for sokoban), as
+    /// one collection file: tier by tier, easiest first, each headed by a `;`
+    /// line with its id, tier and difficulty.
+    Levels {
+        /// The pack's folder (`<out>/<pack>`).
+        pack: PathBuf,
+        /// Only this tier (1-based).
+        #[arg(long)]
+        tier: Option<u32>,
+    },
+    /// Write a self-contained HTML report of the pack (no scripts, nothing
+    /// fetched): overview, a table per tier with the game's metrics, and charts
+    /// of difficulty, moves, times, rejections and the campaigns' ramp.
+    Report {
+        /// The pack's folder (`<out>/<pack>`).
+        pack: PathBuf,
+        /// Where to write the page; `-` for standard output.
+        #[arg(short, long, default_value = "report.html")]
+        output: PathBuf,
+    },
+}
+
+/// Runs one `analysis` subcommand.
+pub fn run(command: AnalysisCommand) -> Result<()> {
+    match command {
+        AnalysisCommand::Summary { pack } => {
+            print_out(&pregen_analysis::summarize(&pack)?.to_string())
+        }
+        AnalysisCommand::Levels { pack, tier } => {
+            print_out(&pregen_analysis::print_levels(&pack, tier)?)
+        }
+        AnalysisCommand::Report { pack, output } => {
+            let html = pregen_analysis::report(&pack)?;
+            if output.as_os_str() == "-" {
+                print_out(&html)
+            } else {
+                std::fs::write(&output, &html)
+                    .with_context(|| format!("cannot write {}", output.display()))?;
+                eprintln!("wrote {} ({} KB)", output.display(), html.len() / 1024);
+                Ok(())
+            }
+        }
+        AnalysisCommand::Verify { pack } => {
+            let verified = pregen_analysis::verify(&pack)?;
+            for (id, why) in &verified.failures {
+                eprintln!("{id}: {why}");
+            }
+            if !verified.failures.is_empty() {
+                bail!(
+                    "{} of {} levels failed",
+                    verified.failures.len(),
+                    verified.levels
+                );
+            }
+            println!(
+                "{} levels replayed to a win under the rules; hashes match",
+                verified.levels
+            );
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! One module per command: its flags and the function that runs it.
+
+pub mod analysis;
+pub mod archive;
+pub mod census;
+pub mod run;
+pub mod serve;
+pub mod solve;
+pub mod worker;
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use pregen_coordinator::server::RunSummary;
+
+/// Prints what a `run` or `serve` did.
+pub fn report(summary: &RunSummary) {
+    if summary.already_complete {
+        eprintln!(
+            "{} is already complete; nothing to do",
+            summary.dir.display()
+        );
+        return;
+    }
+    let secs = summary.elapsed.as_secs_f64();
+    eprintln!(
+        "wrote {} levels to {} in {:.1} s (pack files {:.2} s; {} seeds tried, {:.0} levels/s{})",
+        summary.accepted,
+        summary.dir.display(),
+        secs,
+        summary.writing.as_secs_f64(),
+        summary.seeds,
+        summary.accepted as f64 / secs.max(1e-9),
+        if summary.resumed_seeds > 0 {
+            format!(
+                ", {} seeds resumed from the commit log",
+                summary.resumed_seeds
+            )
+        } else {
+            String::new()
+        },
+    );
+    if summary.progress.mismatches > 0 {
+        eprintln!(
+            "warning: {} results disagreed with earlier results for the same seed",
+            summary.progress.mismatches
+        );
+    }
+}
+
+/// Writes to stdout; a reader that went away (`| head`) ends the output quietly.
+pub fn print_out(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+/// A file's bytes, or an error naming it.
+pub fn read_file(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+}

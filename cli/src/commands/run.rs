@@ -1,0 +1,94 @@
+//! `pregen run`: the whole pack on this machine. The coordinator serves on a
+//! loopback port; local workers connect to it over real gRPC like remote ones.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use clap::Args;
+use pregen_coordinator::server::{RunOptions, Started, start_job};
+use pregen_worker::{WorkerConfig, run_worker};
+use tokio_util::sync::CancellationToken;
+
+use crate::flags::JobArgs;
+use crate::progress::ProgressView;
+
+/// Flags of `pregen run`.
+#[derive(Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    job: JobArgs,
+    /// Local worker processes' worth of sessions to run.
+    #[arg(long, default_value_t = 1)]
+    workers: usize,
+    /// Threads per local worker (default: all cores shared among workers).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Do not draw the progress bar.
+    #[arg(long)]
+    no_progress: bool,
+    /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9100).
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<SocketAddr>,
+}
+
+/// Runs the job with local workers until the pack is written.
+pub async fn run(args: RunArgs) -> Result<()> {
+    crate::init_logs("warn");
+    let job = args.job.load()?;
+    if args.workers == 0 {
+        bail!("--workers must be at least 1 (use `pregen serve` for remote workers only)");
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = args.threads.unwrap_or((cores / args.workers).max(1));
+    let token = format!("local-{:x}", std::process::id() as u64 ^ 0x5eed_5eed);
+    let options = RunOptions {
+        out: args.job.out.clone(),
+        listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+        token: token.clone(),
+        lease_ttl: Duration::from_secs(15),
+        metrics: args.metrics,
+        tls: None,
+        shutdown: crate::cancel_on_signals(),
+    };
+    let count = job.count;
+    let pack = job.pack.clone();
+    let mut running = match start_job(job, options).await? {
+        Started::AlreadyComplete(summary) => {
+            super::report(&summary);
+            return Ok(());
+        }
+        Started::Running(running) => running,
+    };
+    if let Some(m) = running.listening.metrics {
+        eprintln!("metrics on http://{m}/metrics");
+    }
+    let workers_stop = CancellationToken::new();
+    let workers: Vec<_> = (0..args.workers)
+        .map(|i| {
+            let mut config =
+                WorkerConfig::new(format!("http://{}", running.listening.grpc), token.clone());
+            config.threads = threads;
+            config.name = format!("local-{}", i + 1);
+            tokio::spawn(run_worker(config, workers_stop.clone()))
+        })
+        .collect();
+    let view = ProgressView::start(&pack, count, !args.no_progress, running.watch());
+    let summary = running.complete().await;
+    view.finish();
+    if summary.is_err() {
+        workers_stop.cancel();
+    }
+    // Sessions have been told Finished; give workers a moment to hang up.
+    for w in workers {
+        match tokio::time::timeout(Duration::from_secs(10), w).await {
+            Ok(Ok(Ok(_))) => {}
+            Ok(Ok(Err(e))) => tracing::warn!(error = %e, "local worker failed"),
+            _ => tracing::warn!("local worker did not stop in time"),
+        }
+    }
+    workers_stop.cancel();
+    running.stop().await;
+    super::report(&summary?);
+    Ok(())
+}

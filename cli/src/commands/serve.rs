@@ -1,0 +1,77 @@
+//! `pregen serve`: serve a job to remote workers until the pack is written.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use clap::Args;
+use pregen_coordinator::server::{RunOptions, ServerTls, Started, start_job};
+
+use crate::flags::JobArgs;
+
+/// Flags of `pregen serve`.
+#[derive(Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    job: JobArgs,
+    /// Address to listen on.
+    #[arg(long, default_value = "0.0.0.0:50051")]
+    listen: SocketAddr,
+    /// Shared token workers must present.
+    #[arg(long, env = "PREGEN_TOKEN", hide_env_values = true)]
+    token: String,
+    /// Re-issue a lease not heard of for this long (ms).
+    #[arg(long, default_value_t = 15_000)]
+    lease_ttl_ms: u64,
+    /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 0.0.0.0:9100).
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<SocketAddr>,
+    /// Serve gRPC over TLS with this certificate chain (PEM, leaf first);
+    /// workers then connect to `https://HOST:PORT`.
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The TLS certificate's private key (PEM).
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+}
+
+/// Serves the job; prints `listening on ADDR` once workers may connect.
+pub async fn run(args: ServeArgs) -> Result<()> {
+    crate::init_logs("info");
+    let job = args.job.load()?;
+    if args.token.is_empty() {
+        bail!("--token (or PREGEN_TOKEN) must not be empty");
+    }
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(ServerTls {
+            cert: super::read_file(cert)?,
+            key: super::read_file(key)?,
+        }),
+        _ => None,
+    };
+    let options = RunOptions {
+        out: args.job.out.clone(),
+        listen: args.listen,
+        token: args.token,
+        lease_ttl: Duration::from_millis(args.lease_ttl_ms),
+        metrics: args.metrics,
+        tls,
+        shutdown: crate::cancel_on_signals(),
+    };
+    let mut running = match start_job(job, options).await? {
+        Started::AlreadyComplete(summary) => {
+            super::report(&summary);
+            return Ok(());
+        }
+        Started::Running(running) => running,
+    };
+    println!("listening on {}", running.listening.grpc);
+    if let Some(m) = running.listening.metrics {
+        println!("metrics on http://{m}/metrics");
+    }
+    let summary = running.complete().await;
+    running.stop().await;
+    super::report(&summary?);
+    Ok(())
+}

@@ -1,0 +1,61 @@
+//! `pregen worker`: lease seed ranges from a coordinator and run them.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::Args;
+use pregen_worker::{WorkerConfig, run_worker};
+
+/// Flags of `pregen worker`.
+#[derive(Args)]
+pub struct WorkerArgs {
+    /// Coordinator URL.
+    #[arg(long, env = "PREGEN_COORDINATOR")]
+    coordinator: String,
+    /// Shared token.
+    #[arg(long, env = "PREGEN_TOKEN", hide_env_values = true)]
+    token: String,
+    /// Threads for candidates (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Name stored in the `worker` column (default: host-pid).
+    #[arg(long)]
+    name: Option<String>,
+    /// Give up when the coordinator is unreachable this long (seconds).
+    #[arg(long, default_value_t = 60)]
+    connect_timeout_s: u64,
+    /// For an `https://` coordinator: a CA certificate (PEM) to trust
+    /// besides the system's roots.
+    #[arg(long, value_name = "PEM")]
+    tls_ca: Option<PathBuf>,
+}
+
+/// Runs the worker until its job is finished or SIGTERM has drained it.
+pub async fn run(args: WorkerArgs) -> Result<()> {
+    crate::init_logs("info");
+    let mut config = WorkerConfig::new(args.coordinator, args.token);
+    if let Some(path) = &args.tls_ca {
+        config.tls_ca = Some(super::read_file(path)?);
+    }
+    if let Some(t) = args.threads {
+        config.threads = t;
+    }
+    if let Some(n) = args.name {
+        config.name = n;
+    }
+    config.connect_timeout = Duration::from_secs(args.connect_timeout_s);
+    let report = run_worker(config, crate::cancel_on_signals()).await?;
+    eprintln!(
+        "worker done: {} results, {} leases, {} sessions{}",
+        report.results,
+        report.leases,
+        report.sessions,
+        if report.drained {
+            " (drained on shutdown)"
+        } else {
+            ""
+        }
+    );
+    Ok(())
+}

@@ -1,0 +1,111 @@
+//! The job flags shared by `run` and `serve`: a TOML job file, any field of
+//! which a flag overrides.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use pregen_pack::Job;
+use pregen_pack::job::TierScheme;
+
+/// The job: a TOML file, any field of which a flag overrides.
+#[derive(Args)]
+pub struct JobArgs {
+    /// Job file (TOML); see `pregen example-job`.
+    job: Option<PathBuf>,
+    /// Output root; the pack goes to `<out>/<pack>/`.
+    #[arg(long, default_value = "out")]
+    pub out: PathBuf,
+    /// Pack name.
+    #[arg(long)]
+    pack: Option<String>,
+    /// Game: cube, doors, dungeon, sokoban or tilt.
+    #[arg(long)]
+    game: Option<String>,
+    /// Accepted levels wanted.
+    #[arg(long)]
+    count: Option<u64>,
+    /// First seed.
+    #[arg(long)]
+    first_seed: Option<u64>,
+    /// Seeds per lease.
+    #[arg(long)]
+    seeds_per_lease: Option<u64>,
+    /// Give up after this many seeds per stratum without enough levels.
+    #[arg(long)]
+    max_seeds: Option<u64>,
+    /// Search nodes per level.
+    #[arg(long)]
+    max_nodes: Option<u64>,
+    /// Wall-clock watchdog per level (ms).
+    #[arg(long)]
+    watchdog_ms: Option<u64>,
+    /// Equal-size tiers.
+    #[arg(long)]
+    tiers: Option<u32>,
+    /// A game param, `key=value` with a TOML value (repeatable), e.g. `pairs=3`.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    params: Vec<String>,
+}
+
+impl JobArgs {
+    /// The job: the file, then the flags over it, validated.
+    pub fn load(&self) -> Result<Job> {
+        let mut table = match &self.job {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read job file {}", path.display()))?;
+                text.parse::<toml::Table>()
+                    .map_err(|e| anyhow::anyhow!("invalid job {}: {e}", path.display()))?
+            }
+            None => toml::Table::new(),
+        };
+        let mut set = |k: &str, v: Option<toml::Value>| {
+            if let Some(v) = v {
+                table.insert(k.to_string(), v);
+            }
+        };
+        set("pack", self.pack.clone().map(toml::Value::String));
+        set("game", self.game.clone().map(toml::Value::String));
+        set("count", self.count.map(|v| toml::Value::Integer(v as i64)));
+        set(
+            "first_seed",
+            self.first_seed.map(|v| toml::Value::Integer(v as i64)),
+        );
+        set(
+            "seeds_per_lease",
+            self.seeds_per_lease.map(|v| toml::Value::Integer(v as i64)),
+        );
+        set(
+            "max_seeds",
+            self.max_seeds.map(|v| toml::Value::Integer(v as i64)),
+        );
+        let job_text = toml::to_string(&table)?;
+        let mut job = Job::parse(&job_text).with_context(|| match &self.job {
+            Some(p) => format!("job file {}", p.display()),
+            None => "job flags (give a job file or --pack, --game and --count)".into(),
+        })?;
+        if let Some(n) = self.max_nodes {
+            job.budget.max_nodes = n;
+        }
+        if let Some(ms) = self.watchdog_ms {
+            job.budget.watchdog_ms = ms;
+        }
+        if let Some(t) = self.tiers {
+            job.tiers = TierScheme::Equal { count: t };
+        }
+        for kv in &self.params {
+            let (k, v) = kv
+                .split_once('=')
+                .with_context(|| format!("--param `{kv}` is not KEY=VALUE"))?;
+            let value: toml::Value = format!("v = {v}")
+                .parse::<toml::Table>()
+                .ok()
+                .and_then(|mut t| t.remove("v"))
+                .unwrap_or_else(|| toml::Value::String(v.to_string()));
+            job.params.insert(k.trim().to_string(), value);
+        }
+        job.validate().context("job after flags")?;
+        Ok(job)
+    }
+}

@@ -1,0 +1,107 @@
+//! `pregen`: run a pack on this machine, serve a job to remote workers, run a
+//! worker, or read a finished pack. CLI glue only: each command parses its
+//! flags in `commands/`, builds a config and calls one library function.
+
+mod commands;
+mod flags;
+mod progress;
+
+use clap::{Parser, Subcommand};
+use tokio_util::sync::CancellationToken;
+
+use commands::{analysis, archive, census, run, serve, solve, worker};
+
+/// Pregenerates verified puzzle levels: a coordinator hands seed ranges to
+/// workers over gRPC and writes a Parquet dataset, tiers, campaigns and release
+/// files to `<out>/<pack>/`.
+#[derive(Parser)]
+#[command(version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a whole pack on this machine: coordinator plus local workers over
+    /// loopback gRPC, with a progress bar. Rerun the same command to resume.
+    Run(run::RunArgs),
+    /// Serve a job to remote workers (`pregen worker`); exits when the pack is written.
+    Serve(serve::ServeArgs),
+    /// Run a worker against a coordinator until its job is done (SIGTERM drains).
+    Worker(worker::WorkerArgs),
+    /// Solve level files in a game's text form (made by pregen or by hand) and
+    /// print a table: file, level, moves, pushes (sokoban), proven optimal,
+    /// search nodes, time, solution. Sokoban files may be XSB collections.
+    Solve(solve::SolveArgs),
+    /// Count every doors level for (rooms, colours): how many are good (no
+    /// defect, planar), how many of those differ by the seed's solution key
+    /// (source document 001's Table 3 "total unique" column) and how many by
+    /// more than a renaming of rooms and colours (`unique = "structure"`).
+    /// Walks all 2^M levels on all cores, so M = n(n-1)(b+1)/2 + bn may be 26
+    /// at most.
+    DoorsCensus(census::CensusArgs),
+    /// Write one reproducible archive (`.tar.zst`) of a finished pack's
+    /// release files and manifest, for a release pipeline. Every file is
+    /// checked against release/SHA256SUMS first; the same release files
+    /// always give the same archive bytes.
+    Archive(archive::ArchiveArgs),
+    /// Read a finished pack.
+    Analysis {
+        #[command(subcommand)]
+        command: analysis::AnalysisCommand,
+    },
+    /// Print an example job file.
+    ExampleJob,
+}
+
+#[tokio::main]
+async fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run::run(args).await,
+        Command::Serve(args) => serve::run(args).await,
+        Command::Worker(args) => worker::run(args).await,
+        Command::Solve(args) => solve::run(args),
+        Command::DoorsCensus(args) => census::run(args),
+        Command::Archive(args) => archive::run(args),
+        Command::Analysis { command } => analysis::run(command),
+        Command::ExampleJob => {
+            print!("{}", include_str!("../../examples/demo.toml"));
+            Ok(())
+        }
+    };
+    if let Err(e) = result {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+/// Logs to stderr at `default` level unless `PREGEN_LOG` says otherwise.
+fn init_logs(default: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("PREGEN_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// A token cancelled on SIGINT or SIGTERM.
+fn cancel_on_signals() -> CancellationToken {
+    let token = CancellationToken::new();
+    let t = token.clone();
+    tokio::spawn(async move {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => return,
+            };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+        t.cancel();
+    });
+    token
+}

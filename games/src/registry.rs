@@ -1,0 +1,226 @@
+//! The games by name: the one list that maps a job's `game` to code.
+//!
+//! [`GAMES`] holds one entry per game; adding a game is its folder plus one
+//! line there. [`GameKind`] is a game chosen by name; [`GameKind::prepare`]
+//! parses and checks its params once and gives a [`PreparedGame`], which a
+//! worker runs for every seed of a stratum.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::time::Instant;
+
+use crate::cube::Cube;
+use crate::doors::Doors;
+use crate::dungeon::Dungeon;
+use crate::game::{Budget, Game, GameError, Outcome, Rejection, Solved, ms_since, run_game};
+use crate::sokoban::Sokoban;
+use crate::tilt::Tilt;
+
+/// Every game, in name order.
+static GAMES: &[&dyn Registered] = &[
+    &Entry::<Cube>(PhantomData),
+    &Entry::<Doors>(PhantomData),
+    &Entry::<Dungeon>(PhantomData),
+    &Entry::<Sokoban>(PhantomData),
+    &Entry::<Tilt>(PhantomData),
+];
+
+/// A game chosen by name, its params not yet given.
+#[derive(Clone, Copy)]
+pub struct GameKind(&'static dyn Registered);
+
+impl GameKind {
+    /// Every game, in name order.
+    pub fn all() -> impl Iterator<Item = GameKind> {
+        GAMES.iter().map(|&g| GameKind(g))
+    }
+
+    /// Looks a game up by its job-file name.
+    pub fn from_name(name: &str) -> Result<Self, GameError> {
+        Self::all()
+            .find(|g| g.name() == name)
+            .ok_or_else(|| GameError::UnknownGame {
+                name: name.to_string(),
+                known: Self::all()
+                    .map(GameKind::name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+    }
+
+    /// The registered game `G`.
+    pub fn of<G: Game>() -> Self {
+        Self::from_name(G::NAME).unwrap_or_else(|_| panic!("{} is not in GAMES", G::NAME))
+    }
+
+    /// The job-file name.
+    pub fn name(self) -> &'static str {
+        self.0.name()
+    }
+
+    /// Parses and checks a params object (unknown fields are refused) into
+    /// the game ready to run seeds.
+    pub fn prepare(self, params: &serde_json::Value) -> Result<PreparedGame, GameError> {
+        self.0
+            .prepare(params)
+            .map(|ready| PreparedGame { kind: self, ready })
+    }
+
+    /// Checks a params object for this game.
+    pub fn validate_params(self, params: &serde_json::Value) -> Result<(), GameError> {
+        self.prepare(params).map(drop)
+    }
+
+    /// Solves every level of a file in the game's text form (one level, or a
+    /// collection for games that have one), whoever made it.
+    pub fn solve_text(self, text: &str, budget: &Budget) -> Result<Vec<LevelVerdict>, GameError> {
+        self.0.solve_text(text, budget)
+    }
+
+    /// Replays a stored level (JSON form) with its solution.
+    pub fn replay_json(self, level_json: &str, solution: &str) -> Result<(), GameError> {
+        self.0.replay_json(level_json, solution)
+    }
+}
+
+impl PartialEq for GameKind {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for GameKind {}
+
+impl fmt::Debug for GameKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "GameKind({})", self.name())
+    }
+}
+
+impl fmt::Display for GameKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A game with its params parsed and checked: runs one seed at a time, from
+/// any thread.
+pub struct PreparedGame {
+    kind: GameKind,
+    ready: Box<dyn Ready>,
+}
+
+impl PreparedGame {
+    /// The game.
+    pub fn kind(&self) -> GameKind {
+        self.kind
+    }
+
+    /// Runs one seed: generate, verify, accept, rate. Never panics.
+    pub fn run(&self, seed: u64, budget: &Budget) -> Outcome {
+        self.ready.run(seed, budget)
+    }
+}
+
+impl fmt::Debug for PreparedGame {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PreparedGame({})", self.kind.name())
+    }
+}
+
+/// The verdict on one level of a file given to [`GameKind::solve_text`].
+#[derive(Debug)]
+pub struct LevelVerdict {
+    /// The level's title in the file (empty when it has none).
+    pub title: String,
+    /// The solver's answer.
+    pub verdict: Result<Solved, Rejection>,
+    /// Milliseconds the solver took.
+    pub ms: f64,
+}
+
+/// What the registry needs of a game, as an object.
+trait Registered: Sync {
+    fn name(&self) -> &'static str;
+    fn prepare(&self, params: &serde_json::Value) -> Result<Box<dyn Ready>, GameError>;
+    fn solve_text(&self, text: &str, budget: &Budget) -> Result<Vec<LevelVerdict>, GameError>;
+    fn replay_json(&self, level_json: &str, solution: &str) -> Result<(), GameError>;
+}
+
+/// A game with its params, as an object.
+trait Ready: Send + Sync {
+    fn run(&self, seed: u64, budget: &Budget) -> Outcome;
+}
+
+/// The registry's entry for game `G`.
+struct Entry<G>(PhantomData<fn() -> G>);
+
+struct WithParams<G: Game>(G::Params);
+
+impl<G: Game> Ready for WithParams<G> {
+    fn run(&self, seed: u64, budget: &Budget) -> Outcome {
+        run_game::<G>(&self.0, seed, budget)
+    }
+}
+
+impl<G: Game> Registered for Entry<G> {
+    fn name(&self) -> &'static str {
+        G::NAME
+    }
+
+    fn prepare(&self, params: &serde_json::Value) -> Result<Box<dyn Ready>, GameError> {
+        let parsed: G::Params =
+            serde_json::from_value(params.clone()).map_err(|e| GameError::Params {
+                game: G::NAME,
+                message: e.to_string(),
+            })?;
+        G::validate(&parsed).map_err(|message| GameError::Params {
+            game: G::NAME,
+            message,
+        })?;
+        Ok(Box::new(WithParams::<G>(parsed)))
+    }
+
+    fn solve_text(&self, text: &str, budget: &Budget) -> Result<Vec<LevelVerdict>, GameError> {
+        Ok(G::from_collection(text)?
+            .into_iter()
+            .map(|(title, level)| {
+                let started = Instant::now();
+                let verdict = G::solve(&level, budget);
+                LevelVerdict {
+                    title,
+                    verdict,
+                    ms: ms_since(started),
+                }
+            })
+            .collect())
+    }
+
+    fn replay_json(&self, level_json: &str, solution: &str) -> Result<(), GameError> {
+        let level: G::Level = serde_json::from_str(level_json).map_err(|e| GameError::Parse {
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        })?;
+        G::replay(&level, solution)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_game_is_found_by_its_name() {
+        let names: Vec<&str> = GameKind::all().map(GameKind::name).collect();
+        assert_eq!(names, ["cube", "doors", "dungeon", "sokoban", "tilt"]);
+        for name in names {
+            assert_eq!(GameKind::from_name(name).map(GameKind::name), Ok(name));
+        }
+        let err = GameKind::from_name("chess").expect_err("unknown");
+        assert!(
+            err.to_string().contains("known games: cube, doors"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,105 @@
+//! `manifest.json`: the job, the versions, counts by tier and status, the
+//! timeouts, and every file's SHA-256. Written and read through [`Manifest`].
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Job, PackError};
+
+/// A pack's manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Counts by tier and status.
+    pub counts: Counts,
+    /// Every file written before the manifest (relative path -> SHA-256).
+    pub files: BTreeMap<String, String>,
+    /// The job as run.
+    pub job: Job,
+    /// The job's id.
+    pub job_id: String,
+    /// Whether a watchdog timeout made the pack depend on the machine.
+    pub machine_dependent: bool,
+    /// Results that disagreed with an earlier result for the same seed.
+    pub mismatches: u64,
+    /// The pack's name.
+    pub pack: String,
+    /// The seeds tried.
+    pub seeds: Seeds,
+    /// The strata, each with its merged params.
+    pub strata: Vec<StratumEntry>,
+    /// Seeds whose verdict was a watchdog timeout.
+    pub timeouts: Vec<u64>,
+    /// The versions that wrote the pack.
+    pub versions: Versions,
+}
+
+/// Counts of a pack.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Accepted levels.
+    pub accepted: u64,
+    /// Accepted levels per tier, keyed `NN`.
+    pub by_tier: BTreeMap<String, u64>,
+    /// Seeds per status.
+    pub by_status: BTreeMap<String, u64>,
+    /// Campaigns drawn.
+    pub campaigns: u64,
+    /// Tiers of the scheme.
+    pub tiers: u32,
+}
+
+/// The seeds a pack tried.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Seeds {
+    /// The job's first seed.
+    pub first: u64,
+    /// The last seed recorded.
+    pub last: Option<u64>,
+    /// Seeds recorded.
+    pub tried: u64,
+}
+
+/// A stratum in the manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StratumEntry {
+    /// Its name.
+    pub name: String,
+    /// Its first seed.
+    pub first_seed: u64,
+    /// Accepted levels wanted from it.
+    pub count: u64,
+    /// Its merged params.
+    pub params: serde_json::Value,
+}
+
+/// Versions of what wrote a pack.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Versions {
+    /// The generator version (games).
+    pub generator: String,
+    /// pregen's version.
+    pub pregen: String,
+    /// The wire protocol's version.
+    pub protocol: u32,
+}
+
+impl Manifest {
+    /// Reads and parses a manifest file.
+    pub fn read(path: &Path) -> Result<Manifest, PackError> {
+        let text = std::fs::read_to_string(path).map_err(PackError::io("read", path))?;
+        serde_json::from_str(&text).map_err(|source| PackError::Json {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+
+    /// The manifest as written: pretty JSON.
+    pub fn to_json(&self) -> Result<String, PackError> {
+        serde_json::to_string_pretty(self).map_err(|source| PackError::Json {
+            path: crate::dir::MANIFEST.into(),
+            source,
+        })
+    }
+}

@@ -1,0 +1,112 @@
+//! Reaching the coordinator: the endpoint (plain or TLS), sessions opened
+//! one after another, reconnecting with backoff until the job ends.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+use tonic::transport::{Certificate, ClientTlsConfig, Endpoint};
+
+use crate::session::{SessionEnd, run_session};
+use crate::{WorkerConfig, WorkerError, WorkerReport};
+
+/// Runs until the job is finished or `shutdown` is cancelled. Lost connections
+/// are retried with exponential backoff; refusals (token, versions) are not.
+pub async fn run_worker(
+    config: WorkerConfig,
+    shutdown: CancellationToken,
+) -> Result<WorkerReport, WorkerError> {
+    let endpoint = endpoint(&config)?;
+    let pool = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(config.threads.max(1))
+            .thread_name(|i| format!("pregen-worker-{i}"))
+            .build()
+            .map_err(|e| {
+                WorkerError::Job(format!("cannot start {} threads: {e}", config.threads))
+            })?,
+    );
+    let mut report = WorkerReport::default();
+    let mut backoff = Duration::from_millis(50);
+    let mut unreachable_since: Option<Instant> = None;
+    loop {
+        if shutdown.is_cancelled() {
+            report.drained = true;
+            return Ok(report);
+        }
+        let error = match endpoint.connect().await {
+            Ok(channel) => {
+                report.sessions += 1;
+                let welcomed = report.welcomed;
+                match run_session(&config, channel, &pool, &shutdown, &mut report).await {
+                    Ok(()) => return Ok(report),
+                    Err(SessionEnd::Refused(msg)) => return Err(WorkerError::Refused(msg)),
+                    Err(SessionEnd::Job(msg)) => return Err(WorkerError::Job(msg)),
+                    Err(SessionEnd::Lost(msg)) => {
+                        // A session that got going resets the backoff; one
+                        // that never got a Welcome (say, plain gRPC to a TLS
+                        // port) counts as the coordinator being unreachable.
+                        if report.welcomed > welcomed {
+                            backoff = Duration::from_millis(50);
+                            unreachable_since = None;
+                        }
+                        msg
+                    }
+                }
+            }
+            Err(e) => with_causes(&e),
+        };
+        let since = *unreachable_since.get_or_insert_with(Instant::now);
+        if since.elapsed() >= config.connect_timeout {
+            return Err(WorkerError::Unreachable(
+                config.coordinator.clone(),
+                config.connect_timeout,
+                error,
+            ));
+        }
+        tracing::info!(error, retry_in = ?backoff, "coordinator unreachable; retrying");
+        tokio::select! {
+            _ = tokio::time::sleep(backoff) => {}
+            _ = shutdown.cancelled() => {}
+        }
+        backoff = (backoff * 2).min(Duration::from_secs(2));
+    }
+}
+
+/// An error and the errors beneath it, e.g. `transport error: invalid peer
+/// certificate: UnknownIssuer`.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(e) = source {
+        let cause = e.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+        source = e.source();
+    }
+    text
+}
+
+/// The coordinator's endpoint: plain for `http://`, TLS for `https://` (the
+/// system's roots plus `tls_ca`).
+fn endpoint(config: &WorkerConfig) -> Result<Endpoint, WorkerError> {
+    let address =
+        |e: &dyn std::fmt::Display| WorkerError::Address(config.coordinator.clone(), e.to_string());
+    let endpoint = Endpoint::from_shared(config.coordinator.clone())
+        .map_err(|e| address(&e))?
+        .connect_timeout(Duration::from_secs(5))
+        .tcp_nodelay(true);
+    if !config.coordinator.starts_with("https://") {
+        if config.tls_ca.is_some() {
+            return Err(address(&"a TLS CA was given but the URL is not https://"));
+        }
+        return Ok(endpoint);
+    }
+    let mut tls = ClientTlsConfig::new().with_native_roots();
+    if let Some(pem) = &config.tls_ca {
+        tls = tls.ca_certificate(Certificate::from_pem(pem));
+    }
+    endpoint.tls_config(tls).map_err(|e| address(&e))
+}

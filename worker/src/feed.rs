@@ -1,0 +1,151 @@
+//! The leases' seeds on the rayon pool: one feed per session draws seeds in
+//! grant order, every result goes back through a bounded channel.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use pregen_games::{Budget, PreparedGame};
+use pregen_proto::v1::{LeaseGrant, SeedResult};
+use rayon::prelude::*;
+use tokio::sync::{Notify, mpsc};
+
+/// Events from the rayon pool back to the session loop.
+pub(crate) enum Event {
+    /// A thread took the lease up: time to ask for the next one.
+    LeaseStarted,
+    Result(Box<SeedResult>),
+    LeaseFinished {
+        lease_id: u64,
+        complete: bool,
+    },
+}
+
+/// The rayon side's end of the event channel. Lease starts and ends also ring
+/// `urgent`, which opens the session loop's gate at once: asking for the next
+/// lease must not wait for the next batch of results.
+#[derive(Clone)]
+pub(crate) struct Events {
+    pub(crate) tx: mpsc::Sender<Event>,
+    pub(crate) urgent: Arc<Notify>,
+}
+
+impl Events {
+    /// Sends from a pool thread. A closed channel means the session is gone
+    /// (its leases are re-issued), so the event is dropped.
+    pub(crate) fn send(&self, event: Event) {
+        let urgent = !matches!(event, Event::Result(_));
+        let _ = self.tx.blocking_send(event);
+        if urgent {
+            self.urgent.notify_one();
+        }
+    }
+}
+
+/// Cancels a session's rayon work when the session ends, however it ends.
+pub(crate) struct CancelOnDrop(pub(crate) Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The job of a session: the game prepared once per stratum, and the budget.
+pub(crate) struct JobRun {
+    /// The game with each stratum's params, parsed and checked once.
+    pub(crate) strata: Vec<PreparedGame>,
+    pub(crate) max_nodes: u64,
+    pub(crate) watchdog: Duration,
+}
+
+/// A lease as the feed hands it out: its seeds are counted down as they finish.
+struct FedLease {
+    grant: LeaseGrant,
+    left: AtomicU64,
+}
+
+/// The seeds of the session's leases, in grant order, one at a time: the
+/// pool's threads draw from it (`par_bridge`), so a thread that finishes a
+/// seed takes the next one, from the next lease if need be. No thread waits
+/// at a lease's end, and leases never nest on a thread's stack.
+struct Feed {
+    leases: std::sync::mpsc::Receiver<LeaseGrant>,
+    current: Option<(Arc<FedLease>, u64)>,
+    events: Events,
+}
+
+impl Iterator for Feed {
+    type Item = (Arc<FedLease>, u64);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some((lease, next)) = &mut self.current {
+                let end = lease
+                    .grant
+                    .first_seed
+                    .saturating_add(lease.grant.seed_count);
+                if *next < end {
+                    let seed = *next;
+                    *next += 1;
+                    return Some((lease.clone(), seed));
+                }
+                self.current = None;
+            }
+            // Blocks until the next grant; a closed channel ends the session's work.
+            let grant = self.leases.recv().ok()?;
+            self.events.send(Event::LeaseStarted);
+            if grant.seed_count == 0 {
+                self.events.send(Event::LeaseFinished {
+                    lease_id: grant.lease_id,
+                    complete: true,
+                });
+                continue;
+            }
+            let first = grant.first_seed;
+            let left = AtomicU64::new(grant.seed_count);
+            self.current = Some((Arc::new(FedLease { grant, left }), first));
+        }
+    }
+}
+
+/// Runs the session's leases on the pool until `leases` closes: every seed's
+/// result goes back as soon as it is ready, and a lease's end after its last
+/// result. A cancelled session skips the seeds it has not started.
+pub(crate) fn run_feed(
+    pool: Arc<rayon::ThreadPool>,
+    job: Arc<JobRun>,
+    leases: std::sync::mpsc::Receiver<LeaseGrant>,
+    cancel: Arc<AtomicBool>,
+    events: Events,
+) {
+    let feed = Feed {
+        leases,
+        current: None,
+        events: events.clone(),
+    };
+    pool.install(|| {
+        feed.par_bridge().for_each(|(lease, seed)| {
+            if !cancel.load(Ordering::Relaxed) {
+                let result = run_seed(&job, lease.grant.lease_id, lease.grant.stratum, seed);
+                events.send(Event::Result(Box::new(result)));
+            }
+            if lease.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+                events.send(Event::LeaseFinished {
+                    lease_id: lease.grant.lease_id,
+                    complete: !cancel.load(Ordering::Relaxed),
+                });
+            }
+        });
+    });
+}
+
+/// Runs one seed under the job's budget; its result in wire form.
+fn run_seed(job: &JobRun, lease_id: u64, stratum: u32, seed: u64) -> SeedResult {
+    let budget = Budget {
+        max_nodes: job.max_nodes,
+        deadline: Some(Instant::now() + job.watchdog),
+    };
+    let outcome = job.strata[stratum as usize].run(seed, &budget);
+    SeedResult::from_outcome(lease_id, seed, outcome)
+}
