@@ -19,6 +19,7 @@ pub mod cube;
 pub mod doors;
 pub mod dungeon;
 pub mod rng;
+pub mod search;
 pub mod sokoban;
 pub mod tilt;
 

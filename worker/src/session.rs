@@ -73,14 +73,7 @@ pub(crate) async fn run_session(
         Ok(req)
     });
     let (out, out_rx) = mpsc::channel::<WorkerMessage>(1024);
-    let send = |kind: Out| {
-        let out = out.clone();
-        async move {
-            out.send(WorkerMessage { kind: Some(kind) })
-                .await
-                .map_err(|_| SessionEnd::Lost("stream closed".into()))
-        }
-    };
+    let send = |kind: Out| send_on(&out, kind);
     send(Out::Hello(Hello {
         protocol_version: PROTOCOL_VERSION,
         generator_version: pregen_games::GENERATOR_VERSION.to_string(),
@@ -164,14 +157,7 @@ async fn session_loop(
     inbound: &mut tonic::Streaming<pregen_proto::v1::CoordinatorMessage>,
     lease_ttl_ms: u64,
 ) -> Result<(), SessionEnd> {
-    let send = |kind: Out| {
-        let out = out.clone();
-        async move {
-            out.send(WorkerMessage { kind: Some(kind) })
-                .await
-                .map_err(|_| SessionEnd::Lost("stream closed".into()))
-        }
-    };
+    let send = |kind: Out| send_on(out, kind);
     let cancel = Arc::new(AtomicBool::new(false));
     let _guard = CancelOnDrop(cancel.clone());
     let (tx, mut events_rx) = mpsc::channel::<Event>(4096);
@@ -294,4 +280,11 @@ async fn session_loop(
             }
         }
     }
+}
+
+/// Sends one message on the session's stream; a closed stream is a lost session.
+async fn send_on(out: &mpsc::Sender<WorkerMessage>, kind: Out) -> Result<(), SessionEnd> {
+    out.send(WorkerMessage { kind: Some(kind) })
+        .await
+        .map_err(|_| SessionEnd::Lost("stream closed".into()))
 }

@@ -337,31 +337,10 @@ pub fn analyse(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
     }
 
     // Dead ends: states that cannot reach a state seeing the exit.
-    let mut pred_first = vec![0usize; n + 1];
-    for &(t, _) in &succ {
-        pred_first[t as usize + 1] += 1;
-    }
-    for i in 0..n {
-        pred_first[i + 1] += pred_first[i];
-    }
-    let mut fill = pred_first.clone();
-    let mut preds = vec![0u32; succ.len()];
-    for s in 0..n {
-        for &(t, _) in &succ[first[s]..first[s + 1]] {
-            preds[fill[t as usize]] = s as u32;
-            fill[t as usize] += 1;
-        }
-    }
     let mut alive = sees_exit.clone();
-    let mut stack: Vec<usize> = (0..n).filter(|&s| alive[s]).collect();
-    while let Some(t) = stack.pop() {
-        for &p in &preds[pred_first[t]..pred_first[t + 1]] {
-            if !alive[p as usize] {
-                alive[p as usize] = true;
-                stack.push(p as usize);
-            }
-        }
-    }
+    crate::search::mark_reverse_reachable(&mut alive, |s| {
+        succ[first[s]..first[s + 1]].iter().map(|&(t, _)| t)
+    });
     Ok(Analysis {
         solution,
         path,

@@ -225,38 +225,7 @@ fn alive_states(succ: &[[u32; 4]]) -> Vec<bool> {
 /// Completes `alive` (a set of states known to be alive that includes every
 /// state with a winning move) by a search backwards along predecessor lists.
 fn reverse_search(succ: &[[u32; 4]], alive: &mut [bool]) {
-    let n = succ.len();
-    // Predecessor lists in compressed form.
-    let mut start = vec![0u32; n + 1];
-    for out in succ {
-        for &t in out {
-            if (t as usize) < n {
-                start[t as usize + 1] += 1;
-            }
-        }
-    }
-    for i in 0..n {
-        start[i + 1] += start[i];
-    }
-    let mut fill = start.clone();
-    let mut preds = vec![0u32; start[n] as usize];
-    for (s, out) in succ.iter().enumerate() {
-        for &t in out {
-            if (t as usize) < n {
-                preds[fill[t as usize] as usize] = s as u32;
-                fill[t as usize] += 1;
-            }
-        }
-    }
-    let mut queue: Vec<u32> = (0..n as u32).filter(|&s| alive[s as usize]).collect();
-    while let Some(t) = queue.pop() {
-        for &p in &preds[start[t as usize] as usize..start[t as usize + 1] as usize] {
-            if !alive[p as usize] {
-                alive[p as usize] = true;
-                queue.push(p);
-            }
-        }
-    }
+    crate::search::mark_reverse_reachable(alive, |s| succ[s]);
 }
 
 /// Whether some tilt sequence of at most `moves` moves wins: a breadth-first
