@@ -35,7 +35,7 @@ enum Command {
     /// search nodes, time, solution. Sokoban files may be XSB collections.
     Solve(solve::SolveArgs),
     /// Count every doors level for (rooms, colours): how many are good (no
-    /// defect, planar), how many of those differ by the seed's solution key
+    /// defect, planar), how many of those differ by the source's solution key
     /// (source document 001's Table 3 "total unique" column) and how many by
     /// more than a renaming of rooms and colours (`unique = "structure"`).
     /// Walks all 2^M levels on all cores, so M = n(n-1)(b+1)/2 + bn may be 26

@@ -242,7 +242,7 @@ fn a_sokoban_pack_holds_each_level_once_and_prints_as_xsb() {
     );
 }
 
-/// A doors pack under the seed's uniqueness key: no two levels share it, each
+/// A doors pack under the source's uniqueness key: no two levels share it, each
 /// duplicate names a kept seed, no defects, every grid holds its level, 3
 /// workers and 1 give the same pack, and the printed levels solve with
 /// `pregen solve`.

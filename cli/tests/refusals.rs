@@ -196,7 +196,7 @@ async fn result_outside_the_lease_is_refused_and_nothing_is_recorded() {
     assert!(records.is_empty(), "the refused result was not recorded");
 }
 
-/// Doors with 3 rooms and 1 colour has 5 levels unique by the seed's key: a
+/// Doors with 3 rooms and 1 colour has 5 levels unique by the source's key: a
 /// job for 6 gives up at `max_seeds` with a clear error, writes no pack and
 /// keeps its commit log, which a run with a higher limit resumes.
 #[test]

@@ -1,6 +1,6 @@
-//! Seed 001's Table 3 with our generator: for each (n, b), RUNS runs of the
-//! MCTS with the seed's settings; average grade, unique good levels found,
-//! defects, time; the seed's figures beside.
+//! Source 001's Table 3 with our generator: for each (n, b), RUNS runs of the
+//! MCTS with the source's settings; average grade, unique good levels found,
+//! defects, time; the source's figures beside.
 //!
 //! `cargo bench -p pregen-games --bench doors -- [RUNS] [n,b ...]` (default
 //! 1,000 runs, rows (3,1) to (5,2)).

@@ -1,8 +1,8 @@
-//! Dungeon generation + verification time per map for the seed's grid sizes,
-//! beside seed 004's Table I, on one core.
+//! Dungeon generation + verification time per map for the source's grid sizes,
+//! beside source 004's Table I, on one core.
 //!
 //! `cargo bench -p pregen-games --bench dungeon -- [SEEDS]` (default 1,000 per
-//! size). As in the seed, half the runs of a rectangular size swap width and
+//! size). As in the source, half the runs of a rectangular size swap width and
 //! height. Time is the whole seed: map, agents (each change verified), and the
 //! final verification with the dead-end proof.
 
@@ -11,7 +11,7 @@ use std::time::Instant;
 use pregen_games::dungeon::Dungeon;
 use pregen_games::{Budget, GameKind};
 
-/// A row of seed 004 Table I: grid, rooms (mean), complexity (mean), seconds
+/// A row of source 004 Table I: grid, rooms (mean), complexity (mean), seconds
 /// per map (mean, median).
 type SeedRow = ((u16, u16), f64, f64, f64, f64);
 

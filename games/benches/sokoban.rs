@@ -4,7 +4,7 @@
 //! `cargo bench -p pregen-games --bench sokoban -- [mcts|reverse|solver|all] [N]`
 //! - `mcts`: N puzzles (default 5) of 6x6 at 100,000 and at 500,000 iterations
 //!   (generation only): seconds per puzzle, tree nodes, the process's peak
-//!   resident memory, the seed's score;
+//!   resident memory, the source's score;
 //! - `reverse`: N seeds (default 500) of 10x10 with 4 boxes through the whole
 //!   run (generate, exact solve, rate): verified levels per second;
 //! - `solver`: the levels of the first N (default 200) reverse seeds, solved

@@ -102,7 +102,7 @@ pub struct SeedRecord {
     pub nodes: u64,
     /// The worker that produced it.
     pub worker: String,
-    /// The attempt (1 = the seed's range was leased once).
+    /// The attempt (1 = the source's range was leased once).
     pub attempt: u32,
 }
 

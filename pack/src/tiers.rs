@@ -79,7 +79,7 @@ pub fn assign_tiers<'a>(records: &'a [SeedRecord], scheme: &TierScheme) -> Vec<T
         .collect()
 }
 
-/// Seed 000's campaign rule: `length` equal difficulty groups; campaign k takes
+/// Source 000's campaign rule: `length` equal difficulty groups; campaign k takes
 /// one level from each group, drawn without replacement by a PRNG seeded from
 /// the job, so the draw is deterministic.
 pub fn draw_campaigns(

@@ -1,4 +1,4 @@
-//! The seed's backward generator.
+//! The source's backward generator.
 //!
 //! Start from a cube of obstacles with the monk at the exit, Top (2, 2), and
 //! `d` soldiers scrambled over the cube. Then, backwards, repeat: turn a row or

@@ -6,7 +6,7 @@
 //! | face | normal | x grows towards | y grows towards |
 //! |---|---|---|---|
 //! | Top | +Y | Right | Front (y = 0 is the edge next to Back) |
-//! | Bottom | -Y | Right | Front (the seed's reversed y) |
+//! | Bottom | -Y | Right | Front (the source's reversed y) |
 //! | Left | -X | Front | Bottom |
 //! | Right | +X | Back | Bottom |
 //! | Front | +Z | Right | Bottom |
@@ -31,9 +31,9 @@ pub enum Face {
     Left,
     /// Right of Top.
     Right,
-    /// Below Top in the seed's net, towards the player.
+    /// Below Top in the source's net, towards the player.
     Front,
-    /// Above Top in the seed's net.
+    /// Above Top in the source's net.
     Back,
 }
 

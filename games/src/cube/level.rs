@@ -1,5 +1,5 @@
 //! A cube level: 54 cells, the karma goal; the monk starts on Top (0, 0) and
-//! the exit is Top (2, 2). Text form: the seed's net, each face drawn in its
+//! the exit is Top (2, 2). Text form: the source's net, each face drawn in its
 //! own coordinates as seen from outside:
 //!
 //! ```text

@@ -1,14 +1,14 @@
-//! `cube`: A Mazing Monk (seed 000): a monk on the top of a 3x3x3 cube turns
+//! `cube`: A Mazing Monk (source 000): a monk on the top of a 3x3x3 cube turns
 //! rows and columns to bring karma within reach, avoiding soldiers.
 //!
 //! - [`geometry`]: the cube as 54 stickers, turns as permutations.
 //! - [`level`]: the level, its net (text) and JSON forms.
-//! - [`generate`]: the seed's backward generator.
+//! - [`generate`]: the source's backward generator.
 //! - [`solve`]: the exact solver, fewest turns first.
 //! - [`replay`]: checks a solution under the rules.
 //!
-//! Rule decisions beyond GAMES.md section 3, fixed here:
-//! - Bottom's cells use Top's orientation (the seed's reversed y), so Bottom
+//! Rule decisions beyond the rules in the README, fixed here:
+//! - Bottom's cells use Top's orientation (the source's reversed y), so Bottom
 //!   (x, y) lies under Top (x, y);
 //! - karma reachable from the start is collected before the first turn;
 //! - the monk stands on a path cell; the exit must be walkable to be reached.
@@ -32,7 +32,7 @@ use level::{Cell, Level};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CubeParams {
-    /// Overall difficulty 1..=10: karma = 17 - d, soldiers = d (seed 000).
+    /// Overall difficulty 1..=10: karma = 17 - d, soldiers = d (source 000).
     pub difficulty: u32,
     /// Karma to collect before the exit opens.
     pub karma_goal: u32,
@@ -62,7 +62,7 @@ impl Default for CubeParams {
 /// The cube game.
 pub struct Cube;
 
-/// Face weights of the seed's karma distance.
+/// Face weights of the source's karma distance.
 fn face_weight(face: Face) -> u32 {
     match face {
         Face::Top => 1,
@@ -72,7 +72,7 @@ fn face_weight(face: Face) -> u32 {
     }
 }
 
-/// The seed's relative rating factors: (karma distance, soldiers on face
+/// The source's relative rating factors: (karma distance, soldiers on face
 /// centres, visible soldiers, scarcity of paths); their sum is 0..=4.
 pub fn relative_rating(level: &Level) -> [f64; 4] {
     let face = |i: usize| Face::ALL[i / 9];
@@ -168,8 +168,8 @@ impl Game for Cube {
         Ok(())
     }
 
-    /// Overall difficulty first, then the seed's relative rating (0..4), as
-    /// the seed sorts: `10 * d + rating`.
+    /// Overall difficulty first, then the source's relative rating (0..4), as
+    /// the source sorts: `10 * d + rating`.
     fn rate(level: &Level, solved: &Solved) -> f64 {
         let rating = solved
             .metrics

@@ -1,6 +1,6 @@
 //! Every level of an (n, b) search space, counted: how many are good (no
 //! defect, planar), how many of those are unique by their solutions, as the
-//! seed's Table 3 "total unique" column counts them, and how many differ by
+//! source's Table 3 "total unique" column counts them, and how many differ by
 //! more than a renaming of rooms and colours.
 //!
 //! A space has 2^M levels, so only small ones can be walked; callers split

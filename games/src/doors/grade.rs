@@ -1,7 +1,7 @@
-//! The seed's fail-fast score (section 3.3, what the MCTS maximises) and its
+//! The source's fail-fast score (section 3.3, what the MCTS maximises) and its
 //! 0..100 grade (Table 1) with the three agents (section 3.4).
 //!
-//! The seed leaves the criteria's numbers open; fixed here:
+//! The source leaves the criteria's numbers open; fixed here:
 //! - the right number of connections: n-1 ..= 2n-1 doors;
 //! - not too many buttons: at most n; the right number per room: at most
 //!   ceil(b/n) (one, while b <= n);
@@ -189,13 +189,13 @@ fn connections_ok(level: &Level) -> bool {
     (n.saturating_sub(1)..=2 * n - 1).contains(&level.doors.len())
 }
 
-/// The fail-fast score, 0..1, in the seed's three stages: basic structure,
+/// The fail-fast score, 0..1, in the source's three stages: basic structure,
 /// then the must-haves, then the expensive criteria; a stage that fails
 /// returns the points so far.
 ///
 /// Every colour appears when it has a button and a door. Stage 3 also
 /// holds, a point each, the structure criteria of Table 1 the
-/// seed's score leaves out (an unlocked door, buttons per room, all rooms and
+/// source's score leaves out (an unlocked door, buttons per room, all rooms and
 /// doors reachable, every button used by a solution), so that a level the
 /// search scores 1 has every structure point of the grade and is no defect.
 pub fn score(level: &Level) -> f64 {
@@ -256,7 +256,7 @@ pub fn is_good(level: &Level) -> bool {
     score(level) > 1.0 - 1e-9
 }
 
-/// The seed's 0..100 grade (Table 1, in [`CRITERIA`]' order); the agents
+/// The source's 0..100 grade (Table 1, in [`CRITERIA`]' order); the agents
 /// draw from `rng`.
 pub fn grade(level: &Level, rng: &mut Rng) -> Grade {
     let facts = Facts::new(level);
@@ -348,7 +348,7 @@ fn suboptimal_agent(rules: &Rules, dist: &[u32], nb: usize, rng: &mut Rng) -> bo
     false
 }
 
-/// One move ahead with the seed's scores (win 100, the required button here
+/// One move ahead with the source's scores (win 100, the required button here
 /// 20, the required button next door 8, else 3) and penalties (stuck -22, back
 /// to the previous state -5, another colour over the required one -2), a tiny
 /// random tie-break; wins if out within 1.2n ..= 5n moves.

@@ -1,7 +1,7 @@
 //! The level description (rooms, doors, buttons), its feature bits, and the
 //! rules as a graph over states (room, active colour).
 //!
-//! Rules (GAMES.md section 4): between two rooms at most one door of each kind
+//! Rules: between two rooms at most one door of each kind
 //! (unlocked, or locked with one of `b` colours); at most one button per colour
 //! per room. The player starts in room 0 with no colour active. Pressing a
 //! button makes its colour the only active one (pressing the active colour does
@@ -256,7 +256,7 @@ impl Rules {
         None
     }
 
-    /// The solutions as the seed enumerates them (its Algorithm 2): every path
+    /// The solutions as the source enumerates them (its Algorithm 2): every path
     /// of moves from the start to a win that visits no state twice, stopping
     /// at `cap` solutions. Parallel doors make distinct solutions.
     pub fn solutions(&self, cap: usize) -> Vec<Vec<(Move, usize)>> {
@@ -355,7 +355,7 @@ pub fn structure_key(level: &Level) -> u64 {
     best
 }
 
-/// The seed's encoding of a solution: `1` per walk, `0` per press.
+/// The source's encoding of a solution: `1` per walk, `0` per press.
 pub fn encode(solution: &[(Move, usize)]) -> String {
     solution
         .iter()
@@ -366,7 +366,7 @@ pub fn encode(solution: &[(Move, usize)]) -> String {
         .collect()
 }
 
-/// The seed's uniqueness key: the solutions' encodings sorted by length, then
+/// The source's uniqueness key: the solutions' encodings sorted by length, then
 /// lexicographically.
 pub fn uniqueness_key(solutions: &[Vec<(Move, usize)>]) -> Vec<String> {
     let mut codes: Vec<String> = solutions.iter().map(|s| encode(s)).collect();

@@ -1,4 +1,4 @@
-//! The seed's generator (section 3.1): Monte Carlo tree search whose moves
+//! The source's generator (section 3.1): Monte Carlo tree search whose moves
 //! toggle one feature of the level.
 //!
 //! Start from the empty level plus `random_moves` x M random toggles. Then, up
@@ -13,7 +13,7 @@
 //! on ties).
 //!
 //! The search ends with the level it reached, or with the best level it
-//! scored on the way if that scores higher (the first of equals): the seed's
+//! scored on the way if that scores higher (the first of equals): the source's
 //! threshold lets a level with a point short stop the search, while a
 //! perfect one was often seen in the tree.
 

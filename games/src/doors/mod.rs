@@ -1,10 +1,10 @@
-//! `doors`: rooms, coloured doors and buttons (seed 001, Rescue Elite).
+//! `doors`: rooms, coloured doors and buttons (source 001, Rescue Elite).
 //!
 //! - [`level`]: the level description, its feature bits and the rules as a
 //!   graph over (room, active colour); solutions and the uniqueness key.
 //! - [`planar`]: the planarity test.
-//! - [`grade`]: the seed's fail-fast score and 0..100 grade with its agents.
-//! - [`mcts`]: the seed's Monte Carlo tree search over feature toggles.
+//! - [`grade`]: the source's fail-fast score and 0..100 grade with its agents.
+//! - [`mcts`]: the source's Monte Carlo tree search over feature toggles.
 //! - [`layout`]: the tile grid (seed section 4.2).
 //! - [`census`]: every level of a small search space, counted.
 
@@ -25,7 +25,7 @@ pub mod level;
 pub mod mcts;
 pub mod planar;
 
-/// The seed's Table 3 settings for one (n, b).
+/// The source's Table 3 settings for one (n, b).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Preset {
     /// UCB1's exploration constant.
@@ -44,7 +44,7 @@ pub struct Preset {
     pub moves: usize,
 }
 
-/// Seed 001's Table 3 rows: ((n, b), settings, average grade, unique good
+/// Source 001's Table 3 rows: ((n, b), settings, average grade, unique good
 /// levels found, total unique good levels if known, defects per its runs).
 #[allow(clippy::type_complexity)]
 pub const TABLE_3: &[((usize, usize), Preset, f64, u32, Option<u32>, u32)] = &[
@@ -182,7 +182,7 @@ const fn p(
     }
 }
 
-/// The seed's settings for (n, b), if Table 3 has them.
+/// The source's settings for (n, b), if Table 3 has them.
 pub fn preset(rooms: usize, colours: usize) -> Option<Preset> {
     TABLE_3
         .iter()
@@ -191,7 +191,7 @@ pub fn preset(rooms: usize, colours: usize) -> Option<Preset> {
 }
 
 /// Parameters of the doors generator (the job's `[params]` table). The MCTS
-/// settings default to the seed's Table 3 row for (rooms, colours).
+/// settings default to the source's Table 3 row for (rooms, colours).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DoorsParams {
@@ -293,7 +293,7 @@ impl DoorsParams {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Unique {
-    /// The seed's similarity: equal sorted solution encodings. Few classes
+    /// The source's similarity: equal sorted solution encodings. Few classes
     /// exist (`pregen doors-census` counts them), and a pack holds at most
     /// that many levels.
     Solutions,
@@ -542,7 +542,7 @@ impl Game for Doors {
         puzzle.level.replay(solution)
     }
 
-    /// The seed's uniqueness key (the sorted solution encodings), the
+    /// The source's uniqueness key (the sorted solution encodings), the
     /// structure or the description, as the params' `unique` says.
     fn canonical(params: &DoorsParams, puzzle: &Puzzle) -> Option<String> {
         let level = &puzzle.level;

@@ -282,7 +282,7 @@ fn the_game_accepts_good_levels_and_rejects_duplicates_by_its_key() {
         );
         keys.insert(c.canonical.expect("keyed"));
     }
-    assert!(keys.len() < 6, "(3, 1) has 5 classes by the seed's key");
+    assert!(keys.len() < 6, "(3, 1) has 5 classes by the source's key");
     let by_description = DoorsParams {
         unique: Unique::Description,
         ..params.clone()

@@ -1,4 +1,4 @@
-//! The seed's generator: a binary space partition of the grid into rooms, a
+//! The source's generator: a binary space partition of the grid into rooms, a
 //! door tree with a few extra (sometimes one-way) doors, then puzzle agents
 //! chosen at random (Algorithm 1): each adds a key or a switch, and the change
 //! is kept only if the level stays solvable and free of dead ends.

@@ -1,4 +1,4 @@
-//! `dungeon`: keys and switches placed by agents on a map graph (seed 004,
+//! `dungeon`: keys and switches placed by agents on a map graph (source 004,
 //! Venco & Lanzi).
 //!
 //! - [`level`]: rooms, doors, keys and switches; text and JSON forms.
@@ -6,7 +6,7 @@
 //! - [`solve`]: the search over puzzle states: complexity and dead ends.
 //! - [`replay`]: the rules stated plainly, to check a solution.
 //!
-//! Rule decisions beyond GAMES.md section 5, fixed here:
+//! Rule decisions beyond the rules in the README, fixed here:
 //! - a door joins two rooms through one wall cell; most doors pass both ways,
 //!   some extra doors are drops that pass one way only (`one_way_chance`);
 //! - a door is enabled when every key that locks it is held and every switch
@@ -14,7 +14,7 @@
 //! - acting on an element puts the player in its room; collecting a key is
 //!   for good; a key may lie in a chest that needs another key;
 //! - complexity counts actions (keys collected, switch flips) plus the final
-//!   step into the exit, as the seed counts puzzle-graph transitions.
+//!   step into the exit, as the source counts puzzle-graph transitions.
 //!
 //! Without drops no dead end could arise (keys only open, a switch can be
 //! flipped back from where it was flipped); drops make the no-dead-end proof

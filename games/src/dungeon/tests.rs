@@ -172,7 +172,7 @@ fn a_chest_needs_its_key_first() {
 
 #[test]
 fn bsp_room_counts_match_the_seed_for_small_grids() {
-    // Seed 004 Table I: 7x7 always 4 rooms, 7x12 always 6, 12x12 always 9.
+    // Source 004 Table I: 7x7 always 4 rooms, 7x12 always 6, 12x12 always 9.
     for (w, h, rooms) in [(7, 7, 4), (7, 12, 6), (12, 7, 6), (12, 12, 9)] {
         let params = DungeonParams {
             width: w,

@@ -1,4 +1,4 @@
-//! `method = "mcts"`: the seed's generator (Kartal, Sohre & Guy, with the
+//! `method = "mcts"`: the source's generator (Kartal, Sohre & Guy, with the
 //! seed's push alteration, search-space reduction and hard-coded cut-outs).
 //!
 //! A branch of the tree is a sequence of alterations on a board that starts as
@@ -11,7 +11,7 @@
 //!   evaluate; no push available leaves only evaluate.
 //!
 //! Evaluate restores the frozen start; goals are where the boxes ended; boxes
-//! never pushed and tiles never used become walls. The score is the seed's.
+//! never pushed and tiles never used become walls. The score is the source's.
 //! The tree grows by UCB (`C = exploration`) with ordered child expansion and
 //! random roll-outs; the best puzzle seen is kept.
 
@@ -47,7 +47,7 @@ pub struct Mcts {
 pub struct Found {
     /// The level (cropped to its walls).
     pub level: Level,
-    /// The seed's score.
+    /// The source's score.
     pub score: f64,
     /// Box count metric (boxes).
     pub box_count: f64,
@@ -93,7 +93,7 @@ const KIND: u16 = 7 << 13;
 const NONE: u32 = u32::MAX;
 const NO_BOX: u8 = u8::MAX;
 
-/// The seed's score and its parts.
+/// The source's score and its parts.
 struct Score {
     score: f64,
     box_count: f64,
@@ -659,7 +659,7 @@ impl Board {
         all & !(self.used | goals)
     }
 
-    /// The seed's score of the evaluated puzzle; `None` when no box was pushed.
+    /// The source's score of the evaluated puzzle; `None` when no box was pushed.
     fn score(&self, p: &Mcts) -> Option<Score> {
         if !self.frozen || self.pushed == 0 {
             return None;

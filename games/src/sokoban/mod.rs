@@ -1,14 +1,14 @@
-//! `sokoban`: box pushing (seed 003), with two generators and one exact
+//! `sokoban`: box pushing (source 003), with two generators and one exact
 //! solver.
 //!
 //! - [`level`]: the level, XSB (single levels and collection files), LURD
 //!   replay, the 8 symmetries and the canonical form used against duplicates.
-//! - [`mcts`]: `method = "mcts"`, the seed's Monte Carlo tree search.
+//! - [`mcts`]: `method = "mcts"`, the source's Monte Carlo tree search.
 //! - [`reverse`]: `method = "reverse"`, the reverse-play generator behind the
 //!   Boxoban packs.
 //! - [`solve`]: push-optimal, then move-optimal search, independent of both.
 //!
-//! Sizes: `mcts` counts the board inside the outer wall (the seed's 6x6), and
+//! Sizes: `mcts` counts the board inside the outer wall (the source's 6x6), and
 //! its levels are cropped to their walls; `reverse` counts the whole level,
 //! outer wall included (Boxoban's 10x10).
 
@@ -32,7 +32,7 @@ use level::Level;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Method {
-    /// The seed's Monte Carlo tree search.
+    /// The source's Monte Carlo tree search.
     #[default]
     Mcts,
     /// Boxoban-style reverse play.
@@ -294,7 +294,7 @@ impl Game for Sokoban {
         crate::game::within(pushes, "pushes", params.min_pushes, params.max_pushes)
     }
 
-    /// From the solver's figures, not the seed's congestion score:
+    /// From the solver's figures, not the source's congestion score:
     /// `pushes + 0.1 x walking moves + 2 x log2(1 + push-search nodes) + 2 x boxes`.
     fn rate(_level: &Puzzle, solved: &Solved) -> f64 {
         let m = |k: &str| solved.metrics.get(k).copied().unwrap_or(0.0);

@@ -260,7 +260,7 @@ fn shape_form(cells: &[(i32, i32)]) -> Vec<(i32, i32)> {
 
 #[test]
 fn the_cut_outs_are_the_twelve_free_pentominoes() {
-    // Grow shapes a cell at a time from one cell, as the seed's Figure 4.5 does.
+    // Grow shapes a cell at a time from one cell, as the source's Figure 4.5 does.
     let mut shapes = BTreeSet::from([vec![(0, 0)]]);
     for _ in 1..5 {
         let mut next = BTreeSet::new();

@@ -1,4 +1,4 @@
-//! The seed's tilt generator: walls grown from the border with shrinking
+//! The source's tilt generator: walls grown from the border with shrinking
 //! orthogonal branches (drawn one or two tiles at a time under a random
 //! symmetry), free-standing internal walls, the largest free region kept, then
 //! objects placed on weighted cells (corridor ends, corners, corridors, open).

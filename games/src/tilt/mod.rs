@@ -1,12 +1,12 @@
-//! `tilt`: the tilt-maze fruit-pairing game of seed 002 ("Fruit Dating").
+//! `tilt`: the tilt-maze fruit-pairing game of source 002 ("Fruit Dating").
 //!
 //! - [`level`]: the level, its text and JSON forms.
 //! - [`rules`]: the rules compiled for search (private).
 //! - [`replay`]: the literal rules, stepping every object one cell at a time.
-//! - [`generate`]: the seed's wall and weighted-object generator.
+//! - [`generate`]: the source's wall and weighted-object generator.
 //! - [`solve`]: the breadth-first verifier.
 //!
-//! Rule decisions beyond GAMES.md section 1, fixed here:
+//! Rule decisions beyond the rules in the README, fixed here:
 //! - a fruit whose next step in the tilt direction is a hedgehog is eaten, even
 //!   if it was already resting against it;
 //! - an anteater's gaze runs over floor and puddles and stops at walls and fixed

@@ -255,7 +255,7 @@ pub fn wins_within(level: &Level, moves: u32) -> bool {
     false
 }
 
-/// The seed's verifier, kept as an independent cross-check of [`analyse`]:
+/// The source's verifier, kept as an independent cross-check of [`analyse`]:
 /// depth-first search with iterative deepening, pruning a state already seen
 /// with at least as many moves left. Returns the optimal move count up to `max_moves`.
 pub fn iterative_deepening_moves(level: &Level, max_moves: u32) -> Option<u32> {
