@@ -1,6 +1,7 @@
 //! The release archive: checked against SHA256SUMS, the same bytes from the
 //! same release files wherever the pack lies, and readable by a tar reader.
 
+use pregen_pack::PackDir;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -71,8 +72,8 @@ fn the_release_archive_is_checked_and_reproducible() {
     let mut want = BTreeMap::new();
     files(&pack.join("release"), &pack.join("release"), &mut want);
     want.insert(
-        "manifest.json".into(),
-        std::fs::read(pack.join("manifest.json")).expect("manifest"),
+        pregen_pack::dir::MANIFEST.into(),
+        std::fs::read(PackDir::new(&pack).manifest()).expect("manifest"),
     );
     let mut got = BTreeMap::new();
     let decoder = zstd::Decoder::new(first.as_slice()).expect("zstd");
@@ -114,7 +115,7 @@ fn the_release_archive_is_checked_and_reproducible() {
     assert!(!dir.path().join("d.tar.zst").exists());
 
     // So is a pack that was never finished.
-    std::fs::remove_file(pack.join("_SUCCESS")).expect("remove _SUCCESS");
+    std::fs::remove_file(PackDir::new(&pack).success()).expect("remove _SUCCESS");
     let refused = archive(&pack, &dir.path().join("e.tar.zst"));
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("not a finished pack"));

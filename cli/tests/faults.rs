@@ -1,6 +1,7 @@
 //! Determinism under faults: several worker processes, a worker killed with
 //! SIGKILL mid-lease, the coordinator killed and restarted.
 
+use pregen_pack::PackDir;
 use std::time::Duration;
 
 use crate::common::{
@@ -63,7 +64,7 @@ fn coordinator_killed_and_restarted_resumes_to_the_same_pack() {
     first.kill().expect("SIGKILL the coordinator");
     first.wait().expect("reap");
     assert!(
-        !pack.join("_SUCCESS").exists(),
+        !PackDir::new(&pack).is_complete(),
         "killed before the pack was written"
     );
     let second = run().wait_with_output().expect("rerun");

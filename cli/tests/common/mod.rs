@@ -1,5 +1,6 @@
 //! Helpers: job files, the `pregen` binary, and a pack's deterministic content.
 
+use pregen_pack::PackDir;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -210,13 +211,13 @@ pub struct PackContent {
 impl PackContent {
     pub fn read(pack: &Path) -> PackContent {
         assert!(
-            pack.join("_SUCCESS").exists(),
+            PackDir::new(pack).is_complete(),
             "{} has no _SUCCESS",
             pack.display()
         );
         let mut levels = Vec::new();
         for tier in 1..=10u32 {
-            let path = pack.join(format!("levels/tier={tier:02}/part-0.parquet"));
+            let path = pack.join(pregen_pack::dir::tier_part(tier, 0));
             for batch in batches(&path) {
                 let s = |n: &str| batch.column_by_name(n).expect(n).as_string::<i32>().clone();
                 let (layout, json, solution, hash) =
@@ -257,7 +258,7 @@ impl PackContent {
             }
         }
         let mut reject_seeds = Vec::new();
-        for batch in batches(&pack.join("rejects/rejects.parquet")) {
+        for batch in batches(&pack.join(pregen_pack::dir::REJECTS_FILE)) {
             let seed = batch
                 .column_by_name("seed")
                 .expect("seed")
@@ -283,10 +284,14 @@ impl PackContent {
         }
         PackContent {
             levels,
-            release_sums: std::fs::read_to_string(pack.join("release/SHA256SUMS"))
-                .expect("SHA256SUMS"),
+            release_sums: std::fs::read_to_string(
+                PackDir::new(pack)
+                    .release()
+                    .join(pregen_pack::dir::SHA256SUMS),
+            )
+            .expect("SHA256SUMS"),
             campaigns_sha: pregen_pack::durable::sha256_file(
-                &pack.join("campaigns/campaigns.parquet"),
+                &pack.join(pregen_pack::dir::CAMPAIGNS_FILE),
             )
             .expect("sha"),
             reject_seeds,
