@@ -234,19 +234,9 @@ impl JobWatch {
 }
 
 impl RunningJob {
-    /// The job's counters now.
-    pub fn progress(&self) -> Progress {
-        self.shared.scheduler().progress()
-    }
-
     /// A handle on the job's counters, for a progress display.
     pub fn watch(&self) -> JobWatch {
         JobWatch(self.shared.clone())
-    }
-
-    /// Seeds found in the commit log at start.
-    pub fn resumed_seeds(&self) -> usize {
-        self.resumed_seeds
     }
 
     /// Waits until the pack's seeds are all in (or the shutdown token is

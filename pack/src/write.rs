@@ -217,6 +217,18 @@ fn parquet_bytes(
     writer.into_inner().map_err(parquet)
 }
 
+fn u64s(it: impl Iterator<Item = u64>) -> ArrayRef {
+    Arc::new(UInt64Array::from_iter_values(it))
+}
+
+fn u32s(it: impl Iterator<Item = u32>) -> ArrayRef {
+    Arc::new(UInt32Array::from_iter_values(it))
+}
+
+fn f64s(it: impl Iterator<Item = f64>) -> ArrayRef {
+    Arc::new(Float64Array::from_iter_values(it))
+}
+
 fn strings<'a>(it: impl Iterator<Item = &'a str>) -> ArrayRef {
     Arc::new(StringArray::from_iter_values(it))
 }
@@ -245,25 +257,13 @@ fn levels_columns(
         .collect();
     Ok(vec![
         ("game", strings(levels.iter().map(|_| game))),
-        (
-            "seed",
-            Arc::new(UInt64Array::from_iter_values(
-                levels.iter().map(|l| l.record.seed),
-            )),
-        ),
+        ("seed", u64s(levels.iter().map(|l| l.record.seed))),
         ("level_id", strings(ids.iter().map(String::as_str))),
         (
             "difficulty",
-            Arc::new(Float64Array::from_iter_values(
-                levels.iter().map(|l| l.level.difficulty),
-            )),
+            f64s(levels.iter().map(|l| l.level.difficulty)),
         ),
-        (
-            "moves",
-            Arc::new(UInt32Array::from_iter_values(
-                levels.iter().map(|l| l.level.moves),
-            )),
-        ),
+        ("moves", u32s(levels.iter().map(|l| l.level.moves))),
         (
             "moves_optimal",
             Arc::new(BooleanArray::from(
@@ -291,108 +291,43 @@ fn levels_columns(
         ),
         (
             "generate_ms",
-            Arc::new(Float64Array::from_iter_values(
-                levels.iter().map(|l| l.record.generate_ms),
-            )),
+            f64s(levels.iter().map(|l| l.record.generate_ms)),
         ),
-        (
-            "solve_ms",
-            Arc::new(Float64Array::from_iter_values(
-                levels.iter().map(|l| l.record.solve_ms),
-            )),
-        ),
-        (
-            "nodes",
-            Arc::new(UInt64Array::from_iter_values(
-                levels.iter().map(|l| l.record.nodes),
-            )),
-        ),
+        ("solve_ms", f64s(levels.iter().map(|l| l.record.solve_ms))),
+        ("nodes", u64s(levels.iter().map(|l| l.record.nodes))),
         (
             "worker",
             strings(levels.iter().map(|l| l.record.worker.as_str())),
         ),
-        (
-            "attempt",
-            Arc::new(UInt32Array::from_iter_values(
-                levels.iter().map(|l| l.record.attempt),
-            )),
-        ),
+        ("attempt", u32s(levels.iter().map(|l| l.record.attempt))),
         ("metrics", Arc::new(metrics.finish())),
         (
             "stratum",
-            Arc::new(UInt32Array::from_iter_values(
-                levels.iter().map(|l| job.stratum_of(l.record.seed) as u32),
-            )),
+            u32s(levels.iter().map(|l| job.stratum_of(l.record.seed) as u32)),
         ),
     ])
 }
 
 fn campaigns_columns(slots: &[CampaignSlot]) -> Vec<(&'static str, ArrayRef)> {
     vec![
-        (
-            "campaign",
-            Arc::new(UInt64Array::from_iter_values(
-                slots.iter().map(|s| s.campaign),
-            )),
-        ),
-        (
-            "position",
-            Arc::new(UInt32Array::from_iter_values(
-                slots.iter().map(|s| s.position),
-            )),
-        ),
-        (
-            "seed",
-            Arc::new(UInt64Array::from_iter_values(slots.iter().map(|s| s.seed))),
-        ),
-        (
-            "tier",
-            Arc::new(UInt32Array::from_iter_values(slots.iter().map(|s| s.tier))),
-        ),
-        (
-            "difficulty",
-            Arc::new(Float64Array::from_iter_values(
-                slots.iter().map(|s| s.difficulty),
-            )),
-        ),
+        ("campaign", u64s(slots.iter().map(|s| s.campaign))),
+        ("position", u32s(slots.iter().map(|s| s.position))),
+        ("seed", u64s(slots.iter().map(|s| s.seed))),
+        ("tier", u32s(slots.iter().map(|s| s.tier))),
+        ("difficulty", f64s(slots.iter().map(|s| s.difficulty))),
     ]
 }
 
 fn rejects_columns(rejects: &[&SeedRecord]) -> Vec<(&'static str, ArrayRef)> {
     vec![
-        (
-            "seed",
-            Arc::new(UInt64Array::from_iter_values(
-                rejects.iter().map(|r| r.seed),
-            )),
-        ),
+        ("seed", u64s(rejects.iter().map(|r| r.seed))),
         ("status", strings(rejects.iter().map(|r| r.status.as_str()))),
         ("reason", strings(rejects.iter().map(|r| r.reason.as_str()))),
-        (
-            "generate_ms",
-            Arc::new(Float64Array::from_iter_values(
-                rejects.iter().map(|r| r.generate_ms),
-            )),
-        ),
-        (
-            "solve_ms",
-            Arc::new(Float64Array::from_iter_values(
-                rejects.iter().map(|r| r.solve_ms),
-            )),
-        ),
-        (
-            "nodes",
-            Arc::new(UInt64Array::from_iter_values(
-                rejects.iter().map(|r| r.nodes),
-            )),
-        ),
+        ("generate_ms", f64s(rejects.iter().map(|r| r.generate_ms))),
+        ("solve_ms", f64s(rejects.iter().map(|r| r.solve_ms))),
+        ("nodes", u64s(rejects.iter().map(|r| r.nodes))),
         ("worker", strings(rejects.iter().map(|r| r.worker.as_str()))),
-        (
-            "attempt",
-            Arc::new(UInt32Array::from_iter_values(
-                rejects.iter().map(|r| r.attempt),
-            )),
-        ),
+        ("attempt", u32s(rejects.iter().map(|r| r.attempt))),
     ]
 }
 
