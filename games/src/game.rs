@@ -155,9 +155,13 @@ impl Budget {
     }
 }
 
-/// A verifier's answer for a solvable level.
+/// The published form of a game's figures: the Parquet `metrics` map.
+pub type Metrics = BTreeMap<String, f64>;
+
+/// A verifier's answer for a solvable level, with the game's own typed
+/// analysis (`A`) that `accept`, `rate` and `metrics` read.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Solved {
+pub struct Solved<A> {
     /// The solution in the game's notation.
     pub solution: String,
     /// Its move count.
@@ -166,8 +170,21 @@ pub struct Solved {
     pub optimal: bool,
     /// Search nodes expanded.
     pub nodes: u64,
-    /// Named figures the rating is built from.
-    pub metrics: BTreeMap<String, f64>,
+    /// What the verifier found out about the level, typed per game.
+    pub analysis: A,
+}
+
+impl<A> Solved<A> {
+    /// The same answer with its analysis mapped, e.g. to its published [`Metrics`].
+    pub fn map<B>(self, f: impl FnOnce(A) -> B) -> Solved<B> {
+        Solved {
+            solution: self.solution,
+            moves: self.moves,
+            optimal: self.optimal,
+            nodes: self.nodes,
+            analysis: f(self.analysis),
+        }
+    }
 }
 
 /// An accepted level, with everything the pack stores about it.
@@ -186,7 +203,7 @@ pub struct Candidate {
     /// The solution in the game's notation.
     pub solution: String,
     /// Named metrics (rating inputs and search figures).
-    pub metrics: BTreeMap<String, f64>,
+    pub metrics: Metrics,
     /// SHA-256 of `level_json`, lower-case hex: the golden identity of the level.
     pub level_hash: String,
     /// SHA-256 of the level's canonical form, for games that reject
@@ -214,6 +231,8 @@ pub trait Game: 'static {
     type Params: DeserializeOwned + Default + Clone + fmt::Debug + Send + Sync + 'static;
     /// A level: serialized as the game's JSON form.
     type Level: Serialize + DeserializeOwned + Clone + PartialEq + fmt::Debug;
+    /// What the verifier learns about a level: the inputs of `accept` and `rate`.
+    type Analysis: fmt::Debug;
 
     /// The game's name in job files.
     const NAME: &'static str;
@@ -229,14 +248,20 @@ pub trait Game: 'static {
     ) -> Result<Self::Level, Rejection>;
 
     /// Verifies a level independently of how it was built.
-    fn solve(level: &Self::Level, budget: &Budget) -> Result<Solved, Rejection>;
+    fn solve(level: &Self::Level, budget: &Budget) -> Result<Solved<Self::Analysis>, Rejection>;
 
     /// Accept or reject a verified level against the params (move bounds...).
-    fn accept(params: &Self::Params, level: &Self::Level, solved: &Solved)
-    -> Result<(), Rejection>;
+    fn accept(
+        params: &Self::Params,
+        level: &Self::Level,
+        solved: &Solved<Self::Analysis>,
+    ) -> Result<(), Rejection>;
 
     /// The difficulty (higher is harder) from the verifier's figures.
-    fn rate(level: &Self::Level, solved: &Solved) -> f64;
+    fn rate(level: &Self::Level, solved: &Solved<Self::Analysis>) -> f64;
+
+    /// The analysis in its published form: the pack's `metrics` map.
+    fn metrics(level: &Self::Level, solved: &Solved<Self::Analysis>) -> Metrics;
 
     /// The text layout.
     fn to_text(level: &Self::Level) -> String;
@@ -301,6 +326,7 @@ pub fn run_game<G: Game>(params: &G::Params, seed: u64, budget: &Budget) -> Outc
             .map_err(|e| Rejection::Error(format!("level does not serialize: {e}")))?;
         let level_hash = sha256_hex(level_json.as_bytes());
         let canonical = G::canonical(params, &level).map(|c| sha256_hex(c.as_bytes()));
+        let metrics = G::metrics(&level, &solved);
         Ok::<_, Rejection>((
             solved.nodes,
             Candidate {
@@ -310,7 +336,7 @@ pub fn run_game<G: Game>(params: &G::Params, seed: u64, budget: &Budget) -> Outc
                 layout: G::to_text(&level),
                 level_json,
                 solution: solved.solution,
-                metrics: solved.metrics,
+                metrics,
                 level_hash,
                 canonical,
             },

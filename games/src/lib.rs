@@ -28,7 +28,7 @@ pub mod registry;
 mod game;
 
 pub use game::{
-    Budget, Candidate, Game, GameError, Outcome, Rejection, Solved, run_game, sha256_hex,
+    Budget, Candidate, Game, GameError, Metrics, Outcome, Rejection, Solved, run_game, sha256_hex,
 };
 pub use registry::{GameKind, LevelVerdict, PreparedGame};
 

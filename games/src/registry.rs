@@ -12,7 +12,9 @@ use std::time::Instant;
 use crate::cube::Cube;
 use crate::doors::Doors;
 use crate::dungeon::Dungeon;
-use crate::game::{Budget, Game, GameError, Outcome, Rejection, Solved, ms_since, run_game};
+use crate::game::{
+    Budget, Game, GameError, Metrics, Outcome, Rejection, Solved, ms_since, run_game,
+};
 use crate::sokoban::Sokoban;
 use crate::tilt::Tilt;
 
@@ -133,8 +135,8 @@ impl fmt::Debug for PreparedGame {
 pub struct LevelVerdict {
     /// The level's title in the file (empty when it has none).
     pub title: String,
-    /// The solver's answer.
-    pub verdict: Result<Solved, Rejection>,
+    /// The solver's answer, with the game's analysis in its published form.
+    pub verdict: Result<Solved<Metrics>, Rejection>,
     /// Milliseconds the solver took.
     pub ms: f64,
 }
@@ -186,7 +188,10 @@ impl<G: Game> Registered for Entry<G> {
             .into_iter()
             .map(|(title, level)| {
                 let started = Instant::now();
-                let verdict = G::solve(&level, budget);
+                let verdict = G::solve(&level, budget).map(|solved| {
+                    let metrics = G::metrics(&level, &solved);
+                    solved.map(|_| metrics)
+                });
                 LevelVerdict {
                     title,
                     verdict,

@@ -50,7 +50,7 @@ pub fn run(args: SolveArgs) -> Result<()> {
                     "{}\t{title}\t{}\t{}\t{}\t{}\t{:.1}\t{}",
                     file.display(),
                     s.moves,
-                    s.metrics
+                    s.analysis
                         .get("pushes")
                         .map_or("-".into(), |p| p.to_string()),
                     s.optimal,

@@ -19,12 +19,10 @@ pub mod level;
 pub mod replay;
 pub mod solve;
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 
 use crate::rng::Rng;
-use crate::{Budget, Game, GameError, Rejection, Solved};
+use crate::{Budget, Game, GameError, Metrics, Rejection, Solved};
 use geometry::Face;
 use level::{Cell, Level};
 
@@ -72,6 +70,23 @@ fn face_weight(face: Face) -> u32 {
     }
 }
 
+/// What the verifier learns about a cube level: the search and the source's
+/// four relative-rating factors.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CubeAnalysis {
+    /// The search's answer.
+    pub search: solve::Analysis,
+    /// Karma distance, centre soldiers, visible soldiers, path scarcity.
+    pub factors: [f64; 4],
+}
+
+impl CubeAnalysis {
+    /// The source's relative rating (0..4): the sum of the factors.
+    pub fn relative_rating(&self) -> f64 {
+        self.factors.iter().sum()
+    }
+}
+
 /// The source's relative rating factors: (karma distance, soldiers on face
 /// centres, visible soldiers, scarcity of paths); their sum is 0..=4.
 pub fn relative_rating(level: &Level) -> [f64; 4] {
@@ -98,6 +113,7 @@ pub fn relative_rating(level: &Level) -> [f64; 4] {
 impl Game for Cube {
     type Params = CubeParams;
     type Level = Level;
+    type Analysis = CubeAnalysis;
     const NAME: &'static str = "cube";
 
     fn validate(p: &CubeParams) -> Result<(), String> {
@@ -133,32 +149,28 @@ impl Game for Cube {
         generate::generate(params, rng)
     }
 
-    fn solve(level: &Level, budget: &Budget) -> Result<Solved, Rejection> {
+    fn solve(level: &Level, budget: &Budget) -> Result<Solved<CubeAnalysis>, Rejection> {
         level
             .check()
             .map_err(|e| Rejection::Error(format!("malformed level: {e}")))?;
-        let a = solve::solve(level, budget)?;
-        let factors = relative_rating(level);
-        let mut metrics = BTreeMap::new();
-        metrics.insert("overall_difficulty".into(), f64::from(level.difficulty));
-        metrics.insert("relative_rating".into(), factors.iter().sum());
-        metrics.insert("karma_distance".into(), factors[0]);
-        metrics.insert("centre_soldiers".into(), factors[1]);
-        metrics.insert("visible_soldiers".into(), factors[2]);
-        metrics.insert("path_scarcity".into(), factors[3]);
-        metrics.insert("walks".into(), f64::from(a.walks()));
-        metrics.insert("states".into(), a.states as f64);
-        metrics.insert("karma".into(), f64::from(level.karma()));
+        let search = solve::solve(level, budget)?;
         Ok(Solved {
-            solution: a.notation(),
-            moves: a.steps.len() as u32,
-            optimal: a.optimal,
-            nodes: a.states as u64,
-            metrics,
+            solution: search.notation(),
+            moves: search.steps.len() as u32,
+            optimal: search.optimal,
+            nodes: search.states as u64,
+            analysis: CubeAnalysis {
+                factors: relative_rating(level),
+                search,
+            },
         })
     }
 
-    fn accept(params: &CubeParams, _level: &Level, solved: &Solved) -> Result<(), Rejection> {
+    fn accept(
+        params: &CubeParams,
+        _level: &Level,
+        solved: &Solved<CubeAnalysis>,
+    ) -> Result<(), Rejection> {
         if solved.moves < params.min_turns {
             return Err(Rejection::Rejected(format!(
                 "too easy: {} turns < min_turns {}",
@@ -170,14 +182,24 @@ impl Game for Cube {
 
     /// Overall difficulty first, then the source's relative rating (0..4), as
     /// the source sorts: `10 * d + rating`.
-    fn rate(level: &Level, solved: &Solved) -> f64 {
-        let rating = solved
-            .metrics
-            .get("relative_rating")
-            .copied()
-            .unwrap_or(0.0);
-        let raw = 10.0 * f64::from(level.difficulty) + rating;
+    fn rate(level: &Level, solved: &Solved<CubeAnalysis>) -> f64 {
+        let raw = 10.0 * f64::from(level.difficulty) + solved.analysis.relative_rating();
         crate::game::rounded_rating(raw)
+    }
+
+    fn metrics(level: &Level, solved: &Solved<CubeAnalysis>) -> Metrics {
+        let a = &solved.analysis;
+        Metrics::from([
+            ("overall_difficulty".into(), f64::from(level.difficulty)),
+            ("relative_rating".into(), a.relative_rating()),
+            ("karma_distance".into(), a.factors[0]),
+            ("centre_soldiers".into(), a.factors[1]),
+            ("visible_soldiers".into(), a.factors[2]),
+            ("path_scarcity".into(), a.factors[3]),
+            ("walks".into(), f64::from(a.search.walks())),
+            ("states".into(), a.search.states as f64),
+            ("karma".into(), f64::from(level.karma())),
+        ])
     }
 
     fn to_text(level: &Level) -> String {

@@ -31,10 +31,9 @@
 //! `A`, `B`, ... a door of colour 1, 2, ...; `a`, `b`, ... a button; `@` the
 //! start; `p` a person to rescue; `x` a drone; `^` the exit tunnel.
 
-use std::collections::VecDeque;
-
 use super::level::Level;
 use crate::rng::Rng;
+use crate::search::flood;
 
 /// Fine cells per coarse cell, each way.
 pub const SCALE: usize = 2;
@@ -327,6 +326,11 @@ fn downscale(fine: &[u8], w: usize, h: usize) -> Vec<u8> {
     coarse
 }
 
+/// The cells beside cell `i` of a `w` x `h` grid, by index.
+fn side_cells(i: usize, w: usize, h: usize) -> impl Iterator<Item = usize> {
+    sides(i % w, i / w, w, h).map(move |(x, y)| y * w + x)
+}
+
 fn sides(x: usize, y: usize, w: usize, h: usize) -> impl Iterator<Item = (usize, usize)> {
     [(0i64, -1i64), (1, 0), (0, 1), (-1, 0)]
         .into_iter()
@@ -363,19 +367,18 @@ fn keep_largest_parts(grid: &mut [u8], w: usize, h: usize) {
         if !is_room(t) || part[start] != usize::MAX {
             continue;
         }
-        let mut size = 0;
-        let mut queue = VecDeque::from([start]);
-        part[start] = parts;
-        while let Some(i) = queue.pop_front() {
-            size += 1;
-            for (nx, ny) in sides(i % w, i / w, w, h) {
-                let j = ny * w + nx;
-                if grid[j] == t && part[j] == usize::MAX {
+        let size = flood(
+            start,
+            |i| side_cells(i, w, h),
+            |j| {
+                let free = grid[j] == t && part[j] == usize::MAX;
+                if free {
                     part[j] = parts;
-                    queue.push_back(j);
                 }
-            }
-        }
+                free
+            },
+        )
+        .len();
         let best = &mut largest[(t - b'0') as usize];
         if size > best.0 {
             *best = (size, parts);
@@ -662,27 +665,27 @@ pub fn read_back(rooms_wanted: usize, colours: usize, rows: &[String]) -> Result
         if !walkable(grid[start]) || region[start] != usize::MAX {
             continue;
         }
-        let mut digit = None;
-        let mut queue = VecDeque::from([start]);
-        region[start] = regions;
-        while let Some(i) = queue.pop_front() {
-            if is_room(grid[i]) {
-                let d = (grid[i] - b'0') as usize;
-                if digit.is_some_and(|e| e != d) {
-                    return Err(format!(
-                        "rooms {} and {d} meet without a door",
-                        digit.unwrap_or(0)
-                    ));
-                }
-                digit = Some(d);
-            }
-            for (nx, ny) in sides(i % w, i / w, w, h) {
-                let j = ny * w + nx;
-                if walkable(grid[j]) && region[j] == usize::MAX {
+        let area = flood(
+            start,
+            |i| side_cells(i, w, h),
+            |j| {
+                let free = walkable(grid[j]) && region[j] == usize::MAX;
+                if free {
                     region[j] = regions;
-                    queue.push_back(j);
                 }
+                free
+            },
+        );
+        let mut digit = None;
+        for i in area.into_iter().filter(|&i| is_room(grid[i])) {
+            let d = (grid[i] - b'0') as usize;
+            if digit.is_some_and(|e| e != d) {
+                return Err(format!(
+                    "rooms {} and {d} meet without a door",
+                    digit.unwrap_or(0)
+                ));
             }
+            digit = Some(d);
         }
         let Some(d) = digit else {
             return Err("an area holds objects but no room".into());
@@ -712,20 +715,22 @@ pub fn read_back(rooms_wanted: usize, colours: usize, rows: &[String]) -> Result
         if is_door(t) && !in_door[i] {
             // A door is a block of equal tiles.
             let colour = if t == b'+' { 0 } else { t - b'A' + 1 };
+            let block = flood(
+                i,
+                |j| side_cells(j, w, h),
+                |k| {
+                    let free = grid[k] == t && !in_door[k];
+                    if free {
+                        in_door[k] = true;
+                    }
+                    free
+                },
+            );
             let mut beside = Vec::new();
             let mut tunnel = false;
-            let mut queue = VecDeque::from([i]);
-            in_door[i] = true;
-            while let Some(j) = queue.pop_front() {
-                for (nx, ny) in sides(j % w, j / w, w, h) {
-                    let k = ny * w + nx;
-                    if grid[k] == t && !in_door[k] {
-                        in_door[k] = true;
-                        queue.push_back(k);
-                    }
-                    tunnel |= grid[k] == TUNNEL;
-                    beside.extend(room_of(k));
-                }
+            for k in block.iter().flat_map(|&j| side_cells(j, w, h)) {
+                tunnel |= grid[k] == TUNNEL;
+                beside.extend(room_of(k));
             }
             beside.sort_unstable();
             beside.dedup();

@@ -12,6 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::GameError;
+use crate::search::Bfs;
 
 /// Most rooms a level may have.
 pub const MAX_ROOMS: usize = 12;
@@ -191,18 +192,8 @@ impl Rules {
 
     /// States reachable from the start.
     pub fn reachable(&self) -> Vec<bool> {
-        let mut seen = vec![false; self.moves.len()];
-        let mut stack = vec![Self::START];
-        seen[Self::START] = true;
-        while let Some(s) = stack.pop() {
-            for &(_, t) in &self.moves[s] {
-                if !seen[t] {
-                    seen[t] = true;
-                    stack.push(t);
-                }
-            }
-        }
-        seen
+        let bfs = self.search_from_start();
+        (0..self.moves.len()).map(|s| bfs.reached(s)).collect()
     }
 
     /// Fewest moves from each state to a win (`u32::MAX`: none).
@@ -214,46 +205,36 @@ impl Rules {
                 back[t].push(s);
             }
         }
-        let mut dist = vec![u32::MAX; n];
-        dist[self.required] = 0;
-        let mut queue = std::collections::VecDeque::from([self.required]);
-        while let Some(t) = queue.pop_front() {
-            for &s in &back[t] {
-                if dist[s] == u32::MAX {
-                    dist[s] = dist[t] + 1;
-                    queue.push_back(s);
-                }
-            }
-        }
-        dist
+        let bfs = Bfs::new(n, [self.required], |t| back[t].iter().copied());
+        (0..n)
+            .map(|s| bfs.distance(s).unwrap_or(u32::MAX))
+            .collect()
     }
 
     /// A shortest solution (breadth first), if any.
     pub fn shortest(&self) -> Option<Vec<(Move, usize)>> {
-        let mut parent: Vec<Option<(usize, Move)>> = vec![None; self.moves.len()];
-        let mut seen = vec![false; self.moves.len()];
-        seen[Self::START] = true;
-        let mut queue = std::collections::VecDeque::from([Self::START]);
-        while let Some(s) = queue.pop_front() {
-            if self.wins(s) {
-                let mut path = Vec::new();
-                let mut at = s;
-                while let Some((from, m)) = parent[at] {
-                    path.push((m, at));
-                    at = from;
-                }
-                path.reverse();
-                return Some(path);
-            }
-            for &(m, t) in &self.moves[s] {
-                if !seen[t] {
-                    seen[t] = true;
-                    parent[t] = Some((s, m));
-                    queue.push_back(t);
-                }
-            }
-        }
-        None
+        let bfs = self.search_from_start();
+        let won = bfs.order().find(|&s| self.wins(s))?;
+        let path = bfs.path_to(won)?;
+        Some(
+            path.windows(2)
+                .map(|step| {
+                    let (from, to) = (step[0], step[1]);
+                    let m = self.moves[from]
+                        .iter()
+                        .find(|&&(_, t)| t == to)
+                        .map(|&(m, _)| m)
+                        .expect("a search step is a move");
+                    (m, to)
+                })
+                .collect(),
+        )
+    }
+
+    fn search_from_start(&self) -> Bfs {
+        Bfs::new(self.moves.len(), [Self::START], |s| {
+            self.moves[s].iter().map(|&(_, t)| t)
+        })
     }
 
     /// The solutions as the source enumerates them (its Algorithm 2): every path

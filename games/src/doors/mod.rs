@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::rng::Rng;
-use crate::{Budget, Game, GameError, Rejection, Solved};
+use crate::{Budget, Game, GameError, Metrics, Rejection, Solved};
+use grade::Grade;
 use grade::{CRITERIA, SOLUTION_CAP, grade, score};
 use level::{Features, Level, Rules, notation, uniqueness_key};
 use mcts::Search;
@@ -331,12 +332,28 @@ fn criterion_metric(name: &str) -> String {
     format!("grade_{}", name.replace([' ', '-'], "_"))
 }
 
+/// What the verifier learns about a doors level.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DoorsAnalysis {
+    /// The grading of Table 1: structure and agents' points per criterion.
+    pub grade: Grade,
+    /// Distinct solutions found (capped).
+    pub solutions: usize,
+    /// Their mean length in moves.
+    pub mean_solution_length: f64,
+    /// Whether the room graph is planar.
+    pub planar: bool,
+    /// The generator's score of the level.
+    pub score: f64,
+}
+
 /// The doors game.
 pub struct Doors;
 
 impl Game for Doors {
     type Params = DoorsParams;
     type Level = Puzzle;
+    type Analysis = DoorsAnalysis;
     const NAME: &'static str = "doors";
 
     fn validate(p: &DoorsParams) -> Result<(), String> {
@@ -410,7 +427,7 @@ impl Game for Doors {
         Ok(Puzzle { level, generator })
     }
 
-    fn solve(puzzle: &Puzzle, _budget: &Budget) -> Result<Solved, Rejection> {
+    fn solve(puzzle: &Puzzle, _budget: &Budget) -> Result<Solved<DoorsAnalysis>, Rejection> {
         let level = &puzzle.level;
         if !level.grid.is_empty() {
             let read = layout::read_back(level.rooms, level.colours, &level.grid)
@@ -430,45 +447,39 @@ impl Game for Doors {
             return Err(Rejection::Unsolvable);
         };
         let solutions = rules.solutions(SOLUTION_CAP);
-        let g = grade(level, &mut agent_rng(level));
-        let mut metrics = puzzle.generator.clone();
-        for (name, points) in &g.points {
-            metrics.insert(criterion_metric(name), *points);
-        }
-        let mean_length =
+        let mean_solution_length =
             solutions.iter().map(Vec::len).sum::<usize>() as f64 / solutions.len().max(1) as f64;
-        metrics.extend([
-            ("grade".to_string(), g.total()),
-            ("grade_structure".to_string(), g.structure),
-            ("grade_agents".to_string(), g.agents),
-            ("defect".to_string(), f64::from(u8::from(g.defect()))),
-            ("solutions".to_string(), solutions.len() as f64),
-            ("mean_solution_length".to_string(), mean_length),
-            (
-                "planar".to_string(),
-                f64::from(u8::from(planar::is_planar(&level.adjacency()))),
-            ),
-            ("score".to_string(), score(level)),
-        ]);
+        let analysis = DoorsAnalysis {
+            grade: grade(level, &mut agent_rng(level)),
+            solutions: solutions.len(),
+            mean_solution_length,
+            planar: planar::is_planar(&level.adjacency()),
+            score: score(level),
+        };
         Ok(Solved {
             solution: notation(&shortest),
             moves: shortest.len() as u32,
             optimal: true,
             nodes: rules.moves.len() as u64,
-            metrics,
+            analysis,
         })
     }
 
-    fn accept(params: &DoorsParams, _puzzle: &Puzzle, solved: &Solved) -> Result<(), Rejection> {
-        let m = |k: &str| solved.metrics.get(k).copied().unwrap_or(0.0);
-        if m("planar") < 1.0 {
+    fn accept(
+        params: &DoorsParams,
+        _puzzle: &Puzzle,
+        solved: &Solved<DoorsAnalysis>,
+    ) -> Result<(), Rejection> {
+        let a = &solved.analysis;
+        if !a.planar {
             return Err(Rejection::Rejected("not planar".into()));
         }
-        if !params.allow_defects && m("defect") > 0.0 {
+        if !params.allow_defects && a.grade.defect() {
             let short = CRITERIA[..17]
                 .iter()
-                .find(|(name, full)| m(&criterion_metric(name)) < full - 1e-9)
-                .map_or("", |c| c.0);
+                .zip(&a.grade.points)
+                .find(|((_, full), (_, points))| *points < full - 1e-9)
+                .map_or("", |((name, _), _)| name);
             return Err(Rejection::Rejected(format!("defect: {short}")));
         }
         crate::game::within(solved.moves, "moves", params.min_moves, params.max_moves)
@@ -476,13 +487,32 @@ impl Game for Doors {
 
     /// The shortest solution's moves, half the mean solution length, two per
     /// solution fewer than five, and half the agents' missing points.
-    fn rate(_puzzle: &Puzzle, solved: &Solved) -> f64 {
-        let m = |k: &str| solved.metrics.get(k).copied().unwrap_or(0.0);
+    fn rate(_puzzle: &Puzzle, solved: &Solved<DoorsAnalysis>) -> f64 {
+        let a = &solved.analysis;
         let raw = f64::from(solved.moves)
-            + 0.5 * m("mean_solution_length")
-            + 2.0 * (5.0 - m("solutions")).max(0.0)
-            + 0.5 * (20.0 - m("grade_agents"));
+            + 0.5 * a.mean_solution_length
+            + 2.0 * (5.0 - a.solutions as f64).max(0.0)
+            + 0.5 * (20.0 - a.grade.agents);
         crate::game::rounded_rating(raw)
+    }
+
+    fn metrics(puzzle: &Puzzle, solved: &Solved<DoorsAnalysis>) -> Metrics {
+        let a = &solved.analysis;
+        let mut metrics = puzzle.generator.clone();
+        for (name, points) in &a.grade.points {
+            metrics.insert(criterion_metric(name), *points);
+        }
+        metrics.extend([
+            ("grade".to_string(), a.grade.total()),
+            ("grade_structure".to_string(), a.grade.structure),
+            ("grade_agents".to_string(), a.grade.agents),
+            ("defect".to_string(), f64::from(u8::from(a.grade.defect()))),
+            ("solutions".to_string(), a.solutions as f64),
+            ("mean_solution_length".to_string(), a.mean_solution_length),
+            ("planar".to_string(), f64::from(u8::from(a.planar))),
+            ("score".to_string(), a.score),
+        ]);
+        metrics
     }
 
     fn to_text(puzzle: &Puzzle) -> String {

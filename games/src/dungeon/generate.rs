@@ -7,6 +7,7 @@ use super::DungeonParams;
 use super::level::{Door, Key, Level, MAX_KEYS, MAX_SWITCHES, Passage, Room, Switch};
 use super::solve::{Action, Analysis, Rules, analyse};
 use crate::rng::Rng;
+use crate::search::Bfs;
 use crate::{Budget, Rejection};
 
 /// Builds a level: map, then puzzles until the agents fail more than
@@ -211,22 +212,15 @@ fn door_between(rooms: &[Room], i: usize, j: usize) -> Option<Door> {
 /// The room farthest from `from` in door steps (doors passed either way),
 /// the lowest-numbered among equals.
 fn farthest(rooms: &[Room], doors: &[Door], from: usize) -> usize {
-    let mut dist = vec![usize::MAX; rooms.len()];
-    dist[from] = 0;
-    let mut queue = std::collections::VecDeque::from([from]);
-    while let Some(r) = queue.pop_front() {
-        for d in doors {
-            for (x, y) in [(d.a, d.b), (d.b, d.a)] {
-                if x == r && dist[y] == usize::MAX {
-                    dist[y] = dist[r] + 1;
-                    queue.push_back(y);
-                }
-            }
-        }
-    }
-    (0..rooms.len())
-        .filter(|&r| dist[r] != usize::MAX)
-        .max_by_key(|&r| (dist[r], std::cmp::Reverse(r)))
+    let bfs = Bfs::new(rooms.len(), [from], |r| {
+        doors.iter().filter_map(move |d| match r {
+            _ if d.a == r => Some(d.b),
+            _ if d.b == r => Some(d.a),
+            _ => None,
+        })
+    });
+    bfs.order()
+        .max_by_key(|&r| (bfs.distance(r), std::cmp::Reverse(r)))
         .unwrap_or(from)
 }
 
@@ -369,28 +363,18 @@ fn add_key(
     }
     // Door steps from the player's room with the door locked.
     let n = level.rooms.len();
-    let mut dist = vec![usize::MAX; n];
-    let mut degree = vec![0usize; n];
-    dist[site.room] = 0;
-    let mut queue = std::collections::VecDeque::from([site.room]);
-    while let Some(r) = queue.pop_front() {
-        for (i, d) in level.doors.iter().enumerate() {
-            if site.cut.contains(&i) || !rules.enabled(site.config, i) {
-                continue;
-            }
-            for next in [d.a, d.b] {
-                if d.leads(r, next) {
-                    degree[r] += 1;
-                    if dist[next] == usize::MAX {
-                        dist[next] = dist[r] + 1;
-                        queue.push_back(next);
-                    }
-                }
-            }
-        }
-    }
-    let mut region: Vec<usize> = (0..n).filter(|&r| dist[r] != usize::MAX).collect();
-    region.sort_by_key(|&r| (std::cmp::Reverse(dist[r]), degree[r], r));
+    let (cut, config, rules) = (&site.cut, site.config, &rules);
+    let open_doors = |r: usize| {
+        level.doors.iter().enumerate().flat_map(move |(i, d)| {
+            let usable = !cut.contains(&i) && rules.enabled(config, i);
+            [d.a, d.b]
+                .into_iter()
+                .filter(move |&next| usable && d.leads(r, next))
+        })
+    };
+    let bfs = Bfs::new(n, [site.room], open_doors);
+    let mut region: Vec<usize> = (0..n).filter(|&r| bfs.reached(r)).collect();
+    region.sort_by_key(|&r| (std::cmp::Reverse(bfs.distance(r)), open_doors(r).count(), r));
     let mut next = level.clone();
     let (far, far_cell) = region
         .iter()

@@ -25,13 +25,12 @@ pub mod level;
 pub mod replay;
 pub mod solve;
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 
 use crate::rng::Rng;
-use crate::{Budget, Game, GameError, Rejection, Solved};
+use crate::{Budget, Game, GameError, Metrics, Rejection, Solved};
 use level::{Level, Passage};
+use solve::Analysis;
 
 /// Parameters of the dungeon generator (the job's `[params]` table).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -92,6 +91,7 @@ pub struct Dungeon;
 impl Game for Dungeon {
     type Params = DungeonParams;
     type Level = Level;
+    type Analysis = Analysis;
     const NAME: &'static str = "dungeon";
 
     fn validate(p: &DungeonParams) -> Result<(), String> {
@@ -148,7 +148,7 @@ impl Game for Dungeon {
         generate::generate(params, rng, budget)
     }
 
-    fn solve(level: &Level, budget: &Budget) -> Result<Solved, Rejection> {
+    fn solve(level: &Level, budget: &Budget) -> Result<Solved<Analysis>, Rejection> {
         level
             .check()
             .map_err(|e| Rejection::Error(format!("malformed level: {e}")))?;
@@ -159,33 +159,6 @@ impl Game for Dungeon {
                 a.dead_states, a.states
             )));
         }
-        let mut metrics = BTreeMap::new();
-        metrics.insert("rooms".into(), level.rooms.len() as f64);
-        metrics.insert("doors".into(), level.doors.len() as f64);
-        metrics.insert(
-            "one_way_doors".into(),
-            level
-                .doors
-                .iter()
-                .filter(|d| d.passage != Passage::Both)
-                .count() as f64,
-        );
-        metrics.insert("keys".into(), level.keys.len() as f64);
-        metrics.insert(
-            "chests".into(),
-            level.keys.iter().filter(|k| k.chest.is_some()).count() as f64,
-        );
-        metrics.insert("switches".into(), level.switches.len() as f64);
-        metrics.insert("states".into(), a.states as f64);
-        metrics.insert("dead_states".into(), a.dead_states as f64);
-        metrics.insert("complexity".into(), f64::from(a.complexity()));
-        metrics.insert(
-            "switch_flips".into(),
-            a.solution
-                .iter()
-                .filter(|s| matches!(s, solve::Action::Switch(_)))
-                .count() as f64,
-        );
         Ok(Solved {
             solution: a
                 .solution
@@ -196,11 +169,15 @@ impl Game for Dungeon {
             moves: a.complexity(),
             optimal: true,
             nodes: a.states as u64,
-            metrics,
+            analysis: a,
         })
     }
 
-    fn accept(params: &DungeonParams, _level: &Level, solved: &Solved) -> Result<(), Rejection> {
+    fn accept(
+        params: &DungeonParams,
+        _level: &Level,
+        solved: &Solved<Analysis>,
+    ) -> Result<(), Rejection> {
         if solved.moves < params.min_complexity {
             return Err(Rejection::Rejected(format!(
                 "too easy: complexity {} < min_complexity {}",
@@ -212,11 +189,34 @@ impl Game for Dungeon {
 
     /// The complexity, raised a little by the size of the puzzle-state space
     /// (more states: more ways to wander) and by switch flips on the way.
-    fn rate(_level: &Level, solved: &Solved) -> f64 {
-        let m = |k: &str| solved.metrics.get(k).copied().unwrap_or(0.0);
-        let raw =
-            f64::from(solved.moves) + 0.25 * m("states").max(1.0).log2() + 0.25 * m("switch_flips");
+    fn rate(_level: &Level, solved: &Solved<Analysis>) -> f64 {
+        let a = &solved.analysis;
+        let raw = f64::from(solved.moves)
+            + 0.25 * (a.states as f64).max(1.0).log2()
+            + 0.25 * f64::from(a.switch_flips());
         crate::game::rounded_rating(raw)
+    }
+
+    fn metrics(level: &Level, solved: &Solved<Analysis>) -> Metrics {
+        let a = &solved.analysis;
+        let one_way = level
+            .doors
+            .iter()
+            .filter(|d| d.passage != Passage::Both)
+            .count();
+        let chests = level.keys.iter().filter(|k| k.chest.is_some()).count();
+        Metrics::from([
+            ("rooms".into(), level.rooms.len() as f64),
+            ("doors".into(), level.doors.len() as f64),
+            ("one_way_doors".into(), one_way as f64),
+            ("keys".into(), level.keys.len() as f64),
+            ("chests".into(), chests as f64),
+            ("switches".into(), level.switches.len() as f64),
+            ("states".into(), a.states as f64),
+            ("dead_states".into(), a.dead_states as f64),
+            ("complexity".into(), f64::from(a.complexity())),
+            ("switch_flips".into(), f64::from(a.switch_flips())),
+        ])
     }
 
     fn to_text(level: &Level) -> String {

@@ -3,6 +3,7 @@
 
 use super::level::Level;
 use crate::GameError;
+use crate::search::Bfs;
 
 /// What the player holds and where they are.
 #[derive(Debug, Clone)]
@@ -29,23 +30,14 @@ impl Play {
 
     /// Whether the player can walk from their room to `target`.
     fn can_walk_to(&self, level: &Level, target: usize) -> bool {
-        let mut seen = vec![false; level.rooms.len()];
-        let mut stack = vec![self.room];
-        seen[self.room] = true;
-        while let Some(r) = stack.pop() {
-            if r == target {
-                return true;
-            }
-            for (i, d) in level.doors.iter().enumerate() {
-                for next in [d.a, d.b] {
-                    if !seen[next] && d.leads(r, next) && self.door_enabled(level, i) {
-                        seen[next] = true;
-                        stack.push(next);
-                    }
-                }
-            }
-        }
-        false
+        let bfs = Bfs::new(level.rooms.len(), [self.room], |r| {
+            level.doors.iter().enumerate().flat_map(move |(i, d)| {
+                [d.a, d.b]
+                    .into_iter()
+                    .filter(move |&next| d.leads(r, next) && self.door_enabled(level, i))
+            })
+        });
+        bfs.reached(target)
     }
 }
 

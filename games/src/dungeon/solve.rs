@@ -206,6 +206,14 @@ impl Analysis {
     pub fn complexity(&self) -> u32 {
         self.solution.len() as u32
     }
+
+    /// Switch flips on the solution's way.
+    pub fn switch_flips(&self) -> u32 {
+        self.solution
+            .iter()
+            .filter(|s| matches!(s, Action::Switch(_)))
+            .count() as u32
+    }
 }
 
 /// Builds every puzzle state reachable from the start and analyses the graph.

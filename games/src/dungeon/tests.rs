@@ -207,7 +207,7 @@ fn generated_levels_verify_replay_and_round_trip() {
             "seed {seed}"
         );
         let solved = Dungeon::solve(&level, &budget()).expect("solvable, no dead end");
-        assert_eq!(solved.metrics["dead_states"], 0.0);
+        assert_eq!(solved.analysis.dead_states, 0);
         replay::replay(&level, &solved.solution).expect("replays");
         keys += level.keys.len();
         switches += level.switches.len();

@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::GameError;
+use crate::search::Bfs;
 
 /// A Sokoban level: rows of cells, outside cells counted as walls.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -167,24 +168,14 @@ impl Level {
     /// The lowest cell of the player's region (floor the player reaches
     /// without pushing): positions equal up to the player's walk share it.
     pub fn player_region_min(&self) -> usize {
-        let mut seen = vec![false; self.walls.len()];
-        let mut stack = vec![self.player];
-        seen[self.player] = true;
-        let mut lowest = self.player;
-        while let Some(c) = stack.pop() {
-            lowest = lowest.min(c);
-            for d in Dir::ALL {
-                if let Some(n) = self.step(c, d)
-                    && self.open(n)
-                    && !seen[n]
-                    && self.boxes.binary_search(&n).is_err()
-                {
-                    seen[n] = true;
-                    stack.push(n);
-                }
-            }
-        }
-        lowest
+        let walk = |c: usize| {
+            Dir::ALL.into_iter().filter_map(move |d| {
+                self.step(c, d)
+                    .filter(|&n| self.open(n) && self.boxes.binary_search(&n).is_err())
+            })
+        };
+        let bfs = Bfs::new(self.walls.len(), [self.player], walk);
+        bfs.order().min().unwrap_or(self.player)
     }
 
     /// A text that two levels share exactly when they are equal up to

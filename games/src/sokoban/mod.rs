@@ -25,8 +25,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::rng::Rng;
-use crate::{Budget, Game, GameError, Rejection, Solved};
+use crate::{Budget, Game, GameError, Metrics, Rejection, Solved};
 use level::Level;
+use solve::Answer;
 
 /// Which generator builds the levels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -168,6 +169,7 @@ pub struct Sokoban;
 impl Game for Sokoban {
     type Params = SokobanParams;
     type Level = Puzzle;
+    type Analysis = Answer;
     const NAME: &'static str = "sokoban";
 
     fn validate(p: &SokobanParams) -> Result<(), String> {
@@ -272,37 +274,48 @@ impl Game for Sokoban {
         Ok(Puzzle { level, generator })
     }
 
-    fn solve(puzzle: &Puzzle, budget: &Budget) -> Result<Solved, Rejection> {
+    fn solve(puzzle: &Puzzle, budget: &Budget) -> Result<Solved<Answer>, Rejection> {
         let a = solve::solve(&puzzle.level, budget)?;
-        let mut metrics = puzzle.generator.clone();
-        metrics.insert("pushes".into(), f64::from(a.pushes));
-        metrics.insert("moves".into(), f64::from(a.moves));
-        metrics.insert("boxes".into(), puzzle.level.boxes.len() as f64);
-        metrics.insert("push_nodes".into(), a.push_nodes as f64);
-        metrics.insert("push_optimal".into(), f64::from(u8::from(a.push_optimal)));
         Ok(Solved {
-            solution: a.solution,
+            solution: a.solution.clone(),
             moves: a.moves,
             optimal: a.push_optimal && a.move_optimal,
             nodes: a.nodes,
-            metrics,
+            analysis: a,
         })
     }
 
-    fn accept(params: &SokobanParams, _level: &Puzzle, solved: &Solved) -> Result<(), Rejection> {
-        let pushes = solved.metrics.get("pushes").copied().unwrap_or(0.0) as u32;
+    fn accept(
+        params: &SokobanParams,
+        _level: &Puzzle,
+        solved: &Solved<Answer>,
+    ) -> Result<(), Rejection> {
+        let pushes = solved.analysis.pushes;
         crate::game::within(pushes, "pushes", params.min_pushes, params.max_pushes)
     }
 
     /// From the solver's figures, not the source's congestion score:
     /// `pushes + 0.1 x walking moves + 2 x log2(1 + push-search nodes) + 2 x boxes`.
-    fn rate(_level: &Puzzle, solved: &Solved) -> f64 {
-        let m = |k: &str| solved.metrics.get(k).copied().unwrap_or(0.0);
-        let raw = m("pushes")
-            + 0.1 * (m("moves") - m("pushes"))
-            + 2.0 * (1.0 + m("push_nodes")).log2()
-            + 2.0 * m("boxes");
+    fn rate(puzzle: &Puzzle, solved: &Solved<Answer>) -> f64 {
+        let a = &solved.analysis;
+        let raw = f64::from(a.pushes)
+            + 0.1 * (f64::from(a.moves) - f64::from(a.pushes))
+            + 2.0 * (1.0 + a.push_nodes as f64).log2()
+            + 2.0 * puzzle.level.boxes.len() as f64;
         crate::game::rounded_rating(raw)
+    }
+
+    fn metrics(puzzle: &Puzzle, solved: &Solved<Answer>) -> Metrics {
+        let a = &solved.analysis;
+        let mut metrics = puzzle.generator.clone();
+        metrics.extend([
+            ("pushes".into(), f64::from(a.pushes)),
+            ("moves".into(), f64::from(a.moves)),
+            ("boxes".into(), puzzle.level.boxes.len() as f64),
+            ("push_nodes".into(), a.push_nodes as f64),
+            ("push_optimal".into(), f64::from(u8::from(a.push_optimal))),
+        ]);
+        metrics
     }
 
     fn to_text(puzzle: &Puzzle) -> String {

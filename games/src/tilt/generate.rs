@@ -8,6 +8,7 @@ use super::rules::Board;
 use super::{Feature, TiltParams};
 use crate::Rejection;
 use crate::rng::Rng;
+use crate::search::flood;
 
 /// The symmetry that places a wall tile's twin.
 #[derive(Clone, Copy)]
@@ -378,19 +379,24 @@ fn keep_largest_region(grid: &mut Grid) {
                 continue;
             }
             let id = sizes.len();
-            let mut stack = vec![(x, y)];
-            region[grid.idx(x, y)] = id;
-            let mut size = 0;
-            while let Some((cx, cy)) = stack.pop() {
-                size += 1;
-                for (dx, dy) in DIRS {
-                    let (nx, ny) = (cx + dx, cy + dy);
-                    if !grid.is_wall(nx, ny) && region[grid.idx(nx, ny)] == usize::MAX {
-                        region[grid.idx(nx, ny)] = id;
-                        stack.push((nx, ny));
+            let size = flood(
+                grid.idx(x, y),
+                |i| {
+                    let (cx, cy) = (i as i32 % grid.w, i as i32 / grid.w);
+                    DIRS.into_iter()
+                        .map(move |(dx, dy)| (cx + dx, cy + dy))
+                        .filter(|&(nx, ny)| !grid.is_wall(nx, ny))
+                        .map(|(nx, ny)| grid.idx(nx, ny))
+                },
+                |i| {
+                    let free = region[i] == usize::MAX;
+                    if free {
+                        region[i] = id;
                     }
-                }
-            }
+                    free
+                },
+            )
+            .len();
             sizes.push(size);
         }
     }

@@ -20,13 +20,12 @@ pub mod replay;
 mod rules;
 pub mod solve;
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 
 use crate::rng::Rng;
-use crate::{Budget, Game, GameError, Rejection, Solved};
+use crate::{Budget, Game, GameError, Metrics, Rejection, Solved};
 use level::{Dir, Level, MAX_PAIRS};
+use solve::Analysis;
 
 /// A feature the generator may place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -97,6 +96,7 @@ pub struct Tilt;
 impl Game for Tilt {
     type Params = TiltParams;
     type Level = Level;
+    type Analysis = Analysis;
     const NAME: &'static str = "tilt";
 
     fn validate(p: &TiltParams) -> Result<(), String> {
@@ -128,46 +128,52 @@ impl Game for Tilt {
         generate::generate(params, rng)
     }
 
-    fn solve(level: &Level, budget: &Budget) -> Result<Solved, Rejection> {
+    fn solve(level: &Level, budget: &Budget) -> Result<Solved<Analysis>, Rejection> {
         let a = solve::analyse(level, budget)?;
-        let mut metrics = BTreeMap::new();
-        metrics.insert("optimal_solutions".into(), a.optimal_solutions as f64);
-        metrics.insert("states".into(), a.states as f64);
-        metrics.insert(
-            "dead_state_share".into(),
-            a.dead_states as f64 / a.states as f64,
-        );
-        metrics.insert("first_moves".into(), f64::from(a.first_moves));
-        metrics.insert(
-            "losing_first_move_share".into(),
-            share(a.losing_first_moves, a.first_moves),
-        );
-        metrics.insert("fruits".into(), level.fruits.len() as f64);
-        metrics.insert("obstacles".into(), level.obstacles.len() as f64);
         Ok(Solved {
             solution: a.solution.iter().map(|d| d.letter()).collect(),
             moves: a.moves,
             optimal: true,
             nodes: a.nodes,
-            metrics,
+            analysis: a,
         })
     }
 
-    fn accept(params: &TiltParams, _level: &Level, solved: &Solved) -> Result<(), Rejection> {
+    fn accept(
+        params: &TiltParams,
+        _level: &Level,
+        solved: &Solved<Analysis>,
+    ) -> Result<(), Rejection> {
         crate::game::within(solved.moves, "moves", params.min_moves, params.max_moves)
     }
 
     /// Optimal moves, raised by how unforgiving the level is (dead states, losing
     /// first moves) and how large its state space is, lowered by how many optimal
     /// solutions there are.
-    fn rate(_level: &Level, solved: &Solved) -> f64 {
-        let m = |k: &str| solved.metrics.get(k).copied().unwrap_or(0.0);
+    fn rate(_level: &Level, solved: &Solved<Analysis>) -> f64 {
+        let a = &solved.analysis;
         let raw = f64::from(solved.moves)
-            + 4.0 * m("dead_state_share")
-            + 2.0 * m("losing_first_move_share")
-            + 0.5 * m("states").max(1.0).log2()
-            - 0.5 * m("optimal_solutions").max(1.0).log2();
+            + 4.0 * a.dead_state_share()
+            + 2.0 * share(a.losing_first_moves, a.first_moves)
+            + 0.5 * (a.states as f64).max(1.0).log2()
+            - 0.5 * (a.optimal_solutions as f64).max(1.0).log2();
         crate::game::rounded_rating(raw)
+    }
+
+    fn metrics(level: &Level, solved: &Solved<Analysis>) -> Metrics {
+        let a = &solved.analysis;
+        Metrics::from([
+            ("optimal_solutions".into(), a.optimal_solutions as f64),
+            ("states".into(), a.states as f64),
+            ("dead_state_share".into(), a.dead_state_share()),
+            ("first_moves".into(), f64::from(a.first_moves)),
+            (
+                "losing_first_move_share".into(),
+                share(a.losing_first_moves, a.first_moves),
+            ),
+            ("fruits".into(), level.fruits.len() as f64),
+            ("obstacles".into(), level.obstacles.len() as f64),
+        ])
     }
 
     fn to_text(level: &Level) -> String {

@@ -40,6 +40,13 @@ pub struct Analysis {
     pub nodes: u64,
 }
 
+impl Analysis {
+    /// The share of reachable states from which no win is reachable.
+    pub fn dead_state_share(&self) -> f64 {
+        self.dead_states as f64 / self.states as f64
+    }
+}
+
 /// Explores every state reachable from the level's start.
 ///
 /// `Err(Unsolvable)` when no win exists (proven: the search was complete),
