@@ -4,6 +4,7 @@
 mod archive;
 mod common;
 mod faults;
+mod hostile;
 mod metrics;
 mod pack;
 mod refusals;

@@ -166,4 +166,36 @@ mod tests {
         let err = CommitLog::open(dir.path(), &job(6)).expect_err("different job");
         assert!(err.to_string().contains("holds job"), "{err}");
     }
+
+    #[test]
+    fn every_float_reads_back_bit_for_bit() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (mut log, _) = CommitLog::open(dir.path(), &job(5)).expect("open");
+        // Values whose shortest decimal form a best-effort parser reads one
+        // ULP off, and a spread of bit patterns.
+        let mut values = vec![0.1 + 0.2, 2.0f64.sqrt(), 1.0 / 3.0, 5e-324, f64::MAX];
+        let mut bits = 0x3ff0_0000_0000_0001u64;
+        for _ in 0..2000 {
+            bits = bits
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let v = f64::from_bits(bits >> 2 | 0x3000_0000_0000_0000);
+            values.push(v);
+        }
+        let records: Vec<SeedRecord> = values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| SeedRecord {
+                generate_ms: v,
+                solve_ms: v / 7.0,
+                ..rec(i as u64)
+            })
+            .collect();
+        log.append(&records).expect("append");
+        let (_, back) = CommitLog::open(dir.path(), &job(5)).expect("reopen");
+        for (a, b) in records.iter().zip(&back) {
+            assert_eq!(a.generate_ms.to_bits(), b.generate_ms.to_bits());
+            assert_eq!(a.solve_ms.to_bits(), b.solve_ms.to_bits());
+        }
+    }
 }

@@ -290,14 +290,15 @@ impl Scheduler {
         Grant::Lease(lease)
     }
 
-    /// Takes one result. Idempotent: a seed already recorded is ignored (a
-    /// disagreeing verdict is counted as a mismatch).
-    pub fn record(
-        &mut self,
+    /// The lease `session` claims for `seed`: it must have been issued to
+    /// that session and hold the seed (a lease no longer out still counts,
+    /// so late results of its holder are taken).
+    pub fn lease_for(
+        &self,
         session: SessionId,
         lease_id: u64,
-        mut record: SeedRecord,
-    ) -> Result<(), RecordError> {
+        seed: u64,
+    ) -> Result<&Lease, RecordError> {
         let lease = self
             .leases
             .get(&lease_id)
@@ -306,22 +307,49 @@ impl Scheduler {
         if lease.session != session {
             return Err(RecordError::NotYourLease { lease: lease_id });
         }
-        if !lease.contains(record.seed) {
+        if !lease.contains(seed) {
             return Err(RecordError::SeedOutsideLease {
-                seed: record.seed,
+                seed,
                 lease: lease_id,
                 first: lease.first_seed,
                 end: lease.first_seed + lease.seed_count,
             });
         }
-        record.attempt = lease.attempt;
-        if let Some(old) = self.records.get(&record.seed) {
-            if !old.same_verdict(&record) {
-                self.progress.mismatches += 1;
+        Ok(lease)
+    }
+
+    /// Takes one result. Idempotent: a seed already recorded is ignored (a
+    /// disagreeing verdict is counted as a mismatch).
+    pub fn record(
+        &mut self,
+        session: SessionId,
+        lease_id: u64,
+        record: SeedRecord,
+    ) -> Result<(), RecordError> {
+        self.record_batch(session, vec![(lease_id, record)])
+    }
+
+    /// Takes a batch of results whole or not at all: every result must fall
+    /// in a lease of `session` before any is recorded.
+    pub fn record_batch(
+        &mut self,
+        session: SessionId,
+        batch: Vec<(u64, SeedRecord)>,
+    ) -> Result<(), RecordError> {
+        let attempts = batch
+            .iter()
+            .map(|(lease, r)| Ok(self.lease_for(session, *lease, r.seed)?.attempt))
+            .collect::<Result<Vec<u32>, RecordError>>()?;
+        for ((_, mut record), attempt) in batch.into_iter().zip(attempts) {
+            record.attempt = attempt;
+            if let Some(old) = self.records.get(&record.seed) {
+                if !old.same_verdict(&record) {
+                    self.progress.mismatches += 1;
+                }
+                continue;
             }
-            return Ok(());
+            self.insert(record);
         }
-        self.insert(record);
         Ok(())
     }
 

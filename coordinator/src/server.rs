@@ -158,7 +158,7 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
         lease_ttl: options.lease_ttl,
         max_seeds: job.max_seeds,
     };
-    let shared = Shared::new(&job, Scheduler::new(config, committed), options.lease_ttl);
+    let shared = Shared::new(&job, Scheduler::new(config, committed), options.lease_ttl)?;
     let log = Arc::new(Mutex::new(log));
 
     let stop_server = CancellationToken::new();

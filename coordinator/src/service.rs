@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use pregen_games::Outcome;
-use pregen_pack::SeedRecord;
+use pregen_games::{Outcome, PreparedGame};
+use pregen_pack::{PackError, SeedRecord};
 use pregen_proto::v1::coordinator_message::Kind as Out;
 use pregen_proto::v1::coordinator_server::Coordinator;
 use pregen_proto::v1::worker_message::Kind as In;
@@ -19,13 +19,15 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::Job;
-use crate::scheduler::{Grant, Scheduler, SessionId};
+use crate::scheduler::{Grant, RecordError, Scheduler, SessionId};
 
 /// State shared by every session and the coordinator's maintenance loop.
 #[derive(Debug)]
 pub struct Shared {
     /// What workers are told to run.
     spec: JobSpec,
+    /// Per stratum, the game with its params: checks workers' levels.
+    games: Arc<Vec<PreparedGame>>,
     scheduler: Mutex<Scheduler>,
     next_session: AtomicU64,
     complete: watch::Sender<bool>,
@@ -34,9 +36,21 @@ pub struct Shared {
 
 impl Shared {
     /// Shared state for `job` over a (possibly resumed) scheduler.
-    pub fn new(job: &Job, scheduler: Scheduler, lease_ttl: Duration) -> Arc<Shared> {
+    pub fn new(
+        job: &Job,
+        scheduler: Scheduler,
+        lease_ttl: Duration,
+    ) -> Result<Arc<Shared>, PackError> {
+        let game = job.game_kind()?;
+        let games = job
+            .plan()
+            .iter()
+            .map(|p| game.prepare(&p.params))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| PackError::Job(e.to_string()))?;
         let complete = scheduler.is_finished();
-        Arc::new(Shared {
+        Ok(Arc::new(Shared {
+            games: Arc::new(games),
             spec: JobSpec {
                 job_id: job.id(),
                 game: job.game.clone(),
@@ -48,7 +62,7 @@ impl Shared {
             next_session: AtomicU64::new(1),
             complete: watch::Sender::new(complete),
             lease_ttl,
-        })
+        }))
     }
 
     /// The scheduler (a poisoned lock is still usable: its state is consistent
@@ -215,13 +229,12 @@ async fn drive(
                     .into_iter()
                     .map(|r| Ok((r.lease_id, to_record(r, worker)?)))
                     .collect::<Result<Vec<_>, Status>>()?;
+                let records = check_batch(shared, session, records).await?;
                 {
                     let mut scheduler = shared.scheduler();
-                    for (lease, record) in records {
-                        scheduler
-                            .record(session, lease, record)
-                            .map_err(|e| Status::invalid_argument(e.to_string()))?;
-                    }
+                    scheduler
+                        .record_batch(session, records)
+                        .map_err(|e| Status::invalid_argument(e.to_string()))?;
                     scheduler.heartbeat(session, Instant::now());
                 }
                 shared.check_complete();
@@ -231,6 +244,38 @@ async fn drive(
             In::Heartbeat(_) => shared.scheduler().heartbeat(session, Instant::now()),
         }
     }
+}
+
+/// Checks a batch before any of it counts: every result in a lease of the
+/// session, every accepted level re-derived by the job's game off the async
+/// threads ([`PreparedGame::check`]). One bad result refuses the batch.
+async fn check_batch(
+    shared: &Shared,
+    session: SessionId,
+    records: Vec<(u64, SeedRecord)>,
+) -> Result<Vec<(u64, SeedRecord)>, Status> {
+    let strata = {
+        let scheduler = shared.scheduler();
+        records
+            .iter()
+            .map(|(lease, r)| Ok(scheduler.lease_for(session, *lease, r.seed)?.stratum))
+            .collect::<Result<Vec<u32>, RecordError>>()
+            .map_err(|e| Status::invalid_argument(e.to_string()))?
+    };
+    let games = shared.games.clone();
+    tokio::task::spawn_blocking(move || {
+        for ((_, record), stratum) in records.iter().zip(strata) {
+            let (Some(level), Some(game)) = (&record.level, games.get(stratum as usize)) else {
+                continue;
+            };
+            game.check(level).map_err(|e| {
+                Status::invalid_argument(format!("seed {}: refused: {e}", record.seed))
+            })?;
+        }
+        Ok(records)
+    })
+    .await
+    .map_err(|e| Status::internal(format!("the level check failed: {e}")))?
 }
 
 /// Converts a wire result; a malformed one is `invalid_argument`. The

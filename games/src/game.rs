@@ -277,6 +277,17 @@ pub trait Game: 'static {
     /// Plays `solution` under the rules and checks that it wins.
     fn replay(level: &Self::Level, solution: &str) -> Result<(), GameError>;
 
+    /// The moves of a solution as the game counts them (`Solved::moves`):
+    /// by default one per whitespace-separated token.
+    fn solution_moves(solution: &str) -> u32 {
+        solution.split_whitespace().count() as u32
+    }
+
+    /// Whether a level and its solution of `moves` could have come from
+    /// `params` (sizes, counts, move bounds): what a coordinator can check of
+    /// a worker's level without solving it again.
+    fn fits(params: &Self::Params, level: &Self::Level, moves: u32) -> Result<(), String>;
+
     /// A text equal for two levels that a pack made with `params` should
     /// hold only once (e.g. up to symmetry); `None`: the game keeps every
     /// accepted level.

@@ -30,7 +30,7 @@ mod game;
 pub use game::{
     Budget, Candidate, Game, GameError, Metrics, Outcome, Rejection, Solved, run_game, sha256_hex,
 };
-pub use registry::{GameKind, LevelVerdict, PreparedGame};
+pub use registry::{CheckError, GameKind, LevelVerdict, PreparedGame};
 
 /// The generator version: part of every pack's manifest, and a worker whose
 /// version differs from the coordinator's is refused. Bump it whenever any game's

@@ -7,13 +7,15 @@
 
 use std::fmt;
 use std::marker::PhantomData;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
 use crate::cube::Cube;
 use crate::doors::Doors;
 use crate::dungeon::Dungeon;
 use crate::game::{
-    Budget, Game, GameError, Metrics, Outcome, Rejection, Solved, ms_since, run_game,
+    Budget, Candidate, Game, GameError, Metrics, Outcome, Rejection, Solved, ms_since, run_game,
+    sha256_hex,
 };
 use crate::sokoban::Sokoban;
 use crate::tilt::Tilt;
@@ -122,6 +124,28 @@ impl PreparedGame {
     pub fn run(&self, seed: u64, budget: &Budget) -> Outcome {
         self.ready.run(seed, budget)
     }
+
+    /// Checks a level someone else says this game made with these params,
+    /// without solving it again: the JSON form parses and is canonical, the
+    /// hash is its hash, the text layout is the one the game renders, the
+    /// level is well-formed (its text form reads back), it fits the params,
+    /// the solution replays to a win in `moves` moves, and the canonical
+    /// form is its own. Never panics.
+    pub fn check(&self, level: &Candidate) -> Result<(), CheckError> {
+        catch_unwind(AssertUnwindSafe(|| self.ready.check(level)))
+            .unwrap_or_else(|_| Err(CheckError::new("the check panicked")))
+    }
+}
+
+/// Why a level does not pass [`PreparedGame::check`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CheckError(String);
+
+impl CheckError {
+    fn new(message: impl Into<String>) -> Self {
+        CheckError(message.into())
+    }
 }
 
 impl fmt::Debug for PreparedGame {
@@ -152,6 +176,7 @@ trait Registered: Sync {
 /// A game with its params, as an object.
 trait Ready: Send + Sync {
     fn run(&self, seed: u64, budget: &Budget) -> Outcome;
+    fn check(&self, level: &Candidate) -> Result<(), CheckError>;
 }
 
 /// The registry's entry for game `G`.
@@ -162,6 +187,48 @@ struct WithParams<G: Game>(G::Params);
 impl<G: Game> Ready for WithParams<G> {
     fn run(&self, seed: u64, budget: &Budget) -> Outcome {
         run_game::<G>(&self.0, seed, budget)
+    }
+
+    fn check(&self, c: &Candidate) -> Result<(), CheckError> {
+        let level: G::Level = serde_json::from_str(&c.level_json)
+            .map_err(|e| CheckError(format!("the level JSON is not a {} level: {e}", G::NAME)))?;
+        let json = serde_json::to_string(&level)
+            .map_err(|e| CheckError(format!("the level does not serialize: {e}")))?;
+        if json != c.level_json {
+            return Err(CheckError::new(
+                "the level JSON is not in its canonical form",
+            ));
+        }
+        if sha256_hex(json.as_bytes()) != c.level_hash {
+            return Err(CheckError::new("level_hash is not the hash of the level"));
+        }
+        let text = G::to_text(&level);
+        let read_back = G::from_text(&text)
+            .map_err(|e| CheckError(format!("the level is not well-formed: {e}")))?;
+        if G::to_text(&read_back) != text {
+            return Err(CheckError::new("the level's text form does not read back"));
+        }
+        if text != c.layout {
+            return Err(CheckError::new("the layout is not the level's"));
+        }
+        G::replay(&level, &c.solution)
+            .map_err(|e| CheckError(format!("the solution does not win: {e}")))?;
+        let moves = G::solution_moves(&c.solution);
+        if moves != c.moves {
+            return Err(CheckError(format!(
+                "moves is {} but the solution has {moves}",
+                c.moves
+            )));
+        }
+        G::fits(&self.0, &level, moves)
+            .map_err(|e| CheckError(format!("the level does not fit the params: {e}")))?;
+        let canonical = G::canonical(&self.0, &level).map(|c| sha256_hex(c.as_bytes()));
+        if canonical != c.canonical {
+            return Err(CheckError::new(
+                "canonical is not the level's canonical form",
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -227,5 +294,64 @@ mod tests {
             err.to_string().contains("known games: cube, doors"),
             "{err}"
         );
+    }
+
+    /// The first accepted level of each game (default params), with its game.
+    fn first_levels() -> Vec<(PreparedGame, Candidate)> {
+        GameKind::all()
+            .map(|kind| {
+                let game = kind
+                    .prepare(&serde_json::json!({}))
+                    .expect("default params");
+                let level = (0..200)
+                    .find_map(|seed| game.run(seed, &Budget::nodes(2_000_000)).result.ok())
+                    .expect("an accepted level in 200 seeds");
+                (game, level)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_games_own_levels_pass_its_check_and_tampered_ones_do_not() {
+        for (game, level) in first_levels() {
+            let name = game.kind().name();
+            assert_eq!(game.check(&level), Ok(()), "{name}");
+            let tampered: [(&str, fn(&mut Candidate)); 7] = [
+                ("hash", |c| c.level_hash = sha256_hex(b"other")),
+                ("layout", |c| c.layout.push('#')),
+                ("json", |c| c.level_json.insert(0, ' ')),
+                ("moves", |c| c.moves += 1),
+                ("solution", |c| {
+                    c.solution.pop();
+                }),
+                ("canonical", |c| c.canonical = Some("x".into())),
+                ("not json", |c| c.level_json = "[1, 2]".into()),
+            ];
+            for (what, tamper) in tampered {
+                let mut bad = level.clone();
+                tamper(&mut bad);
+                if bad == level {
+                    continue; // e.g. no canonical form to change
+                }
+                assert!(game.check(&bad).is_err(), "{name}: tampered {what} passed");
+            }
+        }
+    }
+
+    #[test]
+    fn a_level_made_with_other_params_does_not_fit() {
+        let tilt = GameKind::from_name("tilt").expect("tilt");
+        let small = tilt
+            .prepare(&serde_json::json!({"width": 4, "height": 4}))
+            .expect("params");
+        let large = tilt
+            .prepare(&serde_json::json!({"width": 5, "height": 5}))
+            .expect("params");
+        let level = (0..200)
+            .find_map(|seed| small.run(seed, &Budget::nodes(2_000_000)).result.ok())
+            .expect("a level");
+        assert_eq!(small.check(&level), Ok(()));
+        let err = large.check(&level).expect_err("wrong size");
+        assert!(err.to_string().contains("does not fit the params"), "{err}");
     }
 }

@@ -60,6 +60,42 @@ impl From<&Rejection> for seed_result::Status {
     }
 }
 
+/// The longest rejection reason taken from a worker, in bytes.
+pub const MAX_REASON: usize = 1024;
+/// The longest level JSON taken from a worker, in bytes.
+pub const MAX_LEVEL_JSON: usize = 64 * 1024;
+/// The longest solution taken from a worker, in bytes.
+pub const MAX_SOLUTION: usize = 256 * 1024;
+/// The most metrics taken with one level, and the longest metric name.
+pub const MAX_METRICS: (usize, usize) = (256, 128);
+
+/// Refuses a level whose fields are larger than any game makes, or whose
+/// numbers are not finite: checked before anything parses them.
+fn check_level_size(level: &Level) -> Result<(), String> {
+    let sizes = [
+        ("level_json", level.level_json.len(), MAX_LEVEL_JSON),
+        ("layout", level.layout.len(), MAX_LEVEL_JSON),
+        ("solution", level.solution.len(), MAX_SOLUTION),
+        ("metrics", level.metrics.len(), MAX_METRICS.0),
+    ];
+    for (field, len, max) in sizes {
+        if len > max {
+            return Err(format!("{field} of size {len} (at most {max})"));
+        }
+    }
+    if !level.difficulty.is_finite() {
+        return Err("difficulty is not finite".into());
+    }
+    for (name, value) in &level.metrics {
+        if name.len() > MAX_METRICS.1 || !value.is_finite() {
+            return Err(format!(
+                "metric `{name}` = {value} is not a finite named figure"
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl SeedResult {
     /// The wire form of `seed`'s outcome, run under lease `lease_id`.
     pub fn from_outcome(lease_id: u64, seed: u64, outcome: Outcome) -> Self {
@@ -88,11 +124,20 @@ impl TryFrom<SeedResult> for Outcome {
             seed: r.seed,
             message,
         };
+        for (name, ms) in [("generate_ms", r.generate_ms), ("solve_ms", r.solve_ms)] {
+            if !(ms.is_finite() && ms >= 0.0) {
+                return Err(bad(format!("{name} is {ms}, not a duration")));
+            }
+        }
+        if r.reason.len() > MAX_REASON {
+            return Err(bad(format!(
+                "reason of {} bytes (at most {MAX_REASON})",
+                r.reason.len()
+            )));
+        }
         let result = match (seed_result::Status::try_from(r.status), r.level) {
             (Ok(seed_result::Status::Accepted), Some(level)) => {
-                if !level.difficulty.is_finite() {
-                    return Err(bad("difficulty is not finite".into()));
-                }
+                check_level_size(&level).map_err(bad)?;
                 Ok(level.into())
             }
             (Ok(seed_result::Status::Accepted), None) => {

@@ -41,7 +41,7 @@ pub async fn run(args: RunArgs) -> Result<()> {
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = args.threads.unwrap_or((cores / args.workers).max(1));
-    let token = format!("local-{:x}", std::process::id() as u64 ^ 0x5eed_5eed);
+    let token = loopback_token()?;
     let options = RunOptions {
         out: args.job.out.clone(),
         listen: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -91,4 +91,12 @@ pub async fn run(args: RunArgs) -> Result<()> {
     running.stop().await;
     super::report(&summary?);
     Ok(())
+}
+
+/// A fresh random token for the run's own workers: nothing else on the
+/// machine can guess it and feed the coordinator.
+fn loopback_token() -> anyhow::Result<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no randomness for a token: {e}"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }

@@ -1,5 +1,7 @@
 //! Helpers: job files, the `pregen` binary, and a pack's deterministic content.
 
+pub mod rogue;
+
 use pregen_pack::PackDir;
 use std::fs::File;
 use std::io::{BufRead, BufReader};

@@ -202,6 +202,27 @@ impl Game for Cube {
         ])
     }
 
+    /// One move per turn; the walks (`@x,y`) between them are not counted.
+    fn solution_moves(solution: &str) -> u32 {
+        solution
+            .split_whitespace()
+            .filter(|t| !t.starts_with('@'))
+            .count() as u32
+    }
+
+    fn fits(params: &CubeParams, level: &Level, moves: u32) -> Result<(), String> {
+        if (level.difficulty, level.karma_goal) != (params.difficulty, params.karma_goal) {
+            return Err(format!(
+                "difficulty {} karma goal {} in a job of difficulty {} karma goal {}",
+                level.difficulty, level.karma_goal, params.difficulty, params.karma_goal
+            ));
+        }
+        if moves < params.min_turns {
+            return Err(format!("{moves} turns < min_turns {}", params.min_turns));
+        }
+        Ok(())
+    }
+
     fn to_text(level: &Level) -> String {
         level.to_text()
     }

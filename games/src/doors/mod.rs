@@ -515,6 +515,18 @@ impl Game for Doors {
         metrics
     }
 
+    fn fits(params: &DoorsParams, puzzle: &Puzzle, moves: u32) -> Result<(), String> {
+        let l = &puzzle.level;
+        if (l.rooms, l.colours, l.required) != (params.rooms, params.colours, params.required) {
+            return Err(format!(
+                "rooms {} colours {} required {} in a job of rooms {} colours {} required {}",
+                l.rooms, l.colours, l.required, params.rooms, params.colours, params.required
+            ));
+        }
+        crate::game::within(moves, "moves", params.min_moves, params.max_moves)
+            .map_err(|r| r.to_string())
+    }
+
     fn to_text(puzzle: &Puzzle) -> String {
         puzzle.level.to_text()
     }

@@ -219,6 +219,22 @@ impl Game for Dungeon {
         ])
     }
 
+    fn fits(params: &DungeonParams, level: &Level, moves: u32) -> Result<(), String> {
+        if (level.width, level.height) != (params.width, params.height) {
+            return Err(format!(
+                "a {}x{} level in a {}x{} job",
+                level.width, level.height, params.width, params.height
+            ));
+        }
+        if moves < params.min_complexity {
+            return Err(format!(
+                "complexity {moves} < min_complexity {}",
+                params.min_complexity
+            ));
+        }
+        Ok(())
+    }
+
     fn to_text(level: &Level) -> String {
         level.to_text()
     }

@@ -318,6 +318,22 @@ impl Game for Sokoban {
         metrics
     }
 
+    fn solution_moves(solution: &str) -> u32 {
+        solution.chars().count() as u32
+    }
+
+    fn fits(params: &SokobanParams, puzzle: &Puzzle, _moves: u32) -> Result<(), String> {
+        let boxes = puzzle.level.boxes.len();
+        let (least, most) = match params.method {
+            Method::Reverse => (params.boxes, params.boxes),
+            Method::Mcts => (1, params.max_boxes),
+        };
+        if !(least..=most).contains(&boxes) {
+            return Err(format!("{boxes} boxes; the job allows {least}..={most}"));
+        }
+        Ok(())
+    }
+
     fn to_text(puzzle: &Puzzle) -> String {
         puzzle.level.to_xsb()
     }

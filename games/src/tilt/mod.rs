@@ -176,6 +176,23 @@ impl Game for Tilt {
         ])
     }
 
+    fn solution_moves(solution: &str) -> u32 {
+        solution.chars().count() as u32
+    }
+
+    fn fits(params: &TiltParams, level: &Level, moves: u32) -> Result<(), String> {
+        // The level's size counts its border walls.
+        let inside = (level.width.wrapping_sub(2), level.height.wrapping_sub(2));
+        if inside != (params.width, params.height) {
+            return Err(format!(
+                "a {}x{} level in a {}x{} job",
+                inside.0, inside.1, params.width, params.height
+            ));
+        }
+        crate::game::within(moves, "moves", params.min_moves, params.max_moves)
+            .map_err(|r| r.to_string())
+    }
+
     fn to_text(level: &Level) -> String {
         level.to_text()
     }

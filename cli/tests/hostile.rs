@@ -1,0 +1,135 @@
+//! A worker that lies: forged levels, mixed batches and oversized results are
+//! refused before anything of their batch counts, and the pack comes out as
+//! an honest run makes it.
+
+use std::time::Duration;
+
+use pregen_games::{Budget, GameKind};
+use pregen_pack::Job;
+use pregen_proto::v1::{LeaseGrant, SeedResult};
+
+use crate::common::rogue::{Rogue, client, coordinator};
+use crate::common::{COUNT, PackContent, TOKEN, job_text, reference, wait, worker};
+
+/// The true results of a lease, as an honest worker sends them.
+fn honest(job: &Job, grant: &LeaseGrant) -> Vec<SeedResult> {
+    let game = GameKind::from_name(&job.game)
+        .and_then(|g| g.prepare(&job.plan()[0].params))
+        .expect("game");
+    let budget = Budget::nodes(job.budget.max_nodes);
+    (grant.first_seed..grant.first_seed + grant.seed_count)
+        .map(|seed| SeedResult::from_outcome(grant.lease_id, seed, game.run(seed, &budget)))
+        .collect()
+}
+
+/// The first accepted result among `results`, with its index.
+fn accepted(results: &[SeedResult]) -> (usize, SeedResult) {
+    results
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.level.is_some())
+        .map(|(i, r)| (i, r.clone()))
+        .expect("an accepted level in the lease")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forged_results_are_refused_whole_and_the_pack_is_the_honest_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = job_text(COUNT);
+    let job = Job::parse(&text).expect("job");
+    let coordinator = coordinator(dir.path(), &text, Duration::from_secs(15)).await;
+    let mut client = client(coordinator.addr).await;
+
+    type Forgery = (&'static str, fn(&mut SeedResult), &'static str);
+    let forgeries: [Forgery; 6] = [
+        (
+            "made-up layout",
+            |r| {
+                let level = r.level.as_mut().expect("level");
+                level.layout = level.layout.replace('.', "#");
+            },
+            "the layout is not the level's",
+        ),
+        (
+            "another solution",
+            |r| {
+                let level = r.level.as_mut().expect("level");
+                level.solution = level.solution.chars().rev().collect();
+            },
+            "the solution does not win",
+        ),
+        (
+            "inflated moves",
+            |r| {
+                r.level.as_mut().expect("level").moves += 3;
+            },
+            "moves is",
+        ),
+        (
+            "a 200 KB text",
+            |r| {
+                r.level.as_mut().expect("level").layout = "#".repeat(200 << 10);
+            },
+            "layout of size",
+        ),
+        (
+            "a hash of something else",
+            |r| {
+                r.level.as_mut().expect("level").level_hash = "0".repeat(64);
+            },
+            "level_hash is not the hash",
+        ),
+        (
+            "a level from a larger board",
+            |r| {
+                let level = r.level.as_mut().expect("level");
+                level.level_json = level.level_json.replacen("\"width\":7", "\"width\":8", 1);
+            },
+            "refused",
+        ),
+    ];
+    for (what, forge, expected) in forgeries {
+        let mut rogue = Rogue::join(&mut client, "rogue").await;
+        let grant = rogue.lease().await;
+        let mut results = honest(&job, &grant);
+        let (i, mut forged) = accepted(&results);
+        forge(&mut forged);
+        results[i] = forged;
+        rogue.results(results).await;
+        let refusal = rogue.refusal().await;
+        assert_eq!(refusal.code(), tonic::Code::InvalidArgument, "{what}");
+        assert!(
+            refusal.message().contains(expected),
+            "{what}: {}",
+            refusal.message()
+        );
+    }
+
+    // A valid result beside one outside the lease: neither counts.
+    let mut rogue = Rogue::join(&mut client, "rogue").await;
+    let grant = rogue.lease().await;
+    let mut results = honest(&job, &grant);
+    results.truncate(1);
+    let mut outside = results[0].clone();
+    outside.seed = grant.first_seed + grant.seed_count + 7;
+    results.push(outside);
+    rogue.results(results).await;
+    assert!(rogue.refusal().await.message().contains("is outside lease"));
+
+    // An honest worker finishes the pack.
+    let mut honest_worker = worker(&format!("http://{}", coordinator.addr), "honest", TOKEN);
+    let summary = coordinator
+        .run
+        .await
+        .expect("join")
+        .expect("the pack completes");
+    wait(&mut honest_worker, Duration::from_secs(60));
+    PackContent::read(&summary.dir).assert_same(reference());
+    let (_, records) =
+        pregen_coordinator::commit_log::CommitLog::open(&summary.dir.join("commit"), &job)
+            .expect("log opens");
+    assert!(
+        records.iter().all(|r| r.worker == "honest"),
+        "nothing the rogue sent was recorded"
+    );
+}
