@@ -9,7 +9,6 @@
 //! `cargo bench -p pregen-cli --bench pipeline -- [COUNT] [ROUNDS]`
 //! (defaults: 10,000 levels, 8 rounds)
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -43,13 +42,8 @@ async fn pipeline(count: u64, cores: usize, out: PathBuf) -> Timed {
     let started_job = start_job(
         job(count),
         RunOptions {
-            out,
-            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
-            token: "bench".into(),
             lease_ttl: Duration::from_secs(30),
-            metrics: None,
-            tls: None,
-            shutdown: CancellationToken::new(),
+            ..RunOptions::local(out, "bench".into())
         },
     )
     .await

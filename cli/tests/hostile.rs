@@ -125,8 +125,8 @@ async fn forged_results_are_refused_whole_and_the_pack_is_the_honest_one() {
         .expect("the pack completes");
     wait(&mut honest_worker, Duration::from_secs(60));
     PackContent::read(&summary.dir).assert_same(reference());
-    let (_, records) =
-        pregen_coordinator::commit_log::CommitLog::open(&summary.dir.join("commit"), &job)
+    let records =
+        pregen_coordinator::commit_log::CommitLog::read(&summary.dir.join("commit"), &job)
             .expect("log opens");
     assert!(
         records.iter().all(|r| r.worker == "honest"),

@@ -1,20 +1,15 @@
 //! Bad input is refused with a clear error and nothing is written or lost.
 
 use pregen_pack::PackDir;
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use pregen_coordinator::Job;
-use pregen_coordinator::server::{RunOptions, Started, start_job};
-use pregen_proto::v1::coordinator_client::CoordinatorClient;
-use pregen_proto::v1::coordinator_message::Kind as In;
 use pregen_proto::v1::worker_message::Kind as Out;
-use pregen_proto::v1::{Hello, LeaseRequest, Results, SeedResult, WorkerMessage, seed_result};
-use pregen_proto::{AUTH_HEADER, PROTOCOL_VERSION};
+use pregen_proto::v1::{Hello, SeedResult, WorkerMessage, seed_result};
 use tokio_stream::wrappers::ReceiverStream;
-use tokio_util::sync::CancellationToken;
 
-use crate::common::{TOKEN, job_text, pregen, serve, wait, worker, write_job};
+use crate::common::rogue::{Rogue, client, coordinator};
+use crate::common::{job_text, pregen, serve, wait, worker, write_job};
 
 #[test]
 fn malformed_job_file_is_refused_naming_the_field_and_nothing_is_written() {
@@ -78,91 +73,20 @@ fn wrong_token_is_refused() {
 #[tokio::test]
 async fn result_outside_the_lease_is_refused_and_nothing_is_recorded() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let job = Job::parse(&job_text(50)).expect("job");
-    let shutdown = CancellationToken::new();
-    let started = start_job(
-        job,
-        RunOptions {
-            out: dir.path().to_path_buf(),
-            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
-            token: TOKEN.into(),
-            lease_ttl: Duration::from_secs(15),
-            metrics: None,
-            tls: None,
-            shutdown: shutdown.clone(),
-        },
-    )
-    .await
-    .expect("starts");
-    let Started::Running(mut running) = started else {
-        panic!("a new pack is not complete")
-    };
-    let addr = running.listening.grpc;
-    let run = tokio::spawn(async move {
-        let summary = running.complete().await;
-        running.stop().await;
-        summary
-    });
-    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
-        .expect("url")
-        .connect()
-        .await
-        .expect("connect");
-    let mut client = CoordinatorClient::with_interceptor(channel, |mut req: tonic::Request<()>| {
-        req.metadata_mut().insert(
-            AUTH_HEADER,
-            format!("Bearer {TOKEN}").parse().expect("header"),
-        );
-        Ok(req)
-    });
-    let (tx, rx) = tokio::sync::mpsc::channel(8);
-    let msg = |kind| WorkerMessage { kind: Some(kind) };
-    tx.send(msg(Out::Hello(Hello {
-        protocol_version: PROTOCOL_VERSION,
-        generator_version: pregen_games::GENERATOR_VERSION.into(),
-        worker_name: "rogue".into(),
-        threads: 1,
-    })))
-    .await
-    .expect("send");
-    tx.send(msg(Out::LeaseRequest(LeaseRequest {})))
-        .await
-        .expect("send");
-    let mut inbound = client
-        .session(ReceiverStream::new(rx))
-        .await
-        .expect("session")
-        .into_inner();
-    assert!(matches!(
-        inbound
-            .message()
-            .await
-            .expect("welcome")
-            .and_then(|m| m.kind),
-        Some(In::Welcome(_))
-    ));
-    let Some(In::Grant(grant)) = inbound.message().await.expect("grant").and_then(|m| m.kind)
-    else {
-        panic!("expected a lease")
-    };
+    let coordinator = coordinator(dir.path(), &job_text(50), Duration::from_secs(15)).await;
+    let mut client = client(coordinator.addr).await;
+    let mut rogue = Rogue::join(&mut client, "rogue").await;
+    let grant = rogue.lease().await;
     let outside = grant.first_seed + grant.seed_count + 7;
-    tx.send(msg(Out::Results(Results {
-        results: vec![SeedResult {
+    rogue
+        .results(vec![SeedResult {
             lease_id: grant.lease_id,
             seed: outside,
             status: seed_result::Status::Unsolvable as i32,
             ..Default::default()
-        }],
-    })))
-    .await
-    .expect("send");
-    let err = loop {
-        match inbound.message().await {
-            Ok(Some(_)) => continue,
-            Ok(None) => panic!("stream ended without an error"),
-            Err(status) => break status,
-        }
-    };
+        }])
+        .await;
+    let err = rogue.refusal().await;
     assert_eq!(err.code(), tonic::Code::InvalidArgument);
     assert!(
         err.message()
@@ -172,24 +96,39 @@ async fn result_outside_the_lease_is_refused_and_nothing_is_recorded() {
     );
 
     // A wrong protocol version is refused too.
-    let (tx2, rx2) = tokio::sync::mpsc::channel(8);
-    tx2.send(msg(Out::Hello(Hello {
-        protocol_version: 99,
-        ..Default::default()
-    })))
+    let (tx, rx) = tokio::sync::mpsc::channel(8);
+    tx.send(WorkerMessage {
+        kind: Some(Out::Hello(Hello {
+            protocol_version: 99,
+            ..Default::default()
+        })),
+    })
     .await
     .expect("send");
     let err = client
-        .session(ReceiverStream::new(rx2))
+        .session(ReceiverStream::new(rx))
         .await
         .expect_err("old protocol");
     assert_eq!(err.code(), tonic::Code::FailedPrecondition);
     assert!(err.message().contains("protocol 99"), "{}", err.message());
 
-    shutdown.cancel();
-    let result = run.await.expect("join");
+    // A connection that never says Hello is closed.
+    let (_tx, rx) = tokio::sync::mpsc::channel::<WorkerMessage>(8);
+    let err = client
+        .session(ReceiverStream::new(rx))
+        .await
+        .expect_err("no Hello");
+    assert_eq!(err.code(), tonic::Code::DeadlineExceeded);
+    assert!(
+        err.message().contains("no Hello within"),
+        "{}",
+        err.message()
+    );
+
+    coordinator.shutdown.cancel();
+    let result = coordinator.run.await.expect("join");
     assert!(result.is_err(), "interrupted run reports it");
-    let (_, records) = pregen_coordinator::commit_log::CommitLog::open(
+    let records = pregen_coordinator::commit_log::CommitLog::read(
         &dir.path().join("e2e/commit"),
         &Job::parse(&job_text(50)).expect("job"),
     )
@@ -232,4 +171,55 @@ fn a_job_that_cannot_finish_gives_up_at_max_seeds_and_keeps_its_work() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(stderr.contains("of 6 wanted after 96 seeds"), "{stderr}");
+}
+
+/// Ten connections that never speak take every place under the cap, yet a
+/// real worker gets in once they are closed and finishes the pack.
+#[test]
+fn silent_connections_are_closed_and_a_worker_still_gets_in() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cap = std::ffi::OsString::from("--max-connections");
+    let places = std::ffi::OsString::from("4");
+    let mut served = crate::common::serve_with(dir.path(), &job_text(50), 15_000, &[&cap, &places]);
+    let addr = served.url.trim_start_matches("http://").to_string();
+    let silent: Vec<std::net::TcpStream> = (0..10)
+        .map(|_| std::net::TcpStream::connect(&addr).expect("connect"))
+        .collect();
+    let mut honest = worker(&served.url, "honest", crate::common::TOKEN);
+    assert!(wait(&mut honest, Duration::from_secs(90)).success());
+    assert!(wait(&mut served.child, Duration::from_secs(30)).success());
+    assert!(PackDir::new(dir.path().join("out/e2e")).is_complete());
+    drop(silent);
+}
+
+/// With no worker at all, `--idle-exit-s` ends the coordinator with a clear
+/// error and a non-zero status, and the commit log stays for a resume.
+#[test]
+fn an_empty_room_ends_the_coordinator_at_the_idle_limit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = write_job(dir.path(), &job_text(50));
+    let mut child = pregen()
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--token",
+            "t",
+            "--idle-exit-s",
+            "2",
+            "--out",
+        ])
+        .arg(dir.path().join("out"))
+        .arg(&job)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn serve");
+    let status = wait(&mut child, Duration::from_secs(60));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut stderr)
+        .expect("read");
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("no worker connected for 2 s"), "{stderr}");
+    assert!(dir.path().join("out/e2e/commit/job.json").exists());
 }

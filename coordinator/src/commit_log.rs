@@ -1,32 +1,97 @@
 //! The durable commit log: `commit/` in the pack's output folder.
 //!
 //! `commit/job.json` names the job the log belongs to. Results are appended as
-//! numbered segments (`seg-00000001.jsonl`, one JSON record per line), each
-//! written to a temporary file, fsynced, and renamed into place, then the folder
-//! is fsynced: a segment is either wholly there or absent, so a coordinator
-//! killed at any instant resumes from exactly the segments it finished.
+//! numbered segments (`seg-00000001.jsonl`), each written to a temporary
+//! file, fsynced, and renamed into place, then the folder is fsynced: a
+//! segment is either wholly there or absent, so a coordinator killed at any
+//! instant resumes from exactly the segments it finished.
+//!
+//! The log checks itself. A segment's first line is a header naming the
+//! format version, the job id and the segment's number and record count;
+//! every record line is `<sha256 of the JSON, 16 hex> <JSON>`. A segment of
+//! another job, an edited or damaged line, a renamed or missing segment is
+//! refused with an error naming the file. Only a torn last line of the last
+//! segment (a write cut short on a file system that does not rename
+//! atomically) is cut back, with a warning.
+//!
+//! `commit/LOCK` is held (an advisory lock) while a coordinator uses the log;
+//! a second coordinator on the same pack folder is refused, naming the holder.
 
-use std::fs::{self, File};
-use std::io::{BufRead, BufReader};
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
+use pregen_games::sha256_hex;
 use pregen_pack::durable::write_durably;
 use pregen_pack::{Job, PackError, SeedRecord};
+use serde::{Deserialize, Serialize};
 
 use crate::CoordinatorError;
 
-/// An open commit log.
+/// The segment format this build writes and reads.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// A segment's first line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Header {
+    format: String,
+    version: u32,
+    job_id: String,
+    segment: u64,
+    records: u64,
+}
+
+const FORMAT_NAME: &str = "pregen-commit-log";
+
+/// Whether opening the log may change it (write `job.json`, cut a torn
+/// record back).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Repair,
+    ReadOnly,
+}
+
+/// An open commit log, locked for this process.
 #[derive(Debug)]
 pub struct CommitLog {
     dir: PathBuf,
+    job_id: String,
     next_segment: u64,
+    /// Holds the advisory lock while the log is open.
+    _lock: File,
 }
 
 impl CommitLog {
     /// Opens (or creates) the log for `job` in `dir` and returns it with every
-    /// record already committed. Refuses a log written for another job.
+    /// record already committed. Refuses a log written for another job, a
+    /// damaged segment, and a folder another coordinator is using.
     pub fn open(dir: &Path, job: &Job) -> Result<(CommitLog, Vec<SeedRecord>), CoordinatorError> {
         fs::create_dir_all(dir).map_err(PackError::io("create", dir))?;
+        let lock = lock(dir)?;
+        let (next_segment, records) = Self::load(dir, job, Mode::Repair)?;
+        Ok((
+            CommitLog {
+                dir: dir.to_path_buf(),
+                job_id: job.id(),
+                next_segment,
+                _lock: lock,
+            },
+            records,
+        ))
+    }
+
+    /// Reads the records of the log in `dir` for `job` without taking the
+    /// lock or changing any file (a torn last record is skipped, not cut),
+    /// e.g. to inspect the log of a running coordinator.
+    pub fn read(dir: &Path, job: &Job) -> Result<Vec<SeedRecord>, CoordinatorError> {
+        Self::load(dir, job, Mode::ReadOnly).map(|(_, records)| records)
+    }
+
+    /// Checks `job.json` (writing it for a new log) and reads every segment;
+    /// returns the next segment's number and the records.
+    fn load(dir: &Path, job: &Job, mode: Mode) -> Result<(u64, Vec<SeedRecord>), CoordinatorError> {
+        let job_id = job.id();
         let job_file = dir.join("job.json");
         let job_json = serde_json::to_string_pretty(job).map_err(|source| PackError::Json {
             path: job_file.clone(),
@@ -39,15 +104,15 @@ impl CommitLog {
             })?;
             // Compared as stored: run limits such as `max_seeds` are not
             // part of the job.
-            if stored.id() != job.id() {
+            if stored.id() != job_id {
                 return Err(CoordinatorError::Resume(format!(
                     "{} holds job {} but this job is {}; use another pack name or output folder",
                     dir.display(),
                     stored.id(),
-                    job.id()
+                    job_id
                 )));
             }
-        } else {
+        } else if mode == Mode::Repair {
             write_durably(dir, "job.json", job_json.as_bytes())?;
         }
         let mut segments: Vec<(u64, PathBuf)> = fs::read_dir(dir)
@@ -65,24 +130,18 @@ impl CommitLog {
             .collect();
         segments.sort();
         let mut records = Vec::new();
-        for (_, path) in &segments {
-            let file = File::open(path).map_err(PackError::io("open", path))?;
-            for (i, line) in BufReader::new(file).lines().enumerate() {
-                let line = line.map_err(PackError::io("read", path))?;
-                let record: SeedRecord = serde_json::from_str(&line).map_err(|e| {
-                    CoordinatorError::Resume(format!("{} line {}: {e}", path.display(), i + 1))
-                })?;
-                records.push(record);
+        for (i, (n, path)) in segments.iter().enumerate() {
+            if *n != i as u64 + 1 {
+                return Err(damaged(
+                    path,
+                    format!("segment {} is missing before it", i + 1),
+                ));
             }
+            let last = i + 1 == segments.len();
+            read_segment(path, &job_id, *n, last, mode, &mut records)?;
         }
         let next_segment = segments.last().map_or(1, |(n, _)| n + 1);
-        Ok((
-            CommitLog {
-                dir: dir.to_path_buf(),
-                next_segment,
-            },
-            records,
-        ))
+        Ok((next_segment, records))
     }
 
     /// Appends records as one durable segment (nothing for an empty batch).
@@ -90,22 +149,160 @@ impl CommitLog {
         if records.is_empty() {
             return Ok(());
         }
+        let header = Header {
+            format: FORMAT_NAME.into(),
+            version: FORMAT_VERSION,
+            job_id: self.job_id.clone(),
+            segment: self.next_segment,
+            records: records.len() as u64,
+        };
+        let json_error = |source| PackError::Json {
+            path: self.dir.clone(),
+            source,
+        };
         let mut bytes = Vec::with_capacity(records.len() * 512);
+        serde_json::to_writer(&mut bytes, &header).map_err(json_error)?;
+        bytes.push(b'\n');
         for r in records {
-            serde_json::to_writer(&mut bytes, r).map_err(|source| PackError::Json {
-                path: self.dir.clone(),
-                source,
-            })?;
+            let json = serde_json::to_string(r).map_err(json_error)?;
+            bytes.extend_from_slice(checksum(&json).as_bytes());
+            bytes.push(b' ');
+            bytes.extend_from_slice(json.as_bytes());
             bytes.push(b'\n');
         }
-        write_durably(
-            &self.dir,
-            &format!("seg-{:08}.jsonl", self.next_segment),
-            &bytes,
-        )?;
+        write_durably(&self.dir, &segment_name(self.next_segment), &bytes)?;
         self.next_segment += 1;
         Ok(())
     }
+}
+
+fn segment_name(n: u64) -> String {
+    format!("seg-{n:08}.jsonl")
+}
+
+/// A record line's checksum: the first 16 hex digits of its JSON's SHA-256.
+fn checksum(json: &str) -> String {
+    let mut sum = sha256_hex(json.as_bytes());
+    sum.truncate(16);
+    sum
+}
+
+fn damaged(path: &Path, what: String) -> CoordinatorError {
+    CoordinatorError::Resume(format!(
+        "{}: {what}; the commit log was edited, damaged or mixed with another job's (move the \
+         file away to recompute its seeds)",
+        path.display()
+    ))
+}
+
+/// Reads segment `n` of job `job_id` into `records`, checking every line.
+fn read_segment(
+    path: &Path,
+    job_id: &str,
+    n: u64,
+    last: bool,
+    mode: Mode,
+    records: &mut Vec<SeedRecord>,
+) -> Result<(), CoordinatorError> {
+    let text = fs::read(path).map_err(PackError::io("read", path))?;
+    let text = String::from_utf8(text).map_err(|_| damaged(path, "not UTF-8 text".into()))?;
+    let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let torn = last && lines.len() > 1 && lines.last().is_some_and(|l| !l.ends_with('\n'));
+    if torn {
+        lines.pop();
+    }
+    let Some((head, body)) = lines.split_first() else {
+        return Err(damaged(path, "empty segment".into()));
+    };
+    let header: Header = serde_json::from_str(head.trim_end())
+        .map_err(|e| damaged(path, format!("line 1 is not a segment header ({e})")))?;
+    if header.format != FORMAT_NAME || header.version != FORMAT_VERSION {
+        return Err(damaged(
+            path,
+            format!(
+                "format {} version {}, this build reads {FORMAT_NAME} version {FORMAT_VERSION}",
+                header.format, header.version
+            ),
+        ));
+    }
+    if header.job_id != job_id {
+        return Err(damaged(
+            path,
+            format!("written for job {}, this job is {job_id}", header.job_id),
+        ));
+    }
+    if header.segment != n {
+        return Err(damaged(
+            path,
+            format!(
+                "holds segment {} under the name of segment {n}",
+                header.segment
+            ),
+        ));
+    }
+    if body.len() as u64 + u64::from(torn) != header.records {
+        return Err(damaged(
+            path,
+            format!("{} records, the header says {}", body.len(), header.records),
+        ));
+    }
+    for (i, line) in body.iter().enumerate() {
+        let line_no = i + 2;
+        let line = line.strip_suffix('\n').unwrap_or(line);
+        let (sum, json) = line
+            .split_once(' ')
+            .ok_or_else(|| damaged(path, format!("line {line_no} has no checksum")))?;
+        if checksum(json) != sum {
+            return Err(damaged(path, format!("line {line_no} fails its checksum")));
+        }
+        let record: SeedRecord = serde_json::from_str(json)
+            .map_err(|e| damaged(path, format!("line {line_no} is not a record ({e})")))?;
+        records.push(record);
+    }
+    if torn && mode == Mode::Repair {
+        tracing::warn!(file = %path.display(), "cutting back a torn last record");
+        let header = Header {
+            records: body.len() as u64,
+            ..header
+        };
+        let mut bytes = serde_json::to_vec(&header).map_err(|source| PackError::Json {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        bytes.push(b'\n');
+        bytes.extend(body.iter().flat_map(|l| l.bytes()));
+        let (dir, name) = (path.parent().unwrap_or(Path::new(".")), segment_name(n));
+        write_durably(dir, &name, &bytes)?;
+    }
+    Ok(())
+}
+
+/// Takes `commit/LOCK` for this process, or names who holds it.
+fn lock(dir: &Path) -> Result<File, CoordinatorError> {
+    let path = dir.join("LOCK");
+    let mut file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map_err(PackError::io("open", &path))?;
+    if file.try_lock().is_err() {
+        let mut holder = String::new();
+        let _ = file.read_to_string(&mut holder);
+        return Err(CoordinatorError::Resume(format!(
+            "{} is in use by another coordinator ({}); stop it first or use another output folder",
+            dir.display(),
+            holder.trim()
+        )));
+    }
+    let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "this host".into());
+    let holder = format!("pid {} on {host}", std::process::id());
+    file.set_len(0)
+        .and_then(|()| file.rewind())
+        .and_then(|()| file.write_all(holder.as_bytes()))
+        .map_err(PackError::io("write", &path))?;
+    Ok(file)
 }
 
 #[cfg(test)]
@@ -146,6 +343,7 @@ mod tests {
             vec![1, 2, 3]
         );
         log.append(&[rec(4)]).expect("append after reopen");
+        drop(log);
         let (_, old) = CommitLog::open(dir.path(), &job(5)).expect("reopen");
         assert_eq!(old.len(), 4);
         // A leftover temp file from a crash mid-write is ignored.
@@ -192,10 +390,89 @@ mod tests {
             })
             .collect();
         log.append(&records).expect("append");
-        let (_, back) = CommitLog::open(dir.path(), &job(5)).expect("reopen");
+        let back = CommitLog::read(dir.path(), &job(5)).expect("read");
         for (a, b) in records.iter().zip(&back) {
             assert_eq!(a.generate_ms.to_bits(), b.generate_ms.to_bits());
             assert_eq!(a.solve_ms.to_bits(), b.solve_ms.to_bits());
         }
+    }
+
+    fn job_b() -> Job {
+        Job::parse("pack = \"t\"\ngame = \"tilt\"\ncount = 5\n[params]\nwidth = 4\n")
+            .expect("valid job")
+    }
+
+    fn error(dir: &Path, job: &Job) -> String {
+        CommitLog::open(dir, job).expect_err("refused").to_string()
+    }
+
+    #[test]
+    fn a_second_coordinator_is_refused_while_the_first_holds_the_log() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let first = CommitLog::open(dir.path(), &job(5)).expect("open");
+        let err = error(dir.path(), &job(5));
+        assert!(err.contains("in use by another coordinator (pid"), "{err}");
+        drop(first);
+        CommitLog::open(dir.path(), &job(5)).expect("free again");
+    }
+
+    #[test]
+    fn foreign_edited_and_missing_segments_are_refused_naming_the_file() {
+        let a = tempfile::tempdir().expect("tempdir");
+        let (mut log, _) = CommitLog::open(a.path(), &job(5)).expect("open");
+        log.append(&[rec(1), rec(2)]).expect("append");
+        log.append(&[rec(3)]).expect("append");
+        drop(log);
+        let seg1 = a.path().join("seg-00000001.jsonl");
+
+        // Another job's segment, copied in (same pack name, other params).
+        let b = tempfile::tempdir().expect("tempdir");
+        CommitLog::open(b.path(), &job_b()).expect("open b");
+        fs::copy(&seg1, b.path().join("seg-00000001.jsonl")).expect("copy");
+        let err = error(b.path(), &job_b());
+        assert!(err.contains("seg-00000001.jsonl: written for job"), "{err}");
+
+        // job.json deleted and the folder opened for another job.
+        fs::remove_file(a.path().join("job.json")).expect("rm");
+        let err = error(a.path(), &job_b());
+        assert!(err.contains("written for job"), "{err}");
+        fs::write(
+            a.path().join("job.json"),
+            serde_json::to_string(&job(5)).expect("json"),
+        )
+        .expect("restore");
+
+        // A value edited by hand.
+        let text = fs::read_to_string(&seg1).expect("read");
+        fs::write(&seg1, text.replace("\"nodes\":7", "\"nodes\":8")).expect("edit");
+        let err = error(a.path(), &job(5));
+        assert!(
+            err.contains("seg-00000001.jsonl: line 2 fails its checksum"),
+            "{err}"
+        );
+        fs::write(&seg1, &text).expect("restore");
+
+        // A segment removed from the middle.
+        fs::rename(&seg1, a.path().join("moved-away")).expect("move");
+        let err = error(a.path(), &job(5));
+        assert!(err.contains("segment 1 is missing"), "{err}");
+    }
+
+    #[test]
+    fn a_torn_last_record_is_cut_back_and_the_log_goes_on() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (mut log, _) = CommitLog::open(dir.path(), &job(5)).expect("open");
+        log.append(&[rec(1)]).expect("append");
+        log.append(&[rec(2), rec(3)]).expect("append");
+        drop(log);
+        let seg2 = dir.path().join("seg-00000002.jsonl");
+        let text = fs::read_to_string(&seg2).expect("read");
+        fs::write(&seg2, &text[..text.len() - 20]).expect("tear");
+        let (mut log, old) = CommitLog::open(dir.path(), &job(5)).expect("cut back");
+        assert_eq!(old.iter().map(|r| r.seed).collect::<Vec<_>>(), [1, 2]);
+        log.append(&[rec(3)]).expect("append");
+        drop(log);
+        let (_, old) = CommitLog::open(dir.path(), &job(5)).expect("reopen");
+        assert_eq!(old.iter().map(|r| r.seed).collect::<Vec<_>>(), [1, 2, 3]);
     }
 }

@@ -5,12 +5,14 @@
 //! - [`service`]: the gRPC adapter over the scheduler.
 //! - [`server`]: running a job: serve, maintenance, writing the pack, shutdown.
 //! - [`metrics`]: Prometheus metrics of a running job.
+//! - [`connections`]: the cap on open connections.
 //!
 //! The job, the records and everything written to disk come from
 //! `pregen-pack`; workers (local or remote) and the command line live
 //! elsewhere: this library only serves.
 
 pub mod commit_log;
+pub mod connections;
 pub mod metrics;
 pub mod scheduler;
 pub mod server;
@@ -40,6 +42,27 @@ pub enum CoordinatorError {
     /// A stratum tried `max_seeds` seeds without enough levels.
     #[error("gave up: {0}")]
     Exhausted(String),
+    /// No worker was connected for the idle limit.
+    #[error(
+        "no worker connected for {seconds} s (--idle-exit-s); the commit log is kept: \
+         run the same job again to resume"
+    )]
+    Idle {
+        /// How long the coordinator waited.
+        seconds: u64,
+    },
+    /// The commit log could not be written for too long (e.g. the disk is full).
+    #[error(
+        "the commit log could not be written for {seconds} s; free space and run the same \
+         job again to resume from what was written"
+    )]
+    LogWrite {
+        /// How long writes kept failing.
+        seconds: u64,
+        /// The last failure.
+        #[source]
+        source: Box<CoordinatorError>,
+    },
 }
 
 impl CoordinatorError {

@@ -33,6 +33,8 @@ pub struct Lease {
     pub attempt: u32,
     /// Re-issued if not heard of by then.
     pub deadline: Instant,
+    /// When it was granted: the start of its progress clock.
+    pub granted: Instant,
 }
 
 impl Lease {
@@ -109,7 +111,14 @@ pub struct SchedulerConfig {
     pub lease_ttl: Duration,
     /// Seeds a stratum may try before the run gives up.
     pub max_seeds: Option<u64>,
+    /// A lease whose session has sent no result for this long (since the
+    /// grant or its last result) is re-issued, heartbeats or not.
+    pub progress_limit: Duration,
 }
+
+/// Leases one session may hold at once: enough for a worker to run one and
+/// have the next queued.
+pub const MAX_LEASES_PER_SESSION: usize = 4;
 
 /// Where one stratum stands.
 #[derive(Debug, Clone)]
@@ -162,6 +171,10 @@ pub struct Scheduler {
     next_lease: u64,
     unflushed: Vec<SeedRecord>,
     progress: Progress,
+    /// When each session last sent a result.
+    last_result: HashMap<SessionId, Instant>,
+    /// No new leases while set (the commit log cannot be written).
+    paused: bool,
 }
 
 impl Scheduler {
@@ -191,6 +204,8 @@ impl Scheduler {
             next_lease: 1,
             unflushed: Vec::new(),
             progress: Progress::default(),
+            last_result: HashMap::new(),
+            paused: false,
         };
         for r in committed {
             s.insert(r);
@@ -260,6 +275,14 @@ impl Scheduler {
         if self.is_finished() {
             return Grant::Finished;
         }
+        let held = self
+            .leases
+            .values()
+            .filter(|l| l.session == session)
+            .count();
+        if self.paused || held >= MAX_LEASES_PER_SESSION {
+            return Grant::Wait;
+        }
         let (stratum, first_seed, seed_count, attempt) = if let Some(r) = self.requeue.pop_front() {
             r
         } else if let Some(i) = self
@@ -284,6 +307,7 @@ impl Scheduler {
             seed_count,
             attempt,
             deadline: now + self.config.lease_ttl,
+            granted: now,
         };
         self.next_lease += 1;
         self.leases.insert(lease.id, lease.clone());
@@ -326,7 +350,7 @@ impl Scheduler {
         lease_id: u64,
         record: SeedRecord,
     ) -> Result<(), RecordError> {
-        self.record_batch(session, vec![(lease_id, record)])
+        self.record_batch(session, vec![(lease_id, record)], Instant::now())
     }
 
     /// Takes a batch of results whole or not at all: every result must fall
@@ -335,11 +359,15 @@ impl Scheduler {
         &mut self,
         session: SessionId,
         batch: Vec<(u64, SeedRecord)>,
+        now: Instant,
     ) -> Result<(), RecordError> {
         let attempts = batch
             .iter()
             .map(|(lease, r)| Ok(self.lease_for(session, *lease, r.seed)?.attempt))
             .collect::<Result<Vec<u32>, RecordError>>()?;
+        if !batch.is_empty() {
+            self.last_result.insert(session, now);
+        }
         for ((_, mut record), attempt) in batch.into_iter().zip(attempts) {
             record.attempt = attempt;
             if let Some(old) = self.records.get(&record.seed) {
@@ -414,8 +442,22 @@ impl Scheduler {
         self.release(session, lease_id);
     }
 
+    /// Stops (or resumes) granting leases, e.g. while the commit log cannot
+    /// be written.
+    pub fn set_paused(&mut self, paused: bool) {
+        self.paused = paused;
+    }
+
+    /// Gives back records the commit log could not take, to be written first
+    /// on the next flush.
+    pub fn restore_unflushed(&mut self, mut records: Vec<SeedRecord>) {
+        records.append(&mut self.unflushed);
+        self.unflushed = records;
+    }
+
     /// The session is gone (stream ended or broke): all its leases are released.
     pub fn session_ended(&mut self, session: SessionId) {
+        self.last_result.remove(&session);
         let ids: Vec<u64> = self
             .leases
             .values()
@@ -434,12 +476,21 @@ impl Scheduler {
         }
     }
 
-    /// Re-queues leases past their deadline; returns how many.
+    /// Re-queues leases past their deadline, and leases whose session has
+    /// shown no progress (a result) within the progress limit; returns how many.
     pub fn expire(&mut self, now: Instant) -> usize {
+        let limit = self.config.progress_limit;
+        let stalled = |l: &Lease| {
+            let last = self
+                .last_result
+                .get(&l.session)
+                .map_or(l.granted, |&t| t.max(l.granted));
+            now.saturating_duration_since(last) >= limit
+        };
         let expired: Vec<(SessionId, u64)> = self
             .leases
             .values()
-            .filter(|l| l.deadline <= now)
+            .filter(|l| l.deadline <= now || stalled(l))
             .map(|l| (l.session, l.id))
             .collect();
         for &(session, id) in &expired {
@@ -552,6 +603,7 @@ mod tests {
             seeds_per_lease: per_lease,
             lease_ttl: Duration::from_secs(10),
             max_seeds: None,
+            progress_limit: Duration::from_secs(3600),
         }
     }
 
@@ -607,6 +659,7 @@ mod tests {
         let mut s = Scheduler::new(
             SchedulerConfig {
                 max_seeds: Some(10),
+                progress_limit: Duration::from_secs(3600),
                 ..config(4, 4)
             },
             vec![],
@@ -635,6 +688,7 @@ mod tests {
         let mut s = Scheduler::new(
             SchedulerConfig {
                 max_seeds: Some(20),
+                progress_limit: Duration::from_secs(3600),
                 ..config(4, 4)
             },
             committed,
@@ -819,6 +873,7 @@ mod tests {
                 seeds_per_lease: 4,
                 lease_ttl: Duration::from_secs(10),
                 max_seeds: None,
+                progress_limit: Duration::from_secs(3600),
             },
             Vec::new(),
         );
@@ -846,5 +901,65 @@ mod tests {
         let firsts: Vec<u64> = (base..).filter(|v| v % 3 == 0).take(3).collect();
         assert_eq!(accepted, [vec![0, 3], firsts].concat());
         assert_eq!(s.progress().committed, 5);
+    }
+
+    #[test]
+    fn a_session_holds_a_few_leases_at_most_and_none_while_paused() {
+        let mut s = Scheduler::new(config(1000, 5), vec![]);
+        let now = Instant::now();
+        for _ in 0..MAX_LEASES_PER_SESSION {
+            lease(s.grant(1, now));
+        }
+        assert_eq!(s.grant(1, now), Grant::Wait);
+        lease(s.grant(2, now));
+        s.set_paused(true);
+        assert_eq!(s.grant(3, now), Grant::Wait);
+        s.set_paused(false);
+        lease(s.grant(3, now));
+    }
+
+    #[test]
+    fn heartbeats_without_results_do_not_keep_a_lease() {
+        let mut cfg = config(10, 5);
+        cfg.lease_ttl = Duration::from_secs(1);
+        cfg.progress_limit = Duration::from_secs(3);
+        let mut s = Scheduler::new(cfg, vec![]);
+        let t0 = Instant::now();
+        let idle = lease(s.grant(1, t0));
+        let busy = lease(s.grant(2, t0));
+        for step in 1..=5 {
+            let now = t0 + Duration::from_millis(500 * step);
+            s.heartbeat(1, now);
+            s.heartbeat(2, now);
+        }
+        // Session 2 shows progress at 2.5 s; session 1 only heartbeats.
+        let t = t0 + Duration::from_millis(2500);
+        s.record_batch(2, vec![(busy.id, result(busy.first_seed))], t)
+            .expect("in lease");
+        s.heartbeat(1, t0 + Duration::from_millis(3000));
+        s.heartbeat(2, t0 + Duration::from_millis(3000));
+        assert_eq!(s.expire(t0 + Duration::from_millis(3100)), 1);
+        assert!(
+            s.lease(idle.id).is_none(),
+            "the idle session's lease is reclaimed"
+        );
+        assert!(s.lease(busy.id).is_some(), "the busy one keeps its lease");
+        let again = lease(s.grant(3, t0 + Duration::from_millis(3200)));
+        assert_eq!((again.first_seed, again.attempt), (idle.first_seed, 2));
+    }
+
+    #[test]
+    fn a_batch_is_taken_whole_or_not_at_all() {
+        let mut s = Scheduler::new(config(10, 5), vec![]);
+        let l = lease(s.grant(1, Instant::now()));
+        let batch = vec![
+            (l.id, result(l.first_seed)),
+            (l.id, result(l.first_seed + 40)),
+        ];
+        let err = s
+            .record_batch(1, batch, Instant::now())
+            .expect_err("outside");
+        assert!(matches!(err, RecordError::SeedOutsideLease { .. }));
+        assert_eq!(s.progress().seeds, 0, "the valid result was not taken");
     }
 }

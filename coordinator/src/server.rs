@@ -14,12 +14,12 @@ use pregen_pack::write::{RunFacts, write_pack};
 use pregen_proto::v1::coordinator_server::CoordinatorServer;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
-use tokio_stream::wrappers::TcpListenerStream;
 use tokio_util::sync::CancellationToken;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Identity, Server, ServerTlsConfig};
 
 use crate::commit_log::CommitLog;
+use crate::connections::capped;
 use crate::scheduler::{Progress, Scheduler, SchedulerConfig};
 use crate::service::{CoordinatorService, Shared, token_check};
 use crate::{CoordinatorError, Job};
@@ -43,6 +43,33 @@ pub struct RunOptions {
     pub tls: Option<ServerTls>,
     /// Cancelled to stop early (the log stays resumable).
     pub shutdown: CancellationToken,
+    /// Connections open at once; more are closed as they come.
+    pub max_connections: usize,
+    /// With no worker connected for this long, stop with
+    /// [`CoordinatorError::Idle`] (the log stays resumable).
+    pub idle_exit: Option<Duration>,
+}
+
+/// Connections served at once by default.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+
+impl RunOptions {
+    /// Options for a job served on a free loopback port with `token`, its
+    /// pack under `out`: 15 s leases, no metrics, no TLS, the default
+    /// connection cap, no idle exit.
+    pub fn local(out: PathBuf, token: String) -> RunOptions {
+        RunOptions {
+            out,
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            token,
+            lease_ttl: Duration::from_secs(15),
+            metrics: None,
+            tls: None,
+            shutdown: CancellationToken::new(),
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            idle_exit: None,
+        }
+    }
 }
 
 /// The coordinator's TLS identity: certificate chain and private key, PEM.
@@ -127,7 +154,7 @@ pub struct RunningJob {
     health: tonic_health::server::HealthReporter,
     stop_server: CancellationToken,
     server: JoinHandle<Result<(), tonic::transport::Error>>,
-    maintenance: JoinHandle<()>,
+    maintenance: JoinHandle<CoordinatorError>,
     shutdown: CancellationToken,
     started: Instant,
     resumed_seeds: usize,
@@ -157,6 +184,7 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
         seeds_per_lease: job.seeds_per_lease,
         lease_ttl: options.lease_ttl,
         max_seeds: job.max_seeds,
+        progress_limit: Duration::from_millis(job.budget.watchdog_ms) + options.lease_ttl,
     };
     let shared = Shared::new(&job, Scheduler::new(config, committed), options.lease_ttl)?;
     let log = Arc::new(Mutex::new(log));
@@ -190,7 +218,7 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
                 service,
                 token_check(options.token.clone()),
             ))
-            .serve_with_incoming_shutdown(TcpListenerStream::new(listener), async move {
+            .serve_with_incoming_shutdown(capped(listener, options.max_connections), async move {
                 stop.cancelled().await
             })
     });
@@ -202,7 +230,7 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
         None => None,
     };
     tracing::info!(%addr, ?metrics, pack = job.pack, job_id = job.id(), resumed_seeds, "coordinator listening");
-    let maintenance = tokio::spawn(maintain(shared.clone(), log.clone()));
+    let maintenance = tokio::spawn(maintain(shared.clone(), log.clone(), options.idle_exit));
     Ok(Started::Running(RunningJob {
         listening: Listening {
             grpc: addr,
@@ -248,6 +276,14 @@ impl RunningJob {
         let interrupted = tokio::select! {
             _ = self.shared.wait_complete() => false,
             _ = self.shutdown.cancelled() => true,
+            failed = &mut self.maintenance => {
+                let error = failed.unwrap_or_else(|e| {
+                    CoordinatorError::server("the maintenance task")(e.into())
+                });
+                // What can still be written is; the log stays resumable.
+                let _ = flush(&self.shared, &self.log).await;
+                return Err(error);
+            }
         };
         self.maintenance.abort();
         flush(&self.shared, &self.log).await?;
@@ -316,31 +352,99 @@ fn is_complete_pack(dir: &PackDir, job: &Job) -> bool {
     dir.is_complete() && dir.read_manifest().is_ok_and(|m| m.job_id == job.id())
 }
 
-/// Expires stale leases and flushes results to the log, five times a second.
-async fn maintain(shared: Arc<Shared>, log: Arc<Mutex<CommitLog>>) {
+/// After this long with no worker connected, the coordinator says so, and
+/// again each time as long passes.
+pub const IDLE_WARNING: Duration = Duration::from_secs(30);
+
+/// While commit-log writes fail, they are retried for this long (new leases
+/// paused, results kept in memory) before the coordinator gives up.
+pub const WRITE_GIVE_UP: Duration = Duration::from_secs(60);
+
+/// Five times a second: expires stale leases, flushes results to the log
+/// (retrying with backoff while writes fail), and watches for an empty
+/// room. Returns only when the run cannot go on.
+async fn maintain(
+    shared: Arc<Shared>,
+    log: Arc<Mutex<CommitLog>>,
+    idle_exit: Option<Duration>,
+) -> CoordinatorError {
     let mut tick = tokio::time::interval(Duration::from_millis(200));
+    let mut failing: Option<(Instant, Duration, Instant)> = None; // since, backoff, next try
+    let mut idle: Option<(Instant, Instant)> = None; // since, last warning
     loop {
         tick.tick().await;
-        let expired = shared.scheduler().expire(Instant::now());
+        let now = Instant::now();
+        let expired = shared.scheduler().expire(now);
         if expired > 0 {
             tracing::warn!(expired, "leases expired; their seeds are re-issued");
         }
-        if let Err(e) = flush(&shared, &log).await {
-            tracing::error!(error = %e, "commit log write failed");
+        if failing.is_none_or(|(_, _, next)| now >= next) {
+            match flush(&shared, &log).await {
+                Ok(()) => {
+                    if failing.take().is_some() {
+                        shared.scheduler().set_paused(false);
+                        tracing::info!("the commit log is written again; granting leases");
+                    }
+                }
+                Err(error) => {
+                    let (since, backoff) = failing.map_or((now, Duration::from_millis(200)), |f| {
+                        (f.0, (f.1 * 2).min(Duration::from_secs(5)))
+                    });
+                    shared.scheduler().set_paused(true);
+                    if now - since >= WRITE_GIVE_UP {
+                        return CoordinatorError::LogWrite {
+                            seconds: (now - since).as_secs(),
+                            source: Box::new(error),
+                        };
+                    }
+                    tracing::error!(
+                        %error,
+                        retry_in_ms = backoff.as_millis() as u64,
+                        "commit log write failed; the results are kept and no new leases are \
+                         granted until it works"
+                    );
+                    failing = Some((since, backoff, now + backoff));
+                }
+            }
+        }
+        if shared.connected() > 0 {
+            idle = None;
+            continue;
+        }
+        let (since, warned) = *idle.get_or_insert((now, now));
+        let waited = now - since;
+        if idle_exit.is_some_and(|limit| waited >= limit) {
+            return CoordinatorError::Idle {
+                seconds: waited.as_secs(),
+            };
+        }
+        if now - warned >= IDLE_WARNING {
+            tracing::warn!(
+                waited_s = waited.as_secs(),
+                "no worker connected for {} s; the coordinator keeps waiting",
+                waited.as_secs()
+            );
+            idle = Some((since, now));
         }
     }
 }
 
-/// Writes the results received since the last flush as one durable segment.
+/// Writes the results received since the last flush as one durable segment;
+/// on failure they go back to the scheduler, to be written first next time.
 async fn flush(shared: &Arc<Shared>, log: &Arc<Mutex<CommitLog>>) -> Result<(), CoordinatorError> {
     let log = log.clone();
     let batch = shared.scheduler().take_unflushed();
     if batch.is_empty() {
         return Ok(());
     }
-    tokio::task::spawn_blocking(move || {
-        log.lock().unwrap_or_else(|p| p.into_inner()).append(&batch)
+    let (batch, written) = tokio::task::spawn_blocking(move || {
+        let written = log.lock().unwrap_or_else(|p| p.into_inner()).append(&batch);
+        (batch, written)
     })
     .await
-    .map_err(|e| CoordinatorError::server("the commit log writer")(e.into()))?
+    .map_err(|e| CoordinatorError::server("the commit log writer")(e.into()))?;
+    if written.is_err() {
+        shared.scheduler().restore_unflushed(batch);
+    }
+    written
 }

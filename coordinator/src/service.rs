@@ -1,7 +1,7 @@
 //! The gRPC adapter: converts wire messages to domain calls on the
 //! [`Scheduler`] and maps refusals to statuses. One task per worker session.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -30,6 +30,8 @@ pub struct Shared {
     games: Arc<Vec<PreparedGame>>,
     scheduler: Mutex<Scheduler>,
     next_session: AtomicU64,
+    /// Sessions open now.
+    connected: AtomicUsize,
     complete: watch::Sender<bool>,
     lease_ttl: Duration,
 }
@@ -60,6 +62,7 @@ impl Shared {
             },
             scheduler: Mutex::new(scheduler),
             next_session: AtomicU64::new(1),
+            connected: AtomicUsize::new(0),
             complete: watch::Sender::new(complete),
             lease_ttl,
         }))
@@ -69,6 +72,11 @@ impl Shared {
     /// between calls).
     pub fn scheduler(&self) -> MutexGuard<'_, Scheduler> {
         self.scheduler.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Worker sessions open now.
+    pub fn connected(&self) -> usize {
+        self.connected.load(Ordering::Relaxed)
     }
 
     /// Resolves when the pack's seeds are all recorded, or a stratum has
@@ -112,6 +120,9 @@ pub fn token_check(token: String) -> impl Fn(Request<()>) -> Result<Request<()>,
 
 type Outbound = mpsc::Sender<Result<CoordinatorMessage, Status>>;
 
+/// A session that sends no Hello within this long is closed.
+pub const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
+
 #[tonic::async_trait]
 impl Coordinator for CoordinatorService {
     type SessionStream = ReceiverStream<Result<CoordinatorMessage, Status>>;
@@ -121,9 +132,11 @@ impl Coordinator for CoordinatorService {
         request: Request<Streaming<WorkerMessage>>,
     ) -> Result<Response<Self::SessionStream>, Status> {
         let mut inbound = request.into_inner();
-        let first = inbound
-            .message()
-            .await?
+        let first = tokio::time::timeout(HELLO_TIMEOUT, inbound.message())
+            .await
+            .map_err(|_| {
+                Status::deadline_exceeded(format!("no Hello within {} s", HELLO_TIMEOUT.as_secs()))
+            })??
             .ok_or_else(|| Status::invalid_argument("session closed before Hello"))?;
         let Some(In::Hello(hello)) = first.kind else {
             return Err(Status::invalid_argument(
@@ -161,9 +174,11 @@ impl Coordinator for CoordinatorService {
         }))
         .await
         .map_err(|_| Status::cancelled("session closed"))?;
+        shared.connected.fetch_add(1, Ordering::Relaxed);
         tokio::spawn(async move {
             let result = drive(&shared, session, &worker, &mut inbound, &tx).await;
             shared.scheduler().session_ended(session);
+            shared.connected.fetch_sub(1, Ordering::Relaxed);
             match result {
                 Ok(()) => tracing::debug!(worker, session, "session ended"),
                 Err(status) => {
@@ -233,7 +248,7 @@ async fn drive(
                 {
                     let mut scheduler = shared.scheduler();
                     scheduler
-                        .record_batch(session, records)
+                        .record_batch(session, records, Instant::now())
                         .map_err(|e| Status::invalid_argument(e.to_string()))?;
                     scheduler.heartbeat(session, Instant::now());
                 }

@@ -316,7 +316,8 @@ mod tests {
         for (game, level) in first_levels() {
             let name = game.kind().name();
             assert_eq!(game.check(&level), Ok(()), "{name}");
-            let tampered: [(&str, fn(&mut Candidate)); 7] = [
+            type Tamper = (&'static str, fn(&mut Candidate));
+            let tampered: [Tamper; 7] = [
                 ("hash", |c| c.level_hash = sha256_hex(b"other")),
                 ("layout", |c| c.layout.push('#')),
                 ("json", |c| c.level_json.insert(0, ' ')),

@@ -43,13 +43,9 @@ pub async fn run(args: RunArgs) -> Result<()> {
     let threads = args.threads.unwrap_or((cores / args.workers).max(1));
     let token = loopback_token()?;
     let options = RunOptions {
-        out: args.job.out.clone(),
-        listen: SocketAddr::from(([127, 0, 0, 1], 0)),
-        token: token.clone(),
-        lease_ttl: Duration::from_secs(15),
         metrics: args.metrics,
-        tls: None,
         shutdown: crate::cancel_on_signals(),
+        ..RunOptions::local(args.job.out.clone(), token.clone())
     };
     let count = job.count;
     let pack = job.pack.clone();

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 use clap::Args;
-use pregen_coordinator::server::{RunOptions, ServerTls, Started, start_job};
+use pregen_coordinator::server::{
+    DEFAULT_MAX_CONNECTIONS, RunOptions, ServerTls, Started, start_job,
+};
 
 use crate::flags::JobArgs;
 
@@ -34,6 +36,15 @@ pub struct ServeArgs {
     /// The TLS certificate's private key (PEM).
     #[arg(long, value_name = "PEM", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
+    /// Connections open at once; past it new ones are closed with a log
+    /// line. Keep it under the process's file limit (`ulimit -n`).
+    #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS)]
+    max_connections: usize,
+    /// Stop with an error (exit status 1, the commit log kept for a resume)
+    /// after this many seconds with no worker connected. Without it the
+    /// coordinator waits, saying every 30 s how long it has waited.
+    #[arg(long, value_name = "SECONDS")]
+    idle_exit_s: Option<u64>,
 }
 
 /// Serves the job; prints `listening on ADDR` once workers may connect.
@@ -51,13 +62,14 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         _ => None,
     };
     let options = RunOptions {
-        out: args.job.out.clone(),
         listen: args.listen,
-        token: args.token,
         lease_ttl: Duration::from_millis(args.lease_ttl_ms),
         metrics: args.metrics,
         tls,
         shutdown: crate::cancel_on_signals(),
+        max_connections: args.max_connections,
+        idle_exit: args.idle_exit_s.map(Duration::from_secs),
+        ..RunOptions::local(args.job.out.clone(), args.token)
     };
     let mut running = match start_job(job, options).await? {
         Started::AlreadyComplete(summary) => {

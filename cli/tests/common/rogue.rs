@@ -39,13 +39,9 @@ pub async fn coordinator(out: &Path, job: &str, lease_ttl: Duration) -> Coordina
     let started = start_job(
         Job::parse(job).expect("job"),
         RunOptions {
-            out: out.to_path_buf(),
-            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
-            token: TOKEN.into(),
             lease_ttl,
-            metrics: None,
-            tls: None,
             shutdown: shutdown.clone(),
+            ..RunOptions::local(out.to_path_buf(), TOKEN.into())
         },
     )
     .await

@@ -456,7 +456,38 @@ impl Level {
                 ),
             ));
         }
-        Ok(Level { grid, ..read })
+        let level = Level { grid, ..read };
+        level
+            .check()
+            .map_err(|message| GameError::parse_at(header_line + 1, 0, message))?;
+        Ok(level)
+    }
+
+    /// Whether every door and button names rooms and colours the level has.
+    pub fn check(&self) -> Result<(), String> {
+        let room = |r: u8| (r as usize) < self.rooms;
+        let colour = |c: u8| (c as usize) <= self.colours;
+        if let Some(d) = self
+            .doors
+            .iter()
+            .find(|&&(a, b, k)| !room(a) || !room(b) || !colour(k))
+        {
+            return Err(format!(
+                "door {d:?} names a room or colour beyond rooms {} colours {}",
+                self.rooms, self.colours
+            ));
+        }
+        if let Some(b) = self
+            .buttons
+            .iter()
+            .find(|&&(r, c)| !room(r) || c == 0 || !colour(c))
+        {
+            return Err(format!(
+                "button {b:?} names a room or colour beyond rooms {} colours {}",
+                self.rooms, self.colours
+            ));
+        }
+        Ok(())
     }
 
     /// The adjacency masks of the simple graph under the doors.

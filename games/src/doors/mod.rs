@@ -581,6 +581,10 @@ impl Game for Doors {
     }
 
     fn replay(puzzle: &Puzzle, solution: &str) -> Result<(), GameError> {
+        puzzle
+            .level
+            .check()
+            .map_err(|message| GameError::Replay { index: 0, message })?;
         puzzle.level.replay(solution)
     }
 

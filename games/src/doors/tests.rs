@@ -363,3 +363,39 @@ fn golden_level_hashes() {
         .collect();
     assert_eq!(got, want);
 }
+
+/// Every one-tile change of a real level's text is read or refused, never a
+/// panic (a changed room cell once indexed out of bounds).
+#[test]
+fn every_one_tile_change_of_a_level_text_is_read_or_refused() {
+    let game = GameKind::of::<Doors>()
+        .prepare(&serde_json::json!({}))
+        .expect("params");
+    let level = (0..50)
+        .find_map(|seed| game.run(seed, &Budget::nodes(1_000_000)).result.ok())
+        .expect("a level");
+    let text = level.layout;
+    let tiles: Vec<char> = "#0123456789+ABCDEFGHabcdefgh@px^".chars().collect();
+    let mut panics = Vec::new();
+    for (i, c) in text.char_indices().filter(|(_, c)| *c != '\n') {
+        for &t in tiles.iter().filter(|&&t| t != c) {
+            let mut changed = text.clone();
+            changed.replace_range(i..i + c.len_utf8(), &t.to_string());
+            let read = std::panic::catch_unwind(|| {
+                if let Ok(l) = Level::from_text(&changed) {
+                    let _ = l.replay("R1");
+                    let _ = Rules::new(&l).shortest();
+                }
+            });
+            if read.is_err() {
+                panics.push(format!("byte {i}: `{c}` -> `{t}`"));
+            }
+        }
+    }
+    assert!(
+        panics.is_empty(),
+        "{} panics, e.g. {:?}",
+        panics.len(),
+        &panics[..panics.len().min(5)]
+    );
+}

@@ -11,6 +11,11 @@ use serde::{Deserialize, Serialize};
 use crate::GameError;
 use crate::search::Bfs;
 
+/// The widest and tallest level read (the solver numbers cells in 16 bits).
+pub const MAX_SIDE: usize = 128;
+/// The most boxes a level read may hold.
+pub const MAX_BOXES: usize = 100;
+
 /// A Sokoban level: rows of cells, outside cells counted as walls.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Level {
@@ -236,6 +241,13 @@ impl Level {
                 format!("a level needs at least 3x3 cells, found {width}x{height}"),
             ));
         }
+        if width > MAX_SIDE || height > MAX_SIDE {
+            return Err(err(
+                0,
+                0,
+                format!("a level has at most {MAX_SIDE}x{MAX_SIDE} cells, found {width}x{height}"),
+            ));
+        }
         let mut walls = vec![true; width * height];
         let (mut goals, mut boxes, mut players) = (Vec::new(), Vec::new(), Vec::new());
         let mut inside = vec![false; width * height];
@@ -275,6 +287,16 @@ impl Level {
         }
         if boxes.is_empty() {
             return Err(err(0, 0, "no boxes".into()));
+        }
+        if boxes.len() > MAX_BOXES {
+            return Err(err(
+                0,
+                0,
+                format!(
+                    "{} boxes; the solver takes at most {MAX_BOXES}",
+                    boxes.len()
+                ),
+            ));
         }
         // The player's reachable floor must be closed in by walls.
         let mut seen = vec![false; width * height];

@@ -1,4 +1,4 @@
-use super::level::{Level, parse_collection, print_collection};
+use super::level::{self, Level, parse_collection, print_collection};
 use std::collections::BTreeSet;
 
 use super::{Sokoban, mcts, reference, solve};
@@ -382,4 +382,29 @@ fn golden_level_hashes() {
         .map(|&(m, s, h)| (m, s, h.to_string()))
         .collect();
     assert_eq!(got, want);
+}
+
+#[test]
+fn levels_beyond_the_solvers_limits_are_refused_not_crashed_on() {
+    let side = level::MAX_SIDE + 2;
+    let mut rows = vec!["#".repeat(side)];
+    for y in 1..side - 1 {
+        let mut row = vec![' '; side];
+        (row[0], row[side - 1]) = ('#', '#');
+        if y == 1 {
+            (row[1], row[2], row[3]) = ('@', '$', '.');
+        }
+        rows.push(row.into_iter().collect());
+    }
+    rows.push("#".repeat(side));
+    let err = Level::from_xsb(&rows.join("\n")).expect_err("too large");
+    assert!(err.to_string().contains("at most 128x128"), "{err}");
+
+    // 11 rows of 10 boxes beside their goals.
+    let wall = "#".repeat(23);
+    let mut rows = vec![wall.clone(), format!("#@{}#", " ".repeat(20))];
+    rows.extend((0..11).map(|_| format!("# {}#", "$.".repeat(10))));
+    rows.push(wall);
+    let err = Level::from_xsb(&rows.join("\n")).expect_err("too many");
+    assert!(err.to_string().contains("at most 100"), "{err}");
 }
