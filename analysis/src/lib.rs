@@ -11,8 +11,10 @@ use std::fmt;
 use std::path::Path;
 
 use arrow_array::Array;
-use pregen_pack::read::{f64_column, read_batches, text_column};
-use pregen_pack::{PackDir, Reason};
+use pregen_games::Candidate;
+use pregen_pack::durable::sha256_file;
+use pregen_pack::read::{f64_column, metrics_column, read_batches, text_column, u32_column};
+use pregen_pack::{PackDir, PackError, Reason};
 
 mod report;
 pub mod svg;
@@ -92,42 +94,99 @@ pub struct Verified {
     pub failures: Vec<(String, String)>,
 }
 
-/// Replays every level of the pack in `dir` under its game's rules (read from
-/// the Parquet files, independently of the run that wrote them) and checks
-/// that each level's hash is the SHA-256 of its JSON form.
+/// Checks everything about the pack in `dir` that can be derived again,
+/// independently of the run that wrote it: the manifest's job is the one its
+/// id names and every file has the checksum the manifest gives; every level
+/// passes its game's checks with its stratum's params (JSON form, hash,
+/// layout, well-formedness, params fit, a replay to a win in `moves` moves);
+/// and the tiers are sorted by difficulty, each tier's levels no easier than
+/// the tier before.
 pub fn verify(dir: &Path) -> Result<Verified, AnalysisError> {
     let pack = PackDir::new(dir);
     pack.require_complete()?;
+    let manifest = pack.read_manifest()?;
     let mut verified = Verified::default();
-    for (_, part) in pack.level_parts()? {
+    let mut fail = |what: String, why: String| verified.failures.push((what, why));
+    if manifest.job.id() != manifest.job_id {
+        fail(
+            "manifest.json".into(),
+            format!(
+                "its job hashes to {}, not the job_id {} it names",
+                manifest.job.id(),
+                manifest.job_id
+            ),
+        );
+    }
+    for (name, sum) in &manifest.files {
+        let path = pack.root().join(name);
+        match sha256_file(&path) {
+            Ok(actual) if &actual == sum => {}
+            Ok(_) => fail(name.clone(), "its SHA-256 is not the manifest's".into()),
+            Err(e) => fail(name.clone(), e.to_string()),
+        }
+    }
+    let games = manifest.job.game_kind().and_then(|g| {
+        manifest
+            .job
+            .plan()
+            .iter()
+            .map(|p| {
+                g.prepare(&p.params)
+                    .map_err(|e| PackError::Job(e.to_string()))
+            })
+            .collect::<Result<Vec<_>, _>>()
+    })?;
+    let mut easiest_allowed = f64::NEG_INFINITY;
+    for (tier, part) in pack.level_parts()? {
+        let mut hardest = f64::NEG_INFINITY;
         for batch in read_batches(&part)? {
             let column = |name: &str| text_column(&batch, name, &part);
-            let (game, id, json, solution, hash) = (
-                column("game")?,
+            let (id, layout, json, solution, hash) = (
                 column("level_id")?,
+                column("layout")?,
                 column("level_json")?,
                 column("solution")?,
                 column("level_hash")?,
             );
+            let difficulty = f64_column(&batch, "difficulty", &part)?;
+            let moves = u32_column(&batch, "moves", &part)?;
+            let strata = u32_column(&batch, "stratum", &part)?;
+            let metrics = metrics_column(&batch)
+                .ok_or_else(|| PackError::invalid(&part, "no `metrics` map column"))?;
             for i in 0..batch.num_rows() {
                 verified.levels += 1;
-                let digest = pregen_games::sha256_hex(json.value(i).as_bytes());
-                let outcome = pregen_games::GameKind::from_name(game.value(i))
-                    .map_err(|e| e.to_string())
-                    .and_then(|g| {
-                        g.replay_json(json.value(i), solution.value(i))
-                            .map_err(|e| e.to_string())
-                    })
-                    .and_then(|()| {
-                        (digest == hash.value(i))
-                            .then_some(())
-                            .ok_or_else(|| "level_hash is not the SHA-256 of level_json".into())
-                    });
-                if let Err(e) = outcome {
-                    verified.failures.push((id.value(i).to_string(), e));
+                let name = id.value(i).to_string();
+                if difficulty[i] < hardest.max(easiest_allowed) {
+                    fail(
+                        name.clone(),
+                        format!("out of difficulty order in tier {tier}"),
+                    );
+                }
+                hardest = hardest.max(difficulty[i]);
+                let Some(game) = games.get(strata[i] as usize) else {
+                    fail(name, format!("stratum {} is not in the job", strata[i]));
+                    continue;
+                };
+                let level = Candidate {
+                    difficulty: difficulty[i],
+                    moves: moves[i],
+                    moves_optimal: false,
+                    layout: layout.value(i).to_string(),
+                    level_json: json.value(i).to_string(),
+                    solution: solution.value(i).to_string(),
+                    metrics: metrics(i).into_iter().collect(),
+                    level_hash: hash.value(i).to_string(),
+                    canonical: None,
+                };
+                let checked = game
+                    .canonical_hash(&level.level_json)
+                    .and_then(|canonical| game.check(&Candidate { canonical, ..level }));
+                if let Err(e) = checked {
+                    fail(name, e.to_string());
                 }
             }
         }
+        easiest_allowed = hardest;
     }
     Ok(verified)
 }

@@ -295,3 +295,45 @@ fn a_doors_pack_holds_each_solution_key_once_with_its_grid() {
     let table = pregen_stdout(&["solve", "--game", "doors"], &file);
     assert_eq!(table.lines().count(), 13, "{table}");
 }
+
+/// `analysis verify` passes a pack as written and names what was tampered
+/// with: a release file, a Parquet file, the manifest's job.
+#[test]
+fn verify_names_every_tampered_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pack = run_pack(dir.path(), &crate::common::job_text(120), 1);
+    let verify = || {
+        pregen()
+            .args(["analysis", "verify"])
+            .arg(&pack)
+            .output()
+            .expect("run verify")
+    };
+    let clean = verify();
+    assert!(
+        clean.status.success(),
+        "{}",
+        String::from_utf8_lossy(&clean.stderr)
+    );
+
+    let release = pack.join("release/tier-01.txt");
+    let text = std::fs::read_to_string(&release).expect("read");
+    std::fs::write(&release, text.replacen('#', ".", 1)).expect("edit");
+    let manifest_path = pack.join("manifest.json");
+    let manifest = std::fs::read_to_string(&manifest_path).expect("read");
+    std::fs::write(
+        &manifest_path,
+        manifest.replacen("\"min_moves\": 3", "\"min_moves\": 4", 1),
+    )
+    .expect("edit");
+    let tampered = verify();
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&tampered.stdout),
+        String::from_utf8_lossy(&tampered.stderr)
+    );
+    assert!(!tampered.status.success(), "{out}");
+    assert!(out.contains("release/tier-01.txt"), "{out}");
+    assert!(out.contains("manifest.json"), "{out}");
+    assert!(out.contains("does not fit the params"), "{out}");
+}

@@ -135,6 +135,18 @@ impl PreparedGame {
         catch_unwind(AssertUnwindSafe(|| self.ready.check(level)))
             .unwrap_or_else(|_| Err(CheckError::new("the check panicked")))
     }
+
+    /// The hash of a level's canonical form under these params (`None` for
+    /// games that keep every level), as [`Candidate::canonical`] holds it.
+    pub fn canonical_hash(&self, level_json: &str) -> Result<Option<String>, CheckError> {
+        catch_unwind(AssertUnwindSafe(|| self.ready.canonical_hash(level_json)))
+            .unwrap_or_else(|_| Err(CheckError::new("the canonical form panicked")))
+    }
+}
+
+fn parse_level<G: Game>(level_json: &str) -> Result<G::Level, CheckError> {
+    serde_json::from_str(level_json)
+        .map_err(|e| CheckError(format!("the level JSON is not a {} level: {e}", G::NAME)))
 }
 
 /// Why a level does not pass [`PreparedGame::check`].
@@ -177,6 +189,7 @@ trait Registered: Sync {
 trait Ready: Send + Sync {
     fn run(&self, seed: u64, budget: &Budget) -> Outcome;
     fn check(&self, level: &Candidate) -> Result<(), CheckError>;
+    fn canonical_hash(&self, level_json: &str) -> Result<Option<String>, CheckError>;
 }
 
 /// The registry's entry for game `G`.
@@ -189,9 +202,13 @@ impl<G: Game> Ready for WithParams<G> {
         run_game::<G>(&self.0, seed, budget)
     }
 
+    fn canonical_hash(&self, level_json: &str) -> Result<Option<String>, CheckError> {
+        let level = parse_level::<G>(level_json)?;
+        Ok(G::canonical(&self.0, &level).map(|c| sha256_hex(c.as_bytes())))
+    }
+
     fn check(&self, c: &Candidate) -> Result<(), CheckError> {
-        let level: G::Level = serde_json::from_str(&c.level_json)
-            .map_err(|e| CheckError(format!("the level JSON is not a {} level: {e}", G::NAME)))?;
+        let level = parse_level::<G>(&c.level_json)?;
         let json = serde_json::to_string(&level)
             .map_err(|e| CheckError(format!("the level does not serialize: {e}")))?;
         if json != c.level_json {
