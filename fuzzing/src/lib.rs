@@ -1,0 +1,89 @@
+//! The inputs pregen takes from outside, one function per parser, each of
+//! which must refuse what it cannot handle and never panic. The fuzz targets
+//! in `fuzz/` call these on every input they generate; `tests/corpora.rs`
+//! replays every input the fuzzers kept (their corpora and the crashes they
+//! found) so that CI holds the line without running a fuzzer.
+
+use std::sync::OnceLock;
+
+use pregen_games::{Budget, GameKind, Outcome, PreparedGame};
+use pregen_pack::Job;
+use pregen_proto::v1::SeedResult;
+use prost::Message;
+
+/// The fuzz targets by name, as `fuzz/fuzz_targets/<name>.rs` and
+/// `fuzz/corpus/<name>/` spell them.
+pub const TARGETS: [(&str, fn(&[u8])); 4] = [
+    ("level_text", level_text),
+    ("job_file", job_file),
+    ("seed_result", seed_result),
+    ("commit_segment", commit_segment),
+];
+
+/// Node budget of the solvers under fuzzing: small, so every input is fast.
+const FUZZ_NODES: u64 = 2_000;
+
+/// A level file for one game (the first byte picks it), read and solved
+/// with a small budget: every game's text parser (sokoban's XSB collections
+/// included) and its solver.
+pub fn level_text(data: &[u8]) {
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
+    let games: Vec<GameKind> = GameKind::all().collect();
+    let game = games[pick as usize % games.len()];
+    let Ok(text) = std::str::from_utf8(rest) else {
+        return;
+    };
+    let _ = game.solve_text(text, &Budget::nodes(FUZZ_NODES));
+}
+
+/// A job file, parsed and validated.
+pub fn job_file(data: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(data)
+        && let Ok(job) = Job::parse(text)
+    {
+        let _ = job.id();
+        let _ = job.plan();
+    }
+}
+
+/// A worker's result off the wire, decoded, converted and, when it carries
+/// a level, checked by the coordinator's checks (a tilt job, default params).
+pub fn seed_result(data: &[u8]) {
+    let Ok(result) = SeedResult::decode(data) else {
+        return;
+    };
+    let Ok(outcome) = Outcome::try_from(result) else {
+        return;
+    };
+    if let Ok(level) = outcome.result {
+        let _ = tilt().check(&level);
+    }
+}
+
+fn tilt() -> &'static PreparedGame {
+    static TILT: OnceLock<PreparedGame> = OnceLock::new();
+    TILT.get_or_init(|| {
+        GameKind::from_name("tilt")
+            .and_then(|g| g.prepare(&serde_json::json!({})))
+            .expect("tilt with default params")
+    })
+}
+
+/// A commit-log segment as found on disk, read by a resuming coordinator.
+pub fn commit_segment(data: &[u8]) {
+    let Ok(dir) = tempfile::tempdir() else {
+        return;
+    };
+    let job = fuzz_job();
+    if std::fs::write(dir.path().join("seg-00000001.jsonl"), data).is_ok() {
+        let _ = pregen_coordinator::commit_log::CommitLog::read(dir.path(), job);
+    }
+}
+
+/// The job whose log `commit_segment` reads.
+pub fn fuzz_job() -> &'static Job {
+    static JOB: OnceLock<Job> = OnceLock::new();
+    JOB.get_or_init(|| Job::parse("pack = \"fuzz\"\ngame = \"tilt\"\ncount = 10\n").expect("job"))
+}
