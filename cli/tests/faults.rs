@@ -133,3 +133,74 @@ fn strata_pack_is_the_same_with_three_workers_as_with_one() {
     let in_first = reference.levels.iter().filter(|r| r.seed < second).count();
     assert_eq!((in_first, reference.levels.len()), (60, 150));
 }
+
+/// Unmounts a small tmpfs when dropped.
+struct SmallDisk(std::path::PathBuf);
+
+impl SmallDisk {
+    /// A tmpfs of `size` at `at`, or `None` where mounting is not allowed.
+    fn mount(at: &std::path::Path, size: &str) -> Option<SmallDisk> {
+        std::fs::create_dir_all(at).expect("mount point");
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .status()
+            .is_ok_and(|s| s.success());
+        mounted.then(|| SmallDisk(at.to_path_buf()))
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A disk that fills mid-run: the run stops with a clear error and a
+/// non-zero status once writes have failed for `--write-give-up-s`, nothing
+/// it wrote is damaged, and a rerun with space resumes to the same pack.
+#[test]
+fn a_full_disk_stops_the_run_cleanly_and_a_rerun_finishes_the_same_pack() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let small = dir.path().join("small");
+    let Some(disk) = SmallDisk::mount(&small, "256k") else {
+        eprintln!("not run: mounting a tmpfs needs root");
+        return;
+    };
+    let job = write_job(dir.path(), &job_text(COUNT));
+    let full = pregen()
+        .args(["run", "--no-progress", "--write-give-up-s", "2", "--out"])
+        .arg(&small)
+        .arg(&job)
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&full.stderr);
+    assert_eq!(full.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the commit log could not be written for"),
+        "{stderr}"
+    );
+    // Space freed: the pack folder moves to a roomy disk and the run resumes.
+    let roomy = dir.path().join("roomy");
+    std::fs::create_dir_all(&roomy).expect("roomy");
+    let copied = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(small.join("e2e"))
+        .arg(&roomy)
+        .status()
+        .expect("cp");
+    assert!(copied.success());
+    drop(disk);
+    let rerun = pregen()
+        .args(["run", "--no-progress", "--out"])
+        .arg(&roomy)
+        .arg(&job)
+        .output()
+        .expect("rerun");
+    assert!(
+        rerun.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rerun.stderr)
+    );
+    PackContent::read(&roomy.join("e2e")).assert_same(reference());
+}

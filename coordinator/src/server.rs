@@ -48,6 +48,9 @@ pub struct RunOptions {
     /// With no worker connected for this long, stop with
     /// [`CoordinatorError::Idle`] (the log stays resumable).
     pub idle_exit: Option<Duration>,
+    /// While commit-log writes fail they are retried for this long (new
+    /// leases paused) before the run stops with [`CoordinatorError::LogWrite`].
+    pub write_give_up: Duration,
 }
 
 /// Connections served at once by default.
@@ -56,7 +59,7 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 impl RunOptions {
     /// Options for a job served on a free loopback port with `token`, its
     /// pack under `out`: 15 s leases, no metrics, no TLS, the default
-    /// connection cap, no idle exit.
+    /// connection cap, no idle exit, 60 s of failed writes before giving up.
     pub fn local(out: PathBuf, token: String) -> RunOptions {
         RunOptions {
             out,
@@ -68,6 +71,7 @@ impl RunOptions {
             shutdown: CancellationToken::new(),
             max_connections: DEFAULT_MAX_CONNECTIONS,
             idle_exit: None,
+            write_give_up: WRITE_GIVE_UP,
         }
     }
 }
@@ -230,7 +234,12 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
         None => None,
     };
     tracing::info!(%addr, ?metrics, pack = job.pack, job_id = job.id(), resumed_seeds, "coordinator listening");
-    let maintenance = tokio::spawn(maintain(shared.clone(), log.clone(), options.idle_exit));
+    let maintenance = tokio::spawn(maintain(
+        shared.clone(),
+        log.clone(),
+        options.idle_exit,
+        options.write_give_up,
+    ));
     Ok(Started::Running(RunningJob {
         listening: Listening {
             grpc: addr,
@@ -356,8 +365,8 @@ fn is_complete_pack(dir: &PackDir, job: &Job) -> bool {
 /// again each time as long passes.
 pub const IDLE_WARNING: Duration = Duration::from_secs(30);
 
-/// While commit-log writes fail, they are retried for this long (new leases
-/// paused, results kept in memory) before the coordinator gives up.
+/// By default, while commit-log writes fail, they are retried for this long
+/// (new leases paused, results kept in memory) before the coordinator gives up.
 pub const WRITE_GIVE_UP: Duration = Duration::from_secs(60);
 
 /// Five times a second: expires stale leases, flushes results to the log
@@ -367,6 +376,7 @@ async fn maintain(
     shared: Arc<Shared>,
     log: Arc<Mutex<CommitLog>>,
     idle_exit: Option<Duration>,
+    write_give_up: Duration,
 ) -> CoordinatorError {
     let mut tick = tokio::time::interval(Duration::from_millis(200));
     let mut failing: Option<(Instant, Duration, Instant)> = None; // since, backoff, next try
@@ -391,7 +401,7 @@ async fn maintain(
                         (f.0, (f.1 * 2).min(Duration::from_secs(5)))
                     });
                     shared.scheduler().set_paused(true);
-                    if now - since >= WRITE_GIVE_UP {
+                    if now - since >= write_give_up {
                         return CoordinatorError::LogWrite {
                             seconds: (now - since).as_secs(),
                             source: Box::new(error),

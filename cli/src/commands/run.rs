@@ -30,6 +30,11 @@ pub struct RunArgs {
     /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9100).
     #[arg(long, value_name = "ADDR")]
     metrics: Option<SocketAddr>,
+    /// While commit-log writes fail (e.g. a full disk) they are retried, no
+    /// new leases granted, for this many seconds; then the run stops with an
+    /// error (exit status 1) and a rerun resumes from what was written.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    write_give_up_s: u64,
 }
 
 /// Runs the job with local workers until the pack is written.
@@ -45,6 +50,7 @@ pub async fn run(args: RunArgs) -> Result<()> {
     let options = RunOptions {
         metrics: args.metrics,
         shutdown: crate::cancel_on_signals(),
+        write_give_up: Duration::from_secs(args.write_give_up_s),
         ..RunOptions::local(args.job.out.clone(), token.clone())
     };
     let count = job.count;

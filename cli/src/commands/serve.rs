@@ -45,6 +45,11 @@ pub struct ServeArgs {
     /// coordinator waits, saying every 30 s how long it has waited.
     #[arg(long, value_name = "SECONDS")]
     idle_exit_s: Option<u64>,
+    /// While commit-log writes fail (e.g. a full disk) they are retried, no
+    /// new leases granted, for this many seconds; then the run stops with an
+    /// error (exit status 1) and a rerun resumes from what was written.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    write_give_up_s: u64,
 }
 
 /// Serves the job; prints `listening on ADDR` once workers may connect.
@@ -69,6 +74,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         shutdown: crate::cancel_on_signals(),
         max_connections: args.max_connections,
         idle_exit: args.idle_exit_s.map(Duration::from_secs),
+        write_give_up: Duration::from_secs(args.write_give_up_s),
         ..RunOptions::local(args.job.out.clone(), args.token)
     };
     let mut running = match start_job(job, options).await? {
