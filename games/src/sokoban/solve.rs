@@ -519,6 +519,7 @@ impl<'a> Search<'a> {
         let mut open = BinaryHeap::new();
         open.push(Reverse((Self::priority(mode, 0, 0, h0), 0u32)));
         let mut spent = 0u64;
+        let matching_cost = (self.k as u64).pow(3) >> 14;
         let mut child = vec![0u16; self.k];
         while let Some(Reverse((priority, id))) = open.pop() {
             let i = id as usize;
@@ -570,6 +571,10 @@ impl<'a> Search<'a> {
                     child.copy_from_slice(&boxes);
                     child[bi] = to as u16;
                     child.sort_unstable();
+                    // The bound is a cubic matching: with many boxes it, not
+                    // the expansions, is the work, and it counts against
+                    // the node budget (nothing for 25 boxes or fewer).
+                    spent += matching_cost;
                     board.lower_bound(&child).map(|h| {
                         let key_player = match mode {
                             Mode::FewestMoves { .. } => b as u16,
