@@ -369,6 +369,14 @@ pub const IDLE_WARNING: Duration = Duration::from_secs(30);
 /// (new leases paused, results kept in memory) before the coordinator gives up.
 pub const WRITE_GIVE_UP: Duration = Duration::from_secs(60);
 
+/// Commit-log writes failing since `since`; the next try after `backoff`.
+#[derive(Debug, Clone, Copy)]
+struct Failing {
+    since: Instant,
+    backoff: Duration,
+    next_try: Instant,
+}
+
 /// Five times a second: expires stale leases, flushes results to the log
 /// (retrying with backoff while writes fail), and watches for an empty
 /// room. Returns only when the run cannot go on.
@@ -379,7 +387,7 @@ async fn maintain(
     write_give_up: Duration,
 ) -> CoordinatorError {
     let mut tick = tokio::time::interval(Duration::from_millis(200));
-    let mut failing: Option<(Instant, Duration, Instant)> = None; // since, backoff, next try
+    let mut failing: Option<Failing> = None;
     let mut idle: Option<(Instant, Instant)> = None; // since, last warning
     loop {
         tick.tick().await;
@@ -388,7 +396,7 @@ async fn maintain(
         if expired > 0 {
             tracing::warn!(expired, "leases expired; their seeds are re-issued");
         }
-        if failing.is_none_or(|(_, _, next)| now >= next) {
+        if failing.is_none_or(|f| now >= f.next_try) {
             match flush(&shared, &log).await {
                 Ok(()) => {
                     if failing.take().is_some() {
@@ -398,7 +406,7 @@ async fn maintain(
                 }
                 Err(error) => {
                     let (since, backoff) = failing.map_or((now, Duration::from_millis(200)), |f| {
-                        (f.0, (f.1 * 2).min(Duration::from_secs(5)))
+                        (f.since, (f.backoff * 2).min(Duration::from_secs(5)))
                     });
                     shared.scheduler().set_paused(true);
                     if now - since >= write_give_up {
@@ -413,7 +421,11 @@ async fn maintain(
                         "commit log write failed; the results are kept and no new leases are \
                          granted until it works"
                     );
-                    failing = Some((since, backoff, now + backoff));
+                    failing = Some(Failing {
+                        since,
+                        backoff,
+                        next_try: now + backoff,
+                    });
                 }
             }
         }

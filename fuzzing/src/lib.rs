@@ -11,9 +11,12 @@ use pregen_pack::Job;
 use pregen_proto::v1::SeedResult;
 use prost::Message;
 
+/// What a fuzz target does with one input.
+pub type Target = fn(&[u8]);
+
 /// The fuzz targets by name, as `fuzz/fuzz_targets/<name>.rs` and
 /// `fuzz/corpus/<name>/` spell them.
-pub const TARGETS: [(&str, fn(&[u8])); 4] = [
+pub const TARGETS: [(&str, Target); 4] = [
     ("level_text", level_text),
     ("job_file", job_file),
     ("seed_result", seed_result),
@@ -83,7 +86,7 @@ pub fn commit_segment(data: &[u8]) {
 }
 
 /// The job whose log `commit_segment` reads.
-pub fn fuzz_job() -> &'static Job {
+fn fuzz_job() -> &'static Job {
     static JOB: OnceLock<Job> = OnceLock::new();
     JOB.get_or_init(|| Job::parse("pack = \"fuzz\"\ngame = \"tilt\"\ncount = 10\n").expect("job"))
 }
