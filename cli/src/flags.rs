@@ -34,6 +34,10 @@ pub struct JobArgs {
     /// Give up after this many seeds per stratum without enough levels.
     #[arg(long)]
     max_seeds: Option<u64>,
+    /// The share of seeds (0 to 1, default 0.01) run a second time by another
+    /// worker to catch a worker whose results are wrong; 0 turns it off.
+    #[arg(long, value_name = "SHARE")]
+    cross_check: Option<f64>,
     /// Search nodes per level.
     #[arg(long)]
     max_nodes: Option<u64>,
@@ -80,6 +84,7 @@ impl JobArgs {
             "max_seeds",
             self.max_seeds.map(|v| toml::Value::Integer(v as i64)),
         );
+        set("cross_check", self.cross_check.map(toml::Value::Float));
         let job_text = toml::to_string(&table)?;
         let mut job = Job::parse(&job_text).with_context(|| match &self.job {
             Some(p) => format!("job file {}", p.display()),

@@ -1,12 +1,16 @@
 //! A worker that lies: forged levels, mixed batches and oversized results are
-//! refused before anything of their batch counts, and the pack comes out as
-//! an honest run makes it.
+//! refused before anything of their batch counts (a level that fails the
+//! coordinator's check refuses its worker for good), and the pack comes out
+//! as an honest run makes it.
 
 use std::time::Duration;
 
 use pregen_games::{Budget, GameKind};
 use pregen_pack::Job;
 use pregen_proto::v1::{LeaseGrant, SeedResult};
+
+use pregen_coordinator::commit_log::Entry;
+use pregen_coordinator::cross_check::COORDINATOR;
 
 use crate::common::rogue::{Rogue, client, coordinator};
 use crate::common::{COUNT, PackContent, TOKEN, job_text, reference, wait, worker};
@@ -40,6 +44,9 @@ async fn forged_results_are_refused_whole_and_the_pack_is_the_honest_one() {
     let coordinator = coordinator(dir.path(), &text, Duration::from_secs(15)).await;
     let mut client = client(coordinator.addr).await;
 
+    // What is forged, how, and what the refusal says. A level that fails the
+    // check refuses its worker (PermissionDenied); a result too large to
+    // read ends the session (InvalidArgument).
     type Forgery = (&'static str, fn(&mut SeedResult), &'static str);
     let forgeries: [Forgery; 6] = [
         (
@@ -88,8 +95,9 @@ async fn forged_results_are_refused_whole_and_the_pack_is_the_honest_one() {
             "refused",
         ),
     ];
-    for (what, forge, expected) in forgeries {
-        let mut rogue = Rogue::join(&mut client, "rogue").await;
+    for (n, (what, forge, expected)) in forgeries.into_iter().enumerate() {
+        let name = format!("rogue-{n}");
+        let mut rogue = Rogue::join(&mut client, &name).await;
         let grant = rogue.lease().await;
         let mut results = honest(&job, &grant);
         let (i, mut forged) = accepted(&results);
@@ -97,12 +105,22 @@ async fn forged_results_are_refused_whole_and_the_pack_is_the_honest_one() {
         results[i] = forged;
         rogue.results(results).await;
         let refusal = rogue.refusal().await;
-        assert_eq!(refusal.code(), tonic::Code::InvalidArgument, "{what}");
         assert!(
             refusal.message().contains(expected),
             "{what}: {}",
             refusal.message()
         );
+        if refusal.code() == tonic::Code::PermissionDenied {
+            let again = Rogue::try_join(&mut client, &name).await;
+            assert_eq!(
+                again.err().map(|e| e.code()),
+                Some(tonic::Code::PermissionDenied),
+                "{what}"
+            );
+        } else {
+            assert_eq!(refusal.code(), tonic::Code::InvalidArgument, "{what}");
+            assert_eq!(what, "a 200 KB text");
+        }
     }
 
     // A valid result beside one outside the lease: neither counts.
@@ -125,11 +143,25 @@ async fn forged_results_are_refused_whole_and_the_pack_is_the_honest_one() {
         .expect("the pack completes");
     wait(&mut honest_worker, Duration::from_secs(60));
     PackContent::read(&summary.dir).assert_same(reference());
-    let records =
+    let entries =
         pregen_coordinator::commit_log::CommitLog::read(&summary.dir.join("commit"), &job)
             .expect("log opens");
     assert!(
-        records.iter().all(|r| r.worker == "honest"),
-        "nothing the rogue sent was recorded"
+        entries
+            .iter()
+            .filter_map(Entry::result)
+            .all(|r| r.worker == "honest" || r.worker == COORDINATOR),
+        "nothing the rogues sent was recorded"
     );
+    let refused = entries
+        .iter()
+        .filter(|e| matches!(e, Entry::Refused { .. }))
+        .count();
+    assert_eq!(
+        refused, 5,
+        "every worker whose level failed the check is refused"
+    );
+    let manifest =
+        pregen_pack::Manifest::read(&summary.dir.join("manifest.json")).expect("manifest");
+    assert_eq!(manifest.cross_check.refused.len(), 5);
 }

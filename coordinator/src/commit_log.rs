@@ -8,7 +8,9 @@
 //!
 //! The log checks itself. A segment's first line is a header naming the
 //! format version, the job id and the segment's number and record count;
-//! every record line is `<sha256 of the JSON, 16 hex> <JSON>`. A segment of
+//! every record line is `<sha256 of the JSON, 16 hex> <JSON>`, the JSON a
+//! seed's result or, `{"refused":{"worker":…,"reason":…}}`, a worker the
+//! cross-check refused (its results before that line no longer count). A segment of
 //! another job, an edited or damaged line, a renamed or missing segment is
 //! refused with an error naming the file. Only a torn last line of the last
 //! segment (a write cut short on a file system that does not rename
@@ -28,8 +30,71 @@ use serde::{Deserialize, Serialize};
 
 use crate::CoordinatorError;
 
-/// The segment format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 2;
+/// The segment format this build writes (and the oldest it reads).
+pub const FORMAT_VERSION: u32 = 3;
+const OLDEST_VERSION: u32 = 2;
+
+/// One entry of the log, replayed in order on resume.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Entry {
+    /// A seed's result: its first, or a second run that checked it.
+    Result(SeedRecord),
+    /// A worker refused by the cross-check.
+    Refused {
+        /// Its name.
+        worker: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl Entry {
+    /// The seed's result, if this is one.
+    pub fn result(&self) -> Option<&SeedRecord> {
+        match self {
+            Entry::Result(r) => Some(r),
+            Entry::Refused { .. } => None,
+        }
+    }
+
+    fn to_json(&self) -> serde_json::Result<String> {
+        match self {
+            Entry::Result(r) => serde_json::to_string(r),
+            Entry::Refused { worker, reason } => serde_json::to_string(&RefusedLine {
+                refused: Refusal {
+                    worker: worker.clone(),
+                    reason: reason.clone(),
+                },
+            }),
+        }
+    }
+
+    fn from_json(json: &str) -> serde_json::Result<Entry> {
+        if json.starts_with(REFUSED_PREFIX) {
+            let line: RefusedLine = serde_json::from_str(json)?;
+            return Ok(Entry::Refused {
+                worker: line.refused.worker,
+                reason: line.refused.reason,
+            });
+        }
+        serde_json::from_str(json).map(Entry::Result)
+    }
+}
+
+const REFUSED_PREFIX: &str = "{\"refused\":";
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RefusedLine {
+    refused: Refusal,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Refusal {
+    worker: String,
+    reason: String,
+}
 
 /// A segment's first line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,9 +129,9 @@ pub struct CommitLog {
 
 impl CommitLog {
     /// Opens (or creates) the log for `job` in `dir` and returns it with every
-    /// record already committed. Refuses a log written for another job, a
+    /// entry already committed. Refuses a log written for another job, a
     /// damaged segment, and a folder another coordinator is using.
-    pub fn open(dir: &Path, job: &Job) -> Result<(CommitLog, Vec<SeedRecord>), CoordinatorError> {
+    pub fn open(dir: &Path, job: &Job) -> Result<(CommitLog, Vec<Entry>), CoordinatorError> {
         fs::create_dir_all(dir).map_err(PackError::io("create", dir))?;
         let lock = lock(dir)?;
         let (next_segment, records) = Self::load(dir, job, Mode::Repair)?;
@@ -81,16 +146,16 @@ impl CommitLog {
         ))
     }
 
-    /// Reads the records of the log in `dir` for `job` without taking the
+    /// Reads the entries of the log in `dir` for `job` without taking the
     /// lock or changing any file (a torn last record is skipped, not cut),
     /// e.g. to inspect the log of a running coordinator.
-    pub fn read(dir: &Path, job: &Job) -> Result<Vec<SeedRecord>, CoordinatorError> {
+    pub fn read(dir: &Path, job: &Job) -> Result<Vec<Entry>, CoordinatorError> {
         Self::load(dir, job, Mode::ReadOnly).map(|(_, records)| records)
     }
 
     /// Checks `job.json` (writing it for a new log) and reads every segment;
-    /// returns the next segment's number and the records.
-    fn load(dir: &Path, job: &Job, mode: Mode) -> Result<(u64, Vec<SeedRecord>), CoordinatorError> {
+    /// returns the next segment's number and the entries.
+    fn load(dir: &Path, job: &Job, mode: Mode) -> Result<(u64, Vec<Entry>), CoordinatorError> {
         let job_id = job.id();
         let job_file = dir.join("job.json");
         let job_json = serde_json::to_string_pretty(job).map_err(|source| PackError::Json {
@@ -144,8 +209,8 @@ impl CommitLog {
         Ok((next_segment, records))
     }
 
-    /// Appends records as one durable segment (nothing for an empty batch).
-    pub fn append(&mut self, records: &[SeedRecord]) -> Result<(), CoordinatorError> {
+    /// Appends entries as one durable segment (nothing for an empty batch).
+    pub fn append(&mut self, records: &[Entry]) -> Result<(), CoordinatorError> {
         if records.is_empty() {
             return Ok(());
         }
@@ -164,7 +229,7 @@ impl CommitLog {
         serde_json::to_writer(&mut bytes, &header).map_err(json_error)?;
         bytes.push(b'\n');
         for r in records {
-            let json = serde_json::to_string(r).map_err(json_error)?;
+            let json = r.to_json().map_err(json_error)?;
             bytes.extend_from_slice(checksum(&json).as_bytes());
             bytes.push(b' ');
             bytes.extend_from_slice(json.as_bytes());
@@ -202,7 +267,7 @@ fn read_segment(
     n: u64,
     last: bool,
     mode: Mode,
-    records: &mut Vec<SeedRecord>,
+    records: &mut Vec<Entry>,
 ) -> Result<(), CoordinatorError> {
     let text = fs::read(path).map_err(PackError::io("read", path))?;
     let text = String::from_utf8(text).map_err(|_| damaged(path, "not UTF-8 text".into()))?;
@@ -216,11 +281,13 @@ fn read_segment(
     };
     let header: Header = serde_json::from_str(head.trim_end())
         .map_err(|e| damaged(path, format!("line 1 is not a segment header ({e})")))?;
-    if header.format != FORMAT_NAME || header.version != FORMAT_VERSION {
+    if header.format != FORMAT_NAME || !(OLDEST_VERSION..=FORMAT_VERSION).contains(&header.version)
+    {
         return Err(damaged(
             path,
             format!(
-                "format {} version {}, this build reads {FORMAT_NAME} version {FORMAT_VERSION}",
+                "format {} version {}, this build reads {FORMAT_NAME} versions \
+                 {OLDEST_VERSION} to {FORMAT_VERSION}",
                 header.format, header.version
             ),
         ));
@@ -255,8 +322,8 @@ fn read_segment(
         if checksum(json) != sum {
             return Err(damaged(path, format!("line {line_no} fails its checksum")));
         }
-        let record: SeedRecord = serde_json::from_str(json)
-            .map_err(|e| damaged(path, format!("line {line_no} is not a record ({e})")))?;
+        let record = Entry::from_json(json)
+            .map_err(|e| damaged(path, format!("line {line_no} is not an entry ({e})")))?;
         records.push(record);
     }
     if torn && mode == Mode::Repair {
@@ -314,7 +381,18 @@ mod tests {
         Job::parse(&format!("pack = \"t\"\ngame = \"tilt\"\ncount = {count}\n")).expect("valid job")
     }
 
-    fn rec(seed: u64) -> SeedRecord {
+    fn rec(seed: u64) -> Entry {
+        Entry::Result(record(seed))
+    }
+
+    fn seeds(entries: &[Entry]) -> Vec<u64> {
+        entries
+            .iter()
+            .filter_map(|e| e.result().map(|r| r.seed))
+            .collect()
+    }
+
+    fn record(seed: u64) -> SeedRecord {
         SeedRecord {
             seed,
             status: Status::Unsolvable,
@@ -338,10 +416,7 @@ mod tests {
         log.append(&[rec(3)]).expect("append");
         drop(log);
         let (mut log, old) = CommitLog::open(dir.path(), &job(5)).expect("reopen");
-        assert_eq!(
-            old.iter().map(|r| r.seed).collect::<Vec<_>>(),
-            vec![1, 2, 3]
-        );
+        assert_eq!(seeds(&old), vec![1, 2, 3]);
         log.append(&[rec(4)]).expect("append after reopen");
         drop(log);
         let (_, old) = CommitLog::open(dir.path(), &job(5)).expect("reopen");
@@ -355,6 +430,20 @@ mod tests {
                 .len(),
             4
         );
+    }
+
+    #[test]
+    fn refusals_are_entries_in_order() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (mut log, _) = CommitLog::open(dir.path(), &job(5)).expect("open");
+        let refused = Entry::Refused {
+            worker: "w1".into(),
+            reason: "seed 1: it reported \"x\"".into(),
+        };
+        log.append(&[rec(1), refused.clone(), rec(2)])
+            .expect("append");
+        let back = CommitLog::read(dir.path(), &job(5)).expect("read");
+        assert_eq!(back, vec![rec(1), refused, rec(2)]);
     }
 
     #[test]
@@ -386,12 +475,14 @@ mod tests {
             .map(|(i, &v)| SeedRecord {
                 generate_ms: v,
                 solve_ms: v / 7.0,
-                ..rec(i as u64)
+                ..record(i as u64)
             })
             .collect();
-        log.append(&records).expect("append");
+        let entries: Vec<Entry> = records.iter().cloned().map(Entry::Result).collect();
+        log.append(&entries).expect("append");
         let back = CommitLog::read(dir.path(), &job(5)).expect("read");
-        for (a, b) in records.iter().zip(&back) {
+        let back: Vec<&SeedRecord> = back.iter().filter_map(Entry::result).collect();
+        for (a, b) in records.iter().zip(back) {
             assert_eq!(a.generate_ms.to_bits(), b.generate_ms.to_bits());
             assert_eq!(a.solve_ms.to_bits(), b.solve_ms.to_bits());
         }
@@ -469,10 +560,10 @@ mod tests {
         let text = fs::read_to_string(&seg2).expect("read");
         fs::write(&seg2, &text[..text.len() - 20]).expect("tear");
         let (mut log, old) = CommitLog::open(dir.path(), &job(5)).expect("cut back");
-        assert_eq!(old.iter().map(|r| r.seed).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(seeds(&old), [1, 2]);
         log.append(&[rec(3)]).expect("append");
         drop(log);
         let (_, old) = CommitLog::open(dir.path(), &job(5)).expect("reopen");
-        assert_eq!(old.iter().map(|r| r.seed).collect::<Vec<_>>(), [1, 2, 3]);
+        assert_eq!(seeds(&old), [1, 2, 3]);
     }
 }

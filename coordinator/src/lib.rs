@@ -2,6 +2,7 @@
 //!
 //! - [`scheduler`]: leases and results, the pack-completion rule (no network).
 //! - [`commit_log`]: the durable, resumable log of results.
+//! - [`cross_check`]: the sampled second runs that catch a lying worker.
 //! - [`service`]: the gRPC adapter over the scheduler.
 //! - [`server`]: running a job: serve, maintenance, writing the pack, shutdown.
 //! - [`metrics`]: Prometheus metrics of a running job.
@@ -13,6 +14,7 @@
 
 pub mod commit_log;
 pub mod connections;
+pub mod cross_check;
 pub mod metrics;
 pub mod scheduler;
 pub mod server;

@@ -6,12 +6,17 @@
 //! that expires, is returned, or whose session breaks has its missing seeds
 //! re-queued. Results are idempotent by seed and must fall inside a lease their
 //! session holds. A stratum is complete when the contiguous prefix of its
-//! recorded seeds holds `count` accepted ones; the pack, when every stratum is.
+//! recorded seeds holds `count` accepted ones; the pack, when every stratum is
+//! and the cross-check ([`crate::cross_check`]) has settled every sampled seed
+//! inside it.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use pregen_pack::{SeedRecord, Status};
+
+use crate::commit_log::Entry;
+use crate::cross_check::{COORDINATOR, CheckState, CrossCheck, Dispute, Pending, describe};
 
 /// A worker session, numbered by the coordinator.
 pub type SessionId = u64;
@@ -35,6 +40,8 @@ pub struct Lease {
     pub deadline: Instant,
     /// When it was granted: the start of its progress clock.
     pub granted: Instant,
+    /// A cross-check: one seed another worker already ran.
+    pub check: bool,
 }
 
 impl Lease {
@@ -78,6 +85,14 @@ pub enum RecordError {
         /// One past its last seed.
         end: u64,
     },
+    /// The worker was refused by the cross-check.
+    #[error("worker {worker} is refused: {reason}")]
+    Refused {
+        /// The worker's name.
+        worker: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// Counters for progress reports.
@@ -97,6 +112,8 @@ pub struct Progress {
     pub mismatches: u64,
     /// Leases currently out.
     pub leases_out: usize,
+    /// What the cross-check did.
+    pub cross_check: pregen_pack::manifest::CrossCheck,
 }
 
 /// Scheduler settings from the job.
@@ -114,11 +131,18 @@ pub struct SchedulerConfig {
     /// A lease whose session has sent no result for this long (since the
     /// grant or its last result) is re-issued, heartbeats or not.
     pub progress_limit: Duration,
+    /// The share of seeds run a second time by another worker.
+    pub cross_check: f64,
+    /// The key of the cross-check's sample (drawn at start, never sent).
+    pub check_key: [u8; 16],
 }
 
 /// Leases one session may hold at once: enough for a worker to run one and
 /// have the next queued.
 pub const MAX_LEASES_PER_SESSION: usize = 4;
+
+/// Queued cross-checks looked at for one grant.
+const CHECK_WINDOW: usize = 64;
 
 /// Where one stratum stands.
 #[derive(Debug, Clone)]
@@ -169,17 +193,22 @@ pub struct Scheduler {
     /// Leases no longer out, kept so late results of their holder are still taken.
     past_leases: HashMap<u64, Lease>,
     next_lease: u64,
-    unflushed: Vec<SeedRecord>,
+    unflushed: Vec<Entry>,
     progress: Progress,
     /// When each session last sent a result.
     last_result: HashMap<SessionId, Instant>,
     /// No new leases while set (the commit log cannot be written).
     paused: bool,
+    /// Worker names of the sessions open now.
+    sessions: HashMap<SessionId, String>,
+    /// Sampled seeds, disputes and refused workers.
+    checks: CrossCheck,
 }
 
 impl Scheduler {
-    /// A scheduler resuming from records already committed (empty for a new job).
-    pub fn new(config: SchedulerConfig, committed: Vec<SeedRecord>) -> Self {
+    /// A scheduler resuming from the commit log's entries (none for a new
+    /// job), replayed in order by the rules that made them.
+    pub fn new(config: SchedulerConfig, committed: Vec<Entry>) -> Self {
         let strata = config
             .strata
             .iter()
@@ -194,6 +223,7 @@ impl Scheduler {
                 prefix_seen: HashSet::new(),
             })
             .collect();
+        let checks = CrossCheck::new(config.cross_check, config.check_key);
         let mut s = Scheduler {
             config,
             strata,
@@ -206,37 +236,76 @@ impl Scheduler {
             progress: Progress::default(),
             last_result: HashMap::new(),
             paused: false,
+            sessions: HashMap::new(),
+            checks,
         };
-        for r in committed {
-            s.insert(r);
+        let now = Instant::now();
+        for entry in committed {
+            match entry {
+                Entry::Result(r) => s.take_result(r, now),
+                Entry::Refused { worker, reason } => s.refuse(&worker, &reason),
+            }
         }
         s.unflushed.clear();
-        // Holes below a stratum's highest committed seed are re-queued, a lease at a time.
+        s.requeue.clear();
+        // Leasing goes on past each stratum's highest committed seed; the
+        // holes below it are re-queued.
         for i in 0..s.strata.len() {
             let st = &s.strata[i];
             let end = s.strata.get(i + 1).map_or(u64::MAX, |n| n.first_seed);
-            let Some((&last, _)) = s.records.range(st.first_seed..end).next_back() else {
-                continue;
-            };
-            let mut seed = st.prefix_end;
-            while seed <= last {
-                if s.records.contains_key(&seed) {
+            if let Some((&last, _)) = s.records.range(st.first_seed..end).next_back() {
+                s.strata[i].frontier = last + 1;
+            }
+        }
+        s.requeue_holes();
+        s
+    }
+
+    /// Re-queues, a lease at a time, every seed of a stratum between its
+    /// complete prefix and its frontier that is neither recorded, nor out in
+    /// a lease, nor queued already.
+    fn requeue_holes(&mut self) {
+        for i in 0..self.strata.len() {
+            let (from, to) = (self.strata[i].prefix_end, self.strata[i].frontier);
+            let mut covered: Vec<(u64, u64)> = self
+                .leases
+                .values()
+                .filter(|l| !l.check && l.stratum as usize == i)
+                .map(|l| (l.first_seed, l.first_seed + l.seed_count))
+                .chain(
+                    self.requeue
+                        .iter()
+                        .filter(|r| r.0 as usize == i)
+                        .map(|r| (r.1, r.1 + r.2)),
+                )
+                .collect();
+            covered.sort_unstable();
+            let mut c = 0;
+            let mut seed = from;
+            while seed < to {
+                while c < covered.len() && covered[c].1 <= seed {
+                    c += 1;
+                }
+                let is_covered = |seed: u64, c: usize| c < covered.len() && covered[c].0 <= seed;
+                if is_covered(seed, c) {
+                    seed = covered[c].1;
+                    continue;
+                }
+                if self.records.contains_key(&seed) {
                     seed += 1;
                     continue;
                 }
-                let mut len = 0;
-                while seed + len <= last
-                    && len < s.config.seeds_per_lease
-                    && !s.records.contains_key(&(seed + len))
+                let start = seed;
+                while seed < to
+                    && seed - start < self.config.seeds_per_lease
+                    && !self.records.contains_key(&seed)
+                    && !is_covered(seed, c)
                 {
-                    len += 1;
+                    seed += 1;
                 }
-                s.requeue.push_back((i as u32, seed, len, 2));
-                seed += len;
+                self.requeue.push_back((i as u32, start, seed - start, 2));
             }
-            s.strata[i].frontier = last + 1;
         }
-        s
     }
 
     /// The stratum holding `seed`, if any.
@@ -280,8 +349,19 @@ impl Scheduler {
             .values()
             .filter(|l| l.session == session)
             .count();
-        if self.paused || held >= MAX_LEASES_PER_SESSION {
+        let worker = self.sessions.get(&session).cloned().unwrap_or_default();
+        if self.paused || held >= MAX_LEASES_PER_SESSION || self.checks.refusal(&worker).is_some() {
             return Grant::Wait;
+        }
+        if let Some(seed) = self.next_check(&worker) {
+            let pending = self
+                .checks
+                .pending
+                .get_mut(&seed)
+                .expect("a queued check is pending");
+            pending.state = CheckState::Leased(self.next_lease);
+            let stratum = pending.stratum;
+            return Grant::Lease(self.issue(session, (stratum, seed, 1, 1), true, now));
         }
         let (stratum, first_seed, seed_count, attempt) = if let Some(r) = self.requeue.pop_front() {
             r
@@ -299,6 +379,22 @@ impl Scheduler {
         } else {
             return Grant::Wait;
         };
+        Grant::Lease(self.issue(
+            session,
+            (stratum, first_seed, seed_count, attempt),
+            false,
+            now,
+        ))
+    }
+
+    /// A new lease of (stratum, first seed, count, attempt) for `session`.
+    fn issue(
+        &mut self,
+        session: SessionId,
+        (stratum, first_seed, seed_count, attempt): (u32, u64, u64, u32),
+        check: bool,
+        now: Instant,
+    ) -> Lease {
         let lease = Lease {
             id: self.next_lease,
             session,
@@ -308,10 +404,23 @@ impl Scheduler {
             attempt,
             deadline: now + self.config.lease_ttl,
             granted: now,
+            check,
         };
         self.next_lease += 1;
         self.leases.insert(lease.id, lease.clone());
-        Grant::Lease(lease)
+        lease
+    }
+
+    /// The next queued cross-check `worker` may run; checks the pack no
+    /// longer needs (past the prefix of a complete stratum) are dropped.
+    fn next_check(&mut self, worker: &str) -> Option<u64> {
+        let strata = &self.strata;
+        let needed = |seed: u64| {
+            let i = strata.partition_point(|st| st.first_seed <= seed);
+            i.checked_sub(1)
+                .is_some_and(|i| !strata[i].is_complete() || seed < strata[i].prefix_end)
+        };
+        self.checks.next_for(worker, CHECK_WINDOW, needed)
     }
 
     /// The lease `session` claims for `seed`: it must have been issued to
@@ -363,25 +472,99 @@ impl Scheduler {
     ) -> Result<(), RecordError> {
         let attempts = batch
             .iter()
-            .map(|(lease, r)| Ok(self.lease_for(session, *lease, r.seed)?.attempt))
+            .map(|(lease, r)| {
+                if let Some(reason) = self.checks.refusal(&r.worker) {
+                    return Err(RecordError::Refused {
+                        worker: r.worker.clone(),
+                        reason: reason.to_string(),
+                    });
+                }
+                Ok(self.lease_for(session, *lease, r.seed)?.attempt)
+            })
             .collect::<Result<Vec<u32>, RecordError>>()?;
         if !batch.is_empty() {
             self.last_result.insert(session, now);
         }
         for ((_, mut record), attempt) in batch.into_iter().zip(attempts) {
             record.attempt = attempt;
-            if let Some(old) = self.records.get(&record.seed) {
-                if !old.same_verdict(&record) {
-                    self.progress.mismatches += 1;
-                }
-                continue;
-            }
-            self.insert(record);
+            self.take_result(record, now);
         }
         Ok(())
     }
 
-    fn insert(&mut self, record: SeedRecord) {
+    /// A result, live or replayed from the log: the first for its seed is
+    /// recorded (and, if sampled, waits for a second run); one from another
+    /// worker is compared with it.
+    fn take_result(&mut self, record: SeedRecord, now: Instant) {
+        let Some(old) = self.records.get(&record.seed) else {
+            self.insert(record, now);
+            return;
+        };
+        if old.worker == record.worker {
+            if !old.same_verdict(&record) {
+                self.progress.mismatches += 1;
+            }
+            return;
+        }
+        let seed = record.seed;
+        let timeout = old.status == Status::Timeout || record.status == Status::Timeout;
+        if timeout || old.same_verdict(&record) {
+            // A watchdog timeout depends on the machine: it proves nothing.
+            if self.checks.pending.remove(&seed).is_some() && !timeout {
+                self.checks.confirm();
+                self.unflushed.push(Entry::Result(record));
+            }
+            return;
+        }
+        self.progress.mismatches += 1;
+        self.checks.pending.remove(&seed);
+        if self.checks.disputes.contains_key(&seed) {
+            return;
+        }
+        let stratum = self.stratum_of(seed).unwrap_or(0) as u32;
+        tracing::warn!(
+            seed,
+            first = %old.worker,
+            second = %record.worker,
+            "two results disagree; the coordinator runs the seed to decide"
+        );
+        self.checks.count_dispute();
+        self.checks.disputes.insert(
+            seed,
+            Dispute {
+                stratum,
+                results: [old.clone(), record.clone()],
+                running: false,
+            },
+        );
+        self.unflushed.push(Entry::Result(record));
+    }
+
+    /// Records a seed's first result: logged, sampled for a cross-check.
+    fn insert(&mut self, record: SeedRecord, now: Instant) {
+        let Some(i) = self.stratum_of(record.seed) else {
+            return;
+        };
+        let st = &self.strata[i];
+        let needed = !st.is_complete() || record.seed < st.prefix_end;
+        if needed && record.worker != COORDINATOR && self.checks.sampled(record.seed) {
+            self.checks.pending.insert(
+                record.seed,
+                Pending {
+                    stratum: i as u32,
+                    first_worker: record.worker.clone(),
+                    since: now,
+                    state: CheckState::Queued,
+                },
+            );
+            self.checks.queue.push_back(record.seed);
+        }
+        self.unflushed.push(Entry::Result(record.clone()));
+        self.store(record);
+    }
+
+    /// Counts a record and keeps it; the prefix of its stratum moves on.
+    fn store(&mut self, record: SeedRecord) {
         let Some(i) = self.stratum_of(record.seed) else {
             return;
         };
@@ -409,7 +592,6 @@ impl Scheduler {
             };
             *self.progress.rejected.entry(key).or_default() += 1;
         }
-        self.unflushed.push(record.clone());
         self.records.insert(record.seed, record);
         let st = &mut self.strata[i];
         while st.prefix_accepted < st.count {
@@ -450,14 +632,33 @@ impl Scheduler {
 
     /// Gives back records the commit log could not take, to be written first
     /// on the next flush.
-    pub fn restore_unflushed(&mut self, mut records: Vec<SeedRecord>) {
+    pub fn restore_unflushed(&mut self, mut records: Vec<Entry>) {
         records.append(&mut self.unflushed);
         self.unflushed = records;
+    }
+
+    /// A session of `worker` opened; refused (with the reason) if the
+    /// cross-check refused that worker.
+    pub fn session_started(&mut self, session: SessionId, worker: &str) -> Result<(), RecordError> {
+        if let Some(reason) = self.checks.refusal(worker) {
+            return Err(RecordError::Refused {
+                worker: worker.to_string(),
+                reason: reason.to_string(),
+            });
+        }
+        self.sessions.insert(session, worker.to_string());
+        Ok(())
+    }
+
+    /// Why `worker` is refused, if it is.
+    pub fn refusal(&self, worker: &str) -> Option<&str> {
+        self.checks.refusal(worker)
     }
 
     /// The session is gone (stream ended or broke): all its leases are released.
     pub fn session_ended(&mut self, session: SessionId) {
         self.last_result.remove(&session);
+        self.sessions.remove(&session);
         let ids: Vec<u64> = self
             .leases
             .values()
@@ -509,6 +710,17 @@ impl Scheduler {
         let Some(lease) = self.leases.remove(&lease_id) else {
             return;
         };
+        if lease.check {
+            // A check not answered goes back to the queue.
+            if let Some(p) = self.checks.pending.get_mut(&lease.first_seed)
+                && p.state == CheckState::Leased(lease.id)
+            {
+                p.state = CheckState::Queued;
+                self.checks.queue.push_front(lease.first_seed);
+            }
+            self.past_leases.insert(lease.id, lease);
+            return;
+        }
         // Missing seeds go back in contiguous runs.
         let end = lease.first_seed + lease.seed_count;
         let mut seed = lease.first_seed;
@@ -530,14 +742,151 @@ impl Scheduler {
         self.past_leases.insert(lease.id, lease);
     }
 
-    /// Whether the pack's seeds are all recorded.
+    /// Whether the pack's seeds are all recorded, no result is disputed and
+    /// no sampled seed inside the pack waits for its second run.
     pub fn is_complete(&self) -> bool {
         self.strata.iter().all(Stratum::is_complete)
+            && self.checks.disputes.is_empty()
+            && self.strata.iter().all(|st| {
+                self.checks
+                    .pending
+                    .range(st.first_seed..st.prefix_end)
+                    .next()
+                    .is_none()
+            })
     }
 
-    /// Records not yet handed to the commit log.
-    pub fn take_unflushed(&mut self) -> Vec<SeedRecord> {
+    /// Entries not yet handed to the commit log.
+    pub fn take_unflushed(&mut self) -> Vec<Entry> {
         std::mem::take(&mut self.unflushed)
+    }
+
+    /// Seeds the coordinator must run itself, as (stratum, seed): disputed
+    /// ones, and sampled ones that waited `grace` with no open session of
+    /// another worker to check them. Each is handed out once; its result
+    /// comes back through [`Scheduler::coordinator_result`].
+    pub fn coordinator_work(&mut self, now: Instant, grace: Duration) -> Vec<(u32, u64)> {
+        let mut work = Vec::new();
+        for (&seed, d) in self.checks.disputes.iter_mut().filter(|(_, d)| !d.running) {
+            d.running = true;
+            work.push((d.stratum, seed));
+        }
+        // Up to two names of open sessions: enough to know whether a
+        // worker other than the first one is there.
+        let mut names: Vec<&str> = Vec::with_capacity(2);
+        for name in self.sessions.values() {
+            let usable = self.checks.refusal(name).is_none();
+            if usable && names.len() < 2 && !names.contains(&name.as_str()) {
+                names.push(name);
+            }
+        }
+        for (&seed, p) in self.checks.pending.iter_mut() {
+            let other = names.iter().any(|n| *n != p.first_worker);
+            if p.state == CheckState::Queued && !other && now.duration_since(p.since) >= grace {
+                p.state = CheckState::Coordinator;
+                work.push((p.stratum, seed));
+            }
+        }
+        work
+    }
+
+    /// The coordinator's own result for a seed of [`Scheduler::coordinator_work`]:
+    /// it settles a dispute or a check, and every worker whose result for the
+    /// seed disagrees with it is refused.
+    pub fn coordinator_result(&mut self, record: SeedRecord) {
+        let seed = record.seed;
+        if record.status == Status::Timeout {
+            tracing::warn!(
+                seed,
+                "the coordinator's run hit the watchdog: the seed's results stand unchecked"
+            );
+            self.checks.disputes.remove(&seed);
+            self.checks.pending.remove(&seed);
+            return;
+        }
+        let disputed: Vec<SeedRecord> = match self.checks.disputes.remove(&seed) {
+            Some(d) => d.results.into(),
+            None => match self.checks.pending.remove(&seed) {
+                Some(_) => self.records.get(&seed).cloned().into_iter().collect(),
+                None => Vec::new(),
+            },
+        };
+        let mut agreed = !disputed.is_empty();
+        for r in &disputed {
+            if r.status == Status::Timeout || r.same_verdict(&record) {
+                continue;
+            }
+            agreed = false;
+            let reason = format!(
+                "seed {seed}: it reported {}, the coordinator's own run found {}",
+                describe(r),
+                describe(&record)
+            );
+            self.refuse(&r.worker, &reason);
+        }
+        if disputed.len() == 1 && agreed {
+            self.checks.confirm();
+        } else if disputed.len() == 1 {
+            self.checks.count_dispute();
+        }
+        if self.records.contains_key(&seed) {
+            self.unflushed.push(Entry::Result(record));
+        } else {
+            self.insert(record, Instant::now());
+        }
+    }
+
+    /// Refuses `worker`: its sessions get no more work, none of its results
+    /// count (they are dropped and their seeds run again by others), and the
+    /// log says so.
+    pub fn refuse(&mut self, worker: &str, reason: &str) {
+        if !self.checks.refuse(worker, reason) {
+            return;
+        }
+        tracing::error!(
+            worker,
+            reason,
+            "worker refused: its results are run again by others"
+        );
+        self.unflushed.push(Entry::Refused {
+            worker: worker.to_string(),
+            reason: reason.to_string(),
+        });
+        let theirs: Vec<(SessionId, u64)> = self
+            .leases
+            .values()
+            .filter(|l| self.sessions.get(&l.session).is_some_and(|n| n == worker))
+            .map(|l| (l.session, l.id))
+            .collect();
+        for (session, id) in theirs {
+            self.release(session, id);
+        }
+        let before = self.records.len();
+        self.records.retain(|_, r| r.worker != worker);
+        if self.records.len() == before {
+            return;
+        }
+        // Their seeds are run again, and whatever a stratum that is no
+        // longer complete dropped from its leases.
+        self.recount();
+        self.requeue_holes();
+    }
+
+    /// Counts every stratum and the progress afresh from the records.
+    fn recount(&mut self) {
+        for st in &mut self.strata {
+            st.prefix_end = st.first_seed;
+            st.prefix_accepted = 0;
+            st.accepted_total = 0;
+            st.seen.clear();
+            st.prefix_seen.clear();
+        }
+        self.progress.seeds = 0;
+        self.progress.per_worker.clear();
+        self.progress.rejected.clear();
+        for (_, record) in std::mem::take(&mut self.records) {
+            self.store(record);
+        }
     }
 
     /// The pack's records in seed order: for each stratum, every seed of the
@@ -584,6 +933,7 @@ impl Scheduler {
             .map(|st| st.prefix_accepted.min(st.count))
             .sum();
         p.leases_out = self.leases.len();
+        p.cross_check = self.checks.facts();
         p
     }
 
@@ -604,6 +954,8 @@ mod tests {
             lease_ttl: Duration::from_secs(10),
             max_seeds: None,
             progress_limit: Duration::from_secs(3600),
+            cross_check: 0.0,
+            check_key: [0; 16],
         }
     }
 
@@ -684,7 +1036,7 @@ mod tests {
         );
         assert_eq!(s.grant(1, now), Grant::Finished);
         // Resumed with a higher limit, it goes on from seed 110.
-        let committed: Vec<SeedRecord> = (100..110).map(result).collect();
+        let committed: Vec<Entry> = (100..110).map(result).map(Entry::Result).collect();
         let mut s = Scheduler::new(
             SchedulerConfig {
                 max_seeds: Some(20),
@@ -830,7 +1182,11 @@ mod tests {
 
     #[test]
     fn resume_requeues_holes_and_continues_after_the_last_seed() {
-        let committed: Vec<SeedRecord> = [100, 101, 105, 106].into_iter().map(result).collect();
+        let committed: Vec<Entry> = [100, 101, 105, 106]
+            .into_iter()
+            .map(result)
+            .map(Entry::Result)
+            .collect();
         let mut s = Scheduler::new(config(4, 4), committed);
         let now = Instant::now();
         let hole = lease(s.grant(1, now));
@@ -874,6 +1230,8 @@ mod tests {
                 lease_ttl: Duration::from_secs(10),
                 max_seeds: None,
                 progress_limit: Duration::from_secs(3600),
+                cross_check: 0.0,
+                check_key: [0; 16],
             },
             Vec::new(),
         );
@@ -961,5 +1319,183 @@ mod tests {
             .expect_err("outside");
         assert!(matches!(err, RecordError::SeedOutsideLease { .. }));
         assert_eq!(s.progress().seeds, 0, "the valid result was not taken");
+    }
+
+    fn checked(count: u64, per_lease: u64, share: f64) -> Scheduler {
+        let config = SchedulerConfig {
+            cross_check: share,
+            ..config(count, per_lease)
+        };
+        Scheduler::new(config, vec![])
+    }
+
+    fn by(worker: &str, record: SeedRecord) -> SeedRecord {
+        SeedRecord {
+            worker: worker.into(),
+            ..record
+        }
+    }
+
+    /// The true result, except that a liar calls every other accepted seed
+    /// (102, 108, ...) rejected.
+    fn answer(worker: &str, seed: u64) -> SeedRecord {
+        let r = by(worker, result(seed));
+        if worker.starts_with("liar") && seed.is_multiple_of(6) {
+            return SeedRecord {
+                status: Status::Rejected,
+                reason: "too easy: 1 move".into(),
+                ..r
+            };
+        }
+        r
+    }
+
+    /// Takes leases for `session` (as `worker`) and answers them until it is
+    /// told to wait; returns the leases it ran.
+    fn work(s: &mut Scheduler, session: SessionId, worker: &str) -> Vec<Lease> {
+        let mut ran = Vec::new();
+        while let Grant::Lease(l) = s.grant(session, Instant::now()) {
+            let batch = (l.first_seed..l.first_seed + l.seed_count)
+                .map(|seed| (l.id, answer(worker, seed)))
+                .collect();
+            if s.record_batch(session, batch, Instant::now()).is_err() {
+                break;
+            }
+            s.lease_done(session, l.id);
+            ran.push(l);
+        }
+        ran
+    }
+
+    fn own_runs(s: &mut Scheduler, grace: Duration) -> usize {
+        let work = s.coordinator_work(Instant::now() + grace, grace);
+        for &(_, seed) in &work {
+            s.coordinator_result(by(COORDINATOR, result(seed)));
+        }
+        work.len()
+    }
+
+    #[test]
+    fn a_sampled_seed_is_checked_by_another_worker_before_the_pack_is_complete() {
+        let mut s = checked(4, 6, 1.0);
+        s.session_started(1, "a").expect("open");
+        s.session_started(2, "b").expect("open");
+        let first = lease(s.grant(1, Instant::now()));
+        for seed in first.first_seed..first.first_seed + 6 {
+            s.record(1, first.id, answer("a", seed)).expect("in lease");
+        }
+        s.lease_done(1, first.id);
+        // a gets fresh seeds, never its own to check.
+        let next = lease(s.grant(1, Instant::now()));
+        assert!(!next.check && next.first_seed == 106);
+        s.lease_returned(1, next.id);
+        let check = lease(s.grant(2, Instant::now()));
+        assert!(check.check && check.seed_count == 1 && check.first_seed == 100);
+        s.record(2, check.id, answer("b", 100)).expect("in lease");
+        assert_eq!(s.progress().cross_check.confirmed, 1);
+        // A check lease given back goes to the next taker.
+        let check = lease(s.grant(2, Instant::now()));
+        s.lease_returned(2, check.id);
+        let again = lease(s.grant(2, Instant::now()));
+        assert_eq!(again.first_seed, check.first_seed);
+        s.record(2, again.id, answer("b", again.first_seed))
+            .expect("in lease");
+        work(&mut s, 2, "b");
+        work(&mut s, 1, "a");
+        work(&mut s, 2, "b");
+        assert!(s.is_complete());
+        assert!(s.progress().cross_check.confirmed >= 12);
+        assert_eq!(s.progress().cross_check.disputes, 0);
+    }
+
+    #[test]
+    fn a_liar_is_refused_its_results_run_again_and_the_pack_is_the_honest_one() {
+        let mut honest_run = checked(4, 6, 0.0);
+        work(&mut honest_run, 1, "honest");
+        let honest_pack = honest_run.take_pack_records().expect("complete");
+
+        let mut s = checked(4, 6, 1.0);
+        s.session_started(1, "liar").expect("open");
+        s.session_started(2, "honest").expect("open");
+        work(&mut s, 1, "liar");
+        let lied = s.progress().seeds;
+        assert!(lied > 0);
+        // The honest worker checks the liar's seeds and disagrees on 102.
+        work(&mut s, 2, "honest");
+        assert!(!s.is_complete(), "a disputed seed holds the pack back");
+        assert!(own_runs(&mut s, Duration::ZERO) >= 1);
+        assert!(s.refusal("liar").is_some_and(|r| r.contains("seed 102")));
+        assert!(s.progress().per_worker.get("liar").is_none());
+        assert!(matches!(
+            s.record(1, 1, answer("liar", 100)),
+            Err(RecordError::Refused { .. })
+        ));
+        assert!(matches!(s.grant(1, Instant::now()), Grant::Wait));
+        assert!(s.session_started(3, "liar").is_err(), "refused for good");
+        // Everything the liar ran is run again by the honest worker.
+        work(&mut s, 2, "honest");
+        own_runs(&mut s, Duration::from_secs(2));
+        work(&mut s, 2, "honest");
+        assert!(s.is_complete());
+        let entries = s.take_unflushed();
+        let pack = s.take_pack_records().expect("complete");
+        let verdicts = |p: &[SeedRecord]| -> Vec<(u64, Status)> {
+            p.iter().map(|r| (r.seed, r.status)).collect()
+        };
+        assert_eq!(verdicts(&pack), verdicts(&honest_pack));
+        assert!(pack.iter().all(|r| r.worker != "liar"));
+
+        // The log replays to the same state: the liar refused, the pack whole.
+        assert!(
+            entries
+                .iter()
+                .any(|e| matches!(e, Entry::Refused { worker, .. } if worker == "liar"))
+        );
+        let mut resumed = Scheduler::new(
+            SchedulerConfig {
+                cross_check: 1.0,
+                ..config(4, 6)
+            },
+            entries,
+        );
+        assert!(resumed.refusal("liar").is_some());
+        let replayed = resumed.take_pack_records().expect("complete after replay");
+        assert_eq!(verdicts(&replayed), verdicts(&honest_pack));
+    }
+
+    #[test]
+    fn a_lying_checker_is_refused_and_the_first_result_stands() {
+        let mut s = checked(4, 6, 1.0);
+        s.session_started(1, "honest").expect("open");
+        s.session_started(2, "liar").expect("open");
+        work(&mut s, 1, "honest");
+        work(&mut s, 2, "liar");
+        own_runs(&mut s, Duration::ZERO);
+        assert!(s.refusal("liar").is_some());
+        assert!(s.refusal("honest").is_none());
+        // With the liar gone, the coordinator checks what is left itself.
+        s.session_ended(2);
+        own_runs(&mut s, Duration::from_secs(2));
+        work(&mut s, 1, "honest");
+        own_runs(&mut s, Duration::from_secs(2));
+        assert!(s.is_complete());
+        let pack = s.take_pack_records().expect("complete");
+        assert_eq!(accepted_seeds(&pack), vec![102, 105, 108, 111]);
+    }
+
+    #[test]
+    fn with_one_worker_the_coordinator_checks_the_sample_itself() {
+        let mut s = checked(4, 6, 1.0);
+        s.session_started(1, "alone").expect("open");
+        work(&mut s, 1, "alone");
+        assert!(!s.is_complete());
+        assert_eq!(
+            s.coordinator_work(Instant::now(), Duration::from_secs(60)),
+            vec![],
+            "not before the grace"
+        );
+        assert!(own_runs(&mut s, Duration::from_secs(2)) >= 12);
+        assert!(s.is_complete());
+        assert_eq!(s.progress().cross_check.disputes, 0);
     }
 }

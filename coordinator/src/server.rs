@@ -159,6 +159,7 @@ pub struct RunningJob {
     stop_server: CancellationToken,
     server: JoinHandle<Result<(), tonic::transport::Error>>,
     maintenance: JoinHandle<CoordinatorError>,
+    own_runs: JoinHandle<()>,
     shutdown: CancellationToken,
     started: Instant,
     resumed_seeds: usize,
@@ -182,13 +183,19 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
         }));
     }
     let (log, committed) = CommitLog::open(&dir.commit(), &job)?;
-    let resumed_seeds = committed.len();
+    let resumed_seeds = committed.iter().filter(|e| e.result().is_some()).count();
+    let mut check_key = [0u8; 16];
+    getrandom::fill(&mut check_key).map_err(|e| {
+        CoordinatorError::server("no randomness for the cross-check's key")(e.to_string().into())
+    })?;
     let config = SchedulerConfig {
         strata: job.plan().iter().map(|p| (p.first_seed, p.count)).collect(),
         seeds_per_lease: job.seeds_per_lease,
         lease_ttl: options.lease_ttl,
         max_seeds: job.max_seeds,
         progress_limit: Duration::from_millis(job.budget.watchdog_ms) + options.lease_ttl,
+        cross_check: job.cross_check,
+        check_key,
     };
     let shared = Shared::new(&job, Scheduler::new(config, committed), options.lease_ttl)?;
     let log = Arc::new(Mutex::new(log));
@@ -240,6 +247,7 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
         options.idle_exit,
         options.write_give_up,
     ));
+    let own_runs = tokio::spawn(run_own_seeds(shared.clone()));
     Ok(Started::Running(RunningJob {
         listening: Listening {
             grpc: addr,
@@ -253,6 +261,7 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
         stop_server,
         server,
         maintenance,
+        own_runs,
         shutdown: options.shutdown,
         started,
         resumed_seeds,
@@ -295,6 +304,7 @@ impl RunningJob {
             }
         };
         self.maintenance.abort();
+        self.own_runs.abort();
         flush(&self.shared, &self.log).await?;
         let progress = self.shared.scheduler().progress();
         if interrupted {
@@ -326,6 +336,7 @@ impl RunningJob {
         let facts = RunFacts {
             mismatches: progress.mismatches,
             protocol: pregen_proto::PROTOCOL_VERSION,
+            cross_check: progress.cross_check.clone(),
         };
         let writing = Instant::now();
         let (dir, pack_job) = (self.dir.clone(), job.clone());
@@ -348,6 +359,7 @@ impl RunningJob {
     /// bounded time for them to close.
     pub async fn stop(self) {
         self.maintenance.abort();
+        self.own_runs.abort();
         self.health
             .set_not_serving::<CoordinatorServer<CoordinatorService>>()
             .await;
@@ -447,6 +459,32 @@ async fn maintain(
                 waited.as_secs()
             );
             idle = Some((since, now));
+        }
+    }
+}
+
+/// A sampled seed waits this long for a worker other than its first before
+/// the coordinator checks it itself.
+pub const CHECK_GRACE: Duration = Duration::from_secs(1);
+
+/// Five times a second: runs here, one at a time and off the async threads,
+/// the seeds only the coordinator can settle: disputed results, and sampled
+/// seeds no other worker is there to check.
+async fn run_own_seeds(shared: Arc<Shared>) {
+    let mut tick = tokio::time::interval(Duration::from_millis(200));
+    loop {
+        tick.tick().await;
+        let work = shared
+            .scheduler()
+            .coordinator_work(Instant::now(), CHECK_GRACE);
+        for (stratum, seed) in work {
+            let run = shared.clone();
+            match tokio::task::spawn_blocking(move || run.run_seed(stratum, seed)).await {
+                Ok(Ok(record)) => shared.scheduler().coordinator_result(record),
+                Ok(Err(e)) => tracing::error!(seed, error = %e, "the coordinator's run failed"),
+                Err(e) => tracing::error!(seed, error = %e, "the coordinator's run panicked"),
+            }
+            shared.check_complete();
         }
     }
 }

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use pregen_games::{Outcome, PreparedGame};
+use pregen_games::{Budget, Outcome, PreparedGame};
 use pregen_pack::{PackError, SeedRecord};
 use pregen_proto::v1::coordinator_message::Kind as Out;
 use pregen_proto::v1::coordinator_server::Coordinator;
@@ -19,6 +19,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::Job;
+use crate::cross_check::COORDINATOR;
 use crate::scheduler::{Grant, RecordError, Scheduler, SessionId};
 
 /// State shared by every session and the coordinator's maintenance loop.
@@ -86,10 +87,32 @@ impl Shared {
         let _ = rx.wait_for(|&c| c).await;
     }
 
-    fn check_complete(&self) {
+    /// Marks the job complete once the scheduler says so.
+    pub fn check_complete(&self) {
         if self.scheduler().is_finished() {
             self.complete.send_replace(true);
         }
+    }
+
+    /// Runs a seed here, as a worker would (the same budget, the same wire
+    /// form and checks on the way back), for the cross-check. Blocking.
+    pub fn run_seed(&self, stratum: u32, seed: u64) -> Result<SeedRecord, String> {
+        let game = self
+            .games
+            .get(stratum as usize)
+            .ok_or_else(|| format!("no stratum {stratum}"))?;
+        let budget = Budget {
+            max_nodes: self.spec.max_nodes,
+            deadline: Some(Instant::now() + Duration::from_millis(self.spec.watchdog_ms)),
+        };
+        let wire = SeedResult::from_outcome(0, seed, game.run(seed, &budget));
+        let outcome = Outcome::try_from(wire).map_err(|e| e.to_string())?;
+        Ok(SeedRecord::from_outcome(
+            seed,
+            outcome,
+            COORDINATOR.to_string(),
+            1,
+        ))
     }
 }
 
@@ -163,6 +186,15 @@ impl Coordinator for CoordinatorService {
         } else {
             hello.worker_name
         };
+        if worker == COORDINATOR {
+            return Err(Status::invalid_argument(format!(
+                "the worker name `{COORDINATOR}` is the coordinator's own"
+            )));
+        }
+        shared
+            .scheduler()
+            .session_started(session, &worker)
+            .map_err(|e| Status::permission_denied(e.to_string()))?;
         let (tx, rx) = mpsc::channel(256);
         let welcome = Welcome {
             worker_id: format!("{worker}#{session}"),
@@ -222,6 +254,7 @@ async fn drive(
         match kind {
             In::Hello(_) => return Err(Status::invalid_argument("Hello sent twice")),
             In::LeaseRequest(_) => {
+                refused(shared, worker)?;
                 let grant = shared.scheduler().grant(session, Instant::now());
                 let reply = match grant {
                     Grant::Lease(l) => Out::Grant(LeaseGrant {
@@ -244,12 +277,23 @@ async fn drive(
                     .into_iter()
                     .map(|r| Ok((r.lease_id, to_record(r, worker)?)))
                     .collect::<Result<Vec<_>, Status>>()?;
-                let records = check_batch(shared, session, records).await?;
+                let records = match check_batch(shared, session, records).await? {
+                    Ok(records) => records,
+                    Err(forged) => {
+                        shared.scheduler().refuse(worker, &forged);
+                        return Err(Status::permission_denied(format!(
+                            "worker {worker} is refused: {forged}"
+                        )));
+                    }
+                };
                 {
                     let mut scheduler = shared.scheduler();
                     scheduler
                         .record_batch(session, records, Instant::now())
-                        .map_err(|e| Status::invalid_argument(e.to_string()))?;
+                        .map_err(|e| match e {
+                            RecordError::Refused { .. } => Status::permission_denied(e.to_string()),
+                            e => Status::invalid_argument(e.to_string()),
+                        })?;
                     scheduler.heartbeat(session, Instant::now());
                 }
                 shared.check_complete();
@@ -261,14 +305,28 @@ async fn drive(
     }
 }
 
+/// Ends the session of a refused worker.
+fn refused(shared: &Shared, worker: &str) -> Result<(), Status> {
+    match shared.scheduler().refusal(worker) {
+        Some(reason) => Err(Status::permission_denied(format!(
+            "worker {worker} is refused: {reason}"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// A batch with a level no honest worker makes: why.
+type Forged = String;
+
 /// Checks a batch before any of it counts: every result in a lease of the
 /// session, every accepted level re-derived by the job's game off the async
-/// threads ([`PreparedGame::check`]). One bad result refuses the batch.
+/// threads ([`PreparedGame::check`]). One bad result refuses the batch; a
+/// level that fails the check is `Ok(Err(why))`, for its worker is refused.
 async fn check_batch(
     shared: &Shared,
     session: SessionId,
     records: Vec<(u64, SeedRecord)>,
-) -> Result<Vec<(u64, SeedRecord)>, Status> {
+) -> Result<Result<Vec<(u64, SeedRecord)>, Forged>, Status> {
     let strata = {
         let scheduler = shared.scheduler();
         records
@@ -278,19 +336,20 @@ async fn check_batch(
             .map_err(|e| Status::invalid_argument(e.to_string()))?
     };
     let games = shared.games.clone();
-    tokio::task::spawn_blocking(move || {
+    let checked = tokio::task::spawn_blocking(move || {
         for ((_, record), stratum) in records.iter().zip(strata) {
             let (Some(level), Some(game)) = (&record.level, games.get(stratum as usize)) else {
                 continue;
             };
-            game.check(level).map_err(|e| {
-                Status::invalid_argument(format!("seed {}: refused: {e}", record.seed))
-            })?;
+            if let Err(e) = game.check(level) {
+                return Err(format!("seed {}: refused: {e}", record.seed));
+            }
         }
         Ok(records)
     })
     .await
-    .map_err(|e| Status::internal(format!("the level check failed: {e}")))?
+    .map_err(|e| Status::internal(format!("the level check failed: {e}")))?;
+    Ok(checked)
 }
 
 /// Converts a wire result; a malformed one is `invalid_argument`. The

@@ -37,6 +37,12 @@ pub struct Job {
     /// gave up resumes with a higher limit.
     #[serde(default, skip_serializing)]
     pub max_seeds: Option<u64>,
+    /// The share of seeds (0 to 1) run a second time by another worker to
+    /// catch a worker whose results are wrong; 0 turns the cross-check off.
+    /// How the run checks, not what it makes: not in the job's id (the
+    /// manifest records it under `cross_check`).
+    #[serde(default = "default_cross_check", skip_serializing)]
+    pub cross_check: f64,
     /// Per-level budget.
     #[serde(default)]
     pub budget: BudgetSpec,
@@ -85,6 +91,13 @@ fn empty_table() -> toml::Table {
 
 fn default_seeds_per_lease() -> u64 {
     512
+}
+
+/// The cross-check share when a job names none: one seed in a hundred.
+pub const DEFAULT_CROSS_CHECK: f64 = 0.01;
+
+fn default_cross_check() -> f64 {
+    DEFAULT_CROSS_CHECK
 }
 
 /// The per-level budget.
@@ -302,6 +315,12 @@ impl Job {
                     ),
                 );
             }
+        }
+        if !(0.0..=1.0).contains(&self.cross_check) {
+            return bad(
+                "cross_check",
+                format!("{} must be a share from 0 to 1", self.cross_check),
+            );
         }
         if self.budget.max_nodes == 0 {
             return bad("budget.max_nodes", "must be positive".into());

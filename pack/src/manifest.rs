@@ -13,6 +13,9 @@ use crate::{Job, PackError};
 pub struct Manifest {
     /// Counts by tier and status.
     pub counts: Counts,
+    /// What the sampled cross-check did, and the workers it refused.
+    #[serde(default)]
+    pub cross_check: CrossCheck,
     /// Every file written before the manifest (relative path -> SHA-256).
     pub files: BTreeMap<String, String>,
     /// The job as run.
@@ -48,6 +51,20 @@ pub struct Counts {
     pub campaigns: u64,
     /// Tiers of the scheme.
     pub tiers: u32,
+}
+
+/// What the sampled cross-check of a run did (facts of the run, not of the
+/// levels: they differ between two runs of one job).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CrossCheck {
+    /// The share of seeds sampled for a second run.
+    pub share: f64,
+    /// Seeds whose result a second, independent run confirmed.
+    pub confirmed: u64,
+    /// Seeds on which two results disagreed and the coordinator's own run decided.
+    pub disputes: u64,
+    /// Workers refused, with why: none of their results is in the pack.
+    pub refused: BTreeMap<String, String>,
 }
 
 /// The seeds a pack tried.

@@ -23,7 +23,7 @@ use crate::PackError;
 use crate::dir::{self, PackDir};
 use crate::durable::{sync_filesystem, write_durably, write_files};
 use crate::job::{Job, TierScheme};
-use crate::manifest::{Counts, Manifest, Seeds, StratumEntry, Versions};
+use crate::manifest::{Counts, CrossCheck, Manifest, Seeds, StratumEntry, Versions};
 use crate::record::{SeedRecord, Status};
 use crate::schema::{self, Table};
 use crate::tiers::{CampaignSlot, TieredLevel, assign_tiers, draw_campaigns};
@@ -35,6 +35,8 @@ pub struct RunFacts {
     pub mismatches: u64,
     /// The wire protocol's version the run spoke.
     pub protocol: u32,
+    /// What the cross-check did.
+    pub cross_check: CrossCheck,
 }
 
 /// Writes the pack into its folder (which holds `commit/`): replaces earlier outputs,
@@ -168,6 +170,7 @@ pub fn write_pack(
         machine_dependent: !timeouts.is_empty(),
         timeouts,
         mismatches: facts.mismatches,
+        cross_check: facts.cross_check.clone(),
         files,
     };
     write_durably(root, dir::MANIFEST, manifest.to_json()?.as_bytes())?;

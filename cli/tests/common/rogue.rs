@@ -98,6 +98,11 @@ pub struct Rogue {
 impl Rogue {
     /// Says Hello as `name` and reads the Welcome.
     pub async fn join(client: &mut Client, name: &str) -> Rogue {
+        Self::try_join(client, name).await.expect("welcome")
+    }
+
+    /// Says Hello as `name`: the session, or the coordinator's refusal.
+    pub async fn try_join(client: &mut Client, name: &str) -> Result<Rogue, tonic::Status> {
         let (tx, rx) = mpsc::channel(8);
         // The coordinator answers the call once Hello is in.
         let hello = Hello {
@@ -113,14 +118,10 @@ impl Rogue {
         .expect("send");
         let mut rogue = Rogue {
             tx,
-            inbound: client
-                .session(ReceiverStream::new(rx))
-                .await
-                .expect("session")
-                .into_inner(),
+            inbound: client.session(ReceiverStream::new(rx)).await?.into_inner(),
         };
         assert!(matches!(rogue.next().await, Some(In::Welcome(_))));
-        rogue
+        Ok(rogue)
     }
 
     /// Sends one message.

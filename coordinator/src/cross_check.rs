@@ -1,0 +1,248 @@
+//! The sampled cross-check's bookkeeping: which seeds are sampled, which
+//! wait for a second run, which are disputed, and which workers are refused.
+//!
+//! A share of seeds is drawn by a keyed hash of the seed; the key is drawn by
+//! the coordinator when it starts and never leaves it, so a worker cannot
+//! tell which of its results will be checked. The first result of a sampled
+//! seed counts at once (the pack does not wait for it) and the seed waits for
+//! a second run by a worker of another name; the pack is not written while a
+//! sampled seed inside it waits. When two results of a seed disagree, the
+//! coordinator runs the seed itself and refuses every worker that disagreed
+//! with it: none of that worker's results count any more and its seeds are
+//! run again by others. The [`Scheduler`](crate::scheduler::Scheduler) holds
+//! a [`CrossCheck`] and applies these rules to its records.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Instant;
+
+use pregen_pack::manifest::CrossCheck as Facts;
+use pregen_pack::{SeedRecord, Status};
+use sha2::{Digest, Sha256};
+
+/// The worker name of the coordinator's own runs (refused to workers).
+pub const COORDINATOR: &str = "coordinator";
+
+/// Where a sampled seed's second run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckState {
+    /// Waiting for a worker to ask.
+    Queued,
+    /// Out in this lease.
+    Leased(u64),
+    /// The coordinator runs it (no other worker could).
+    Coordinator,
+}
+
+/// A sampled seed whose first result waits for a second run.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    /// The seed's stratum.
+    pub stratum: u32,
+    /// The worker of the first result: it may not run the check.
+    pub first_worker: String,
+    /// Since when it waits for a worker (the coordinator's grace starts here).
+    pub since: Instant,
+    /// Where it stands.
+    pub state: CheckState,
+}
+
+/// Two results of one seed that disagree; the coordinator's run decides.
+#[derive(Debug, Clone)]
+pub struct Dispute {
+    /// The seed's stratum.
+    pub stratum: u32,
+    /// The results that disagree.
+    pub results: [SeedRecord; 2],
+    /// The coordinator runs it now.
+    pub running: bool,
+}
+
+/// The cross-check's state.
+#[derive(Debug)]
+pub struct CrossCheck {
+    share: f64,
+    key: [u8; 16],
+    /// Sampled seeds waiting for their second run.
+    pub pending: BTreeMap<u64, Pending>,
+    /// Seeds of `pending` in the order they are handed out (entries no
+    /// longer queued are skipped as met).
+    pub queue: VecDeque<u64>,
+    /// Seeds with two disagreeing results.
+    pub disputes: BTreeMap<u64, Dispute>,
+    refused: BTreeMap<String, String>,
+    confirmed: u64,
+    disputed: u64,
+}
+
+impl CrossCheck {
+    /// Samples `share` of the seeds (0 to 1) by a hash keyed with `key`.
+    pub fn new(share: f64, key: [u8; 16]) -> Self {
+        CrossCheck {
+            share,
+            key,
+            pending: BTreeMap::new(),
+            queue: VecDeque::new(),
+            disputes: BTreeMap::new(),
+            refused: BTreeMap::new(),
+            confirmed: 0,
+            disputed: 0,
+        }
+    }
+
+    /// Whether `seed` is sampled for a second run.
+    pub fn sampled(&self, seed: u64) -> bool {
+        if self.share <= 0.0 {
+            return false;
+        }
+        if self.share >= 1.0 {
+            return true;
+        }
+        let digest = Sha256::new()
+            .chain_update(self.key)
+            .chain_update(seed.to_le_bytes())
+            .finalize();
+        let mut head = [0u8; 8];
+        head.copy_from_slice(&digest[..8]);
+        // A uniform draw in [0, 1) from the hash's first 53 bits.
+        let draw = (u64::from_le_bytes(head) >> 11) as f64 / (1u64 << 53) as f64;
+        draw < self.share
+    }
+
+    /// Why `worker` is refused, if it is.
+    pub fn refusal(&self, worker: &str) -> Option<&str> {
+        self.refused.get(worker).map(String::as_str)
+    }
+
+    /// Records the refusal; false if the worker was refused already.
+    pub fn refuse(&mut self, worker: &str, reason: &str) -> bool {
+        if self.refused.contains_key(worker) {
+            return false;
+        }
+        self.refused.insert(worker.to_string(), reason.to_string());
+        self.pending.retain(|_, p| p.first_worker != worker);
+        self.disputes
+            .retain(|_, d| d.results.iter().all(|r| r.worker != worker));
+        true
+    }
+
+    /// A second run agreed with the first.
+    pub fn confirm(&mut self) {
+        self.confirmed += 1;
+    }
+
+    /// Two runs disagreed (whatever the dispute's end).
+    pub fn count_dispute(&mut self) {
+        self.disputed += 1;
+    }
+
+    /// The first queued check that `worker` may run (not its own result),
+    /// looking at the first `window` entries of the queue; `keep` says
+    /// whether a seed still needs checking (others are dropped).
+    pub fn next_for(
+        &mut self,
+        worker: &str,
+        window: usize,
+        mut keep: impl FnMut(u64) -> bool,
+    ) -> Option<u64> {
+        let mut i = 0;
+        while i < self.queue.len().min(window) {
+            let seed = self.queue[i];
+            let live = self
+                .pending
+                .get(&seed)
+                .is_some_and(|p| p.state == CheckState::Queued);
+            if !live || !keep(seed) {
+                if live {
+                    self.pending.remove(&seed);
+                }
+                self.queue.remove(i);
+                continue;
+            }
+            if self.pending[&seed].first_worker != worker {
+                self.queue.remove(i);
+                return Some(seed);
+            }
+            i += 1;
+        }
+        None
+    }
+
+    /// What a manifest and a progress report say about the cross-check.
+    pub fn facts(&self) -> Facts {
+        Facts {
+            share: self.share,
+            confirmed: self.confirmed,
+            disputes: self.disputed,
+            refused: self.refused.clone(),
+        }
+    }
+}
+
+/// One result as a refusal names it.
+pub fn describe(r: &SeedRecord) -> String {
+    match (&r.status, &r.level) {
+        (Status::Accepted, Some(level)) => {
+            let hash = level.level_hash.get(..12).unwrap_or(&level.level_hash);
+            format!("accepted, level {hash}")
+        }
+        (status, _) if r.reason.is_empty() => status.as_str().to_string(),
+        (status, _) => format!("{} ({})", status.as_str(), r.reason),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sample_is_the_share_and_depends_on_the_key() {
+        let a = CrossCheck::new(0.05, [1; 16]);
+        let b = CrossCheck::new(0.05, [2; 16]);
+        let in_a: Vec<u64> = (0..100_000).filter(|&s| a.sampled(s)).collect();
+        let in_b: Vec<u64> = (0..100_000).filter(|&s| b.sampled(s)).collect();
+        for n in [in_a.len(), in_b.len()] {
+            assert!((4_500..5_500).contains(&n), "{n} of 100,000 sampled");
+        }
+        let both = in_a
+            .iter()
+            .filter(|s| in_b.binary_search(s).is_ok())
+            .count();
+        assert!(
+            both < 500,
+            "{both} seeds in both samples: the key must matter"
+        );
+        assert!(!(0..1000).any(|s| CrossCheck::new(0.0, [1; 16]).sampled(s)));
+        assert!((0..1000).all(|s| CrossCheck::new(1.0, [1; 16]).sampled(s)));
+    }
+
+    #[test]
+    fn a_worker_never_checks_its_own_result() {
+        let mut c = CrossCheck::new(1.0, [0; 16]);
+        let now = Instant::now();
+        for (seed, first) in [(5, "a"), (6, "b"), (7, "a")] {
+            c.pending.insert(
+                seed,
+                Pending {
+                    stratum: 0,
+                    first_worker: first.into(),
+                    since: now,
+                    state: CheckState::Queued,
+                },
+            );
+            c.queue.push_back(seed);
+        }
+        assert_eq!(c.next_for("a", 64, |_| true), Some(6));
+        assert_eq!(c.next_for("a", 64, |_| true), None);
+        // Seeds no longer needed are dropped as met.
+        assert_eq!(c.next_for("b", 64, |s| s != 5), Some(7));
+        assert!(c.queue.is_empty() && !c.pending.contains_key(&5));
+        c.refuse("a", "lied");
+        assert_eq!(
+            c.pending.keys().collect::<Vec<_>>(),
+            [&6],
+            "a's own seeds dropped"
+        );
+        assert!(!c.refuse("a", "again"));
+        assert_eq!(c.refusal("a"), Some("lied"));
+    }
+}
