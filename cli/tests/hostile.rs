@@ -7,13 +7,15 @@ use std::time::Duration;
 
 use pregen_games::{Budget, GameKind};
 use pregen_pack::Job;
-use pregen_proto::v1::{LeaseGrant, SeedResult};
+use pregen_proto::v1::coordinator_message::Kind as In;
+use pregen_proto::v1::worker_message::Kind as Out;
+use pregen_proto::v1::{LeaseDone, LeaseGrant, LeaseRequest, Results, SeedResult};
 
-use pregen_coordinator::commit_log::Entry;
+use pregen_coordinator::commit_log::{CommitLog, Entry};
 use pregen_coordinator::cross_check::COORDINATOR;
 
 use crate::common::rogue::{Rogue, client, coordinator};
-use crate::common::{COUNT, PackContent, TOKEN, job_text, reference, wait, worker};
+use crate::common::{COUNT, PackContent, TOKEN, job_text, reference, serve, wait, worker};
 
 /// The true results of a lease, as an honest worker sends them.
 fn honest(job: &Job, grant: &LeaseGrant) -> Vec<SeedResult> {
@@ -164,4 +166,115 @@ async fn forged_results_are_refused_whole_and_the_pack_is_the_honest_one() {
     let manifest =
         pregen_pack::Manifest::read(&summary.dir.join("manifest.json")).expect("manifest");
     assert_eq!(manifest.cross_check.refused.len(), 5);
+}
+
+/// What a liar sends for a lease: the true results, except that every other
+/// accepted seed is called rejected, and the level of one accepted seed is
+/// sent as the level of another (a real level that passes every check, but
+/// not the seed's).
+fn lies(job: &Job, grant: &LeaseGrant, told: &mut u64) -> Vec<SeedResult> {
+    let mut results = honest(job, grant);
+    let levels: Vec<_> = results.iter().filter_map(|r| r.level.clone()).collect();
+    for r in results.iter_mut().filter(|r| r.level.is_some()) {
+        *told += 1;
+        if told.is_multiple_of(2) {
+            r.level = None;
+            r.status = pregen_proto::v1::seed_result::Status::Rejected as i32;
+            r.reason = "too easy: 2 moves < min_moves 3".into();
+        } else if let Some(other) = levels.iter().find(|l| Some(*l) != r.level.as_ref()) {
+            r.level = Some(other.clone());
+        }
+    }
+    results
+}
+
+/// A worker that lies on some seeds (wrong verdicts and a real level passed
+/// off as another seed's) beside an honest worker process: the sampled
+/// cross-check catches it, it is refused, everything it sent is run again,
+/// and the pack is the clean run's, with the liar named in the manifest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lying_worker_is_caught_refused_and_leaves_no_trace_in_the_pack() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = job_text(COUNT).replacen('\n', "\ncross_check = 0.2\n", 1);
+    let job = Job::parse(&text).expect("job");
+    let mut served = serve(dir.path(), &text, 15_000);
+    let addr = served
+        .url
+        .strip_prefix("http://")
+        .and_then(|a| a.parse().ok())
+        .expect("address");
+    let mut client = client(addr).await;
+    let mut liar = Rogue::join(&mut client, "liar").await;
+    let mut honest_worker = None;
+    let (mut told, mut leases) = (0, 0);
+    let refusal = tokio::time::timeout(Duration::from_secs(120), async {
+        loop {
+            // Once refused, its sends fail and the next read is the refusal.
+            liar.offer(Out::LeaseRequest(LeaseRequest {})).await;
+            match liar.next_or_refusal().await {
+                Ok(Some(In::Grant(grant))) => {
+                    let results = lies(&job, &grant, &mut told);
+                    liar.offer(Out::Results(Results { results })).await;
+                    liar.offer(Out::LeaseDone(LeaseDone {
+                        lease_id: grant.lease_id,
+                    }))
+                    .await;
+                    leases += 1;
+                }
+                Ok(Some(In::NoWork(_))) => tokio::time::sleep(Duration::from_millis(50)).await,
+                Ok(other) => panic!("the liar was never caught: {other:?}"),
+                Err(status) => return status,
+            }
+            // The honest worker joins once the liar's results are in.
+            if leases == 8 && honest_worker.is_none() {
+                honest_worker = Some(worker(&served.url, "honest", TOKEN));
+            }
+        }
+    })
+    .await
+    .expect("the liar is refused within 120 s");
+    assert_eq!(refusal.code(), tonic::Code::PermissionDenied);
+    assert!(
+        refusal.message().contains("worker liar is refused: seed"),
+        "{}",
+        refusal.message()
+    );
+    let again = Rogue::try_join(&mut client, "liar").await;
+    assert_eq!(
+        again.err().map(|e| e.code()),
+        Some(tonic::Code::PermissionDenied)
+    );
+
+    let mut honest_worker = honest_worker.unwrap_or_else(|| worker(&served.url, "honest", TOKEN));
+    assert!(wait(&mut served.child, Duration::from_secs(120)).success());
+    wait(&mut honest_worker, Duration::from_secs(30));
+    let pack = dir.path().join("out/e2e");
+    PackContent::read(&pack).assert_same(reference());
+    let manifest = pregen_pack::Manifest::read(&pack.join("manifest.json")).expect("manifest");
+    let why = manifest
+        .cross_check
+        .refused
+        .get("liar")
+        .expect("the liar is named");
+    assert!(why.contains("the coordinator's own run found"), "{why}");
+    assert!(manifest.cross_check.confirmed > 0);
+    let entries = CommitLog::read(&pack.join("commit"), &job).expect("log opens");
+    let refused_at = entries
+        .iter()
+        .position(|e| matches!(e, Entry::Refused { worker, .. } if worker == "liar"))
+        .expect("the refusal is logged");
+    assert!(
+        entries[..refused_at]
+            .iter()
+            .filter_map(Entry::result)
+            .any(|r| r.worker == "liar"),
+        "the liar's results were taken before it was caught"
+    );
+    assert!(
+        entries[refused_at..]
+            .iter()
+            .filter_map(Entry::result)
+            .all(|r| r.worker != "liar"),
+        "nothing of the liar's is taken after"
+    );
 }

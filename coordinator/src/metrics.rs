@@ -71,6 +71,21 @@ impl Collector for JobCollector {
                 "Results that disagreed with an earlier result for the same seed.",
                 p.mismatches,
             ),
+            (
+                "pregen_cross_check_confirmed",
+                "Sampled seeds whose result a second, independent run confirmed.",
+                p.cross_check.confirmed,
+            ),
+            (
+                "pregen_cross_check_disputes",
+                "Seeds whose results disagreed, settled by the coordinator's own run.",
+                p.cross_check.disputes,
+            ),
+            (
+                "pregen_workers_refused",
+                "Workers refused because their results disagreed with the coordinator's.",
+                p.cross_check.refused.len() as u64,
+            ),
         ];
         for (name, help, value) in counters {
             ConstCounter::new(value).encode(encoder.encode_descriptor(

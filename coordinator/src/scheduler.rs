@@ -1425,7 +1425,7 @@ mod tests {
         assert!(!s.is_complete(), "a disputed seed holds the pack back");
         assert!(own_runs(&mut s, Duration::ZERO) >= 1);
         assert!(s.refusal("liar").is_some_and(|r| r.contains("seed 102")));
-        assert!(s.progress().per_worker.get("liar").is_none());
+        assert!(!s.progress().per_worker.contains_key("liar"));
         assert!(matches!(
             s.record(1, 1, answer("liar", 100)),
             Err(RecordError::Refused { .. })

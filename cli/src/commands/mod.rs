@@ -40,6 +40,18 @@ pub fn report(summary: &RunSummary) {
             String::new()
         },
     );
+    let checks = &summary.progress.cross_check;
+    if checks.share > 0.0 {
+        eprintln!(
+            "cross-check ({:.1}% of seeds): {} confirmed by a second run, {} disputed",
+            checks.share * 100.0,
+            checks.confirmed,
+            checks.disputes
+        );
+    }
+    for (worker, why) in &checks.refused {
+        eprintln!("warning: worker {worker} was refused and its results run again: {why}");
+    }
     if summary.progress.mismatches > 0 {
         eprintln!(
             "warning: {} results disagreed with earlier results for the same seed",

@@ -86,10 +86,18 @@ pub fn reference() -> &'static PackContent {
     })
 }
 
-/// A `pregen serve` process and the address it listens on.
+/// A `pregen serve` process and the address it listens on (killed when
+/// dropped, so that a failed test leaves no coordinator behind).
 pub struct Served {
     pub child: Child,
     pub url: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 pub fn serve(root: &Path, job: &str, lease_ttl_ms: u64) -> Served {

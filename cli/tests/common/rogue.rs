@@ -141,6 +141,19 @@ impl Rogue {
             .and_then(|m| m.kind)
     }
 
+    /// Sends one message; false if the session is closed already.
+    pub async fn offer(&self, kind: Out) -> bool {
+        self.tx
+            .send(WorkerMessage { kind: Some(kind) })
+            .await
+            .is_ok()
+    }
+
+    /// The next message, or the error that ended the session.
+    pub async fn next_or_refusal(&mut self) -> Result<Option<In>, tonic::Status> {
+        Ok(self.inbound.message().await?.and_then(|m| m.kind))
+    }
+
     /// Asks for a lease and returns it.
     pub async fn lease(&mut self) -> LeaseGrant {
         self.send(Out::LeaseRequest(LeaseRequest {})).await;
