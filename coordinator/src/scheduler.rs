@@ -763,8 +763,10 @@ impl Scheduler {
 
     /// Seeds the coordinator must run itself, as (stratum, seed): disputed
     /// ones, and sampled ones that waited `grace` with no open session of
-    /// another worker to check them. Each is handed out once; its result
-    /// comes back through [`Scheduler::coordinator_result`].
+    /// another worker to check them, or a lease TTL whatever the sessions
+    /// (a worker that never asks for work holds nothing back). Each is
+    /// handed out once; its result comes back through
+    /// [`Scheduler::coordinator_result`] (or [`Scheduler::coordinator_failed`]).
     pub fn coordinator_work(&mut self, now: Instant, grace: Duration) -> Vec<(u32, u64)> {
         let mut work = Vec::new();
         for (&seed, d) in self.checks.disputes.iter_mut().filter(|(_, d)| !d.running) {
@@ -780,9 +782,11 @@ impl Scheduler {
                 names.push(name);
             }
         }
+        let patience = self.config.lease_ttl;
         for (&seed, p) in self.checks.pending.iter_mut() {
             let other = names.iter().any(|n| *n != p.first_worker);
-            if p.state == CheckState::Queued && !other && now.duration_since(p.since) >= grace {
+            let waited = now.saturating_duration_since(p.since);
+            if p.state == CheckState::Queued && (waited >= patience || !other && waited >= grace) {
                 p.state = CheckState::Coordinator;
                 work.push((p.stratum, seed));
             }
@@ -834,6 +838,13 @@ impl Scheduler {
         } else {
             self.insert(record, Instant::now());
         }
+    }
+
+    /// The coordinator could not run a seed of [`Scheduler::coordinator_work`]:
+    /// its results stand unchecked (so that the pack is not held back).
+    pub fn coordinator_failed(&mut self, seed: u64) {
+        self.checks.disputes.remove(&seed);
+        self.checks.pending.remove(&seed);
     }
 
     /// Refuses `worker`: its sessions get no more work, none of its results
@@ -1497,5 +1508,17 @@ mod tests {
         assert!(own_runs(&mut s, Duration::from_secs(2)) >= 12);
         assert!(s.is_complete());
         assert_eq!(s.progress().cross_check.disputes, 0);
+    }
+
+    #[test]
+    fn a_worker_that_never_asks_for_work_does_not_hold_the_checks_back() {
+        let mut s = checked(4, 6, 1.0);
+        s.session_started(1, "busy").expect("open");
+        s.session_started(2, "silent").expect("open");
+        work(&mut s, 1, "busy");
+        let later = Instant::now() + Duration::from_secs(2);
+        assert_eq!(s.coordinator_work(later, Duration::from_secs(1)), vec![]);
+        let ttl = Instant::now() + Duration::from_secs(11);
+        assert!(s.coordinator_work(ttl, Duration::from_secs(1)).len() >= 12);
     }
 }

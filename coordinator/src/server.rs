@@ -479,10 +479,19 @@ async fn run_own_seeds(shared: Arc<Shared>) {
             .coordinator_work(Instant::now(), CHECK_GRACE);
         for (stratum, seed) in work {
             let run = shared.clone();
-            match tokio::task::spawn_blocking(move || run.run_seed(stratum, seed)).await {
-                Ok(Ok(record)) => shared.scheduler().coordinator_result(record),
-                Ok(Err(e)) => tracing::error!(seed, error = %e, "the coordinator's run failed"),
-                Err(e) => tracing::error!(seed, error = %e, "the coordinator's run panicked"),
+            let ran = tokio::task::spawn_blocking(move || run.run_seed(stratum, seed))
+                .await
+                .unwrap_or_else(|e| Err(e.to_string()));
+            match ran {
+                Ok(record) => shared.scheduler().coordinator_result(record),
+                Err(error) => {
+                    tracing::error!(
+                        seed,
+                        %error,
+                        "the coordinator could not run the seed; its results stand unchecked"
+                    );
+                    shared.scheduler().coordinator_failed(seed);
+                }
             }
             shared.check_complete();
         }
