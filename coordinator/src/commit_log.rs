@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 
 use pregen_games::sha256_hex;
 use pregen_pack::durable::write_durably;
+use pregen_pack::job::STRATUM_SEEDS;
 use pregen_pack::{Job, PackError, SeedRecord};
 use serde::{Deserialize, Serialize};
 
@@ -194,6 +195,11 @@ impl CommitLog {
             })
             .collect();
         segments.sort();
+        let seeds: Vec<(u64, u64)> = job
+            .plan()
+            .iter()
+            .map(|p| (p.first_seed, p.first_seed.saturating_add(STRATUM_SEEDS)))
+            .collect();
         let mut records = Vec::new();
         for (i, (n, path)) in segments.iter().enumerate() {
             if *n != i as u64 + 1 {
@@ -203,7 +209,14 @@ impl CommitLog {
                 ));
             }
             let last = i + 1 == segments.len();
-            read_segment(path, &job_id, *n, last, mode, &mut records)?;
+            let segment = Segment {
+                path,
+                job_id: &job_id,
+                seeds: &seeds,
+                n: *n,
+                last,
+            };
+            read_segment(&segment, mode, &mut records)?;
         }
         let next_segment = segments.last().map_or(1, |(n, _)| n + 1);
         Ok((next_segment, records))
@@ -260,15 +273,31 @@ fn damaged(path: &Path, what: String) -> CoordinatorError {
     ))
 }
 
-/// Reads segment `n` of job `job_id` into `records`, checking every line.
-fn read_segment(
-    path: &Path,
-    job_id: &str,
+/// A segment file and what it must hold.
+struct Segment<'a> {
+    path: &'a Path,
+    job_id: &'a str,
+    /// The job's seeds: a range per stratum.
+    seeds: &'a [(u64, u64)],
+    /// Its number.
     n: u64,
+    /// Whether it is the last (whose torn tail may be cut back).
     last: bool,
+}
+
+/// Reads a segment into `records`, checking every line.
+fn read_segment(
+    segment: &Segment<'_>,
     mode: Mode,
     records: &mut Vec<Entry>,
 ) -> Result<(), CoordinatorError> {
+    let &Segment {
+        path,
+        job_id,
+        seeds,
+        n,
+        last,
+    } = segment;
     let text = fs::read(path).map_err(PackError::io("read", path))?;
     let text = String::from_utf8(text).map_err(|_| damaged(path, "not UTF-8 text".into()))?;
     let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
@@ -324,6 +353,14 @@ fn read_segment(
         }
         let record = Entry::from_json(json)
             .map_err(|e| damaged(path, format!("line {line_no} is not an entry ({e})")))?;
+        if let Entry::Result(r) = &record
+            && !seeds.iter().any(|&(a, b)| (a..b).contains(&r.seed))
+        {
+            return Err(damaged(
+                path,
+                format!("line {line_no} holds seed {}, not one of the job's", r.seed),
+            ));
+        }
         records.push(record);
     }
     if torn && mode == Mode::Repair {
@@ -539,6 +576,29 @@ mod tests {
         let err = error(a.path(), &job(5));
         assert!(
             err.contains("seg-00000001.jsonl: line 2 fails its checksum"),
+            "{err}"
+        );
+        fs::write(&seg1, &text).expect("restore");
+
+        // A seed the job never had.
+        fs::write(
+            &seg1,
+            text.replace("\"seed\":2,", "\"seed\":2199023255552,"),
+        )
+        .expect("edit");
+        let err = error(a.path(), &job(5));
+        assert!(err.contains("line 3 fails its checksum"), "{err}");
+        let mut lines: Vec<String> = text.lines().map(String::from).collect();
+        let json = lines[2]
+            .split_once(' ')
+            .expect("sum")
+            .1
+            .replace("\"seed\":2,", "\"seed\":2199023255552,");
+        lines[2] = format!("{} {json}", checksum(&json));
+        fs::write(&seg1, lines.join("\n") + "\n").expect("edit");
+        let err = error(a.path(), &job(5));
+        assert!(
+            err.contains("line 3 holds seed 2199023255552, not one of the job's"),
             "{err}"
         );
         fs::write(&seg1, &text).expect("restore");

@@ -187,7 +187,8 @@ pub struct Scheduler {
     config: SchedulerConfig,
     strata: Vec<Stratum>,
     records: BTreeMap<u64, SeedRecord>,
-    /// Ranges to re-issue: (stratum, first seed, count, attempt).
+    /// Ranges to re-issue: (stratum, first seed, count, attempt); one longer
+    /// than a lease is granted a lease at a time.
     requeue: VecDeque<(u32, u64, u64, u32)>,
     leases: HashMap<u64, Lease>,
     /// Leases no longer out, kept so late results of their holder are still taken.
@@ -261,12 +262,18 @@ impl Scheduler {
         s
     }
 
-    /// Re-queues, a lease at a time, every seed of a stratum between its
-    /// complete prefix and its frontier that is neither recorded, nor out in
-    /// a lease, nor queued already.
+    /// Re-queues every seed of a stratum between its complete prefix and its
+    /// frontier that is neither recorded, nor out in a lease, nor queued
+    /// already. Walks the records, not the seeds: a far-off record costs
+    /// nothing, and each hole is one entry (granted a lease at a time).
     fn requeue_holes(&mut self) {
         for i in 0..self.strata.len() {
             let (from, to) = (self.strata[i].prefix_end, self.strata[i].frontier);
+            if from >= to {
+                // Nothing leased past the prefix (or, while the log is
+                // replayed, the frontier not set yet).
+                continue;
+            }
             let mut covered: Vec<(u64, u64)> = self
                 .leases
                 .values()
@@ -280,30 +287,33 @@ impl Scheduler {
                 )
                 .collect();
             covered.sort_unstable();
+            let mut gaps = Vec::new();
+            let mut at = from;
+            for &seed in self.records.range(from..to).map(|(s, _)| s) {
+                if seed > at {
+                    gaps.push((at, seed));
+                }
+                at = seed + 1;
+            }
+            if at < to {
+                gaps.push((at, to));
+            }
             let mut c = 0;
-            let mut seed = from;
-            while seed < to {
-                while c < covered.len() && covered[c].1 <= seed {
+            for (mut a, b) in gaps {
+                while c < covered.len() && covered[c].1 <= a {
                     c += 1;
                 }
-                let is_covered = |seed: u64, c: usize| c < covered.len() && covered[c].0 <= seed;
-                if is_covered(seed, c) {
-                    seed = covered[c].1;
-                    continue;
+                let mut k = c;
+                while a < b {
+                    if k < covered.len() && covered[k].0 <= a {
+                        a = a.max(covered[k].1);
+                        k += 1;
+                        continue;
+                    }
+                    let end = covered.get(k).map_or(b, |c| c.0.min(b));
+                    self.requeue.push_back((i as u32, a, end - a, 2));
+                    a = end;
                 }
-                if self.records.contains_key(&seed) {
-                    seed += 1;
-                    continue;
-                }
-                let start = seed;
-                while seed < to
-                    && seed - start < self.config.seeds_per_lease
-                    && !self.records.contains_key(&seed)
-                    && !is_covered(seed, c)
-                {
-                    seed += 1;
-                }
-                self.requeue.push_back((i as u32, start, seed - start, 2));
             }
         }
     }
@@ -363,8 +373,20 @@ impl Scheduler {
             let stratum = pending.stratum;
             return Grant::Lease(self.issue(session, (stratum, seed, 1, 1), true, now));
         }
+        // Holes of a stratum that completed since are not needed.
+        while let Some(r) = self.requeue.front()
+            && self.strata[r.0 as usize].is_complete()
+        {
+            self.requeue.pop_front();
+        }
         let (stratum, first_seed, seed_count, attempt) = if let Some(r) = self.requeue.pop_front() {
-            r
+            // A long hole goes out a lease at a time.
+            let per_lease = self.config.seeds_per_lease;
+            if r.2 > per_lease {
+                self.requeue
+                    .push_front((r.0, r.1 + per_lease, r.2 - per_lease, r.3));
+            }
+            (r.0, r.1, r.2.min(per_lease), r.3)
         } else if let Some(i) = self
             .strata
             .iter()
@@ -1520,5 +1542,20 @@ mod tests {
         assert_eq!(s.coordinator_work(later, Duration::from_secs(1)), vec![]);
         let ttl = Instant::now() + Duration::from_secs(11);
         assert!(s.coordinator_work(ttl, Duration::from_secs(1)).len() >= 12);
+    }
+
+    #[test]
+    fn a_far_off_record_costs_nothing_on_resume() {
+        let far = 100 + (1 << 39);
+        let committed = [100, far]
+            .into_iter()
+            .map(result)
+            .map(Entry::Result)
+            .collect();
+        let mut s = Scheduler::new(config(4, 4), committed);
+        let hole = lease(s.grant(1, Instant::now()));
+        assert_eq!((hole.first_seed, hole.seed_count), (101, 4));
+        let next = lease(s.grant(1, Instant::now()));
+        assert_eq!((next.first_seed, next.seed_count), (105, 4));
     }
 }

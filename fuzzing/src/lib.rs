@@ -5,7 +5,10 @@
 //! found) so that CI holds the line without running a fuzzer.
 
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
+use pregen_coordinator::commit_log::CommitLog;
+use pregen_coordinator::scheduler::{Scheduler, SchedulerConfig};
 use pregen_games::{Budget, GameKind, Outcome, PreparedGame};
 use pregen_pack::Job;
 use pregen_proto::v1::SeedResult;
@@ -74,15 +77,31 @@ fn tilt() -> &'static PreparedGame {
     })
 }
 
-/// A commit-log segment as found on disk, read by a resuming coordinator.
+/// A commit-log segment as found on disk, read by a resuming coordinator
+/// and, if it reads, replayed into a scheduler (refusals and all).
 pub fn commit_segment(data: &[u8]) {
     let Ok(dir) = tempfile::tempdir() else {
         return;
     };
     let job = fuzz_job();
-    if std::fs::write(dir.path().join("seg-00000001.jsonl"), data).is_ok() {
-        let _ = pregen_coordinator::commit_log::CommitLog::read(dir.path(), job);
+    if std::fs::write(dir.path().join("seg-00000001.jsonl"), data).is_err() {
+        return;
     }
+    let Ok(entries) = CommitLog::read(dir.path(), job) else {
+        return;
+    };
+    let config = SchedulerConfig {
+        strata: job.plan().iter().map(|p| (p.first_seed, p.count)).collect(),
+        seeds_per_lease: 8,
+        lease_ttl: Duration::from_secs(1),
+        max_seeds: None,
+        progress_limit: Duration::from_secs(1),
+        cross_check: 0.5,
+        check_key: [7; 16],
+    };
+    let mut scheduler = Scheduler::new(config, entries);
+    let _ = scheduler.grant(1, Instant::now());
+    let _ = scheduler.take_pack_records();
 }
 
 /// The job whose log `commit_segment` reads.
