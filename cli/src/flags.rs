@@ -28,7 +28,8 @@ pub struct JobArgs {
     /// First seed.
     #[arg(long)]
     first_seed: Option<u64>,
-    /// Seeds per lease.
+    /// Seeds per lease at most (leases are sized to about 3 s of a worker's
+    /// threads from the cost per seed seen so far).
     #[arg(long)]
     seeds_per_lease: Option<u64>,
     /// Give up after this many seeds per stratum without enough levels.

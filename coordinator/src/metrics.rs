@@ -72,6 +72,16 @@ impl Collector for JobCollector {
                 p.mismatches,
             ),
             (
+                "pregen_speculative_leases",
+                "Leases issued again, while still out, to an idle worker at the tail of a run.",
+                p.speculative,
+            ),
+            (
+                "pregen_duplicate_results",
+                "Results for seeds already recorded (re-issued and speculative leases).",
+                p.duplicate_results,
+            ),
+            (
                 "pregen_cross_check_confirmed",
                 "Sampled seeds whose result a second, independent run confirmed.",
                 p.cross_check.confirmed,

@@ -42,6 +42,9 @@ pub struct Lease {
     pub granted: Instant,
     /// A cross-check: one seed another worker already ran.
     pub check: bool,
+    /// The other lease of the same range while both are out (one is a
+    /// speculative copy of the other, for the tail of a run).
+    pub twin: Option<u64>,
 }
 
 impl Lease {
@@ -112,6 +115,10 @@ pub struct Progress {
     pub mismatches: u64,
     /// Leases currently out.
     pub leases_out: usize,
+    /// Leases issued again, while still out, to an idle worker at the tail.
+    pub speculative: u64,
+    /// Results for seeds already recorded (re-issued or speculative leases).
+    pub duplicate_results: u64,
     /// What the cross-check did.
     pub cross_check: pregen_pack::manifest::CrossCheck,
 }
@@ -144,6 +151,22 @@ pub const MAX_LEASES_PER_SESSION: usize = 4;
 /// Queued cross-checks looked at for one grant.
 const CHECK_WINDOW: usize = 64;
 
+/// How long a lease should keep a worker busy: leases are sized from the
+/// observed cost per seed to about this (`seeds_per_lease` is the cap).
+pub const LEASE_TARGET: Duration = Duration::from_secs(3);
+
+/// Seeds per worker thread in a session's lease before any cost is known.
+const FIRST_SEEDS_PER_THREAD: u64 = 4;
+
+/// An open session.
+#[derive(Debug, Clone, Default)]
+struct SessionInfo {
+    worker: String,
+    /// Worker threads, as its Hello said (0: unknown).
+    threads: u32,
+    /// Its leases out.
+    leases: Vec<u64>,
+}
 /// Where one stratum stands.
 #[derive(Debug, Clone)]
 struct Stratum {
@@ -200,8 +223,10 @@ pub struct Scheduler {
     last_result: HashMap<SessionId, Instant>,
     /// No new leases while set (the commit log cannot be written).
     paused: bool,
-    /// Worker names of the sessions open now.
-    sessions: HashMap<SessionId, String>,
+    /// The sessions open now.
+    sessions: HashMap<SessionId, SessionInfo>,
+    /// Per-seed cost (ms of one thread) seen in results, a moving average.
+    seed_cost_ms: Option<f64>,
     /// Sampled seeds, disputes and refused workers.
     checks: CrossCheck,
 }
@@ -238,6 +263,7 @@ impl Scheduler {
             last_result: HashMap::new(),
             paused: false,
             sessions: HashMap::new(),
+            seed_cost_ms: None,
             checks,
         };
         let now = Instant::now();
@@ -354,12 +380,10 @@ impl Scheduler {
         if self.is_finished() {
             return Grant::Finished;
         }
-        let held = self
-            .leases
-            .values()
-            .filter(|l| l.session == session)
-            .count();
-        let worker = self.sessions.get(&session).cloned().unwrap_or_default();
+        let (worker, held) = self
+            .sessions
+            .get(&session)
+            .map_or((String::new(), 0), |s| (s.worker.clone(), s.leases.len()));
         if self.paused || held >= MAX_LEASES_PER_SESSION || self.checks.refusal(&worker).is_some() {
             return Grant::Wait;
         }
@@ -373,6 +397,7 @@ impl Scheduler {
             let stratum = pending.stratum;
             return Grant::Lease(self.issue(session, (stratum, seed, 1, 1), true, now));
         }
+        let size = self.lease_size(session);
         // Holes of a stratum that completed since are not needed.
         while let Some(r) = self.requeue.front()
             && self.strata[r.0 as usize].is_complete()
@@ -381,12 +406,10 @@ impl Scheduler {
         }
         let (stratum, first_seed, seed_count, attempt) = if let Some(r) = self.requeue.pop_front() {
             // A long hole goes out a lease at a time.
-            let per_lease = self.config.seeds_per_lease;
-            if r.2 > per_lease {
-                self.requeue
-                    .push_front((r.0, r.1 + per_lease, r.2 - per_lease, r.3));
+            if r.2 > size {
+                self.requeue.push_front((r.0, r.1 + size, r.2 - size, r.3));
             }
-            (r.0, r.1, r.2.min(per_lease), r.3)
+            (r.0, r.1, r.2.min(size), r.3)
         } else if let Some(i) = self
             .strata
             .iter()
@@ -395,9 +418,26 @@ impl Scheduler {
             let limit = self.seed_limit(&self.strata[i]);
             let st = &mut self.strata[i];
             let first = st.frontier;
-            let len = self.config.seeds_per_lease.min(limit - first);
+            let len = size.min(limit - first);
             st.frontier += len;
             (i as u32, first, len, 1)
+        } else if let Some(original) = (held == 0).then(|| self.speculation_for(session)).flatten()
+        {
+            let (stratum, first, count, attempt) = {
+                let l = &self.leases[&original];
+                (l.stratum, l.first_seed, l.seed_count, l.attempt + 1)
+            };
+            let copy = self.issue(session, (stratum, first, count, attempt), false, now);
+            self.progress.speculative += 1;
+            if let Some(l) = self.leases.get_mut(&original) {
+                l.twin = Some(copy.id);
+            }
+            if let Some(l) = self.leases.get_mut(&copy.id) {
+                l.twin = Some(original);
+            }
+            let mut copy = copy;
+            copy.twin = Some(original);
+            return Grant::Lease(copy);
         } else {
             return Grant::Wait;
         };
@@ -427,10 +467,61 @@ impl Scheduler {
             deadline: now + self.config.lease_ttl,
             granted: now,
             check,
+            twin: None,
         };
         self.next_lease += 1;
         self.leases.insert(lease.id, lease.clone());
+        self.sessions
+            .entry(session)
+            .or_default()
+            .leases
+            .push(lease.id);
         lease
+    }
+
+    /// Seeds for `session`'s next lease: about [`LEASE_TARGET`] of its
+    /// threads' time at the cost per seed seen so far, at most
+    /// `seeds_per_lease`; a few per thread before any cost is known.
+    fn lease_size(&self, session: SessionId) -> u64 {
+        let cap = self.config.seeds_per_lease;
+        let threads = self.sessions.get(&session).map_or(0, |s| s.threads);
+        if threads == 0 {
+            return cap;
+        }
+        let size = match self.seed_cost_ms {
+            None => FIRST_SEEDS_PER_THREAD * u64::from(threads),
+            Some(cost) if cost > 0.0 => {
+                let seeds = LEASE_TARGET.as_secs_f64() * 1e3 * f64::from(threads) / cost;
+                if seeds >= cap as f64 {
+                    cap
+                } else {
+                    seeds as u64
+                }
+            }
+            Some(_) => cap,
+        };
+        size.clamp(1, cap)
+    }
+
+    /// At the tail (nothing left to lease, `session` idle): the oldest lease out to another
+    /// session that is not copied yet and still misses seeds its stratum
+    /// needs, to be run again by `session` (the first result wins).
+    fn speculation_for(&self, session: SessionId) -> Option<u64> {
+        self.leases
+            .values()
+            .filter(|l| {
+                l.session != session
+                    && !l.check
+                    && l.twin.is_none()
+                    && !self.strata[l.stratum as usize].is_complete()
+                    && (self
+                        .records
+                        .range(l.first_seed..l.first_seed + l.seed_count)
+                        .count() as u64)
+                        < l.seed_count
+            })
+            .min_by_key(|l| (l.granted, l.id))
+            .map(|l| l.id)
     }
 
     /// The next queued cross-check `worker` may run; checks the pack no
@@ -506,6 +597,12 @@ impl Scheduler {
             .collect::<Result<Vec<u32>, RecordError>>()?;
         if !batch.is_empty() {
             self.last_result.insert(session, now);
+            let spent: f64 = batch.iter().map(|(_, r)| r.generate_ms + r.solve_ms).sum();
+            let mean = spent / batch.len() as f64;
+            if mean.is_finite() {
+                let cost = self.seed_cost_ms.map_or(mean, |c| 0.9 * c + 0.1 * mean);
+                self.seed_cost_ms = Some(cost);
+            }
         }
         for ((_, mut record), attempt) in batch.into_iter().zip(attempts) {
             record.attempt = attempt;
@@ -522,6 +619,7 @@ impl Scheduler {
             self.insert(record, now);
             return;
         };
+        self.progress.duplicate_results += 1;
         if old.worker == record.worker {
             if !old.same_verdict(&record) {
                 self.progress.mismatches += 1;
@@ -661,14 +759,21 @@ impl Scheduler {
 
     /// A session of `worker` opened; refused (with the reason) if the
     /// cross-check refused that worker.
-    pub fn session_started(&mut self, session: SessionId, worker: &str) -> Result<(), RecordError> {
+    pub fn session_started(
+        &mut self,
+        session: SessionId,
+        worker: &str,
+        threads: u32,
+    ) -> Result<(), RecordError> {
         if let Some(reason) = self.checks.refusal(worker) {
             return Err(RecordError::Refused {
                 worker: worker.to_string(),
                 reason: reason.to_string(),
             });
         }
-        self.sessions.insert(session, worker.to_string());
+        let info = self.sessions.entry(session).or_default();
+        info.worker = worker.to_string();
+        info.threads = threads.min(1024);
         Ok(())
     }
 
@@ -680,22 +785,26 @@ impl Scheduler {
     /// The session is gone (stream ended or broke): all its leases are released.
     pub fn session_ended(&mut self, session: SessionId) {
         self.last_result.remove(&session);
-        self.sessions.remove(&session);
-        let ids: Vec<u64> = self
-            .leases
-            .values()
-            .filter(|l| l.session == session)
-            .map(|l| l.id)
-            .collect();
+        let ids = self
+            .sessions
+            .get(&session)
+            .map(|s| s.leases.clone())
+            .unwrap_or_default();
         for id in ids {
             self.release(session, id);
         }
+        self.sessions.remove(&session);
     }
 
     /// Extends every lease of the session.
     pub fn heartbeat(&mut self, session: SessionId, now: Instant) {
-        for lease in self.leases.values_mut().filter(|l| l.session == session) {
-            lease.deadline = now + self.config.lease_ttl;
+        let Some(info) = self.sessions.get(&session) else {
+            return;
+        };
+        for id in &info.leases {
+            if let Some(lease) = self.leases.get_mut(id) {
+                lease.deadline = now + self.config.lease_ttl;
+            }
         }
     }
 
@@ -732,6 +841,15 @@ impl Scheduler {
         let Some(lease) = self.leases.remove(&lease_id) else {
             return;
         };
+        if let Some(info) = self.sessions.get_mut(&session) {
+            info.leases.retain(|&id| id != lease_id);
+        }
+        // While its twin is out, the twin covers the range.
+        if let Some(twin) = lease.twin.and_then(|t| self.leases.get_mut(&t)) {
+            twin.twin = None;
+            self.past_leases.insert(lease.id, lease);
+            return;
+        }
         if lease.check {
             // A check not answered goes back to the queue.
             if let Some(p) = self.checks.pending.get_mut(&lease.first_seed)
@@ -798,7 +916,7 @@ impl Scheduler {
         // Up to two names of open sessions: enough to know whether a
         // worker other than the first one is there.
         let mut names: Vec<&str> = Vec::with_capacity(2);
-        for name in self.sessions.values() {
+        for name in self.sessions.values().map(|s| &s.worker) {
             let usable = self.checks.refusal(name).is_none();
             if usable && names.len() < 2 && !names.contains(&name.as_str()) {
                 names.push(name);
@@ -886,10 +1004,10 @@ impl Scheduler {
             reason: reason.to_string(),
         });
         let theirs: Vec<(SessionId, u64)> = self
-            .leases
-            .values()
-            .filter(|l| self.sessions.get(&l.session).is_some_and(|n| n == worker))
-            .map(|l| (l.session, l.id))
+            .sessions
+            .iter()
+            .filter(|(_, s)| s.worker == worker)
+            .flat_map(|(&session, s)| s.leases.iter().map(move |&id| (session, id)))
             .collect();
         for (session, id) in theirs {
             self.release(session, id);
@@ -1240,10 +1358,9 @@ mod tests {
         let b = lease(s.grant(2, now));
         finish(&mut s, 2, &b);
         // Enough accepted in b, but a's seeds come first in order.
-        assert_eq!(s.grant(2, now), Grant::Wait);
         s.session_ended(1);
         let again = lease(s.grant(2, now));
-        assert_eq!(again.first_seed, a.first_seed);
+        assert_eq!((again.first_seed, again.twin), (a.first_seed, None));
         finish(&mut s, 2, &again);
         assert!(s.is_complete());
         let pack = s.take_pack_records().expect("complete");
@@ -1251,6 +1368,110 @@ mod tests {
             pack.iter().map(|r| r.seed).collect::<Vec<_>>(),
             vec![100, 101, 102]
         );
+    }
+
+    #[test]
+    fn at_the_tail_an_idle_worker_runs_a_copy_of_the_oldest_lease() {
+        let now = Instant::now();
+        let mut s = Scheduler::new(config(1, 4), vec![]);
+        let a = lease(s.grant(1, now));
+        let b = lease(s.grant(2, now));
+        finish(&mut s, 2, &b);
+        // Nothing left to lease but a, which session 1 still holds.
+        let copy = lease(s.grant(2, now));
+        assert_eq!(
+            (copy.first_seed, copy.seed_count, copy.attempt, copy.twin),
+            (a.first_seed, a.seed_count, 2, Some(a.id))
+        );
+        assert_eq!(s.grant(3, now), Grant::Wait, "a lease is copied once");
+        finish(&mut s, 2, &copy);
+        assert!(s.is_complete());
+        // The original's late results are duplicates, taken quietly.
+        finish(&mut s, 1, &a);
+        let p = s.progress();
+        assert_eq!(
+            (p.speculative, p.duplicate_results, p.mismatches),
+            (1, 4, 0)
+        );
+        let pack = s.take_pack_records().expect("complete");
+        assert_eq!(
+            pack.iter().map(|r| r.seed).collect::<Vec<_>>(),
+            vec![100, 101, 102]
+        );
+    }
+
+    #[test]
+    fn a_twin_given_back_leaves_its_range_to_the_other() {
+        let now = Instant::now();
+        let mut s = Scheduler::new(config(1, 4), vec![]);
+        let a = lease(s.grant(1, now));
+        let b = lease(s.grant(2, now));
+        finish(&mut s, 2, &b);
+        let copy = lease(s.grant(2, now));
+        s.lease_returned(2, copy.id);
+        assert_eq!(
+            s.grant(3, now),
+            Grant::Lease(Lease {
+                id: 4,
+                session: 3,
+                granted: now,
+                deadline: now + Duration::from_secs(10),
+                attempt: 2,
+                twin: Some(a.id),
+                ..a.clone()
+            }),
+            "copied again, not re-queued twice"
+        );
+        s.session_ended(1);
+        s.session_ended(3);
+        let again = lease(s.grant(2, now));
+        assert_eq!((again.first_seed, again.twin), (a.first_seed, None));
+        assert_eq!(s.grant(2, now), Grant::Wait, "the range is queued once");
+    }
+
+    #[test]
+    fn leases_are_sized_from_the_cost_per_seed() {
+        let now = Instant::now();
+        let mut s = Scheduler::new(config(1000, 512), vec![]);
+        s.session_started(1, "w", 2).expect("open");
+        let first = lease(s.grant(1, now));
+        assert_eq!(
+            first.seed_count, 8,
+            "a few per thread before any cost is known"
+        );
+        // 100 ms a seed on 2 threads: 3 s is 60 seeds.
+        let slow = (first.first_seed..first.first_seed + 8)
+            .map(|seed| {
+                (
+                    first.id,
+                    SeedRecord {
+                        generate_ms: 60.0,
+                        solve_ms: 40.0,
+                        ..result(seed)
+                    },
+                )
+            })
+            .collect();
+        s.record_batch(1, slow, now).expect("in lease");
+        s.lease_done(1, first.id);
+        assert_eq!(lease(s.grant(1, now)).seed_count, 60);
+        // Cheap seeds: the job's seeds_per_lease is the cap.
+        let mut cheap = Scheduler::new(config(1000, 512), vec![]);
+        cheap.session_started(1, "w", 2).expect("open");
+        let l = lease(cheap.grant(1, now));
+        let fast = (l.first_seed..l.first_seed + l.seed_count)
+            .map(|seed| {
+                (
+                    l.id,
+                    SeedRecord {
+                        generate_ms: 0.01,
+                        ..result(seed)
+                    },
+                )
+            })
+            .collect();
+        cheap.record_batch(1, fast, now).expect("in lease");
+        assert_eq!(lease(cheap.grant(1, now)).seed_count, 512);
     }
 
     #[test]
@@ -1411,8 +1632,8 @@ mod tests {
     #[test]
     fn a_sampled_seed_is_checked_by_another_worker_before_the_pack_is_complete() {
         let mut s = checked(4, 6, 1.0);
-        s.session_started(1, "a").expect("open");
-        s.session_started(2, "b").expect("open");
+        s.session_started(1, "a", 0).expect("open");
+        s.session_started(2, "b", 0).expect("open");
         let first = lease(s.grant(1, Instant::now()));
         for seed in first.first_seed..first.first_seed + 6 {
             s.record(1, first.id, answer("a", seed)).expect("in lease");
@@ -1448,8 +1669,8 @@ mod tests {
         let honest_pack = honest_run.take_pack_records().expect("complete");
 
         let mut s = checked(4, 6, 1.0);
-        s.session_started(1, "liar").expect("open");
-        s.session_started(2, "honest").expect("open");
+        s.session_started(1, "liar", 0).expect("open");
+        s.session_started(2, "honest", 0).expect("open");
         work(&mut s, 1, "liar");
         let lied = s.progress().seeds;
         assert!(lied > 0);
@@ -1464,7 +1685,7 @@ mod tests {
             Err(RecordError::Refused { .. })
         ));
         assert!(matches!(s.grant(1, Instant::now()), Grant::Wait));
-        assert!(s.session_started(3, "liar").is_err(), "refused for good");
+        assert!(s.session_started(3, "liar", 0).is_err(), "refused for good");
         // Everything the liar ran is run again by the honest worker.
         work(&mut s, 2, "honest");
         own_runs(&mut s, Duration::from_secs(2));
@@ -1499,8 +1720,8 @@ mod tests {
     #[test]
     fn a_lying_checker_is_refused_and_the_first_result_stands() {
         let mut s = checked(4, 6, 1.0);
-        s.session_started(1, "honest").expect("open");
-        s.session_started(2, "liar").expect("open");
+        s.session_started(1, "honest", 0).expect("open");
+        s.session_started(2, "liar", 0).expect("open");
         work(&mut s, 1, "honest");
         work(&mut s, 2, "liar");
         own_runs(&mut s, Duration::ZERO);
@@ -1519,7 +1740,7 @@ mod tests {
     #[test]
     fn with_one_worker_the_coordinator_checks_the_sample_itself() {
         let mut s = checked(4, 6, 1.0);
-        s.session_started(1, "alone").expect("open");
+        s.session_started(1, "alone", 0).expect("open");
         work(&mut s, 1, "alone");
         assert!(!s.is_complete());
         assert_eq!(
@@ -1535,8 +1756,8 @@ mod tests {
     #[test]
     fn a_worker_that_never_asks_for_work_does_not_hold_the_checks_back() {
         let mut s = checked(4, 6, 1.0);
-        s.session_started(1, "busy").expect("open");
-        s.session_started(2, "silent").expect("open");
+        s.session_started(1, "busy", 0).expect("open");
+        s.session_started(2, "silent", 0).expect("open");
         work(&mut s, 1, "busy");
         let later = Instant::now() + Duration::from_secs(2);
         assert_eq!(s.coordinator_work(later, Duration::from_secs(1)), vec![]);

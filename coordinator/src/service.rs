@@ -193,7 +193,7 @@ impl Coordinator for CoordinatorService {
         }
         shared
             .scheduler()
-            .session_started(session, &worker)
+            .session_started(session, &worker, hello.threads)
             .map_err(|e| Status::permission_denied(e.to_string()))?;
         let (tx, rx) = mpsc::channel(256);
         let welcome = Welcome {

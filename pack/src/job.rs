@@ -29,7 +29,7 @@ pub struct Job {
     /// own seeds; none means one set: `params` and `count`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub strata: Vec<Stratum>,
-    /// Seeds per lease.
+    /// Seeds per lease at most (leases are sized from the cost per seed).
     #[serde(default = "default_seeds_per_lease")]
     pub seeds_per_lease: u64,
     /// Seeds a stratum may try before the run gives up (none: no limit). A
