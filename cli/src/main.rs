@@ -6,7 +6,10 @@ mod commands;
 mod flags;
 mod progress;
 
-use clap::{Parser, Subcommand};
+use std::io::IsTerminal;
+use std::sync::OnceLock;
+
+use clap::{Parser, Subcommand, ValueEnum};
 use tokio_util::sync::CancellationToken;
 
 use commands::{analysis, archive, census, run, serve, solve, worker};
@@ -19,7 +22,23 @@ use commands::{analysis, archive, census, run, serve, solve, worker};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// How log lines are written to stderr: `text` (coloured only on a
+    /// terminal, never with NO_COLOR set) or `json`, one object per line,
+    /// for log collectors. The level is set by PREGEN_LOG (e.g. `info`).
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
 }
+
+/// How log lines are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+static LOG_FORMAT: OnceLock<LogFormat> = OnceLock::new();
 
 #[derive(Subcommand)]
 enum Command {
@@ -58,6 +77,7 @@ enum Command {
 #[tokio::main]
 async fn main() {
     let cli = Cli::parse();
+    let _ = LOG_FORMAT.set(cli.log_format);
     let result = match cli.command {
         Command::Run(args) => run::run(args).await,
         Command::Serve(args) => serve::run(args).await,
@@ -81,10 +101,18 @@ async fn main() {
 fn init_logs(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("PREGEN_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+        .with_writer(std::io::stderr);
+    let _ = match LOG_FORMAT.get().copied().unwrap_or(LogFormat::Text) {
+        LogFormat::Json => logs.json().try_init(),
+        LogFormat::Text => logs.with_ansi(colour()).try_init(),
+    };
+}
+
+/// Colour codes only for a terminal, and never when NO_COLOR is set.
+fn colour() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 /// A token cancelled on SIGINT or SIGTERM.

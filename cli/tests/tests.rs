@@ -5,6 +5,7 @@ mod archive;
 mod common;
 mod faults;
 mod hostile;
+mod logs;
 mod metrics;
 mod pack;
 mod refusals;
