@@ -8,6 +8,8 @@
 //! `cargo bench -p pregen-cli --bench cross_check -- [COUNT] [ROUNDS] [SHARE %]`
 //! (defaults: 10,000 tilt levels, 6 rounds, 1%)
 
+mod common;
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -15,6 +17,8 @@ use pregen_coordinator::Job;
 use pregen_coordinator::server::{RunOptions, Started, start_job};
 use pregen_worker::{WorkerConfig, run_worker};
 use tokio_util::sync::CancellationToken;
+
+use common::median;
 
 /// One timed run: levels per second, seeds confirmed by a second run.
 async fn run(count: u64, share: f64, threads: usize, out: PathBuf) -> (f64, u64) {
@@ -89,13 +93,8 @@ fn main() {
         );
         ratios.push(ratio);
     }
-    ratios.sort_by(f64::total_cmp);
+    let median = median(&mut ratios);
     let n = ratios.len();
-    let median = if n % 2 == 1 {
-        ratios[n / 2]
-    } else {
-        (ratios[n / 2 - 1] + ratios[n / 2]) / 2.0
-    };
     println!(
         "  with / without the cross-check, levels/s, median: {median:.3} (rounds {:.3} to {:.3})",
         ratios[0],

@@ -9,6 +9,8 @@
 //! `cargo bench -p pregen-cli --bench pipeline -- [COUNT] [ROUNDS]`
 //! (defaults: 10,000 levels, 8 rounds)
 
+mod common;
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -18,6 +20,8 @@ use pregen_games::{Budget, GameKind};
 use pregen_worker::{WorkerConfig, run_worker};
 use rayon::prelude::*;
 use tokio_util::sync::CancellationToken;
+
+use common::median;
 
 fn job(count: u64) -> Job {
     Job::parse(&format!(
@@ -151,15 +155,4 @@ fn main() {
         spread(&ratios),
         spread(&work_ratios)
     );
-}
-
-/// The middle value (the mean of the two middle ones for an even count).
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    }
 }

@@ -189,6 +189,19 @@ impl Stratum {
     fn is_complete(&self) -> bool {
         self.prefix_accepted >= self.count
     }
+
+    /// Whether the pack may still need `seed`'s result: anything until the
+    /// stratum is complete, then only the complete prefix.
+    fn needs(&self, seed: u64) -> bool {
+        !self.is_complete() || seed < self.prefix_end
+    }
+}
+
+/// The index of the stratum holding `seed` (strata in seed order), if any.
+fn stratum_index(strata: &[Stratum], seed: u64) -> Option<usize> {
+    strata
+        .partition_point(|st| st.first_seed <= seed)
+        .checked_sub(1)
 }
 
 /// A stratum that tried all the seeds it may without enough levels.
@@ -346,8 +359,7 @@ impl Scheduler {
 
     /// The stratum holding `seed`, if any.
     fn stratum_of(&self, seed: u64) -> Option<usize> {
-        let i = self.strata.partition_point(|st| st.first_seed <= seed);
-        i.checked_sub(1)
+        stratum_index(&self.strata, seed)
     }
 
     /// The first seed past a stratum's limit.
@@ -395,7 +407,7 @@ impl Scheduler {
                 .expect("a queued check is pending");
             pending.state = CheckState::Leased(self.next_lease);
             let stratum = pending.stratum;
-            return Grant::Lease(self.issue(session, (stratum, seed, 1, 1), true, now));
+            return Grant::Lease(self.issue(session, (stratum, seed, 1, 1), true, None, now));
         }
         let size = self.lease_size(session);
         // Holes of a stratum that completed since are not needed.
@@ -427,16 +439,17 @@ impl Scheduler {
                 let l = &self.leases[&original];
                 (l.stratum, l.first_seed, l.seed_count, l.attempt + 1)
             };
-            let copy = self.issue(session, (stratum, first, count, attempt), false, now);
+            let copy = self.issue(
+                session,
+                (stratum, first, count, attempt),
+                false,
+                Some(original),
+                now,
+            );
             self.progress.speculative += 1;
             if let Some(l) = self.leases.get_mut(&original) {
                 l.twin = Some(copy.id);
             }
-            if let Some(l) = self.leases.get_mut(&copy.id) {
-                l.twin = Some(original);
-            }
-            let mut copy = copy;
-            copy.twin = Some(original);
             return Grant::Lease(copy);
         } else {
             return Grant::Wait;
@@ -445,16 +458,19 @@ impl Scheduler {
             session,
             (stratum, first_seed, seed_count, attempt),
             false,
+            None,
             now,
         ))
     }
 
-    /// A new lease of (stratum, first seed, count, attempt) for `session`.
+    /// A new lease of (stratum, first seed, count, attempt) for `session`:
+    /// a cross-check or not, the copy of a lease still out or not.
     fn issue(
         &mut self,
         session: SessionId,
         (stratum, first_seed, seed_count, attempt): (u32, u64, u64, u32),
         check: bool,
+        twin: Option<u64>,
         now: Instant,
     ) -> Lease {
         let lease = Lease {
@@ -467,7 +483,7 @@ impl Scheduler {
             deadline: now + self.config.lease_ttl,
             granted: now,
             check,
-            twin: None,
+            twin,
         };
         self.next_lease += 1;
         self.leases.insert(lease.id, lease.clone());
@@ -528,11 +544,7 @@ impl Scheduler {
     /// longer needs (past the prefix of a complete stratum) are dropped.
     fn next_check(&mut self, worker: &str) -> Option<u64> {
         let strata = &self.strata;
-        let needed = |seed: u64| {
-            let i = strata.partition_point(|st| st.first_seed <= seed);
-            i.checked_sub(1)
-                .is_some_and(|i| !strata[i].is_complete() || seed < strata[i].prefix_end)
-        };
+        let needed = |seed: u64| stratum_index(strata, seed).is_some_and(|i| strata[i].needs(seed));
         self.checks.next_for(worker, CHECK_WINDOW, needed)
     }
 
@@ -665,9 +677,10 @@ impl Scheduler {
         let Some(i) = self.stratum_of(record.seed) else {
             return;
         };
-        let st = &self.strata[i];
-        let needed = !st.is_complete() || record.seed < st.prefix_end;
-        if needed && record.worker != COORDINATOR && self.checks.sampled(record.seed) {
+        if self.strata[i].needs(record.seed)
+            && record.worker != COORDINATOR
+            && self.checks.sampled(record.seed)
+        {
             self.checks.pending.insert(
                 record.seed,
                 Pending {
@@ -948,30 +961,32 @@ impl Scheduler {
             self.checks.pending.remove(&seed);
             return;
         }
-        let disputed: Vec<SeedRecord> = match self.checks.disputes.remove(&seed) {
-            Some(d) => d.results.into(),
+        // The results to judge: a dispute's two, or a sampled seed's first.
+        let (results, sampled): (Vec<SeedRecord>, bool) = match self.checks.disputes.remove(&seed) {
+            Some(d) => (d.results.into(), false),
             None => match self.checks.pending.remove(&seed) {
-                Some(_) => self.records.get(&seed).cloned().into_iter().collect(),
-                None => Vec::new(),
+                Some(_) => (self.records.get(&seed).cloned().into_iter().collect(), true),
+                None => (Vec::new(), false),
             },
         };
-        let mut agreed = !disputed.is_empty();
-        for r in &disputed {
-            if r.status == Status::Timeout || r.same_verdict(&record) {
-                continue;
+        let wrong: Vec<&SeedRecord> = results
+            .iter()
+            .filter(|r| r.status != Status::Timeout && !r.same_verdict(&record))
+            .collect();
+        if sampled && !results.is_empty() {
+            if wrong.is_empty() {
+                self.checks.confirm();
+            } else {
+                self.checks.count_dispute();
             }
-            agreed = false;
+        }
+        for r in wrong {
             let reason = format!(
                 "seed {seed}: it reported {}, the coordinator's own run found {}",
                 describe(r),
                 describe(&record)
             );
             self.refuse(&r.worker, &reason);
-        }
-        if disputed.len() == 1 && agreed {
-            self.checks.confirm();
-        } else if disputed.len() == 1 {
-            self.checks.count_dispute();
         }
         if self.records.contains_key(&seed) {
             self.unflushed.push(Entry::Result(record));
@@ -1353,10 +1368,7 @@ mod tests {
     #[test]
     fn no_new_ranges_once_enough_accepted_but_holes_still_served() {
         let now = Instant::now();
-        let mut s = Scheduler::new(config(1, 4), vec![]);
-        let a = lease(s.grant(1, now));
-        let b = lease(s.grant(2, now));
-        finish(&mut s, 2, &b);
+        let (mut s, a) = tail(now);
         // Enough accepted in b, but a's seeds come first in order.
         s.session_ended(1);
         let again = lease(s.grant(2, now));
@@ -1370,13 +1382,20 @@ mod tests {
         );
     }
 
-    #[test]
-    fn at_the_tail_an_idle_worker_runs_a_copy_of_the_oldest_lease() {
-        let now = Instant::now();
+    /// The tail of a run: session 2 finished its lease, which holds enough
+    /// levels, while session 1 still holds `a`, whose seeds come first.
+    fn tail(now: Instant) -> (Scheduler, Lease) {
         let mut s = Scheduler::new(config(1, 4), vec![]);
         let a = lease(s.grant(1, now));
         let b = lease(s.grant(2, now));
         finish(&mut s, 2, &b);
+        (s, a)
+    }
+
+    #[test]
+    fn at_the_tail_an_idle_worker_runs_a_copy_of_the_oldest_lease() {
+        let now = Instant::now();
+        let (mut s, a) = tail(now);
         // Nothing left to lease but a, which session 1 still holds.
         let copy = lease(s.grant(2, now));
         assert_eq!(
@@ -1403,10 +1422,7 @@ mod tests {
     #[test]
     fn a_twin_given_back_leaves_its_range_to_the_other() {
         let now = Instant::now();
-        let mut s = Scheduler::new(config(1, 4), vec![]);
-        let a = lease(s.grant(1, now));
-        let b = lease(s.grant(2, now));
-        finish(&mut s, 2, &b);
+        let (mut s, a) = tail(now);
         let copy = lease(s.grant(2, now));
         s.lease_returned(2, copy.id);
         assert_eq!(
