@@ -129,34 +129,54 @@ pub struct CommitLog {
 }
 
 impl CommitLog {
-    /// Opens (or creates) the log for `job` in `dir` and returns it with every
-    /// entry already committed. Refuses a log written for another job, a
-    /// damaged segment, and a folder another coordinator is using.
-    pub fn open(dir: &Path, job: &Job) -> Result<(CommitLog, Vec<Entry>), CoordinatorError> {
+    /// Opens (or creates) the log for `job` in `dir`, handing every entry
+    /// already committed to `on_entry` in log order, one segment in memory at
+    /// a time. Refuses a log written for another job, a damaged segment, and
+    /// a folder another coordinator is using.
+    pub fn open(
+        dir: &Path,
+        job: &Job,
+        mut on_entry: impl FnMut(Entry),
+    ) -> Result<CommitLog, CoordinatorError> {
         fs::create_dir_all(dir).map_err(PackError::io("create", dir))?;
         let lock = lock(dir)?;
-        let (next_segment, records) = Self::load(dir, job, Mode::Repair)?;
-        Ok((
-            CommitLog {
-                dir: dir.to_path_buf(),
-                job_id: job.id(),
-                next_segment,
-                _lock: lock,
-            },
-            records,
-        ))
+        let next_segment = Self::load(dir, job, Mode::Repair, &mut on_entry)?;
+        Ok(CommitLog {
+            dir: dir.to_path_buf(),
+            job_id: job.id(),
+            next_segment,
+            _lock: lock,
+        })
     }
 
-    /// Reads the entries of the log in `dir` for `job` without taking the
-    /// lock or changing any file (a torn last record is skipped, not cut),
-    /// e.g. to inspect the log of a running coordinator.
+    /// Hands the entries of the log in `dir` for `job` to `on_entry` in log
+    /// order without taking the lock or changing any file (a torn last
+    /// record is skipped, not cut), e.g. to write the pack from the log of
+    /// the running coordinator, or to inspect it.
+    pub fn for_each(
+        dir: &Path,
+        job: &Job,
+        mut on_entry: impl FnMut(Entry),
+    ) -> Result<(), CoordinatorError> {
+        Self::load(dir, job, Mode::ReadOnly, &mut on_entry).map(|_| ())
+    }
+
+    /// Every entry of the log in `dir` for `job`, read as
+    /// [`CommitLog::for_each`] does: for tests and small logs.
     pub fn read(dir: &Path, job: &Job) -> Result<Vec<Entry>, CoordinatorError> {
-        Self::load(dir, job, Mode::ReadOnly).map(|(_, records)| records)
+        let mut entries = Vec::new();
+        Self::for_each(dir, job, |e| entries.push(e))?;
+        Ok(entries)
     }
 
-    /// Checks `job.json` (writing it for a new log) and reads every segment;
-    /// returns the next segment's number and the entries.
-    fn load(dir: &Path, job: &Job, mode: Mode) -> Result<(u64, Vec<Entry>), CoordinatorError> {
+    /// Checks `job.json` (writing it for a new log) and reads every segment
+    /// into `on_entry`; returns the next segment's number.
+    fn load(
+        dir: &Path,
+        job: &Job,
+        mode: Mode,
+        on_entry: &mut dyn FnMut(Entry),
+    ) -> Result<u64, CoordinatorError> {
         let job_id = job.id();
         let job_file = dir.join("job.json");
         let job_json = serde_json::to_string_pretty(job).map_err(|source| PackError::Json {
@@ -217,9 +237,9 @@ impl CommitLog {
                 last,
             };
             read_segment(&segment, mode, &mut records)?;
+            records.drain(..).for_each(&mut *on_entry);
         }
-        let next_segment = segments.last().map_or(1, |(n, _)| n + 1);
-        Ok((next_segment, records))
+        Ok(segments.last().map_or(1, |(n, _)| n + 1))
     }
 
     /// Appends entries as one durable segment (nothing for an empty batch).
@@ -418,6 +438,13 @@ mod tests {
         Job::parse(&format!("pack = \"t\"\ngame = \"tilt\"\ncount = {count}\n")).expect("valid job")
     }
 
+    /// Opens the log and collects what it held.
+    fn open(dir: &Path, job: &Job) -> Result<(CommitLog, Vec<Entry>), CoordinatorError> {
+        let mut entries = Vec::new();
+        let log = CommitLog::open(dir, job, |e| entries.push(e))?;
+        Ok((log, entries))
+    }
+
     fn rec(seed: u64) -> Entry {
         Entry::Result(record(seed))
     }
@@ -446,33 +473,27 @@ mod tests {
     #[test]
     fn segments_survive_reopen_in_order() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let (mut log, old) = CommitLog::open(dir.path(), &job(5)).expect("open");
+        let (mut log, old) = open(dir.path(), &job(5)).expect("open");
         assert!(old.is_empty());
         log.append(&[rec(1), rec(2)]).expect("append");
         log.append(&[]).expect("empty batch");
         log.append(&[rec(3)]).expect("append");
         drop(log);
-        let (mut log, old) = CommitLog::open(dir.path(), &job(5)).expect("reopen");
+        let (mut log, old) = open(dir.path(), &job(5)).expect("reopen");
         assert_eq!(seeds(&old), vec![1, 2, 3]);
         log.append(&[rec(4)]).expect("append after reopen");
         drop(log);
-        let (_, old) = CommitLog::open(dir.path(), &job(5)).expect("reopen");
+        let (_, old) = open(dir.path(), &job(5)).expect("reopen");
         assert_eq!(old.len(), 4);
         // A leftover temp file from a crash mid-write is ignored.
         fs::write(dir.path().join(".seg-00000009.jsonl.tmp"), b"{garbage").expect("write");
-        assert_eq!(
-            CommitLog::open(dir.path(), &job(5))
-                .expect("reopen")
-                .1
-                .len(),
-            4
-        );
+        assert_eq!(open(dir.path(), &job(5)).expect("reopen").1.len(), 4);
     }
 
     #[test]
     fn refusals_are_entries_in_order() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let (mut log, _) = CommitLog::open(dir.path(), &job(5)).expect("open");
+        let (mut log, _) = open(dir.path(), &job(5)).expect("open");
         let refused = Entry::Refused {
             worker: "w1".into(),
             reason: "seed 1: it reported \"x\"".into(),
@@ -486,15 +507,15 @@ mod tests {
     #[test]
     fn another_job_is_refused() {
         let dir = tempfile::tempdir().expect("tempdir");
-        CommitLog::open(dir.path(), &job(5)).expect("open");
-        let err = CommitLog::open(dir.path(), &job(6)).expect_err("different job");
+        open(dir.path(), &job(5)).expect("open");
+        let err = open(dir.path(), &job(6)).expect_err("different job");
         assert!(err.to_string().contains("holds job"), "{err}");
     }
 
     #[test]
     fn every_float_reads_back_bit_for_bit() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let (mut log, _) = CommitLog::open(dir.path(), &job(5)).expect("open");
+        let (mut log, _) = open(dir.path(), &job(5)).expect("open");
         // Values whose shortest decimal form a best-effort parser reads one
         // ULP off, and a spread of bit patterns.
         let mut values = vec![0.1 + 0.2, 2.0f64.sqrt(), 1.0 / 3.0, 5e-324, f64::MAX];
@@ -531,23 +552,23 @@ mod tests {
     }
 
     fn error(dir: &Path, job: &Job) -> String {
-        CommitLog::open(dir, job).expect_err("refused").to_string()
+        open(dir, job).expect_err("refused").to_string()
     }
 
     #[test]
     fn a_second_coordinator_is_refused_while_the_first_holds_the_log() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let first = CommitLog::open(dir.path(), &job(5)).expect("open");
+        let first = open(dir.path(), &job(5)).expect("open");
         let err = error(dir.path(), &job(5));
         assert!(err.contains("in use by another coordinator (pid"), "{err}");
         drop(first);
-        CommitLog::open(dir.path(), &job(5)).expect("free again");
+        open(dir.path(), &job(5)).expect("free again");
     }
 
     #[test]
     fn foreign_edited_and_missing_segments_are_refused_naming_the_file() {
         let a = tempfile::tempdir().expect("tempdir");
-        let (mut log, _) = CommitLog::open(a.path(), &job(5)).expect("open");
+        let (mut log, _) = open(a.path(), &job(5)).expect("open");
         log.append(&[rec(1), rec(2)]).expect("append");
         log.append(&[rec(3)]).expect("append");
         drop(log);
@@ -555,7 +576,7 @@ mod tests {
 
         // Another job's segment, copied in (same pack name, other params).
         let b = tempfile::tempdir().expect("tempdir");
-        CommitLog::open(b.path(), &job_b()).expect("open b");
+        open(b.path(), &job_b()).expect("open b");
         fs::copy(&seg1, b.path().join("seg-00000001.jsonl")).expect("copy");
         let err = error(b.path(), &job_b());
         assert!(err.contains("seg-00000001.jsonl: written for job"), "{err}");
@@ -612,18 +633,18 @@ mod tests {
     #[test]
     fn a_torn_last_record_is_cut_back_and_the_log_goes_on() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let (mut log, _) = CommitLog::open(dir.path(), &job(5)).expect("open");
+        let (mut log, _) = open(dir.path(), &job(5)).expect("open");
         log.append(&[rec(1)]).expect("append");
         log.append(&[rec(2), rec(3)]).expect("append");
         drop(log);
         let seg2 = dir.path().join("seg-00000002.jsonl");
         let text = fs::read_to_string(&seg2).expect("read");
         fs::write(&seg2, &text[..text.len() - 20]).expect("tear");
-        let (mut log, old) = CommitLog::open(dir.path(), &job(5)).expect("cut back");
+        let (mut log, old) = open(dir.path(), &job(5)).expect("cut back");
         assert_eq!(seeds(&old), [1, 2]);
         log.append(&[rec(3)]).expect("append");
         drop(log);
-        let (_, old) = CommitLog::open(dir.path(), &job(5)).expect("reopen");
+        let (_, old) = open(dir.path(), &job(5)).expect("reopen");
         assert_eq!(seeds(&old), [1, 2, 3]);
     }
 }

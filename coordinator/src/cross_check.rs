@@ -38,8 +38,8 @@ pub enum CheckState {
 pub struct Pending {
     /// The seed's stratum.
     pub stratum: u32,
-    /// The worker of the first result: it may not run the check.
-    pub first_worker: String,
+    /// The first result: its worker may not run the check.
+    pub first: Claim,
     /// Since when it waits for a worker (the coordinator's grace starts here).
     pub since: Instant,
     /// Where it stands.
@@ -52,7 +52,7 @@ pub struct Dispute {
     /// The seed's stratum.
     pub stratum: u32,
     /// The results that disagree.
-    pub results: [SeedRecord; 2],
+    pub results: [Claim; 2],
     /// The coordinator runs it now.
     pub running: bool,
 }
@@ -119,7 +119,7 @@ impl CrossCheck {
             return false;
         }
         self.refused.insert(worker.to_string(), reason.to_string());
-        self.pending.retain(|_, p| p.first_worker != worker);
+        self.pending.retain(|_, p| p.first.worker != worker);
         self.disputes
             .retain(|_, d| d.results.iter().all(|r| r.worker != worker));
         true
@@ -158,7 +158,7 @@ impl CrossCheck {
                 self.queue.remove(i);
                 continue;
             }
-            if self.pending[&seed].first_worker != worker {
+            if self.pending[&seed].first.worker != worker {
                 self.queue.remove(i);
                 return Some(seed);
             }
@@ -174,6 +174,32 @@ impl CrossCheck {
             confirmed: self.confirmed,
             disputes: self.disputed,
             refused: self.refused.clone(),
+        }
+    }
+}
+
+/// One worker's result for a seed, as the cross-check judges it: who sent
+/// it, its verdict's fingerprint and how a refusal names it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Claim {
+    /// The worker.
+    pub worker: String,
+    /// Its status.
+    pub status: Status,
+    /// Its verdict's fingerprint ([`crate::verdicts::Verdicts::fingerprint`]).
+    pub fingerprint: u32,
+    /// The result in words.
+    pub description: String,
+}
+
+impl Claim {
+    /// The claim of a whole record.
+    pub fn of(r: &SeedRecord, fingerprint: u32) -> Claim {
+        Claim {
+            worker: r.worker.clone(),
+            status: r.status,
+            fingerprint,
+            description: describe(r),
         }
     }
 }
@@ -224,7 +250,12 @@ mod tests {
                 seed,
                 Pending {
                     stratum: 0,
-                    first_worker: first.into(),
+                    first: Claim {
+                        worker: first.into(),
+                        status: Status::Accepted,
+                        fingerprint: 0,
+                        description: String::new(),
+                    },
                     since: now,
                     state: CheckState::Queued,
                 },

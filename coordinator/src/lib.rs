@@ -3,6 +3,8 @@
 //! - [`scheduler`]: leases and results, the pack-completion rule (no network).
 //! - [`commit_log`]: the durable, resumable log of results.
 //! - [`cross_check`]: the sampled second runs that catch a lying worker.
+//! - [`verdicts`]: the few bytes kept per seed, and the selection the pack is
+//!   written from.
 //! - [`service`]: the gRPC adapter over the scheduler.
 //! - [`server`]: running a job: serve, maintenance, writing the pack, shutdown.
 //! - [`metrics`]: Prometheus metrics of a running job.
@@ -19,6 +21,7 @@ pub mod metrics;
 pub mod scheduler;
 pub mod server;
 pub mod service;
+pub mod verdicts;
 
 pub use pregen_pack::Job;
 

@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use pregen_pack::{SeedRecord, Status};
 
 use crate::commit_log::Entry;
-use crate::cross_check::{COORDINATOR, CheckState, CrossCheck, Dispute, Pending, describe};
+use crate::cross_check::{COORDINATOR, CheckState, Claim, CrossCheck, Dispute, Pending, describe};
+use crate::verdicts::{Selection, Verdict, Verdicts, canonical_key};
 
 /// A worker session, numbered by the coordinator.
 pub type SessionId = u64;
@@ -180,9 +181,11 @@ struct Stratum {
     /// Next seed of the stratum never leased.
     frontier: u64,
     /// Canonical forms of the accepted levels recorded (any seed).
-    seen: HashSet<String>,
+    seen: HashSet<u128>,
     /// Canonical forms of the accepted levels in the complete prefix.
-    prefix_seen: HashSet<String>,
+    prefix_seen: HashSet<u128>,
+    /// The canonical form of each accepted seed that has one.
+    canon: HashMap<u64, u128>,
 }
 
 impl Stratum {
@@ -194,6 +197,16 @@ impl Stratum {
     /// stratum is complete, then only the complete prefix.
     fn needs(&self, seed: u64) -> bool {
         !self.is_complete() || seed < self.prefix_end
+    }
+}
+
+/// Adds one to a count by name (allocating the name only when new).
+fn bump(counts: &mut BTreeMap<String, u64>, key: &str) {
+    match counts.get_mut(key) {
+        Some(n) => *n += 1,
+        None => {
+            counts.insert(key.to_string(), 1);
+        }
     }
 }
 
@@ -222,7 +235,8 @@ pub struct Exhausted {
 pub struct Scheduler {
     config: SchedulerConfig,
     strata: Vec<Stratum>,
-    records: BTreeMap<u64, SeedRecord>,
+    /// What is kept of each recorded seed (the records are in the log).
+    verdicts: Verdicts,
     /// Ranges to re-issue: (stratum, first seed, count, attempt); one longer
     /// than a lease is granted a lease at a time.
     requeue: VecDeque<(u32, u64, u64, u32)>,
@@ -242,12 +256,26 @@ pub struct Scheduler {
     seed_cost_ms: Option<f64>,
     /// Sampled seeds, disputes and refused workers.
     checks: CrossCheck,
+    /// Every entry replayed or handed to the log (the tests' log).
+    #[cfg(test)]
+    logged: Vec<Entry>,
 }
 
 impl Scheduler {
     /// A scheduler resuming from the commit log's entries (none for a new
     /// job), replayed in order by the rules that made them.
     pub fn new(config: SchedulerConfig, committed: Vec<Entry>) -> Self {
+        let mut s = Scheduler::start(config);
+        for entry in committed {
+            s.replay(entry);
+        }
+        s.end_replay();
+        s
+    }
+
+    /// A scheduler with nothing recorded: give it the log's entries with
+    /// [`Scheduler::replay`], then call [`Scheduler::end_replay`].
+    pub fn start(config: SchedulerConfig) -> Self {
         let strata = config
             .strata
             .iter()
@@ -260,13 +288,14 @@ impl Scheduler {
                 frontier: first_seed,
                 seen: HashSet::new(),
                 prefix_seen: HashSet::new(),
+                canon: HashMap::new(),
             })
             .collect();
         let checks = CrossCheck::new(config.cross_check, config.check_key);
-        let mut s = Scheduler {
+        Scheduler {
             config,
             strata,
-            records: BTreeMap::new(),
+            verdicts: Verdicts::default(),
             requeue: VecDeque::new(),
             leases: HashMap::new(),
             past_leases: HashMap::new(),
@@ -278,27 +307,34 @@ impl Scheduler {
             sessions: HashMap::new(),
             seed_cost_ms: None,
             checks,
-        };
-        let now = Instant::now();
-        for entry in committed {
-            match entry {
-                Entry::Result(r) => s.take_result(r, now),
-                Entry::Refused { worker, reason } => s.refuse(&worker, &reason),
+            #[cfg(test)]
+            logged: Vec::new(),
+        }
+    }
+
+    /// One entry of the commit log, in log order.
+    pub fn replay(&mut self, entry: Entry) {
+        #[cfg(test)]
+        self.logged.push(entry.clone());
+        match entry {
+            Entry::Result(r) => self.take_result(r, Instant::now()),
+            Entry::Refused { worker, reason } => self.refuse(&worker, &reason),
+        }
+        self.unflushed.clear();
+    }
+
+    /// The log is replayed: leasing goes on past each stratum's highest
+    /// committed seed, and the holes below it are re-queued.
+    pub fn end_replay(&mut self) {
+        self.requeue.clear();
+        for i in 0..self.strata.len() {
+            let st = &self.strata[i];
+            let end = self.strata.get(i + 1).map_or(u64::MAX, |n| n.first_seed);
+            if let Some(last) = self.verdicts.last_in(st.first_seed, end) {
+                self.strata[i].frontier = last + 1;
             }
         }
-        s.unflushed.clear();
-        s.requeue.clear();
-        // Leasing goes on past each stratum's highest committed seed; the
-        // holes below it are re-queued.
-        for i in 0..s.strata.len() {
-            let st = &s.strata[i];
-            let end = s.strata.get(i + 1).map_or(u64::MAX, |n| n.first_seed);
-            if let Some((&last, _)) = s.records.range(st.first_seed..end).next_back() {
-                s.strata[i].frontier = last + 1;
-            }
-        }
-        s.requeue_holes();
-        s
+        self.requeue_holes();
     }
 
     /// Re-queues every seed of a stratum between its complete prefix and its
@@ -328,7 +364,7 @@ impl Scheduler {
             covered.sort_unstable();
             let mut gaps = Vec::new();
             let mut at = from;
-            for &seed in self.records.range(from..to).map(|(s, _)| s) {
+            for (seed, _) in self.verdicts.range(from, to) {
                 if seed > at {
                     gaps.push((at, seed));
                 }
@@ -531,8 +567,8 @@ impl Scheduler {
                     && l.twin.is_none()
                     && !self.strata[l.stratum as usize].is_complete()
                     && (self
-                        .records
-                        .range(l.first_seed..l.first_seed + l.seed_count)
+                        .verdicts
+                        .range(l.first_seed, l.first_seed + l.seed_count)
                         .count() as u64)
                         < l.seed_count
             })
@@ -627,20 +663,22 @@ impl Scheduler {
     /// recorded (and, if sampled, waits for a second run); one from another
     /// worker is compared with it.
     fn take_result(&mut self, record: SeedRecord, now: Instant) {
-        let Some(old) = self.records.get(&record.seed) else {
+        let Some(old) = self.verdicts.get(record.seed) else {
             self.insert(record, now);
             return;
         };
         self.progress.duplicate_results += 1;
-        if old.worker == record.worker {
-            if !old.same_verdict(&record) {
+        let fingerprint = self.verdicts.fingerprint(&record);
+        let same = old.status == record.status && old.fingerprint == fingerprint;
+        if self.verdicts.worker(&old) == record.worker {
+            if !same {
                 self.progress.mismatches += 1;
             }
             return;
         }
         let seed = record.seed;
         let timeout = old.status == Status::Timeout || record.status == Status::Timeout;
-        if timeout || old.same_verdict(&record) {
+        if timeout || same {
             // A watchdog timeout depends on the machine: it proves nothing.
             if self.checks.pending.remove(&seed).is_some() && !timeout {
                 self.checks.confirm();
@@ -649,14 +687,18 @@ impl Scheduler {
             return;
         }
         self.progress.mismatches += 1;
-        self.checks.pending.remove(&seed);
+        // The first result in words: as sampled, or as its verdict says.
+        let first = match self.checks.pending.remove(&seed) {
+            Some(p) => p.first,
+            None => self.claim_of(&old),
+        };
         if self.checks.disputes.contains_key(&seed) {
             return;
         }
         let stratum = self.stratum_of(seed).unwrap_or(0) as u32;
         tracing::warn!(
             seed,
-            first = %old.worker,
+            first = %first.worker,
             second = %record.worker,
             "two results disagree; the coordinator runs the seed to decide"
         );
@@ -665,11 +707,26 @@ impl Scheduler {
             seed,
             Dispute {
                 stratum,
-                results: [old.clone(), record.clone()],
+                results: [first, Claim::of(&record, fingerprint)],
                 running: false,
             },
         );
         self.unflushed.push(Entry::Result(record));
+    }
+
+    /// A recorded verdict as the cross-check judges it.
+    fn claim_of(&self, v: &Verdict) -> Claim {
+        let reason = self.verdicts.reasons.name(u32::from(v.reason));
+        Claim {
+            worker: self.verdicts.worker(v).to_string(),
+            status: v.status,
+            fingerprint: v.fingerprint,
+            description: if reason.is_empty() {
+                v.status.as_str().to_string()
+            } else {
+                reason.to_string()
+            },
+        }
     }
 
     /// Records a seed's first result: logged, sampled for a cross-check.
@@ -681,64 +738,65 @@ impl Scheduler {
             && record.worker != COORDINATOR
             && self.checks.sampled(record.seed)
         {
+            let fingerprint = self.verdicts.fingerprint(&record);
             self.checks.pending.insert(
                 record.seed,
                 Pending {
                     stratum: i as u32,
-                    first_worker: record.worker.clone(),
+                    first: Claim::of(&record, fingerprint),
                     since: now,
                     state: CheckState::Queued,
                 },
             );
             self.checks.queue.push_back(record.seed);
         }
-        self.unflushed.push(Entry::Result(record.clone()));
-        self.store(record);
+        self.store(&record);
+        self.unflushed.push(Entry::Result(record));
     }
 
-    /// Counts a record and keeps it; the prefix of its stratum moves on.
-    fn store(&mut self, record: SeedRecord) {
+    /// Counts a record and keeps its verdict; the prefix of its stratum moves on.
+    fn store(&mut self, record: &SeedRecord) {
         let Some(i) = self.stratum_of(record.seed) else {
             return;
         };
-        if self.records.contains_key(&record.seed) {
+        if self.verdicts.contains(record.seed) {
+            return;
+        }
+        if let Some(key) = record.accepted().and_then(|l| l.canonical.as_deref()) {
+            self.strata[i].canon.insert(record.seed, canonical_key(key));
+        }
+        let verdict = self.verdicts.of(record);
+        self.count(i, record.seed, verdict);
+    }
+
+    /// Counts a verdict in progress and in its stratum, and keeps it.
+    fn count(&mut self, i: usize, seed: u64, verdict: Verdict) {
+        if !self.verdicts.insert(seed, verdict) {
             return;
         }
         self.progress.seeds += 1;
-        *self
-            .progress
-            .per_worker
-            .entry(record.worker.clone())
-            .or_default() += 1;
-        if record.status == Status::Accepted {
-            let st = &mut self.strata[i];
-            match record.level.as_ref().and_then(|l| l.canonical.as_ref()) {
-                Some(key) if !st.seen.insert(key.clone()) => {}
+        bump(
+            &mut self.progress.per_worker,
+            self.verdicts.worker(&verdict),
+        );
+        let st = &mut self.strata[i];
+        if verdict.status == Status::Accepted {
+            match st.canon.get(&seed) {
+                Some(key) if !st.seen.insert(*key) => {}
                 _ => st.accepted_total += 1,
             }
         } else {
-            let head = record.reason.split(':').next().unwrap_or("").trim();
-            let key = if head.is_empty() {
-                record.status.as_str().to_string()
-            } else {
-                format!("{}: {head}", record.status.as_str())
-            };
-            *self.progress.rejected.entry(key).or_default() += 1;
+            let key = self.verdicts.reasons.name(u32::from(verdict.reason));
+            bump(&mut self.progress.rejected, key);
         }
-        self.records.insert(record.seed, record);
-        let st = &mut self.strata[i];
         while st.prefix_accepted < st.count {
-            let Some(r) = self.records.get(&st.prefix_end) else {
+            let Some(v) = self.verdicts.get(st.prefix_end) else {
                 break;
             };
-            if r.status == Status::Accepted {
-                match r.level.as_ref().and_then(|l| l.canonical.as_ref()) {
-                    Some(key) if !st.prefix_seen.insert(key.clone()) => {
-                        *self
-                            .progress
-                            .rejected
-                            .entry("rejected: duplicate".into())
-                            .or_default() += 1;
+            if v.status == Status::Accepted {
+                match st.canon.get(&st.prefix_end) {
+                    Some(key) if !st.prefix_seen.insert(*key) => {
+                        bump(&mut self.progress.rejected, "rejected: duplicate");
                     }
                     _ => st.prefix_accepted += 1,
                 }
@@ -878,12 +936,12 @@ impl Scheduler {
         let end = lease.first_seed + lease.seed_count;
         let mut seed = lease.first_seed;
         while seed < end {
-            if self.records.contains_key(&seed) {
+            if self.verdicts.contains(seed) {
                 seed += 1;
                 continue;
             }
             let start = seed;
-            while seed < end && !self.records.contains_key(&seed) {
+            while seed < end && !self.verdicts.contains(seed) {
                 seed += 1;
             }
             if self.strata[lease.stratum as usize].is_complete() {
@@ -911,7 +969,10 @@ impl Scheduler {
 
     /// Entries not yet handed to the commit log.
     pub fn take_unflushed(&mut self) -> Vec<Entry> {
-        std::mem::take(&mut self.unflushed)
+        let entries = std::mem::take(&mut self.unflushed);
+        #[cfg(test)]
+        self.logged.extend(entries.iter().cloned());
+        entries
     }
 
     /// Seeds the coordinator must run itself, as (stratum, seed): disputed
@@ -937,7 +998,7 @@ impl Scheduler {
         }
         let patience = self.config.lease_ttl;
         for (&seed, p) in self.checks.pending.iter_mut() {
-            let other = names.iter().any(|n| *n != p.first_worker);
+            let other = names.iter().any(|n| *n != p.first.worker);
             let waited = now.saturating_duration_since(p.since);
             if p.state == CheckState::Queued && (waited >= patience || !other && waited >= grace) {
                 p.state = CheckState::Coordinator;
@@ -962,16 +1023,21 @@ impl Scheduler {
             return;
         }
         // The results to judge: a dispute's two, or a sampled seed's first.
-        let (results, sampled): (Vec<SeedRecord>, bool) = match self.checks.disputes.remove(&seed) {
+        let (results, sampled): (Vec<Claim>, bool) = match self.checks.disputes.remove(&seed) {
             Some(d) => (d.results.into(), false),
             None => match self.checks.pending.remove(&seed) {
-                Some(_) => (self.records.get(&seed).cloned().into_iter().collect(), true),
+                Some(p) => (vec![p.first], true),
                 None => (Vec::new(), false),
             },
         };
-        let wrong: Vec<&SeedRecord> = results
+        let fingerprint = self.verdicts.fingerprint(&record);
+        let ours = describe(&record);
+        let wrong: Vec<&Claim> = results
             .iter()
-            .filter(|r| r.status != Status::Timeout && !r.same_verdict(&record))
+            .filter(|r| {
+                r.status != Status::Timeout
+                    && (r.status != record.status || r.fingerprint != fingerprint)
+            })
             .collect();
         if sampled && !results.is_empty() {
             if wrong.is_empty() {
@@ -982,13 +1048,12 @@ impl Scheduler {
         }
         for r in wrong {
             let reason = format!(
-                "seed {seed}: it reported {}, the coordinator's own run found {}",
-                describe(r),
-                describe(&record)
+                "seed {seed}: it reported {}, the coordinator's own run found {ours}",
+                r.description
             );
             self.refuse(&r.worker, &reason);
         }
-        if self.records.contains_key(&seed) {
+        if self.verdicts.contains(seed) {
             self.unflushed.push(Entry::Result(record));
         } else {
             self.insert(record, Instant::now());
@@ -1027,9 +1092,10 @@ impl Scheduler {
         for (session, id) in theirs {
             self.release(session, id);
         }
-        let before = self.records.len();
-        self.records.retain(|_, r| r.worker != worker);
-        if self.records.len() == before {
+        let Some(id) = self.verdicts.workers.id(worker) else {
+            return;
+        };
+        if self.verdicts.remove_where(|v| v.worker == id + 1) == 0 {
             return;
         }
         // Their seeds are run again, and whatever a stratum that is no
@@ -1038,55 +1104,65 @@ impl Scheduler {
         self.requeue_holes();
     }
 
-    /// Counts every stratum and the progress afresh from the records.
+    /// Counts every stratum and the progress afresh from the verdicts.
     fn recount(&mut self) {
+        let verdicts = self.verdicts.drain();
         for st in &mut self.strata {
             st.prefix_end = st.first_seed;
             st.prefix_accepted = 0;
             st.accepted_total = 0;
             st.seen.clear();
             st.prefix_seen.clear();
+            st.canon
+                .retain(|seed, _| verdicts.binary_search_by_key(seed, |v| v.0).is_ok());
         }
         self.progress.seeds = 0;
         self.progress.per_worker.clear();
         self.progress.rejected.clear();
-        for (_, record) in std::mem::take(&mut self.records) {
-            self.store(record);
+        for (seed, verdict) in verdicts {
+            if let Some(i) = self.stratum_of(seed) {
+                self.count(i, seed, verdict);
+            }
         }
     }
 
-    /// The pack's records in seed order: for each stratum, every seed of the
-    /// complete prefix, up to and including the `count`-th accepted one. An
-    /// accepted level whose canonical form a lower seed of its stratum already
-    /// has becomes a `rejected` duplicate. `None` until complete.
+    /// What the pack is made of, once complete (`None` before): for each
+    /// stratum every seed of the complete prefix, up to and including the
+    /// `count`-th accepted one, with the verdict whose record the pack takes
+    /// from the log. An accepted level whose canonical form a lower seed of
+    /// its stratum already has becomes a `rejected` duplicate.
     ///
-    /// Takes the records out (without copying them): the scheduler holds none
-    /// afterwards.
-    pub fn take_pack_records(&mut self) -> Option<Vec<SeedRecord>> {
+    /// Takes the verdicts out: the scheduler holds none afterwards.
+    pub fn take_selection(&mut self) -> Option<Selection> {
         if !self.is_complete() {
             return None;
         }
-        let mut rest = std::mem::take(&mut self.records);
-        let mut out = Vec::new();
+        let mut duplicates = HashMap::new();
         for st in &self.strata {
-            // Strata are in seed order: split off this one's prefix.
-            let mut prefix = rest.split_off(&st.first_seed);
-            rest = prefix.split_off(&st.prefix_end);
-            let mut first: HashMap<String, u64> = HashMap::new();
-            for (seed, r) in prefix {
-                let key = r.level.as_ref().and_then(|l| l.canonical.clone());
-                match key.map(|k| *first.entry(k).or_insert(seed)) {
-                    Some(original) if original != seed => out.push(SeedRecord {
-                        status: Status::Rejected,
-                        reason: format!("duplicate: the level of seed {original}"),
-                        level: None,
-                        ..r
-                    }),
-                    _ => out.push(r),
+            let mut keyed: Vec<(u64, u128)> = st
+                .canon
+                .iter()
+                .filter(|(s, _)| (st.first_seed..st.prefix_end).contains(*s))
+                .map(|(&s, &k)| (s, k))
+                .collect();
+            keyed.sort_unstable();
+            let mut first: HashMap<u128, u64> = HashMap::new();
+            for (seed, key) in keyed {
+                let original = *first.entry(key).or_insert(seed);
+                if original != seed {
+                    duplicates.insert(seed, original);
                 }
             }
         }
-        Some(out)
+        Some(Selection {
+            prefixes: self
+                .strata
+                .iter()
+                .map(|st| (st.first_seed, st.prefix_end))
+                .collect(),
+            verdicts: std::mem::take(&mut self.verdicts),
+            duplicates,
+        })
     }
 
     /// Counters for progress reports.
@@ -1106,6 +1182,27 @@ impl Scheduler {
     /// The lease with this id, if out.
     pub fn lease(&self, id: u64) -> Option<&Lease> {
         self.leases.get(&id)
+    }
+}
+
+#[cfg(test)]
+impl Scheduler {
+    /// The pack's records in seed order, as the server writes them: every
+    /// entry logged, through the selection. `None` until complete.
+    fn take_pack_records(&mut self) -> Option<Vec<SeedRecord>> {
+        let mut entries = std::mem::take(&mut self.logged);
+        entries.extend(self.unflushed.iter().cloned());
+        let mut selection = self.take_selection()?;
+        let mut pack: Vec<SeedRecord> = entries
+            .into_iter()
+            .filter_map(|e| match e {
+                Entry::Result(r) => selection.take(r),
+                Entry::Refused { .. } => None,
+            })
+            .collect();
+        assert_eq!(selection.missing(), Vec::<u64>::new(), "every record found");
+        pack.sort_by_key(|r| r.seed);
+        Some(pack)
     }
 }
 

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use pregen_pack::PackDir;
-use pregen_pack::write::{RunFacts, write_pack};
+use pregen_pack::write::{PackWriter, RunFacts, WriteOptions};
 use pregen_proto::v1::coordinator_server::CoordinatorServer;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
@@ -18,10 +18,11 @@ use tokio_util::sync::CancellationToken;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Identity, Server, ServerTlsConfig};
 
-use crate::commit_log::CommitLog;
+use crate::commit_log::{CommitLog, Entry};
 use crate::connections::capped;
 use crate::scheduler::{Progress, Scheduler, SchedulerConfig};
 use crate::service::{CoordinatorService, Shared, token_check};
+use crate::verdicts::Selection;
 use crate::{CoordinatorError, Job};
 
 /// Largest message a worker may send (a result is a few KiB).
@@ -51,6 +52,8 @@ pub struct RunOptions {
     /// While commit-log writes fail they are retried for this long (new
     /// leases paused) before the run stops with [`CoordinatorError::LogWrite`].
     pub write_give_up: Duration,
+    /// How the pack is written at the end (the sort's memory).
+    pub write: WriteOptions,
 }
 
 /// Connections served at once by default.
@@ -72,6 +75,7 @@ impl RunOptions {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             idle_exit: None,
             write_give_up: WRITE_GIVE_UP,
+            write: WriteOptions::default(),
         }
     }
 }
@@ -163,6 +167,7 @@ pub struct RunningJob {
     shutdown: CancellationToken,
     started: Instant,
     resumed_seeds: usize,
+    write: WriteOptions,
 }
 
 /// Opens the pack's commit log, resumes, and starts serving `job`.
@@ -182,8 +187,6 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
             progress: Progress::default(),
         }));
     }
-    let (log, committed) = CommitLog::open(&dir.commit(), &job)?;
-    let resumed_seeds = committed.iter().filter(|e| e.result().is_some()).count();
     let mut check_key = [0u8; 16];
     getrandom::fill(&mut check_key).map_err(|e| {
         CoordinatorError::server("no randomness for the cross-check's key")(e.to_string().into())
@@ -197,7 +200,14 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
         cross_check: job.cross_check,
         check_key,
     };
-    let shared = Shared::new(&job, Scheduler::new(config, committed), options.lease_ttl)?;
+    let mut scheduler = Scheduler::start(config);
+    let mut resumed_seeds = 0;
+    let log = CommitLog::open(&dir.commit(), &job, |entry| {
+        resumed_seeds += usize::from(entry.result().is_some());
+        scheduler.replay(entry);
+    })?;
+    scheduler.end_replay();
+    let shared = Shared::new(&job, scheduler, options.lease_ttl)?;
     let log = Arc::new(Mutex::new(log));
 
     let stop_server = CancellationToken::new();
@@ -265,6 +275,7 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
         shutdown: options.shutdown,
         started,
         resumed_seeds,
+        write: options.write,
     }))
 }
 
@@ -328,11 +339,9 @@ impl RunningJob {
                 e.accepted, e.wanted, e.seeds
             )));
         }
-        let records = self
-            .shared
-            .scheduler()
-            .take_pack_records()
-            .unwrap_or_default();
+        let selection = self.shared.scheduler().take_selection().ok_or_else(|| {
+            CoordinatorError::server("the pack's selection")("not complete".into())
+        })?;
         let facts = RunFacts {
             mismatches: progress.mismatches,
             protocol: pregen_proto::PROTOCOL_VERSION,
@@ -340,9 +349,12 @@ impl RunningJob {
         };
         let writing = Instant::now();
         let (dir, pack_job) = (self.dir.clone(), job.clone());
-        tokio::task::spawn_blocking(move || write_pack(&dir, &pack_job, &records, &facts))
-            .await
-            .map_err(|e| CoordinatorError::server("the pack writer")(e.into()))??;
+        let options = self.write;
+        tokio::task::spawn_blocking(move || {
+            write_from_log(&dir, &pack_job, selection, &facts, options)
+        })
+        .await
+        .map_err(|e| CoordinatorError::server("the pack writer")(e.into()))??;
         Ok(RunSummary {
             dir: self.dir.root().to_path_buf(),
             accepted: job.count,
@@ -366,6 +378,44 @@ impl RunningJob {
         self.stop_server.cancel();
         let _ = tokio::time::timeout(Duration::from_secs(5), self.server).await;
     }
+}
+
+/// Writes the pack from the commit log: one pass over it, each seed of the
+/// selection taking the record its verdict names.
+fn write_from_log(
+    dir: &PackDir,
+    job: &Job,
+    mut selection: Selection,
+    facts: &RunFacts,
+    options: WriteOptions,
+) -> Result<(), CoordinatorError> {
+    let mut writer = PackWriter::new(dir, job, options)?;
+    let mut failed = None;
+    CommitLog::for_each(&dir.commit(), job, |entry| {
+        if failed.is_some() {
+            return;
+        }
+        if let Entry::Result(r) = entry
+            && let Some(r) = selection.take(r)
+            && let Err(e) = writer.add(r)
+        {
+            failed = Some(e);
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    let missing = selection.missing();
+    if let Some(seed) = missing.first() {
+        return Err(CoordinatorError::Resume(format!(
+            "{}: the records of {} seeds the scheduler counted (seed {seed} first) are not in \
+             the commit log; it changed while the pack was written",
+            dir.commit().display(),
+            missing.len()
+        )));
+    }
+    writer.finish(facts)?;
+    Ok(())
 }
 
 /// A pack whose `_SUCCESS` exists and whose manifest names this job.

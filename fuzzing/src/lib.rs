@@ -101,7 +101,7 @@ pub fn commit_segment(data: &[u8]) {
     };
     let mut scheduler = Scheduler::new(config, entries);
     let _ = scheduler.grant(1, Instant::now());
-    let _ = scheduler.take_pack_records();
+    let _ = scheduler.take_selection();
 }
 
 /// The job whose log `commit_segment` reads.

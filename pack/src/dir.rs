@@ -3,7 +3,7 @@
 //! ```text
 //! <out>/<pack>/
 //!   manifest.json                    job, versions, counts, checksums
-//!   levels/tier=NN/part-K.parquet    accepted levels, by (difficulty, seed)
+//!   levels/tier=NN/part-KKKKK.parquet  accepted levels, by (difficulty, seed)
 //!   campaigns/campaigns.parquet
 //!   rejects/rejects.parquet
 //!   release/tier-NN.txt, release/campaigns/campaign-KKKKK.txt, release/SHA256SUMS
@@ -123,10 +123,14 @@ pub fn tier_folder(tier: u32) -> String {
     format!("{LEVELS}/tier={tier:02}")
 }
 
-/// A tier's Parquet part relative to the pack: `levels/tier=03/part-0.parquet`.
+/// A tier's Parquet part relative to the pack: `levels/tier=03/part-00000.parquet`
+/// (numbered so that names sort in part order).
 pub fn tier_part(tier: u32, part: u32) -> String {
-    format!("{}/part-{part}.parquet", tier_folder(tier))
+    format!("{}/part-{part:05}.parquet", tier_folder(tier))
 }
+
+/// The folder of the pack writer's sort runs while it writes (removed after).
+pub const SPILL: &str = ".sort";
 
 /// The rejects' Parquet file relative to the pack.
 pub const REJECTS_FILE: &str = "rejects/rejects.parquet";
@@ -154,7 +158,7 @@ mod tests {
 
     #[test]
     fn paths_follow_the_layout() {
-        assert_eq!(tier_part(3, 0), "levels/tier=03/part-0.parquet");
+        assert_eq!(tier_part(3, 0), "levels/tier=03/part-00000.parquet");
         assert_eq!(release_tier(10), "tier-10.txt");
         assert_eq!(release_campaign(7), "campaigns/campaign-00007.txt");
         assert_eq!(tier_of_folder("tier=07"), Some(7));

@@ -8,7 +8,10 @@
 //! - [`dir`]: the layout of a pack folder ([`PackDir`]).
 //! - [`manifest`]: the typed `manifest.json` ([`Manifest`]).
 //! - [`tiers`]: tiers and campaigns, every sort broken by seed.
-//! - [`write`]: writing a whole pack, `_SUCCESS` last ([`write::write_pack`]).
+//! - [`codec`]: a record's binary form (the commit log's and the sort's).
+//! - [`sort`]: the external sort the writer streams through.
+//! - [`write`]: writing a whole pack with bounded memory, `_SUCCESS` last
+//!   ([`write::PackWriter`]).
 //! - [`read`]: reading the Parquet files back.
 //! - [`archive`]: the reproducible release archive.
 //! - [`durable`]: durable writes (temp, fsync, rename) and checksums.
@@ -18,6 +21,7 @@
 use std::path::PathBuf;
 
 pub mod archive;
+pub mod codec;
 pub mod dir;
 pub mod durable;
 pub mod job;
@@ -25,6 +29,7 @@ pub mod manifest;
 pub mod read;
 pub mod record;
 pub mod schema;
+pub mod sort;
 pub mod tiers;
 pub mod write;
 

@@ -6,7 +6,9 @@
 //! campaigns and release files whatever the number of workers.
 
 use std::collections::BTreeMap;
-use std::fs;
+use std::fs::{self, File};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::{
@@ -17,16 +19,17 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 use pregen_games::sha256_hex;
-use rayon::prelude::*;
+use sha2::{Digest, Sha256};
 
 use crate::PackError;
 use crate::dir::{self, PackDir};
-use crate::durable::{sync_filesystem, write_durably, write_files};
+use crate::durable::{sync_filesystem, write_durably};
 use crate::job::{Job, TierScheme};
 use crate::manifest::{Counts, CrossCheck, Manifest, Seeds, StratumEntry, Versions};
-use crate::record::{SeedRecord, Status};
+use crate::record::{LevelRecord, SeedRecord, Status};
 use crate::schema::{self, Table};
-use crate::tiers::{CampaignSlot, TieredLevel, assign_tiers, draw_campaigns};
+use crate::sort::{Sorter, difficulty_key};
+use crate::tiers::{CampaignSlot, Tiers, draw_campaigns, equal_groups};
 
 /// Facts for the manifest that only the run knows.
 #[derive(Debug, Clone, Default)]
@@ -39,185 +42,603 @@ pub struct RunFacts {
     pub cross_check: CrossCheck,
 }
 
-/// Writes the pack into its folder (which holds `commit/`): replaces earlier outputs,
-/// writes `_SUCCESS` last. Returns the manifest.
+/// How a pack is written: the sort's memory and the Parquet layout. The
+/// memory limit never changes a byte of the pack; the layout does (so a job's
+/// runs use the defaults).
+#[derive(Debug, Clone, Copy)]
+pub struct WriteOptions {
+    /// Bytes of records held in memory before the sort spills to disk.
+    pub sort_memory: usize,
+    /// Rows per Parquet row group.
+    pub rows_per_group: usize,
+    /// Rows per tier part file.
+    pub rows_per_part: u64,
+}
+
+/// The default sort memory: 128 MiB.
+pub const SORT_MEMORY: usize = 128 << 20;
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions {
+            sort_memory: SORT_MEMORY,
+            rows_per_group: 128 * 1024,
+            rows_per_part: 1 << 20,
+        }
+    }
+}
+
+/// Rows encoded at a time (a row group is written in batches this long).
+const BATCH_ROWS: usize = 4096;
+
+/// Writes a pack whose records are all in `records` (in any order).
 pub fn write_pack(
     pack: &PackDir,
     job: &Job,
     records: &[SeedRecord],
     facts: &RunFacts,
 ) -> Result<Manifest, PackError> {
-    let root = pack.root();
-    for stale in dir::OUTPUTS {
-        let p = root.join(stale);
-        let _ = if p.is_dir() {
-            fs::remove_dir_all(&p)
-        } else {
-            fs::remove_file(&p)
-        };
-    }
-    let started = std::time::Instant::now();
-    let tiered = assign_tiers(records, &job.tiers);
-    let tier_count = match &job.tiers {
-        TierScheme::Equal { count } => *count,
-        TierScheme::Thresholds { thresholds } => thresholds.len() as u32 + 1,
-    };
-    let mut by_tier: BTreeMap<u32, Vec<&TieredLevel<'_>>> = BTreeMap::new();
-    for l in &tiered {
-        by_tier.entry(l.tier).or_default().push(l);
-    }
-    let campaigns = draw_campaigns(
-        &tiered,
-        job.campaigns.length,
-        job.campaign_count(),
-        job.first_seed,
-    );
-    let rejects: Vec<&SeedRecord> = records
-        .iter()
-        .filter(|r| r.status != Status::Accepted)
-        .collect();
-    // Every file is made in memory first, on all cores, then written in
-    // parallel. The largest parts come first so that the cores finish together.
-    let mut parts = vec![Part::Release, Part::Rejects, Part::Campaigns];
-    parts.extend(
-        by_tier
-            .iter()
-            .map(|(&tier, levels)| Part::Tier(tier, levels)),
-    );
-    let outputs = parts
-        .into_par_iter()
-        .map(|part| match part {
-            Part::Release => Ok(release_files(job, &by_tier, &tiered, &campaigns)),
-            Part::Rejects => {
-                let path = dir::REJECTS_FILE.to_string();
-                let bytes = parquet_bytes(&schema::REJECTS, rejects_columns(&rejects), &path)?;
-                Ok(vec![(path, bytes)])
-            }
-            Part::Campaigns => {
-                let path = dir::CAMPAIGNS_FILE.to_string();
-                let bytes =
-                    parquet_bytes(&schema::CAMPAIGNS, campaigns_columns(&campaigns), &path)?;
-                Ok(vec![(path, bytes)])
-            }
-            Part::Tier(tier, levels) => {
-                let path = dir::tier_part(tier, 0);
-                let bytes = parquet_bytes(&schema::LEVELS, levels_columns(job, levels)?, &path)?;
-                Ok(vec![(path, bytes)])
-            }
-        })
-        .collect::<Result<Vec<_>, PackError>>()?
-        .into_iter()
-        .flatten()
-        .collect();
-    let encoded = started.elapsed();
-    let files = write_files(root, outputs)?;
-    let written = started.elapsed();
-    sync_filesystem(root, files.keys())?;
-    tracing::debug!(
-        files = files.len(),
-        ?encoded,
-        ?written,
-        synced = ?started.elapsed(),
-        "pack files written"
-    );
-
-    let mut by_status: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut writer = PackWriter::new(pack, job, WriteOptions::default())?;
     for r in records {
-        *by_status.entry(r.status.as_str()).or_default() += 1;
+        writer.add(r.clone())?;
     }
-    let timeouts: Vec<u64> = records
-        .iter()
-        .filter(|r| r.status == Status::Timeout)
-        .map(|r| r.seed)
-        .collect();
-    let manifest = Manifest {
-        pack: job.pack.clone(),
-        job_id: job.id(),
-        job: job.clone(),
-        versions: Versions {
-            pregen: env!("CARGO_PKG_VERSION").to_string(),
-            generator: pregen_games::GENERATOR_VERSION.to_string(),
-            protocol: facts.protocol,
-        },
-        strata: job
-            .plan()
-            .into_iter()
-            .map(|p| StratumEntry {
-                name: p.name,
-                first_seed: p.first_seed,
-                count: p.count,
-                params: p.params,
-            })
-            .collect(),
-        seeds: Seeds {
-            first: job.first_seed,
-            last: records.last().map(|r| r.seed),
-            tried: records.len() as u64,
-        },
-        counts: Counts {
-            accepted: tiered.len() as u64,
-            tiers: tier_count,
-            by_tier: by_tier
-                .iter()
-                .map(|(t, l)| (format!("{t:02}"), l.len() as u64))
-                .collect(),
-            by_status: by_status
+    writer.finish(facts)
+}
+
+/// Writes a pack from its records, given one at a time in any order, with
+/// bounded memory: accepted levels and rejects go through external sorts;
+/// Parquet row groups, release files and checksums are streamed; nothing is
+/// held whole.
+#[derive(Debug)]
+pub struct PackWriter {
+    pack: PackDir,
+    job: Job,
+    options: WriteOptions,
+    spill: PathBuf,
+    accepted: Sorter,
+    rejects: Sorter,
+    by_status: BTreeMap<&'static str, u64>,
+    timeouts: Vec<u64>,
+    tried: u64,
+    last: Option<u64>,
+    /// Levels per tier, for threshold tiers (equal tiers follow from the count).
+    threshold_tiers: BTreeMap<u32, u64>,
+}
+
+impl PackWriter {
+    /// A writer for `job`'s pack in `pack` (which holds `commit/`): earlier
+    /// outputs are removed.
+    pub fn new(pack: &PackDir, job: &Job, options: WriteOptions) -> Result<Self, PackError> {
+        let root = pack.root();
+        for stale in dir::OUTPUTS {
+            let p = root.join(stale);
+            let _ = if p.is_dir() {
+                fs::remove_dir_all(&p)
+            } else {
+                fs::remove_file(&p)
+            };
+        }
+        let spill = root.join(dir::SPILL);
+        let _ = fs::remove_dir_all(&spill);
+        Ok(PackWriter {
+            pack: pack.clone(),
+            job: job.clone(),
+            options,
+            accepted: Sorter::new(options.sort_memory / 2, &spill),
+            rejects: Sorter::new(options.sort_memory / 4, &spill),
+            spill,
+            by_status: BTreeMap::new(),
+            timeouts: Vec::new(),
+            tried: 0,
+            last: None,
+            threshold_tiers: BTreeMap::new(),
+        })
+    }
+
+    /// Adds one seed's record (each seed once).
+    pub fn add(&mut self, record: SeedRecord) -> Result<(), PackError> {
+        self.tried += 1;
+        self.last = self.last.max(Some(record.seed));
+        *self.by_status.entry(record.status.as_str()).or_default() += 1;
+        if record.status == Status::Timeout {
+            self.timeouts.push(record.seed);
+        }
+        match record.accepted() {
+            Some(level) => {
+                if let TierScheme::Thresholds { .. } = &self.job.tiers {
+                    let tier = Tiers::new(0, &self.job.tiers).tier(0, level.difficulty);
+                    *self.threshold_tiers.entry(tier).or_default() += 1;
+                }
+                let key = difficulty_key(level.difficulty, record.seed);
+                self.accepted.push(key, record)
+            }
+            None => self.rejects.push(u128::from(record.seed), record),
+        }
+    }
+
+    /// Writes every file, syncs them, then the manifest and `_SUCCESS`.
+    pub fn finish(mut self, facts: &RunFacts) -> Result<Manifest, PackError> {
+        let started = std::time::Instant::now();
+        let root = self.pack.root().to_path_buf();
+        let job = &self.job;
+        let n = self.accepted.len() as usize;
+        let tiers = Tiers::new(n, &job.tiers);
+        let mut tier_sizes: BTreeMap<u32, u64> = match &job.tiers {
+            TierScheme::Equal { count } => equal_groups(n, *count as usize)
                 .into_iter()
-                .map(|(s, n)| (s.to_string(), n))
+                .enumerate()
+                .filter(|(_, g)| !g.is_empty())
+                .map(|(t, g)| (t as u32 + 1, g.len() as u64))
                 .collect(),
-            campaigns: job.campaign_count(),
+            TierScheme::Thresholds { .. } => std::mem::take(&mut self.threshold_tiers),
+        };
+        tier_sizes.retain(|_, n| *n > 0);
+        let draw = draw_campaigns(
+            n,
+            job.campaigns.length,
+            job.campaign_count(),
+            job.first_seed,
+        );
+        let mut slot_of = vec![u32::MAX; n];
+        for (i, &(_, _, rank)) in draw.iter().enumerate() {
+            slot_of[rank] = i as u32;
+        }
+        let mut slots: Vec<CampaignSlot> = draw
+            .iter()
+            .map(|&(campaign, position, _)| CampaignSlot {
+                campaign,
+                position,
+                seed: 0,
+                tier: 0,
+                difficulty: 0.0,
+            })
+            .collect();
+        let mut files = BTreeMap::new();
+        let mut release = Vec::new();
+        let mut in_campaigns = Sorter::new(self.options.sort_memory / 2, &self.spill);
+        let mut current: Option<TierFiles> = None;
+        let accepted = std::mem::replace(&mut self.accepted, Sorter::new(0, &self.spill));
+        for (rank, item) in accepted.finish()?.enumerate() {
+            let (_, record) = item?;
+            let Some(level) = record.accepted() else {
+                continue;
+            };
+            let tier = tiers.tier(rank, level.difficulty);
+            if current.as_ref().is_some_and(|t| t.tier != tier)
+                && let Some(done) = current.take()
+            {
+                done.close(&mut files, &mut release)?;
+            }
+            let files_of_tier = match &mut current {
+                Some(t) => t,
+                None => current.insert(TierFiles::open(
+                    &root,
+                    job,
+                    tier,
+                    tier_sizes.get(&tier).copied().unwrap_or(0),
+                    self.options,
+                )?),
+            };
+            let slot = slot_of[rank];
+            if slot != u32::MAX {
+                let s = &mut slots[slot as usize];
+                s.seed = record.seed;
+                s.tier = tier;
+                s.difficulty = level.difficulty;
+                let key = (u128::from(s.campaign) << 32) | u128::from(s.position);
+                in_campaigns.push(key, record.clone())?;
+            }
+            files_of_tier.add(record)?;
+        }
+        if let Some(done) = current.take() {
+            done.close(&mut files, &mut release)?;
+        }
+        self.campaign_files(in_campaigns, &slots, &mut files, &mut release)?;
+        let path = dir::CAMPAIGNS_FILE;
+        let mut table = TableFile::create(&root, path, &schema::CAMPAIGNS, self.options)?;
+        for chunk in slots.chunks(BATCH_ROWS) {
+            table.write(campaigns_columns(chunk))?;
+        }
+        files.insert(path.to_string(), table.close()?);
+        let rejects = std::mem::replace(&mut self.rejects, Sorter::new(0, &self.spill));
+        let path = dir::REJECTS_FILE;
+        let mut table = TableFile::create(&root, path, &schema::REJECTS, self.options)?;
+        let mut batch = Vec::with_capacity(BATCH_ROWS);
+        for item in rejects.finish()? {
+            batch.push(item?.1);
+            if batch.len() == BATCH_ROWS {
+                table.write(rejects_columns(&batch))?;
+                batch.clear();
+            }
+        }
+        if !batch.is_empty() || table.rows == 0 {
+            table.write(rejects_columns(&batch))?;
+        }
+        files.insert(path.to_string(), table.close()?);
+        let mut sums = String::new();
+        for (name, sum) in &release {
+            sums.push_str(&format!("{sum}  {name}\n"));
+        }
+        let sums_path = format!("{}/{}", dir::RELEASE, dir::SHA256SUMS);
+        fs::write(root.join(&sums_path), &sums)
+            .map_err(PackError::io("write", root.join(&sums_path)))?;
+        files.insert(sums_path, sha256_hex(sums.as_bytes()));
+        let _ = fs::remove_dir_all(&self.spill);
+        let written = started.elapsed();
+        sync_filesystem(&root, files.keys())?;
+        tracing::debug!(files = files.len(), ?written, synced = ?started.elapsed(), "pack files written");
+
+        let manifest = Manifest {
+            pack: job.pack.clone(),
+            job_id: job.id(),
+            job: job.clone(),
+            versions: Versions {
+                pregen: env!("CARGO_PKG_VERSION").to_string(),
+                generator: pregen_games::GENERATOR_VERSION.to_string(),
+                protocol: facts.protocol,
+            },
+            strata: job
+                .plan()
+                .into_iter()
+                .map(|p| StratumEntry {
+                    name: p.name,
+                    first_seed: p.first_seed,
+                    count: p.count,
+                    params: p.params,
+                })
+                .collect(),
+            seeds: Seeds {
+                first: job.first_seed,
+                last: self.last,
+                tried: self.tried,
+            },
+            counts: Counts {
+                accepted: n as u64,
+                tiers: match &job.tiers {
+                    TierScheme::Equal { count } => *count,
+                    TierScheme::Thresholds { thresholds } => thresholds.len() as u32 + 1,
+                },
+                by_tier: tier_sizes
+                    .iter()
+                    .map(|(t, n)| (format!("{t:02}"), *n))
+                    .collect(),
+                by_status: self
+                    .by_status
+                    .iter()
+                    .map(|(s, n)| (s.to_string(), *n))
+                    .collect(),
+                campaigns: job.campaign_count(),
+            },
+            machine_dependent: !self.timeouts.is_empty(),
+            timeouts: {
+                self.timeouts.sort_unstable();
+                std::mem::take(&mut self.timeouts)
+            },
+            mismatches: facts.mismatches,
+            cross_check: facts.cross_check.clone(),
+            files,
+        };
+        write_durably(&root, dir::MANIFEST, manifest.to_json()?.as_bytes())?;
+        write_durably(&root, dir::SUCCESS, b"")?;
+        Ok(manifest)
+    }
+
+    /// The campaigns' release files, from their levels sorted by (campaign, position).
+    fn campaign_files(
+        &self,
+        levels: Sorter,
+        slots: &[CampaignSlot],
+        files: &mut BTreeMap<String, String>,
+        release: &mut Vec<(String, String)>,
+    ) -> Result<(), PackError> {
+        let root = self.pack.root();
+        let job = &self.job;
+        let mut slots = slots.iter();
+        let mut current: Option<(u64, HashingFile)> = None;
+        for item in levels.finish()? {
+            let (_, record) = item?;
+            let Some(slot) = slots.next() else { break };
+            let Some(level) = record.accepted() else {
+                continue;
+            };
+            if current.as_ref().is_some_and(|(c, _)| *c != slot.campaign)
+                && let Some((c, file)) = current.take()
+            {
+                close_release(file, dir::release_campaign(c), files, release)?;
+            }
+            let (_, file) = match &mut current {
+                Some(c) => c,
+                None => {
+                    let name = dir::release_campaign(slot.campaign);
+                    let mut file = HashingFile::create(root, &format!("{}/{name}", dir::RELEASE))?;
+                    file.write_text(&format!(
+                        "; pack {} game {} campaign {}\n\n",
+                        job.pack, job.game, slot.campaign
+                    ))?;
+                    current.insert((slot.campaign, file))
+                }
+            };
+            let title = format!("position {}", slot.position);
+            file.write_text(&release_entry(job, &record, level, slot.tier, &title))?;
+        }
+        if let Some((c, file)) = current.take() {
+            close_release(file, dir::release_campaign(c), files, release)?;
+        }
+        Ok(())
+    }
+}
+
+/// A release file closed: its checksum noted for the manifest and for `SHA256SUMS`.
+fn close_release(
+    file: HashingFile,
+    name: String,
+    files: &mut BTreeMap<String, String>,
+    release: &mut Vec<(String, String)>,
+) -> Result<(), PackError> {
+    let sum = file.close()?;
+    files.insert(format!("{}/{name}", dir::RELEASE), sum.clone());
+    release.push((name, sum));
+    Ok(())
+}
+
+/// One level in a release file: a comment header and its layout.
+fn release_entry(
+    job: &Job,
+    record: &SeedRecord,
+    level: &LevelRecord,
+    tier: u32,
+    title: &str,
+) -> String {
+    format!(
+        "; {title}\n; id {}-{:020} seed {} tier {} difficulty {} moves {}{}\n; solution {}\n{}\n\n",
+        job.game,
+        record.seed,
+        record.seed,
+        tier,
+        level.difficulty,
+        level.moves,
+        if level.moves_optimal {
+            ""
+        } else {
+            " (best found)"
         },
-        machine_dependent: !timeouts.is_empty(),
-        timeouts,
-        mismatches: facts.mismatches,
-        cross_check: facts.cross_check.clone(),
-        files,
-    };
-    write_durably(root, dir::MANIFEST, manifest.to_json()?.as_bytes())?;
-    write_durably(root, dir::SUCCESS, b"")?;
-    Ok(manifest)
+        level.solution,
+        level.layout.trim_end(),
+    )
 }
 
-/// One piece of the pack's encoding work: a file, or the release folder.
-enum Part<'r, 'l> {
-    Release,
-    Rejects,
-    Campaigns,
-    Tier(u32, &'r [&'r TieredLevel<'l>]),
+/// The files of the tier being written: Parquet parts and the release file.
+struct TierFiles {
+    tier: u32,
+    root: PathBuf,
+    job_game: String,
+    options: WriteOptions,
+    /// The part being written, with its number.
+    part: Option<(u32, TableFile)>,
+    next_part: u32,
+    batch: Vec<SeedRecord>,
+    text: HashingFile,
+    levels: u64,
+    parts: Vec<(String, String)>,
+    stratum_of: Job,
 }
 
-/// The Parquet file of `table` from its columns by name: zstd, page
+impl TierFiles {
+    fn open(
+        root: &Path,
+        job: &Job,
+        tier: u32,
+        size: u64,
+        options: WriteOptions,
+    ) -> Result<Self, PackError> {
+        let mut text = HashingFile::create(
+            root,
+            &format!("{}/{}", dir::RELEASE, dir::release_tier(tier)),
+        )?;
+        text.write_text(&format!(
+            "; pack {} game {} tier {tier:02}: {size} levels, easiest first\n\n",
+            job.pack, job.game
+        ))?;
+        Ok(TierFiles {
+            tier,
+            root: root.to_path_buf(),
+            job_game: job.game.clone(),
+            options,
+            part: None,
+            next_part: 0,
+            batch: Vec::with_capacity(BATCH_ROWS),
+            text,
+            levels: 0,
+            parts: Vec::new(),
+            stratum_of: job.clone(),
+        })
+    }
+
+    fn add(&mut self, record: SeedRecord) -> Result<(), PackError> {
+        self.levels += 1;
+        if let Some(level) = record.accepted() {
+            let title = format!("level {}", self.levels);
+            let entry = release_entry(&self.stratum_of, &record, level, self.tier, &title);
+            self.text.write_text(&entry)?;
+        }
+        self.batch.push(record);
+        let rows = self.part.as_ref().map_or(0, |(_, t)| t.rows) + self.batch.len() as u64;
+        if self.batch.len() == BATCH_ROWS || rows == self.options.rows_per_part {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), PackError> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let (_, table) = match &mut self.part {
+            Some(p) => p,
+            None => {
+                let n = self.next_part;
+                self.next_part += 1;
+                let path = dir::tier_part(self.tier, n);
+                let table = TableFile::create(&self.root, &path, &schema::LEVELS, self.options)?;
+                self.part.insert((n, table))
+            }
+        };
+        table.write(levels_columns(
+            &self.job_game,
+            &self.stratum_of,
+            &self.batch,
+        )?)?;
+        self.batch.clear();
+        if table.rows >= self.options.rows_per_part {
+            self.close_part()?;
+        }
+        Ok(())
+    }
+
+    fn close_part(&mut self) -> Result<(), PackError> {
+        if let Some((n, table)) = self.part.take() {
+            self.parts
+                .push((dir::tier_part(self.tier, n), table.close()?));
+        }
+        Ok(())
+    }
+
+    fn close(
+        mut self,
+        files: &mut BTreeMap<String, String>,
+        release: &mut Vec<(String, String)>,
+    ) -> Result<(), PackError> {
+        self.flush()?;
+        self.close_part()?;
+        files.extend(self.parts);
+        close_release(self.text, dir::release_tier(self.tier), files, release)
+    }
+}
+
+/// A file written through a buffer with its SHA-256 computed on the way.
+struct HashingFile {
+    out: BufWriter<File>,
+    hasher: Sha256,
+    path: PathBuf,
+}
+
+impl HashingFile {
+    /// Creates `rel` under `root` (and its folder).
+    fn create(root: &Path, rel: &str) -> Result<Self, PackError> {
+        let path = root.join(rel);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).map_err(PackError::io("create", parent))?;
+        }
+        let file = File::create(&path).map_err(PackError::io("create", &path))?;
+        Ok(HashingFile {
+            out: BufWriter::with_capacity(1 << 20, file),
+            hasher: Sha256::new(),
+            path,
+        })
+    }
+
+    fn write_text(&mut self, text: &str) -> Result<(), PackError> {
+        self.write_all(text.as_bytes())
+            .map_err(PackError::io("write", &self.path))
+    }
+
+    /// Flushes and gives the file's SHA-256, lower-case hex.
+    fn close(mut self) -> Result<String, PackError> {
+        self.out
+            .flush()
+            .map_err(PackError::io("write", &self.path))?;
+        Ok(hex(&self.hasher.finalize()))
+    }
+}
+
+impl Write for HashingFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A Parquet file of one table, written a batch at a time: zstd, page
 /// statistics, the sort columns declared, text that never repeats stored plain.
-fn parquet_bytes(
-    table: &Table,
-    columns: Vec<(&'static str, ArrayRef)>,
-    path: &str,
-) -> Result<Vec<u8>, PackError> {
-    let parquet = |source| PackError::Parquet {
-        path: path.into(),
-        source,
-    };
-    let arrays = table
-        .arrange(columns)
-        .ok_or_else(|| PackError::invalid(path, "the columns do not match the schema"))?;
-    let batch =
-        RecordBatch::try_new(table.schema(), arrays).map_err(|source| PackError::Arrow {
+struct TableFile {
+    writer: ArrowWriter<HashingFile>,
+    table: &'static Table,
+    path: String,
+    rows: u64,
+}
+
+impl TableFile {
+    fn create(
+        root: &Path,
+        path: &str,
+        table: &'static Table,
+        options: WriteOptions,
+    ) -> Result<Self, PackError> {
+        let parquet = |source| PackError::Parquet {
             path: path.into(),
             source,
-        })?;
-    let mut props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).map_err(parquet)?))
-        .set_statistics_enabled(EnabledStatistics::Page)
-        .set_sorting_columns(Some(table.sorting_columns()))
-        .set_created_by(format!("pregen {}", env!("CARGO_PKG_VERSION")));
-    // A dictionary of values that never repeat is built only to be dropped.
-    for column in table.columns.iter().filter(|c| c.unique_text) {
-        props = props.set_column_dictionary_enabled(ColumnPath::from(column.name), false);
+        };
+        let mut props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).map_err(parquet)?))
+            .set_statistics_enabled(EnabledStatistics::Page)
+            .set_sorting_columns(Some(table.sorting_columns()))
+            .set_max_row_group_row_count(Some(options.rows_per_group.max(1)))
+            .set_created_by(format!("pregen {}", env!("CARGO_PKG_VERSION")));
+        // A dictionary of values that never repeat is built only to be dropped.
+        for column in table.columns.iter().filter(|c| c.unique_text) {
+            props = props.set_column_dictionary_enabled(ColumnPath::from(column.name), false);
+        }
+        let file = HashingFile::create(root, path)?;
+        let writer =
+            ArrowWriter::try_new(file, table.schema(), Some(props.build())).map_err(parquet)?;
+        Ok(TableFile {
+            writer,
+            table,
+            path: path.to_string(),
+            rows: 0,
+        })
     }
-    let mut writer =
-        ArrowWriter::try_new(Vec::new(), batch.schema(), Some(props.build())).map_err(parquet)?;
-    writer.write(&batch).map_err(parquet)?;
-    writer.into_inner().map_err(parquet)
+
+    fn write(&mut self, columns: Vec<(&'static str, ArrayRef)>) -> Result<(), PackError> {
+        let arrays = self
+            .table
+            .arrange(columns)
+            .ok_or_else(|| PackError::invalid(&self.path, "the columns do not match the schema"))?;
+        let batch = RecordBatch::try_new(self.table.schema(), arrays).map_err(|source| {
+            PackError::Arrow {
+                path: self.path.clone().into(),
+                source,
+            }
+        })?;
+        self.rows += batch.num_rows() as u64;
+        self.writer
+            .write(&batch)
+            .map_err(|source| PackError::Parquet {
+                path: self.path.clone().into(),
+                source,
+            })
+    }
+
+    fn close(self) -> Result<String, PackError> {
+        let path = self.path;
+        let file = self
+            .writer
+            .into_inner()
+            .map_err(|source| PackError::Parquet {
+                path: path.into(),
+                source,
+            })?;
+        file.close()
+    }
 }
 
 fn u64s(it: impl Iterator<Item = u64>) -> ArrayRef {
@@ -236,16 +657,20 @@ fn strings<'a>(it: impl Iterator<Item = &'a str>) -> ArrayRef {
     Arc::new(StringArray::from_iter_values(it))
 }
 
-/// The levels table of one tier (the tier itself is the Hive folder name).
-/// Columns, in order: see the README's schema section.
+/// The levels table of a batch of one tier's levels (the tier itself is the
+/// Hive folder name).
 fn levels_columns(
+    game: &str,
     job: &Job,
-    levels: &[&TieredLevel<'_>],
+    records: &[SeedRecord],
 ) -> Result<Vec<(&'static str, ArrayRef)>, PackError> {
-    let game = job.game.as_str();
+    let levels: Vec<(&SeedRecord, &LevelRecord)> = records
+        .iter()
+        .filter_map(|r| Some((r, r.accepted()?)))
+        .collect();
     let mut metrics = schema::metrics_builder();
-    for l in levels {
-        for (k, v) in &l.level.metrics {
+    for (_, l) in &levels {
+        for (k, v) in &l.metrics {
             metrics.keys().append_value(k);
             metrics.values().append_value(*v);
         }
@@ -256,57 +681,54 @@ fn levels_columns(
     }
     let ids: Vec<String> = levels
         .iter()
-        .map(|l| format!("{game}-{:020}", l.record.seed))
+        .map(|(r, _)| format!("{game}-{:020}", r.seed))
         .collect();
     Ok(vec![
         ("game", strings(levels.iter().map(|_| game))),
-        ("seed", u64s(levels.iter().map(|l| l.record.seed))),
+        ("seed", u64s(levels.iter().map(|(r, _)| r.seed))),
         ("level_id", strings(ids.iter().map(String::as_str))),
-        (
-            "difficulty",
-            f64s(levels.iter().map(|l| l.level.difficulty)),
-        ),
-        ("moves", u32s(levels.iter().map(|l| l.level.moves))),
+        ("difficulty", f64s(levels.iter().map(|(_, l)| l.difficulty))),
+        ("moves", u32s(levels.iter().map(|(_, l)| l.moves))),
         (
             "moves_optimal",
             Arc::new(BooleanArray::from(
                 levels
                     .iter()
-                    .map(|l| l.level.moves_optimal)
+                    .map(|(_, l)| l.moves_optimal)
                     .collect::<Vec<_>>(),
             )),
         ),
         (
             "layout",
-            strings(levels.iter().map(|l| l.level.layout.as_str())),
+            strings(levels.iter().map(|(_, l)| l.layout.as_str())),
         ),
         (
             "level_json",
-            strings(levels.iter().map(|l| l.level.level_json.as_str())),
+            strings(levels.iter().map(|(_, l)| l.level_json.as_str())),
         ),
         (
             "solution",
-            strings(levels.iter().map(|l| l.level.solution.as_str())),
+            strings(levels.iter().map(|(_, l)| l.solution.as_str())),
         ),
         (
             "level_hash",
-            strings(levels.iter().map(|l| l.level.level_hash.as_str())),
+            strings(levels.iter().map(|(_, l)| l.level_hash.as_str())),
         ),
         (
             "generate_ms",
-            f64s(levels.iter().map(|l| l.record.generate_ms)),
+            f64s(levels.iter().map(|(r, _)| r.generate_ms)),
         ),
-        ("solve_ms", f64s(levels.iter().map(|l| l.record.solve_ms))),
-        ("nodes", u64s(levels.iter().map(|l| l.record.nodes))),
+        ("solve_ms", f64s(levels.iter().map(|(r, _)| r.solve_ms))),
+        ("nodes", u64s(levels.iter().map(|(r, _)| r.nodes))),
         (
             "worker",
-            strings(levels.iter().map(|l| l.record.worker.as_str())),
+            strings(levels.iter().map(|(r, _)| r.worker.as_str())),
         ),
-        ("attempt", u32s(levels.iter().map(|l| l.record.attempt))),
+        ("attempt", u32s(levels.iter().map(|(r, _)| r.attempt))),
         ("metrics", Arc::new(metrics.finish())),
         (
             "stratum",
-            u32s(levels.iter().map(|l| job.stratum_of(l.record.seed) as u32)),
+            u32s(levels.iter().map(|(r, _)| job.stratum_of(r.seed) as u32)),
         ),
     ])
 }
@@ -321,7 +743,7 @@ fn campaigns_columns(slots: &[CampaignSlot]) -> Vec<(&'static str, ArrayRef)> {
     ]
 }
 
-fn rejects_columns(rejects: &[&SeedRecord]) -> Vec<(&'static str, ArrayRef)> {
+fn rejects_columns(rejects: &[SeedRecord]) -> Vec<(&'static str, ArrayRef)> {
     vec![
         ("seed", u64s(rejects.iter().map(|r| r.seed))),
         ("status", strings(rejects.iter().map(|r| r.status.as_str()))),
@@ -334,78 +756,137 @@ fn rejects_columns(rejects: &[&SeedRecord]) -> Vec<(&'static str, ArrayRef)> {
     ]
 }
 
-/// Release files: one text file per tier and per campaign, each level as a
-/// comment header and its layout, plus `SHA256SUMS`. Deterministic bytes.
-fn release_files(
-    job: &Job,
-    by_tier: &BTreeMap<u32, Vec<&TieredLevel<'_>>>,
-    tiered: &[TieredLevel<'_>],
-    campaigns: &[CampaignSlot],
-) -> Vec<(String, Vec<u8>)> {
-    let mut files: Vec<(String, String)> = Vec::new();
-    let entry = |l: &TieredLevel<'_>, title: String| {
-        format!(
-            "; {title}\n; id {}-{:020} seed {} tier {} difficulty {} moves {}{}\n; solution {}\n{}\n",
-            job.game,
-            l.record.seed,
-            l.record.seed,
-            l.tier,
-            l.level.difficulty,
-            l.level.moves,
-            if l.level.moves_optimal {
-                ""
-            } else {
-                " (best found)"
-            },
-            l.level.solution,
-            l.level.layout.trim_end(),
-        )
-    };
-    for (tier, levels) in by_tier {
-        let mut text = format!(
-            "; pack {} game {} tier {tier:02}: {} levels, easiest first\n\n",
-            job.pack,
-            job.game,
-            levels.len()
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::record::{LevelRecord, Status};
+
+    fn job(count: u64) -> Job {
+        Job::parse(&format!(
+            "pack = \"w\"\ngame = \"tilt\"\ncount = {count}\n[campaigns]\ncount = 3\nlength = 40\n"
+        ))
+        .expect("valid job")
+    }
+
+    /// Seeds 0..n: every third accepted with a scattered difficulty.
+    fn records(n: u64) -> Vec<SeedRecord> {
+        (0..n)
+            .map(|seed| {
+                let accepted = seed % 3 == 0;
+                SeedRecord {
+                    seed,
+                    status: if accepted {
+                        Status::Accepted
+                    } else {
+                        Status::Rejected
+                    },
+                    reason: if accepted {
+                        String::new()
+                    } else {
+                        "rejected: too easy".into()
+                    },
+                    level: accepted.then(|| LevelRecord {
+                        difficulty: (seed.wrapping_mul(2654435761) % 1000) as f64 / 100.0,
+                        moves: (seed % 17) as u32,
+                        moves_optimal: true,
+                        layout: format!("#{seed}#\n"),
+                        level_json: format!("{{\"seed\":{seed}}}"),
+                        solution: "LR".into(),
+                        metrics: [("states".to_string(), seed as f64)].into_iter().collect(),
+                        level_hash: format!("{seed:064x}"),
+                        canonical: None,
+                    }),
+                    generate_ms: seed as f64 / 3.0,
+                    solve_ms: 0.25,
+                    nodes: seed,
+                    worker: "w1".into(),
+                    attempt: 1,
+                }
+            })
+            .collect()
+    }
+
+    fn write(dir: &Path, records: &[SeedRecord], options: WriteOptions) -> Manifest {
+        let pack = PackDir::new(dir);
+        let count = records.iter().filter(|r| r.accepted().is_some()).count() as u64;
+        let mut writer = PackWriter::new(&pack, &job(count), options).expect("writer");
+        // Given in an order unlike the seeds'.
+        for r in records.iter().rev() {
+            writer.add(r.clone()).expect("add");
+        }
+        writer.finish(&RunFacts::default()).expect("finish")
+    }
+
+    #[test]
+    fn the_sort_memory_changes_no_byte_of_the_pack() {
+        let records = records(6000);
+        let (a, b) = (
+            tempfile::tempdir().expect("tmp"),
+            tempfile::tempdir().expect("tmp"),
         );
-        for (i, l) in levels.iter().enumerate() {
-            text.push_str(&entry(l, format!("level {}", i + 1)));
-            text.push('\n');
-        }
-        files.push((dir::release_tier(*tier), text));
+        let roomy = write(a.path(), &records, WriteOptions::default());
+        let tight = write(
+            b.path(),
+            &records,
+            WriteOptions {
+                sort_memory: 16 << 10,
+                ..WriteOptions::default()
+            },
+        );
+        assert_eq!(roomy.files, tight.files);
+        assert_eq!(roomy.counts.accepted, 2000);
+        assert!(
+            !b.path().join(dir::SPILL).exists(),
+            "the spill folder is removed"
+        );
     }
-    let by_seed: BTreeMap<u64, &TieredLevel<'_>> =
-        tiered.iter().map(|l| (l.record.seed, l)).collect();
-    let mut current: Option<(u64, String)> = None;
-    for slot in campaigns {
-        if current.as_ref().is_some_and(|(c, _)| *c != slot.campaign) {
-            let (c, text) = current.take().unwrap_or_default();
-            files.push((dir::release_campaign(c), text));
-        }
-        let (_, text) = current.get_or_insert_with(|| {
-            (
-                slot.campaign,
-                format!(
-                    "; pack {} game {} campaign {}\n\n",
-                    job.pack, job.game, slot.campaign
-                ),
+
+    #[test]
+    fn a_tier_splits_into_parts_of_row_groups_in_order() {
+        let records = records(6000);
+        let out = tempfile::tempdir().expect("tmp");
+        let manifest = write(
+            out.path(),
+            &records,
+            WriteOptions {
+                sort_memory: 16 << 10,
+                rows_per_group: 50,
+                rows_per_part: 120,
+            },
+        );
+        let pack = PackDir::new(out.path());
+        let mut per_tier: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+        let mut parts = 0;
+        for (tier, path) in pack.level_parts().expect("parts") {
+            parts += 1;
+            let batches = crate::read::read_batches(&path).expect("reads");
+            let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+            assert!(rows <= 120, "{} holds {rows} rows", path.display());
+            let meta = parquet::file::reader::SerializedFileReader::new(
+                std::fs::File::open(&path).expect("open"),
             )
-        });
-        if let Some(l) = by_seed.get(&slot.seed) {
-            text.push_str(&entry(l, format!("position {}", slot.position)));
-            text.push('\n');
+            .expect("parquet");
+            use parquet::file::reader::FileReader;
+            for g in meta.metadata().row_groups() {
+                assert!(g.num_rows() <= 50);
+            }
+            for b in &batches {
+                per_tier
+                    .entry(tier)
+                    .or_default()
+                    .extend(crate::read::f64_column(b, "difficulty", &path).expect("difficulty"));
+            }
+        }
+        let total: usize = per_tier.values().map(Vec::len).sum();
+        assert_eq!(total as u64, manifest.counts.accepted);
+        assert!(parts > per_tier.len(), "some tier has several parts");
+        for difficulties in per_tier.values() {
+            assert!(
+                difficulties.is_sorted(),
+                "each tier's parts run in difficulty order"
+            );
         }
     }
-    if let Some((c, text)) = current {
-        files.push((dir::release_campaign(c), text));
-    }
-    let mut sums = String::new();
-    for (name, text) in &files {
-        sums.push_str(&format!("{}  {name}\n", sha256_hex(text.as_bytes())));
-    }
-    files.push((dir::SHA256SUMS.into(), sums));
-    files
-        .into_iter()
-        .map(|(name, text)| (format!("{}/{name}", dir::RELEASE), text.into_bytes()))
-        .collect()
 }

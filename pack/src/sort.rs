@@ -1,0 +1,310 @@
+//! An external sort of records by a `u128` key: records are held in memory
+//! up to a byte limit, then sorted and spilled to a run file; at the end the
+//! runs are merged. With no spill it is a plain in-memory sort. The order is
+//! the key's, and keys are unique (they end in the seed), so the output never
+//! depends on the limit.
+//!
+//! A run file is a sequence of `key (16 bytes, big-endian) | length (4 bytes)
+//! | record` in the binary form of [`crate::codec`], unnamed in the spill
+//! folder (gone when closed, even after a crash).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use crate::PackError;
+use crate::codec;
+use crate::record::SeedRecord;
+
+/// What a record is taken to cost in memory beyond its text.
+const RECORD_OVERHEAD: usize = 256;
+
+/// Records by key, sorted in memory up to a limit and on disk beyond it.
+#[derive(Debug)]
+pub struct Sorter {
+    buffer: Vec<(u128, SeedRecord)>,
+    held: usize,
+    limit: usize,
+    spill_dir: PathBuf,
+    runs: Vec<File>,
+    len: u64,
+}
+
+impl Sorter {
+    /// A sorter holding about `limit` bytes of records before it spills
+    /// into `spill_dir`.
+    pub fn new(limit: usize, spill_dir: &Path) -> Self {
+        Sorter {
+            buffer: Vec::new(),
+            held: 0,
+            limit,
+            spill_dir: spill_dir.to_path_buf(),
+            runs: Vec::new(),
+            len: 0,
+        }
+    }
+
+    /// Records pushed.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether no record was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Runs spilled to disk so far.
+    pub fn runs(&self) -> usize {
+        self.runs.len()
+    }
+
+    /// Adds a record under `key`.
+    pub fn push(&mut self, key: u128, record: SeedRecord) -> Result<(), PackError> {
+        self.held += size_of(&record);
+        self.buffer.push((key, record));
+        self.len += 1;
+        if self.held > self.limit {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    fn spill(&mut self) -> Result<(), PackError> {
+        if self.buffer.is_empty() {
+            return Ok(());
+        }
+        std::fs::create_dir_all(&self.spill_dir)
+            .map_err(PackError::io("create", &self.spill_dir))?;
+        let io = PackError::io("write a sort run in", &self.spill_dir);
+        let file = tempfile::tempfile_in(&self.spill_dir).map_err(io)?;
+        self.buffer.sort_unstable_by_key(|(k, _)| *k);
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        let mut bytes = Vec::new();
+        for (key, record) in self.buffer.drain(..) {
+            bytes.clear();
+            codec::encode(&record, &mut bytes);
+            out.write_all(&key.to_be_bytes())
+                .and_then(|()| out.write_all(&(bytes.len() as u32).to_be_bytes()))
+                .and_then(|()| out.write_all(&bytes))
+                .map_err(PackError::io("write a sort run in", &self.spill_dir))?;
+        }
+        let mut file = out
+            .into_inner()
+            .map_err(|e| PackError::io("write a sort run in", &self.spill_dir)(e.into_error()))?;
+        file.rewind()
+            .map_err(PackError::io("rewind a sort run in", &self.spill_dir))?;
+        self.runs.push(file);
+        self.held = 0;
+        Ok(())
+    }
+
+    /// Every record in key order.
+    pub fn finish(mut self) -> Result<Sorted, PackError> {
+        if self.runs.is_empty() {
+            self.buffer.sort_unstable_by_key(|(k, _)| *k);
+            return Ok(Sorted(Source::Memory(self.buffer.into_iter())));
+        }
+        self.spill()?;
+        let mut runs: Vec<Run> = self
+            .runs
+            .into_iter()
+            .map(|f| Run {
+                reader: BufReader::with_capacity(1 << 18, f),
+                dir: self.spill_dir.clone(),
+            })
+            .collect();
+        let mut heads = BinaryHeap::new();
+        for (i, run) in runs.iter_mut().enumerate() {
+            if let Some((key, record)) = run.next()? {
+                heads.push(Head {
+                    key: Reverse(key),
+                    run: i,
+                    record,
+                });
+            }
+        }
+        Ok(Sorted(Source::Merge { runs, heads }))
+    }
+}
+
+/// A rough count of the memory a record takes.
+fn size_of(r: &SeedRecord) -> usize {
+    RECORD_OVERHEAD
+        + r.reason.len()
+        + r.worker.len()
+        + r.level.as_ref().map_or(0, |l| {
+            l.layout.len()
+                + l.level_json.len()
+                + l.solution.len()
+                + l.level_hash.len()
+                + l.canonical.as_ref().map_or(0, String::len)
+                + l.metrics.keys().map(|k| k.len() + 48).sum::<usize>()
+        })
+}
+
+/// A spilled run, read back in order.
+#[derive(Debug)]
+struct Run {
+    reader: BufReader<File>,
+    dir: PathBuf,
+}
+
+impl Run {
+    fn next(&mut self) -> Result<Option<(u128, SeedRecord)>, PackError> {
+        let mut head = [0u8; 20];
+        match self.reader.read_exact(&mut head) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+            Err(e) => return Err(PackError::io("read a sort run in", &self.dir)(e)),
+        }
+        let (key, len) = head.split_at(16);
+        let key = u128::from_be_bytes(key.try_into().unwrap_or_default());
+        let len = u32::from_be_bytes(len.try_into().unwrap_or_default()) as usize;
+        let mut bytes = vec![0; len];
+        self.reader
+            .read_exact(&mut bytes)
+            .map_err(PackError::io("read a sort run in", &self.dir))?;
+        let record = codec::decode(&bytes)
+            .map_err(|e| PackError::invalid(&self.dir, format!("a sort run is damaged: {e}")))?;
+        Ok(Some((key, record)))
+    }
+}
+
+/// The smallest key of a run not yet given out.
+#[derive(Debug)]
+struct Head {
+    key: Reverse<u128>,
+    run: usize,
+    record: SeedRecord,
+}
+
+impl PartialEq for Head {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+impl Eq for Head {}
+impl PartialOrd for Head {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Head {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&other.key)
+    }
+}
+
+/// A sorter's records in key order.
+#[derive(Debug)]
+pub struct Sorted(Source);
+
+#[derive(Debug)]
+enum Source {
+    /// Nothing spilled.
+    Memory(std::vec::IntoIter<(u128, SeedRecord)>),
+    /// Runs merged: the runs, and the smallest record of each not yet given out.
+    Merge {
+        runs: Vec<Run>,
+        heads: BinaryHeap<Head>,
+    },
+}
+
+impl Iterator for Sorted {
+    type Item = Result<(u128, SeedRecord), PackError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match &mut self.0 {
+            Source::Memory(it) => it.next().map(Ok),
+            Source::Merge { runs, heads } => {
+                let head = heads.pop()?;
+                match runs[head.run].next() {
+                    Ok(Some((key, record))) => heads.push(Head {
+                        key: Reverse(key),
+                        run: head.run,
+                        record,
+                    }),
+                    Ok(None) => {}
+                    Err(e) => return Some(Err(e)),
+                }
+                Some(Ok((head.key.0, head.record)))
+            }
+        }
+    }
+}
+
+/// The key that orders by (difficulty, seed): the float's bits made to sort
+/// as unsigned integers (negative values first, `total_cmp`'s order).
+pub fn difficulty_key(difficulty: f64, seed: u64) -> u128 {
+    let bits = difficulty.to_bits();
+    let ordered = if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | 1 << 63
+    };
+    (u128::from(ordered) << 64) | u128::from(seed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Status;
+
+    fn record(seed: u64) -> SeedRecord {
+        SeedRecord {
+            seed,
+            status: Status::Rejected,
+            reason: format!("r{seed}"),
+            level: None,
+            generate_ms: 0.0,
+            solve_ms: 0.0,
+            nodes: seed,
+            worker: "w".into(),
+            attempt: 1,
+        }
+    }
+
+    #[test]
+    fn spilled_and_in_memory_sorts_agree() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let keys: Vec<u64> = (0..5000u64)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40)
+            .collect();
+        let sorted = |limit: usize| {
+            let mut s = Sorter::new(limit, dir.path());
+            for &k in &keys {
+                s.push(u128::from(k), record(k)).expect("push");
+            }
+            let runs = s.runs();
+            let out: Vec<u64> = s
+                .finish()
+                .expect("finish")
+                .map(|r| r.expect("read").1.seed)
+                .collect();
+            (runs, out)
+        };
+        let (none, in_memory) = sorted(usize::MAX);
+        let (many, spilled) = sorted(10_000);
+        assert_eq!(none, 0);
+        assert!(many > 10, "{many} runs");
+        assert_eq!(in_memory, spilled);
+        assert!(in_memory.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(in_memory.len(), keys.len());
+    }
+
+    #[test]
+    fn difficulty_keys_sort_like_total_cmp() {
+        let mut values = [3.5, -0.0, 0.0, -2.0, f64::INFINITY, 1e-300, -1e300, 0.5];
+        let mut by_key = values.to_vec();
+        by_key.sort_by_key(|&d| difficulty_key(d, 0));
+        values.sort_by(f64::total_cmp);
+        assert_eq!(
+            by_key.iter().map(|d| d.to_bits()).collect::<Vec<_>>(),
+            values.iter().map(|d| d.to_bits()).collect::<Vec<_>>()
+        );
+        assert!(difficulty_key(1.0, 5) < difficulty_key(1.0, 6));
+    }
+}
