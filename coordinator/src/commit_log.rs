@@ -1,29 +1,35 @@
 //! The durable commit log: `commit/` in the pack's output folder.
 //!
 //! `commit/job.json` names the job the log belongs to. Results are appended as
-//! numbered segments (`seg-00000001.jsonl`), each written to a temporary
+//! numbered segments (`seg-00000001.bin`), each written to a temporary
 //! file, fsynced, and renamed into place, then the folder is fsynced: a
 //! segment is either wholly there or absent, so a coordinator killed at any
 //! instant resumes from exactly the segments it finished.
 //!
-//! The log checks itself. A segment's first line is a header naming the
-//! format version, the job id and the segment's number and record count;
-//! every record line is `<sha256 of the JSON, 16 hex> <JSON>`, the JSON a
-//! seed's result or, `{"refused":{"worker":…,"reason":…}}`, a worker the
-//! cross-check refused (its results before that line no longer count). A segment of
-//! another job, an edited or damaged line, a renamed or missing segment is
-//! refused with an error naming the file. Only a torn last line of the last
-//! segment (a write cut short on a file system that does not rename
-//! atomically) is cut back, with a warning.
+//! A segment is a header line (JSON: the format version, the job id, the
+//! segment's number and record count, and its body's length and SHA-256)
+//! followed by the body: a zstd frame of length-delimited entries, each
+//! `u32 LE length | kind | payload`, kind 0 a seed's result in its binary
+//! form ([`pregen_pack::codec`]), kind 1 a worker the cross-check refused
+//! (JSON `{"worker":…,"reason":…}`; its results before it no longer count).
+//! Logs of versions 2 and 3 (`seg-00000001.jsonl`, one checksummed JSON line
+//! per entry) are still read, and a log goes on in the binary form.
+//!
+//! The log checks itself: a segment of another job, an edited or damaged
+//! body, a renamed or missing segment is refused with an error naming the
+//! file. Only a torn end of the last segment (a write cut short on a file
+//! system that does not rename atomically) is cut back to its last whole
+//! entry, with a warning.
 //!
 //! `commit/LOCK` is held (an advisory lock) while a coordinator uses the log;
 //! a second coordinator on the same pack folder is refused, naming the holder.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Seek, Write};
+use std::io::{ErrorKind, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use pregen_games::sha256_hex;
+use pregen_pack::codec;
 use pregen_pack::durable::write_durably;
 use pregen_pack::job::STRATUM_SEEDS;
 use pregen_pack::{Job, PackError, SeedRecord};
@@ -31,9 +37,19 @@ use serde::{Deserialize, Serialize};
 
 use crate::CoordinatorError;
 
-/// The segment format this build writes (and the oldest it reads).
-pub const FORMAT_VERSION: u32 = 3;
+/// The segment format this build writes.
+pub const FORMAT_VERSION: u32 = 4;
+/// The newest format of JSON-lines segments, and the oldest this build reads.
+const LAST_TEXT_VERSION: u32 = 3;
 const OLDEST_VERSION: u32 = 2;
+
+/// The zstd level of segment bodies.
+const ZSTD_LEVEL: i32 = 3;
+/// The largest entry a segment may hold (a hostile length is refused before
+/// anything is allocated for it).
+const MAX_ENTRY_BYTES: usize = 64 << 20;
+const KIND_RESULT: u8 = 0;
+const KIND_REFUSED: u8 = 1;
 
 /// One entry of the log, replayed in order on resume.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,6 +74,7 @@ impl Entry {
         }
     }
 
+    #[cfg(test)]
     fn to_json(&self) -> serde_json::Result<String> {
         match self {
             Entry::Result(r) => serde_json::to_string(r),
@@ -67,6 +84,45 @@ impl Entry {
                     reason: reason.clone(),
                 },
             }),
+        }
+    }
+
+    /// Appends the entry's length-delimited binary form to `out`.
+    fn encode(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        let start = out.len();
+        out.extend_from_slice(&[0; 4]);
+        match self {
+            Entry::Result(r) => {
+                out.push(KIND_RESULT);
+                codec::encode(r, out);
+            }
+            Entry::Refused { worker, reason } => {
+                out.push(KIND_REFUSED);
+                serde_json::to_writer(
+                    &mut *out,
+                    &Refusal {
+                        worker: worker.clone(),
+                        reason: reason.clone(),
+                    },
+                )?;
+            }
+        }
+        let len = (out.len() - start - 4) as u32;
+        out[start..start + 4].copy_from_slice(&len.to_le_bytes());
+        Ok(())
+    }
+
+    /// An entry from its kind and payload.
+    fn decode(kind: u8, payload: &[u8]) -> Result<Entry, String> {
+        match kind {
+            KIND_RESULT => codec::decode(payload).map(Entry::Result),
+            KIND_REFUSED => serde_json::from_slice::<Refusal>(payload)
+                .map(|r| Entry::Refused {
+                    worker: r.worker,
+                    reason: r.reason,
+                })
+                .map_err(|e| e.to_string()),
+            other => Err(format!("unknown kind {other}")),
         }
     }
 
@@ -106,6 +162,19 @@ struct Header {
     job_id: String,
     segment: u64,
     records: u64,
+    /// The binary body (version 4 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    body: Option<Body>,
+}
+
+/// A binary segment's body, as its header describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Body {
+    /// Its length in bytes (compressed).
+    bytes: u64,
+    /// The SHA-256 of those bytes, hex.
+    sha256: String,
 }
 
 const FORMAT_NAME: &str = "pregen-commit-log";
@@ -206,9 +275,10 @@ impl CommitLog {
             .filter_map(|e| e.ok())
             .filter_map(|e| {
                 let name = e.file_name().into_string().ok()?;
-                let n = name
-                    .strip_prefix("seg-")?
-                    .strip_suffix(".jsonl")?
+                let stem = name.strip_prefix("seg-")?;
+                let n = stem
+                    .strip_suffix(".bin")
+                    .or_else(|| stem.strip_suffix(".jsonl"))?
                     .parse()
                     .ok()?;
                 Some((n, e.path()))
@@ -223,10 +293,12 @@ impl CommitLog {
         let mut records = Vec::new();
         for (i, (n, path)) in segments.iter().enumerate() {
             if *n != i as u64 + 1 {
-                return Err(damaged(
-                    path,
-                    format!("segment {} is missing before it", i + 1),
-                ));
+                let what = if *n == i as u64 {
+                    format!("a second segment numbered {n}")
+                } else {
+                    format!("segment {} is missing before it", i + 1)
+                };
+                return Err(damaged(path, what));
             }
             let last = i + 1 == segments.len();
             let segment = Segment {
@@ -247,35 +319,41 @@ impl CommitLog {
         if records.is_empty() {
             return Ok(());
         }
-        let header = Header {
-            format: FORMAT_NAME.into(),
-            version: FORMAT_VERSION,
-            job_id: self.job_id.clone(),
-            segment: self.next_segment,
-            records: records.len() as u64,
-        };
-        let json_error = |source| PackError::Json {
-            path: self.dir.clone(),
-            source,
-        };
-        let mut bytes = Vec::with_capacity(records.len() * 512);
-        serde_json::to_writer(&mut bytes, &header).map_err(json_error)?;
-        bytes.push(b'\n');
-        for r in records {
-            let json = r.to_json().map_err(json_error)?;
-            bytes.extend_from_slice(checksum(&json).as_bytes());
-            bytes.push(b' ');
-            bytes.extend_from_slice(json.as_bytes());
-            bytes.push(b'\n');
-        }
-        write_durably(&self.dir, &segment_name(self.next_segment), &bytes)?;
+        let name = segment_name(self.next_segment);
+        let bytes = encode_segment(&self.job_id, self.next_segment, records)
+            .map_err(|e| CoordinatorError::server(format!("encoding {name}"))(e.into()))?;
+        write_durably(&self.dir, &name, &bytes)?;
         self.next_segment += 1;
         Ok(())
     }
 }
 
 fn segment_name(n: u64) -> String {
-    format!("seg-{n:08}.jsonl")
+    format!("seg-{n:08}.bin")
+}
+
+/// A binary segment: its header line and its zstd body.
+fn encode_segment(job_id: &str, n: u64, records: &[Entry]) -> std::io::Result<Vec<u8>> {
+    let mut raw = Vec::with_capacity(records.len() * 256);
+    for r in records {
+        r.encode(&mut raw)?;
+    }
+    let body = zstd::bulk::compress(&raw, ZSTD_LEVEL)?;
+    let header = Header {
+        format: FORMAT_NAME.into(),
+        version: FORMAT_VERSION,
+        job_id: job_id.into(),
+        segment: n,
+        records: records.len() as u64,
+        body: Some(Body {
+            bytes: body.len() as u64,
+            sha256: sha256_hex(&body),
+        }),
+    };
+    let mut bytes = serde_json::to_vec(&header)?;
+    bytes.push(b'\n');
+    bytes.extend_from_slice(&body);
+    Ok(bytes)
 }
 
 /// A record line's checksum: the first 16 hex digits of its JSON's SHA-256.
@@ -305,82 +383,209 @@ struct Segment<'a> {
     last: bool,
 }
 
-/// Reads a segment into `records`, checking every line.
+impl Segment<'_> {
+    fn damaged(&self, what: String) -> CoordinatorError {
+        damaged(self.path, what)
+    }
+
+    /// Refuses a result whose seed is not one of the job's.
+    fn check_seed(
+        &self,
+        entry: &Entry,
+        at: impl FnOnce() -> String,
+    ) -> Result<(), CoordinatorError> {
+        match entry {
+            Entry::Result(r) if !self.seeds.iter().any(|&(a, b)| (a..b).contains(&r.seed)) => {
+                Err(self.damaged(format!(
+                    "{} holds seed {}, not one of the job's",
+                    at(),
+                    r.seed
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Reads a segment into `records`, checking its header and every entry.
 fn read_segment(
     segment: &Segment<'_>,
     mode: Mode,
     records: &mut Vec<Entry>,
 ) -> Result<(), CoordinatorError> {
-    let &Segment {
-        path,
-        job_id,
-        seeds,
-        n,
-        last,
-    } = segment;
-    let text = fs::read(path).map_err(PackError::io("read", path))?;
-    let text = String::from_utf8(text).map_err(|_| damaged(path, "not UTF-8 text".into()))?;
-    let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let torn = last && lines.len() > 1 && lines.last().is_some_and(|l| !l.ends_with('\n'));
-    if torn {
-        lines.pop();
-    }
-    let Some((head, body)) = lines.split_first() else {
-        return Err(damaged(path, "empty segment".into()));
+    let path = segment.path;
+    let bytes = fs::read(path).map_err(PackError::io("read", path))?;
+    let Some(end) = bytes.iter().position(|&b| b == b'\n') else {
+        return Err(segment.damaged("no whole header line".into()));
     };
-    let header: Header = serde_json::from_str(head.trim_end())
-        .map_err(|e| damaged(path, format!("line 1 is not a segment header ({e})")))?;
+    let header: Header = std::str::from_utf8(&bytes[..end])
+        .map_err(|e| e.to_string())
+        .and_then(|h| serde_json::from_str(h).map_err(|e| e.to_string()))
+        .map_err(|e| segment.damaged(format!("line 1 is not a segment header ({e})")))?;
     if header.format != FORMAT_NAME || !(OLDEST_VERSION..=FORMAT_VERSION).contains(&header.version)
     {
-        return Err(damaged(
-            path,
-            format!(
-                "format {} version {}, this build reads {FORMAT_NAME} versions \
-                 {OLDEST_VERSION} to {FORMAT_VERSION}",
-                header.format, header.version
-            ),
-        ));
+        return Err(segment.damaged(format!(
+            "format {} version {}, this build reads {FORMAT_NAME} versions {OLDEST_VERSION} to \
+             {FORMAT_VERSION}",
+            header.format, header.version
+        )));
     }
-    if header.job_id != job_id {
-        return Err(damaged(
-            path,
-            format!("written for job {}, this job is {job_id}", header.job_id),
-        ));
+    if header.job_id != segment.job_id {
+        return Err(segment.damaged(format!(
+            "written for job {}, this job is {}",
+            header.job_id, segment.job_id
+        )));
     }
-    if header.segment != n {
-        return Err(damaged(
-            path,
-            format!(
-                "holds segment {} under the name of segment {n}",
-                header.segment
-            ),
-        ));
+    if header.segment != segment.n {
+        return Err(segment.damaged(format!(
+            "holds segment {} under the name of segment {}",
+            header.segment, segment.n
+        )));
+    }
+    let binary = path.extension().is_some_and(|e| e == "bin");
+    let rest = &bytes[end + 1..];
+    match (&header.body, binary) {
+        (Some(body), true) if header.version > LAST_TEXT_VERSION => {
+            read_binary(segment, &header, body, rest, mode, records)
+        }
+        (None, false) if header.version <= LAST_TEXT_VERSION => {
+            read_text(segment, header, rest, mode, records)
+        }
+        _ => Err(segment.damaged(format!(
+            "a version {} segment in a .{} file",
+            header.version,
+            if binary { "bin" } else { "jsonl" }
+        ))),
+    }
+}
+
+/// Reads a binary body (version 4 on).
+fn read_binary(
+    segment: &Segment<'_>,
+    header: &Header,
+    body: &Body,
+    rest: &[u8],
+    mode: Mode,
+    records: &mut Vec<Entry>,
+) -> Result<(), CoordinatorError> {
+    let (have, declared) = (rest.len() as u64, body.bytes);
+    if have > declared || (have < declared && !segment.last) {
+        return Err(segment.damaged(format!(
+            "a body of {have} bytes, the header says {declared}"
+        )));
+    }
+    let torn = have < declared;
+    if !torn && sha256_hex(rest) != body.sha256 {
+        return Err(segment.damaged("the body fails its checksum".into()));
+    }
+    let start = records.len();
+    let mut reader = zstd::stream::read::Decoder::with_buffer(rest)
+        .map_err(|e| segment.damaged(format!("the body is not zstd ({e})")))?;
+    let mut index = 0u64;
+    let outcome: Result<(), String> = loop {
+        let mut len = [0u8; 4];
+        match fill(&mut reader, &mut len) {
+            Ok(false) => break Ok(()),
+            Ok(true) => {}
+            Err(e) => break Err(format!("entry {} is cut short ({e})", index + 1)),
+        }
+        index += 1;
+        if index > header.records {
+            break Err(format!("more entries than the header's {}", header.records));
+        }
+        let len = u32::from_le_bytes(len) as usize;
+        if !(1..=MAX_ENTRY_BYTES).contains(&len) {
+            break Err(format!("entry {index} has a length of {len} bytes"));
+        }
+        let mut entry = vec![0u8; len];
+        if let Err(e) = fill(&mut reader, &mut entry).and_then(|whole| {
+            whole
+                .then_some(())
+                .ok_or_else(|| ErrorKind::UnexpectedEof.into())
+        }) {
+            break Err(format!("entry {index} is cut short ({e})"));
+        }
+        match Entry::decode(entry[0], &entry[1..]) {
+            Ok(e) => {
+                segment.check_seed(&e, || format!("entry {index}"))?;
+                records.push(e);
+            }
+            Err(e) => break Err(format!("entry {index} is not an entry ({e})")),
+        }
+    };
+    let read = (records.len() - start) as u64;
+    match outcome {
+        Ok(()) if read == header.records => {}
+        Ok(()) if !torn => {
+            return Err(segment.damaged(format!(
+                "{read} entries, the header says {}",
+                header.records
+            )));
+        }
+        Err(e) if !torn => return Err(segment.damaged(e)),
+        // Torn: what decoded whole is kept.
+        _ => {}
+    }
+    if torn && mode == Mode::Repair {
+        tracing::warn!(file = %segment.path.display(), kept = read, lost = header.records - read,
+            "cutting a torn last segment back to its whole entries");
+        let bytes = encode_segment(segment.job_id, segment.n, &records[start..])
+            .map_err(|e| CoordinatorError::server("re-encoding a torn segment")(e.into()))?;
+        let dir = segment.path.parent().unwrap_or(Path::new("."));
+        write_durably(dir, &segment_name(segment.n), &bytes)?;
+    }
+    Ok(())
+}
+
+/// Fills `buf` from `reader`; `false` at a clean end before its first byte.
+fn fill(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<bool> {
+    let mut got = 0;
+    while got < buf.len() {
+        match reader.read(&mut buf[got..]) {
+            Ok(0) if got == 0 => return Ok(false),
+            Ok(0) => return Err(ErrorKind::UnexpectedEof.into()),
+            Ok(n) => got += n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
+}
+
+/// Reads a JSON-lines body (versions 2 and 3): `<checksum> <JSON>` a line.
+fn read_text(
+    segment: &Segment<'_>,
+    header: Header,
+    rest: &[u8],
+    mode: Mode,
+    records: &mut Vec<Entry>,
+) -> Result<(), CoordinatorError> {
+    let path = segment.path;
+    let text = std::str::from_utf8(rest).map_err(|_| segment.damaged("not UTF-8 text".into()))?;
+    let mut body: Vec<&str> = text.split_inclusive('\n').collect();
+    let torn = segment.last && body.last().is_some_and(|l| !l.ends_with('\n'));
+    if torn {
+        body.pop();
     }
     if body.len() as u64 + u64::from(torn) != header.records {
-        return Err(damaged(
-            path,
-            format!("{} records, the header says {}", body.len(), header.records),
-        ));
+        return Err(segment.damaged(format!(
+            "{} records, the header says {}",
+            body.len(),
+            header.records
+        )));
     }
     for (i, line) in body.iter().enumerate() {
         let line_no = i + 2;
         let line = line.strip_suffix('\n').unwrap_or(line);
         let (sum, json) = line
             .split_once(' ')
-            .ok_or_else(|| damaged(path, format!("line {line_no} has no checksum")))?;
+            .ok_or_else(|| segment.damaged(format!("line {line_no} has no checksum")))?;
         if checksum(json) != sum {
-            return Err(damaged(path, format!("line {line_no} fails its checksum")));
+            return Err(segment.damaged(format!("line {line_no} fails its checksum")));
         }
         let record = Entry::from_json(json)
-            .map_err(|e| damaged(path, format!("line {line_no} is not an entry ({e})")))?;
-        if let Entry::Result(r) = &record
-            && !seeds.iter().any(|&(a, b)| (a..b).contains(&r.seed))
-        {
-            return Err(damaged(
-                path,
-                format!("line {line_no} holds seed {}, not one of the job's", r.seed),
-            ));
-        }
+            .map_err(|e| segment.damaged(format!("line {line_no} is not an entry ({e})")))?;
+        segment.check_seed(&record, || format!("line {line_no}"))?;
         records.push(record);
     }
     if torn && mode == Mode::Repair {
@@ -395,8 +600,12 @@ fn read_segment(
         })?;
         bytes.push(b'\n');
         bytes.extend(body.iter().flat_map(|l| l.bytes()));
-        let (dir, name) = (path.parent().unwrap_or(Path::new(".")), segment_name(n));
-        write_durably(dir, &name, &bytes)?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        write_durably(dir, name, &bytes)?;
     }
     Ok(())
 }
@@ -572,14 +781,14 @@ mod tests {
         log.append(&[rec(1), rec(2)]).expect("append");
         log.append(&[rec(3)]).expect("append");
         drop(log);
-        let seg1 = a.path().join("seg-00000001.jsonl");
+        let seg1 = a.path().join("seg-00000001.bin");
 
         // Another job's segment, copied in (same pack name, other params).
         let b = tempfile::tempdir().expect("tempdir");
         open(b.path(), &job_b()).expect("open b");
-        fs::copy(&seg1, b.path().join("seg-00000001.jsonl")).expect("copy");
+        fs::copy(&seg1, b.path().join("seg-00000001.bin")).expect("copy");
         let err = error(b.path(), &job_b());
-        assert!(err.contains("seg-00000001.jsonl: written for job"), "{err}");
+        assert!(err.contains("seg-00000001.bin: written for job"), "{err}");
 
         // job.json deleted and the folder opened for another job.
         fs::remove_file(a.path().join("job.json")).expect("rm");
@@ -591,60 +800,145 @@ mod tests {
         )
         .expect("restore");
 
-        // A value edited by hand.
-        let text = fs::read_to_string(&seg1).expect("read");
-        fs::write(&seg1, text.replace("\"nodes\":7", "\"nodes\":8")).expect("edit");
+        // A byte of the body changed, or the body cut short.
+        let bytes = fs::read(&seg1).expect("read");
+        let mut edited = bytes.clone();
+        let last = edited.len() - 1;
+        edited[last] ^= 1;
+        fs::write(&seg1, &edited).expect("edit");
         let err = error(a.path(), &job(5));
         assert!(
-            err.contains("seg-00000001.jsonl: line 2 fails its checksum"),
+            err.contains("seg-00000001.bin: the body fails its checksum"),
             "{err}"
         );
-        fs::write(&seg1, &text).expect("restore");
-
-        // A seed the job never had.
-        fs::write(
-            &seg1,
-            text.replace("\"seed\":2,", "\"seed\":2199023255552,"),
-        )
-        .expect("edit");
+        fs::write(&seg1, &bytes[..bytes.len() - 3]).expect("cut");
         let err = error(a.path(), &job(5));
-        assert!(err.contains("line 3 fails its checksum"), "{err}");
-        let mut lines: Vec<String> = text.lines().map(String::from).collect();
-        let json = lines[2]
-            .split_once(' ')
-            .expect("sum")
-            .1
-            .replace("\"seed\":2,", "\"seed\":2199023255552,");
-        lines[2] = format!("{} {json}", checksum(&json));
-        fs::write(&seg1, lines.join("\n") + "\n").expect("edit");
+        assert!(err.contains("the header says"), "{err}");
+
+        // A seed the job never had, in a segment otherwise whole.
+        let foreign = SeedRecord {
+            seed: 2199023255552,
+            ..record(2)
+        };
+        let segment =
+            encode_segment(&job(5).id(), 1, &[rec(1), Entry::Result(foreign)]).expect("encode");
+        fs::write(&seg1, segment).expect("write");
         let err = error(a.path(), &job(5));
         assert!(
-            err.contains("line 3 holds seed 2199023255552, not one of the job's"),
+            err.contains("entry 2 holds seed 2199023255552, not one of the job's"),
             "{err}"
         );
-        fs::write(&seg1, &text).expect("restore");
+        fs::write(&seg1, &bytes).expect("restore");
+        open(a.path(), &job(5)).expect("whole again");
 
-        // A segment removed from the middle.
+        // Two segments under one number, and one removed from the middle.
+        fs::write(a.path().join("seg-00000001.jsonl"), b"{}\n").expect("write");
+        let err = error(a.path(), &job(5));
+        assert!(err.contains("a second segment numbered 1"), "{err}");
+        fs::remove_file(a.path().join("seg-00000001.jsonl")).expect("rm");
         fs::rename(&seg1, a.path().join("moved-away")).expect("move");
         let err = error(a.path(), &job(5));
         assert!(err.contains("segment 1 is missing"), "{err}");
     }
 
     #[test]
-    fn a_torn_last_record_is_cut_back_and_the_log_goes_on() {
+    fn a_torn_last_segment_is_cut_back_and_the_log_goes_on() {
         let dir = tempfile::tempdir().expect("tempdir");
         let (mut log, _) = open(dir.path(), &job(5)).expect("open");
         log.append(&[rec(1)]).expect("append");
-        log.append(&[rec(2), rec(3)]).expect("append");
+        // Big enough for several zstd blocks, so a cut keeps some whole.
+        let many: Vec<Entry> = (2..40_000)
+            .map(|seed| {
+                Entry::Result(SeedRecord {
+                    reason: format!("rejected: {:x}", seed * 7919),
+                    nodes: seed * 31,
+                    ..record(seed)
+                })
+            })
+            .collect();
+        log.append(&many).expect("append");
         drop(log);
-        let seg2 = dir.path().join("seg-00000002.jsonl");
-        let text = fs::read_to_string(&seg2).expect("read");
-        fs::write(&seg2, &text[..text.len() - 20]).expect("tear");
+        let seg2 = dir.path().join("seg-00000002.bin");
+        let bytes = fs::read(&seg2).expect("read");
+        fs::write(&seg2, &bytes[..bytes.len() - bytes.len() / 3]).expect("tear");
         let (mut log, old) = open(dir.path(), &job(5)).expect("cut back");
-        assert_eq!(seeds(&old), [1, 2]);
+        let kept = seeds(&old);
+        assert!(
+            kept.len() > 1 && kept.len() < many.len() + 1,
+            "{}",
+            kept.len()
+        );
+        assert_eq!(kept, (1..kept.len() as u64 + 1).collect::<Vec<_>>());
+        log.append(&[rec(40_000)]).expect("append");
+        drop(log);
+        let (_, again) = open(dir.path(), &job(5)).expect("reopen");
+        assert_eq!(seeds(&again).len(), kept.len() + 1);
+        // Now that a segment follows it, a cut in segment 2 is damage.
+        let whole = fs::read(&seg2).expect("read");
+        fs::write(&seg2, &whole[..whole.len() - 5]).expect("tear");
+        let err = error(dir.path(), &job(5));
+        assert!(err.contains("seg-00000002.bin: a body of"), "{err}");
+    }
+
+    /// A segment as versions 2 and 3 wrote it: JSON lines, each checksummed.
+    fn text_segment(job: &Job, n: u64, entries: &[Entry]) -> String {
+        let header = Header {
+            format: FORMAT_NAME.into(),
+            version: LAST_TEXT_VERSION,
+            job_id: job.id(),
+            segment: n,
+            records: entries.len() as u64,
+            body: None,
+        };
+        let mut text = serde_json::to_string(&header).expect("json") + "\n";
+        for e in entries {
+            let json = e.to_json().expect("json");
+            text += &format!("{} {json}\n", checksum(&json));
+        }
+        text
+    }
+
+    #[test]
+    fn a_json_lines_log_is_read_checked_and_goes_on_in_binary() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        drop(open(dir.path(), &job(5)).expect("open"));
+        let refused = Entry::Refused {
+            worker: "w9".into(),
+            reason: "wrong".into(),
+        };
+        let seg1 = dir.path().join("seg-00000001.jsonl");
+        let text = text_segment(&job(5), 1, &[rec(1), refused.clone(), rec(2)]);
+        fs::write(&seg1, &text).expect("write");
+        let (mut log, old) = open(dir.path(), &job(5)).expect("reads v3");
+        assert_eq!(old, [rec(1), refused.clone(), rec(2)]);
         log.append(&[rec(3)]).expect("append");
         drop(log);
-        let (_, old) = open(dir.path(), &job(5)).expect("reopen");
-        assert_eq!(seeds(&old), [1, 2, 3]);
+        assert!(dir.path().join("seg-00000002.bin").exists());
+        assert_eq!(
+            seeds(&CommitLog::read(dir.path(), &job(5)).expect("read")),
+            [1, 2, 3]
+        );
+
+        // A value edited by hand, a seed not the job's with a fresh checksum.
+        fs::write(&seg1, text.replace("\"nodes\":7", "\"nodes\":8")).expect("edit");
+        let err = error(dir.path(), &job(5));
+        assert!(
+            err.contains("seg-00000001.jsonl: line 2 fails its checksum"),
+            "{err}"
+        );
+        let foreign = Entry::Result(SeedRecord {
+            seed: 2199023255552,
+            ..record(2)
+        });
+        fs::write(&seg1, text_segment(&job(5), 1, &[rec(1), foreign])).expect("edit");
+        let err = error(dir.path(), &job(5));
+        assert!(err.contains("line 3 holds seed 2199023255552"), "{err}");
+
+        // A torn last line of the last segment is cut back.
+        fs::remove_file(dir.path().join("seg-00000002.bin")).expect("rm");
+        fs::write(&seg1, &text[..text.len() - 20]).expect("tear");
+        let (_, old) = open(dir.path(), &job(5)).expect("cut back");
+        assert_eq!(old, [rec(1), refused]);
+        assert_eq!(CommitLog::read(dir.path(), &job(5)).expect("read").len(), 2);
     }
 }

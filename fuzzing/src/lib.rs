@@ -78,13 +78,22 @@ fn tilt() -> &'static PreparedGame {
 }
 
 /// A commit-log segment as found on disk, read by a resuming coordinator
-/// and, if it reads, replayed into a scheduler (refusals and all).
+/// and, if it reads, replayed into a scheduler (refusals and all). A header
+/// line that describes a body makes it a binary segment (`.bin`), any other
+/// data a JSON-lines one (`.jsonl`).
 pub fn commit_segment(data: &[u8]) {
     let Ok(dir) = tempfile::tempdir() else {
         return;
     };
     let job = fuzz_job();
-    if std::fs::write(dir.path().join("seg-00000001.jsonl"), data).is_err() {
+    let header = data.split(|&b| b == b'\n').next().unwrap_or_default();
+    let binary = header.windows(7).any(|w| w == b"\"body\":");
+    let name = if binary {
+        "seg-00000001.bin"
+    } else {
+        "seg-00000001.jsonl"
+    };
+    if std::fs::write(dir.path().join(name), data).is_err() {
         return;
     }
     let Ok(entries) = CommitLog::read(dir.path(), job) else {
