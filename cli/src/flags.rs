@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use pregen_pack::Job;
 use pregen_pack::job::TierScheme;
+use pregen_pack::write::{SORT_MEMORY, WriteOptions};
 
 /// The job: a TOML file, any field of which a flag overrides.
 #[derive(Args)]
@@ -19,7 +20,7 @@ pub struct JobArgs {
     /// Pack name.
     #[arg(long)]
     pack: Option<String>,
-    /// Game: cube, doors, dungeon, sokoban or tilt.
+    /// Game: cube, doors, dungeon, sokoban or tilt (or `synthetic`, the load-test game).
     #[arg(long)]
     game: Option<String>,
     /// Accepted levels wanted.
@@ -51,9 +52,23 @@ pub struct JobArgs {
     /// A game param, `key=value` with a TOML value (repeatable), e.g. `pairs=3`.
     #[arg(long = "param", value_name = "KEY=VALUE")]
     params: Vec<String>,
+    /// Memory for sorting the pack's records when it is written (MiB);
+    /// beyond it sorted runs spill to `<pack>/.sort/` and are merged. Never
+    /// changes a byte of the pack.
+    #[arg(long, value_name = "MIB", default_value_t = (SORT_MEMORY >> 20) as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    sort_memory: u64,
 }
 
 impl JobArgs {
+    /// How the pack is written: the defaults with `--sort-memory`.
+    pub fn write_options(&self) -> WriteOptions {
+        WriteOptions {
+            sort_memory: usize::try_from(self.sort_memory << 20).unwrap_or(usize::MAX),
+            ..WriteOptions::default()
+        }
+    }
+
     /// The job: the file, then the flags over it, validated.
     pub fn load(&self) -> Result<Job> {
         let mut table = match &self.job {

@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use clap::{Parser, Subcommand, ValueEnum};
 use tokio_util::sync::CancellationToken;
 
-use commands::{analysis, archive, census, run, serve, solve, worker};
+use commands::{analysis, archive, census, load_test, run, serve, solve, worker};
 
 /// Pregenerates verified puzzle levels: a coordinator hands seed ranges to
 /// workers over gRPC and writes a Parquet dataset, tiers, campaigns and release
@@ -65,6 +65,12 @@ enum Command {
     /// checked against release/SHA256SUMS first; the same release files
     /// always give the same archive bytes.
     Archive(archive::ArchiveArgs),
+    /// Measure how many results per second one coordinator takes: starts
+    /// `pregen serve` on a loopback port with a pack of the `synthetic` game
+    /// at no cost per seed, opens N worker sessions that stream results as
+    /// fast as it accepts them, and prints results/s, the coordinator's CPU
+    /// time and peak memory. The pack goes to `<out>/load-test/`.
+    LoadTest(load_test::LoadTestArgs),
     /// Read a finished pack.
     Analysis {
         #[command(subcommand)]
@@ -85,6 +91,7 @@ async fn main() {
         Command::Solve(args) => solve::run(args),
         Command::DoorsCensus(args) => census::run(args),
         Command::Archive(args) => archive::run(args),
+        Command::LoadTest(args) => load_test::run(args).await,
         Command::Analysis { command } => analysis::run(command),
         Command::ExampleJob => {
             print!("{}", include_str!("../../examples/demo.toml"));

@@ -167,6 +167,9 @@ struct SessionInfo {
     threads: u32,
     /// Its leases out.
     leases: Vec<u64>,
+    /// Per-seed cost (ms of one thread) in its results, a moving average:
+    /// a slower machine gets leases of the same duration, not the same size.
+    seed_cost_ms: Option<f64>,
 }
 /// Where one stratum stands.
 #[derive(Debug, Clone)]
@@ -532,15 +535,17 @@ impl Scheduler {
     }
 
     /// Seeds for `session`'s next lease: about [`LEASE_TARGET`] of its
-    /// threads' time at the cost per seed seen so far, at most
-    /// `seeds_per_lease`; a few per thread before any cost is known.
+    /// threads' time at the cost per seed seen so far (in its own results,
+    /// else in all), at most `seeds_per_lease`; a few per thread before any
+    /// cost is known.
     fn lease_size(&self, session: SessionId) -> u64 {
         let cap = self.config.seeds_per_lease;
         let threads = self.sessions.get(&session).map_or(0, |s| s.threads);
         if threads == 0 {
             return cap;
         }
-        let size = match self.seed_cost_ms {
+        let seen = self.sessions.get(&session).and_then(|s| s.seed_cost_ms);
+        let size = match seen.or(self.seed_cost_ms) {
             None => FIRST_SEEDS_PER_THREAD * u64::from(threads),
             Some(cost) if cost > 0.0 => {
                 let seeds = LEASE_TARGET.as_secs_f64() * 1e3 * f64::from(threads) / cost;
@@ -648,8 +653,11 @@ impl Scheduler {
             let spent: f64 = batch.iter().map(|(_, r)| r.generate_ms + r.solve_ms).sum();
             let mean = spent / batch.len() as f64;
             if mean.is_finite() {
-                let cost = self.seed_cost_ms.map_or(mean, |c| 0.9 * c + 0.1 * mean);
-                self.seed_cost_ms = Some(cost);
+                let average = |seen: Option<f64>| Some(seen.map_or(mean, |c| 0.9 * c + 0.1 * mean));
+                self.seed_cost_ms = average(self.seed_cost_ms);
+                if let Some(info) = self.sessions.get_mut(&session) {
+                    info.seed_cost_ms = average(info.seed_cost_ms);
+                }
             }
         }
         for ((_, mut record), attempt) in batch.into_iter().zip(attempts) {

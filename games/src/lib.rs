@@ -21,6 +21,7 @@ pub mod dungeon;
 pub mod rng;
 pub mod search;
 pub mod sokoban;
+pub mod synthetic;
 pub mod tilt;
 
 pub mod registry;

@@ -18,6 +18,7 @@ use crate::game::{
     sha256_hex,
 };
 use crate::sokoban::Sokoban;
+use crate::synthetic::Synthetic;
 use crate::tilt::Tilt;
 
 /// Every game, in name order.
@@ -26,6 +27,7 @@ static GAMES: &[&dyn Registered] = &[
     &Entry::<Doors>(PhantomData),
     &Entry::<Dungeon>(PhantomData),
     &Entry::<Sokoban>(PhantomData),
+    &Entry::<Synthetic>(PhantomData),
     &Entry::<Tilt>(PhantomData),
 ];
 
@@ -302,7 +304,10 @@ mod tests {
     #[test]
     fn every_game_is_found_by_its_name() {
         let names: Vec<&str> = GameKind::all().map(GameKind::name).collect();
-        assert_eq!(names, ["cube", "doors", "dungeon", "sokoban", "tilt"]);
+        assert_eq!(
+            names,
+            ["cube", "doors", "dungeon", "sokoban", "synthetic", "tilt"]
+        );
         for name in names {
             assert_eq!(GameKind::from_name(name).map(GameKind::name), Ok(name));
         }

@@ -4,6 +4,12 @@
 //! the key's, and keys are unique (they end in the seed), so the output never
 //! depends on the limit.
 //!
+//! Merges read at most [`FAN_IN`] runs at once, so memory stays bounded
+//! however many runs a small limit makes: runs carry a level (a spill is
+//! level 0), and whenever [`FAN_IN`] runs of one level are the newest, they
+//! are merged into one run of the next level (every record is rewritten
+//! about log_FAN_IN(runs) times).
+//!
 //! A run file is a sequence of `key (16 bytes, big-endian) | length (4 bytes)
 //! | record` in the binary form of [`crate::codec`], unnamed in the spill
 //! folder (gone when closed, even after a crash).
@@ -21,6 +27,12 @@ use crate::record::SeedRecord;
 /// What a record is taken to cost in memory beyond its text.
 const RECORD_OVERHEAD: usize = 256;
 
+/// Runs merged at once at most.
+pub const FAN_IN: usize = 16;
+
+/// Bytes of read buffer per run being merged.
+const RUN_BUFFER: usize = 1 << 16;
+
 /// Records by key, sorted in memory up to a limit and on disk beyond it.
 #[derive(Debug)]
 pub struct Sorter {
@@ -28,7 +40,9 @@ pub struct Sorter {
     held: usize,
     limit: usize,
     spill_dir: PathBuf,
-    runs: Vec<File>,
+    /// Runs on disk with their levels, levels never rising toward the end.
+    runs: Vec<(u32, File)>,
+    spills: usize,
     len: u64,
 }
 
@@ -42,6 +56,7 @@ impl Sorter {
             limit,
             spill_dir: spill_dir.to_path_buf(),
             runs: Vec::new(),
+            spills: 0,
             len: 0,
         }
     }
@@ -56,7 +71,13 @@ impl Sorter {
         self.len == 0
     }
 
-    /// Runs spilled to disk so far.
+    /// Times the records in memory were spilled to disk so far.
+    pub fn spills(&self) -> usize {
+        self.spills
+    }
+
+    /// Runs on disk now (merged as they come, so at most about
+    /// `(FAN_IN - 1) * log_FAN_IN(spills)`).
     pub fn runs(&self) -> usize {
         self.runs.len()
     }
@@ -81,23 +102,25 @@ impl Sorter {
         let io = PackError::io("write a sort run in", &self.spill_dir);
         let file = tempfile::tempfile_in(&self.spill_dir).map_err(io)?;
         self.buffer.sort_unstable_by_key(|(k, _)| *k);
-        let mut out = BufWriter::with_capacity(1 << 20, file);
-        let mut bytes = Vec::new();
-        for (key, record) in self.buffer.drain(..) {
-            bytes.clear();
-            codec::encode(&record, &mut bytes);
-            out.write_all(&key.to_be_bytes())
-                .and_then(|()| out.write_all(&(bytes.len() as u32).to_be_bytes()))
-                .and_then(|()| out.write_all(&bytes))
-                .map_err(PackError::io("write a sort run in", &self.spill_dir))?;
-        }
-        let mut file = out
-            .into_inner()
-            .map_err(|e| PackError::io("write a sort run in", &self.spill_dir)(e.into_error()))?;
-        file.rewind()
-            .map_err(PackError::io("rewind a sort run in", &self.spill_dir))?;
-        self.runs.push(file);
+        let buffer = std::mem::take(&mut self.buffer);
+        let file = write_run(file, &self.spill_dir, buffer.into_iter().map(Ok))?;
+        self.runs.push((0, file));
         self.held = 0;
+        self.spills += 1;
+        // The newest FAN_IN runs of one level become one of the next level.
+        while self.runs.len() >= FAN_IN {
+            let tail = self.runs.split_off(self.runs.len() - FAN_IN);
+            let level = tail[0].0;
+            if tail.iter().any(|(l, _)| *l != level) {
+                self.runs.extend(tail);
+                break;
+            }
+            let merged = merge(tail.into_iter().map(|(_, f)| f), &self.spill_dir)?;
+            let io = PackError::io("write a sort run in", &self.spill_dir);
+            let file = tempfile::tempfile_in(&self.spill_dir).map_err(io)?;
+            self.runs
+                .push((level + 1, write_run(file, &self.spill_dir, merged)?));
+        }
         Ok(())
     }
 
@@ -108,26 +131,55 @@ impl Sorter {
             return Ok(Sorted(Source::Memory(self.buffer.into_iter())));
         }
         self.spill()?;
-        let mut runs: Vec<Run> = self
-            .runs
-            .into_iter()
-            .map(|f| Run {
-                reader: BufReader::with_capacity(1 << 18, f),
-                dir: self.spill_dir.clone(),
-            })
-            .collect();
-        let mut heads = BinaryHeap::new();
-        for (i, run) in runs.iter_mut().enumerate() {
-            if let Some((key, record)) = run.next()? {
-                heads.push(Head {
-                    key: Reverse(key),
-                    run: i,
-                    record,
-                });
-            }
-        }
-        Ok(Sorted(Source::Merge { runs, heads }))
+        merge(self.runs.into_iter().map(|(_, f)| f), &self.spill_dir)
     }
+}
+
+/// Records in key order written to `file` as a run, rewound for reading.
+fn write_run(
+    file: File,
+    dir: &Path,
+    records: impl IntoIterator<Item = Result<(u128, SeedRecord), PackError>>,
+) -> Result<File, PackError> {
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let mut bytes = Vec::new();
+    for item in records {
+        let (key, record) = item?;
+        bytes.clear();
+        codec::encode(&record, &mut bytes);
+        out.write_all(&key.to_be_bytes())
+            .and_then(|()| out.write_all(&(bytes.len() as u32).to_be_bytes()))
+            .and_then(|()| out.write_all(&bytes))
+            .map_err(PackError::io("write a sort run in", dir))?;
+    }
+    let mut file = out
+        .into_inner()
+        .map_err(|e| PackError::io("write a sort run in", dir)(e.into_error()))?;
+    file.rewind()
+        .map_err(PackError::io("rewind a sort run in", dir))?;
+    Ok(file)
+}
+
+/// The records of `files` (each a run, in key order) merged.
+fn merge(files: impl IntoIterator<Item = File>, dir: &Path) -> Result<Sorted, PackError> {
+    let mut runs: Vec<Run> = files
+        .into_iter()
+        .map(|f| Run {
+            reader: BufReader::with_capacity(RUN_BUFFER, f),
+            dir: dir.to_path_buf(),
+        })
+        .collect();
+    let mut heads = BinaryHeap::new();
+    for (i, run) in runs.iter_mut().enumerate() {
+        if let Some((key, record)) = run.next()? {
+            heads.push(Head {
+                key: Reverse(key),
+                run: i,
+                record,
+            });
+        }
+    }
+    Ok(Sorted(Source::Merge { runs, heads }))
 }
 
 /// A rough count of the memory a record takes.
@@ -278,7 +330,7 @@ mod tests {
             for &k in &keys {
                 s.push(u128::from(k), record(k)).expect("push");
             }
-            let runs = s.runs();
+            let runs = (s.spills(), s.runs());
             let out: Vec<u64> = s
                 .finish()
                 .expect("finish")
@@ -288,8 +340,12 @@ mod tests {
         };
         let (none, in_memory) = sorted(usize::MAX);
         let (many, spilled) = sorted(10_000);
-        assert_eq!(none, 0);
-        assert!(many > 10, "{many} runs");
+        assert_eq!(none, (0, 0));
+        assert!(many.0 > 2 * FAN_IN, "{many:?} spills and runs");
+        assert!(
+            many.1 < FAN_IN * 2,
+            "{many:?} spills and runs: merged as they come"
+        );
         assert_eq!(in_memory, spilled);
         assert!(in_memory.windows(2).all(|w| w[0] <= w[1]));
         assert_eq!(in_memory.len(), keys.len());

@@ -55,8 +55,8 @@ pub struct WriteOptions {
     pub rows_per_part: u64,
 }
 
-/// The default sort memory: 128 MiB.
-pub const SORT_MEMORY: usize = 128 << 20;
+/// The default sort memory: 32 MiB.
+pub const SORT_MEMORY: usize = 32 << 20;
 
 impl Default for WriteOptions {
     fn default() -> Self {

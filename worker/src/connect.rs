@@ -91,7 +91,7 @@ fn with_causes(error: &dyn std::error::Error) -> String {
 
 /// The coordinator's endpoint: plain for `http://`, TLS for `https://` (the
 /// system's roots plus `tls_ca`).
-fn endpoint(config: &WorkerConfig) -> Result<Endpoint, WorkerError> {
+pub(crate) fn endpoint(config: &WorkerConfig) -> Result<Endpoint, WorkerError> {
     let address =
         |e: &dyn std::fmt::Display| WorkerError::Address(config.coordinator.clone(), e.to_string());
     let endpoint = Endpoint::from_shared(config.coordinator.clone())

@@ -57,6 +57,8 @@ pub(crate) struct JobRun {
     pub(crate) strata: Vec<PreparedGame>,
     pub(crate) max_nodes: u64,
     pub(crate) watchdog: Duration,
+    /// Every seed's time stretched this many times (1: as it comes).
+    pub(crate) slowdown: u32,
 }
 
 /// A lease as the feed hands it out: its seeds are counted down as they finish.
@@ -146,6 +148,13 @@ fn run_seed(job: &JobRun, lease_id: u64, stratum: u32, seed: u64) -> SeedResult 
         max_nodes: job.max_nodes,
         deadline: Some(Instant::now() + job.watchdog),
     };
-    let outcome = job.strata[stratum as usize].run(seed, &budget);
+    let started = Instant::now();
+    let mut outcome = job.strata[stratum as usize].run(seed, &budget);
+    if job.slowdown > 1 {
+        // As a slower machine would: the time spent, and the time reported.
+        std::thread::sleep(started.elapsed() * (job.slowdown - 1));
+        outcome.generate_ms *= f64::from(job.slowdown);
+        outcome.solve_ms *= f64::from(job.slowdown);
+    }
     SeedResult::from_outcome(lease_id, seed, outcome)
 }

@@ -11,16 +11,19 @@
 
 //!
 //! Modules: `connect` (reaching the coordinator, backoff, TLS), `session`
-//! (one session's protocol: Hello, leases, results, drain) and `feed` (the
-//! leases' seeds on the rayon pool).
+//! (one session's protocol: Hello, leases, results, drain), `feed` (the
+//! leases' seeds on the rayon pool) and `load` (the load client: many light
+//! sessions that run their seeds inline, for measuring a coordinator).
 
 mod connect;
 mod feed;
+mod load;
 mod session;
 
 use std::time::Duration;
 
 pub use connect::run_worker;
+pub use load::{LoadConfig, LoadReport, run_load};
 
 /// How a worker runs.
 #[derive(Debug, Clone)]
@@ -41,6 +44,10 @@ pub struct WorkerConfig {
     /// For an `https://` coordinator: a CA certificate (PEM) to trust besides
     /// the system's roots, e.g. a cluster's own CA.
     pub tls_ca: Option<Vec<u8>>,
+    /// For load tests: every seed's time is stretched this many times (the
+    /// worker sleeps the difference), as on a machine that much slower. 1
+    /// (the default) runs seeds as they come.
+    pub slowdown: u32,
 }
 
 impl WorkerConfig {
@@ -54,6 +61,7 @@ impl WorkerConfig {
             leases_ahead: 1,
             connect_timeout: Duration::from_secs(60),
             tls_ca: None,
+            slowdown: 1,
         }
     }
 }

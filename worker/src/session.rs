@@ -5,12 +5,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use pregen_games::GameKind;
+use pregen_games::{GameKind, PreparedGame};
 use pregen_proto::v1::coordinator_client::CoordinatorClient;
 use pregen_proto::v1::coordinator_message::Kind as In;
 use pregen_proto::v1::worker_message::Kind as Out;
 use pregen_proto::v1::{
-    Heartbeat, Hello, LeaseDone, LeaseGrant, LeaseRequest, LeaseReturn, Results, WorkerMessage,
+    CoordinatorMessage, Heartbeat, Hello, JobSpec, LeaseDone, LeaseGrant, LeaseRequest,
+    LeaseReturn, Results, Welcome, WorkerMessage,
 };
 use pregen_proto::{AUTH_HEADER, PROTOCOL_VERSION};
 use tokio::sync::{Notify, mpsc};
@@ -65,54 +66,25 @@ pub(crate) async fn run_session(
     shutdown: &CancellationToken,
     report: &mut WorkerReport,
 ) -> Result<(), SessionEnd> {
-    let bearer: MetadataValue<_> = format!("Bearer {}", config.token).parse().map_err(|_| {
-        SessionEnd::Refused("the token has characters a header cannot carry".into())
-    })?;
-    let mut client = CoordinatorClient::with_interceptor(channel, move |mut req: Request<()>| {
-        req.metadata_mut().insert(AUTH_HEADER, bearer.clone());
-        Ok(req)
-    });
     let (out, out_rx) = mpsc::channel::<WorkerMessage>(1024);
-    let send = |kind: Out| send_on(&out, kind);
-    send(Out::Hello(Hello {
+    let hello = Hello {
         protocol_version: PROTOCOL_VERSION,
         generator_version: pregen_games::GENERATOR_VERSION.to_string(),
         worker_name: config.name.clone(),
         threads: config.threads as u32,
-    }))
-    .await?;
-    let mut inbound = client
-        .session(ReceiverStream::new(out_rx))
-        .await?
-        .into_inner();
-    let welcome = match inbound.message().await?.and_then(|m| m.kind) {
-        Some(In::Welcome(w)) => {
-            report.welcomed += 1;
-            w
-        }
-        _ => {
-            return Err(SessionEnd::Lost(
-                "the coordinator did not answer Hello with Welcome".into(),
-            ));
-        }
     };
-    let spec = welcome
-        .job
-        .ok_or_else(|| SessionEnd::Job("Welcome carries no job".into()))?;
-    let game = GameKind::from_name(&spec.game).map_err(|e| SessionEnd::Job(e.to_string()))?;
-    let mut strata = Vec::new();
-    for text in &spec.params_json {
-        let params: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| SessionEnd::Job(format!("params are not JSON: {e}")))?;
-        strata.push(
-            game.prepare(&params)
-                .map_err(|e| SessionEnd::Job(e.to_string()))?,
-        );
-    }
+    let Opened {
+        mut inbound,
+        welcome,
+        spec,
+        strata,
+    } = open(channel, &config.token, hello, &out, out_rx).await?;
+    report.welcomed += 1;
     let job = Arc::new(JobRun {
         strata,
         max_nodes: spec.max_nodes,
         watchdog: Duration::from_millis(spec.watchdog_ms),
+        slowdown: config.slowdown.max(1),
     });
     tracing::info!(
         worker = welcome.worker_id,
@@ -144,6 +116,63 @@ pub(crate) async fn run_session(
         }
     }
     result
+}
+
+/// A session the coordinator welcomed, with the job's strata prepared.
+pub(crate) struct Opened {
+    pub(crate) inbound: tonic::Streaming<CoordinatorMessage>,
+    pub(crate) welcome: Welcome,
+    pub(crate) spec: JobSpec,
+    pub(crate) strata: Vec<PreparedGame>,
+}
+
+/// Opens a session on `channel`: sends `hello` (with the token), waits for
+/// the Welcome and prepares the job's params, once per stratum. What the
+/// session sends goes through `out`, whose receiving end is `out_rx`.
+pub(crate) async fn open(
+    channel: tonic::transport::Channel,
+    token: &str,
+    hello: Hello,
+    out: &mpsc::Sender<WorkerMessage>,
+    out_rx: mpsc::Receiver<WorkerMessage>,
+) -> Result<Opened, SessionEnd> {
+    let bearer: MetadataValue<_> = format!("Bearer {token}").parse().map_err(|_| {
+        SessionEnd::Refused("the token has characters a header cannot carry".into())
+    })?;
+    let mut client = CoordinatorClient::with_interceptor(channel, move |mut req: Request<()>| {
+        req.metadata_mut().insert(AUTH_HEADER, bearer.clone());
+        Ok(req)
+    });
+    send_on(out, Out::Hello(hello)).await?;
+    let mut inbound = client
+        .session(ReceiverStream::new(out_rx))
+        .await?
+        .into_inner();
+    let Some(In::Welcome(welcome)) = inbound.message().await?.and_then(|m| m.kind) else {
+        return Err(SessionEnd::Lost(
+            "the coordinator did not answer Hello with Welcome".into(),
+        ));
+    };
+    let spec = welcome
+        .job
+        .clone()
+        .ok_or_else(|| SessionEnd::Job("Welcome carries no job".into()))?;
+    let game = GameKind::from_name(&spec.game).map_err(|e| SessionEnd::Job(e.to_string()))?;
+    let mut strata = Vec::new();
+    for text in &spec.params_json {
+        let params: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| SessionEnd::Job(format!("params are not JSON: {e}")))?;
+        strata.push(
+            game.prepare(&params)
+                .map_err(|e| SessionEnd::Job(e.to_string()))?,
+        );
+    }
+    Ok(Opened {
+        inbound,
+        welcome,
+        spec,
+        strata,
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -283,7 +312,10 @@ async fn session_loop(
 }
 
 /// Sends one message on the session's stream; a closed stream is a lost session.
-async fn send_on(out: &mpsc::Sender<WorkerMessage>, kind: Out) -> Result<(), SessionEnd> {
+pub(crate) async fn send_on(
+    out: &mpsc::Sender<WorkerMessage>,
+    kind: Out,
+) -> Result<(), SessionEnd> {
     out.send(WorkerMessage { kind: Some(kind) })
         .await
         .map_err(|_| SessionEnd::Lost("stream closed".into()))

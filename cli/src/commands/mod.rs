@@ -3,6 +3,7 @@
 pub mod analysis;
 pub mod archive;
 pub mod census;
+pub mod load_test;
 pub mod run;
 pub mod serve;
 pub mod solve;

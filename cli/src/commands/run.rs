@@ -51,6 +51,7 @@ pub async fn run(args: RunArgs) -> Result<()> {
         metrics: args.metrics,
         shutdown: crate::cancel_on_signals(),
         write_give_up: Duration::from_secs(args.write_give_up_s),
+        write: args.job.write_options(),
         ..RunOptions::local(args.job.out.clone(), token.clone())
     };
     let count = job.count;
@@ -97,7 +98,7 @@ pub async fn run(args: RunArgs) -> Result<()> {
 
 /// A fresh random token for the run's own workers: nothing else on the
 /// machine can guess it and feed the coordinator.
-fn loopback_token() -> anyhow::Result<String> {
+pub fn loopback_token() -> anyhow::Result<String> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no randomness for a token: {e}"))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())

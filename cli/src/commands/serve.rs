@@ -75,6 +75,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         max_connections: args.max_connections,
         idle_exit: args.idle_exit_s.map(Duration::from_secs),
         write_give_up: Duration::from_secs(args.write_give_up_s),
+        write: args.job.write_options(),
         ..RunOptions::local(args.job.out.clone(), args.token)
     };
     let mut running = match start_job(job, options).await? {

@@ -9,7 +9,7 @@ use pregen_games::{Budget, GameKind};
 /// Flags of `pregen solve`.
 #[derive(Args)]
 pub struct SolveArgs {
-    /// The game: cube, doors, dungeon, sokoban or tilt.
+    /// The game: cube, doors, dungeon, sokoban, synthetic or tilt.
     #[arg(long)]
     game: String,
     /// Search nodes allowed per level.

@@ -1,0 +1,239 @@
+//! The load client: many light sessions, each on its own connection, that
+//! run their leases' seeds inline and send the results back as fast as the
+//! coordinator takes them. It speaks the worker protocol exactly (Hello,
+//! leases, results, lease ends, heartbeats), so the coordinator cannot tell
+//! it from a fleet of real workers; it is meant for the `synthetic` game at
+//! (near) zero cost per seed, where the coordinator is the bottleneck.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use pregen_games::{Budget, PreparedGame};
+use pregen_proto::PROTOCOL_VERSION;
+use pregen_proto::v1::coordinator_message::Kind as In;
+use pregen_proto::v1::worker_message::Kind as Out;
+use pregen_proto::v1::{
+    CoordinatorMessage, Heartbeat, Hello, LeaseDone, LeaseRequest, Results, SeedResult,
+    WorkerMessage,
+};
+use tokio::sync::mpsc;
+
+use crate::connect::endpoint;
+use crate::session::{Opened, SessionEnd, open, send_on};
+use crate::{WorkerConfig, WorkerError};
+
+/// Results per message, as a real worker's largest batch.
+const BATCH: u64 = 256;
+
+/// How a load run connects.
+#[derive(Debug, Clone)]
+pub struct LoadConfig {
+    /// Coordinator URL, e.g. `http://127.0.0.1:50051`.
+    pub coordinator: String,
+    /// The shared token.
+    pub token: String,
+    /// Sessions, each on a connection of its own.
+    pub sessions: usize,
+    /// Leases each session keeps asked for beyond the one it works on.
+    pub leases_ahead: usize,
+}
+
+/// What a load run did.
+#[derive(Debug, Clone, Default)]
+pub struct LoadReport {
+    /// Results sent.
+    pub results: u64,
+    /// Leases finished.
+    pub leases: u64,
+    /// When every session had its Welcome, from the start.
+    pub all_welcomed: Duration,
+    /// When the first session was told the job is finished, from the start.
+    pub first_finished: Option<Duration>,
+}
+
+/// Counters the sessions share.
+#[derive(Default)]
+struct Shared {
+    results: AtomicU64,
+    leases: AtomicU64,
+    welcomed: AtomicU64,
+    all_welcomed_us: AtomicU64,
+    first_finished_us: AtomicU64,
+}
+
+/// Opens `config.sessions` sessions at once and runs each until the
+/// coordinator says the job is finished. A session refused or lost is an
+/// error: under load that is what the run must show.
+pub async fn run_load(config: LoadConfig) -> Result<LoadReport, WorkerError> {
+    let base = WorkerConfig::new(config.coordinator.clone(), config.token.clone());
+    let endpoint = endpoint(&base)?;
+    let shared = Arc::new(Shared::default());
+    let started = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..config.sessions {
+        let (endpoint, shared, config) = (endpoint.clone(), shared.clone(), config.clone());
+        tasks.spawn(async move {
+            let channel = endpoint.connect().await.map_err(|e| {
+                WorkerError::Unreachable(config.coordinator.clone(), Duration::ZERO, e.to_string())
+            })?;
+            load_session(&config, channel, i, &shared, started)
+                .await
+                .map_err(|end| match end {
+                    SessionEnd::Refused(m) => WorkerError::Refused(m),
+                    SessionEnd::Job(m) | SessionEnd::Lost(m) => {
+                        WorkerError::Job(format!("load session {}: {m}", i + 1))
+                    }
+                })
+        });
+    }
+    while let Some(joined) = tasks.join_next().await {
+        joined.map_err(|e| WorkerError::Job(format!("a load session panicked: {e}")))??;
+    }
+    let micros = |a: &AtomicU64| Duration::from_micros(a.load(Ordering::Relaxed));
+    let first_finished = shared.first_finished_us.load(Ordering::Relaxed);
+    Ok(LoadReport {
+        results: shared.results.load(Ordering::Relaxed),
+        leases: shared.leases.load(Ordering::Relaxed),
+        all_welcomed: micros(&shared.all_welcomed_us),
+        first_finished: (first_finished > 0).then(|| Duration::from_micros(first_finished)),
+    })
+}
+
+async fn load_session(
+    config: &LoadConfig,
+    channel: tonic::transport::Channel,
+    index: usize,
+    shared: &Shared,
+    started: Instant,
+) -> Result<(), SessionEnd> {
+    let (out, out_rx) = mpsc::channel::<WorkerMessage>(64);
+    let hello = Hello {
+        protocol_version: PROTOCOL_VERSION,
+        generator_version: pregen_games::GENERATOR_VERSION.to_string(),
+        worker_name: format!("load-{}", index + 1),
+        threads: 1,
+    };
+    let Opened {
+        mut inbound,
+        welcome,
+        spec,
+        strata,
+    } = open(channel, &config.token, hello, &out, out_rx).await?;
+    let since_start = || started.elapsed().as_micros() as u64;
+    if shared.welcomed.fetch_add(1, Ordering::Relaxed) + 1 == config.sessions as u64 {
+        shared
+            .all_welcomed_us
+            .store(since_start(), Ordering::Relaxed);
+    }
+    let budget = Budget::nodes(spec.max_nodes);
+    let result = async {
+        for _ in 0..=config.leases_ahead {
+            send_on(&out, Out::LeaseRequest(LeaseRequest {})).await?;
+        }
+        lease_loop(
+            &mut inbound,
+            &out,
+            &strata,
+            &budget,
+            welcome.lease_ttl_ms,
+            shared,
+        )
+        .await
+    }
+    .await;
+    let finished = match result {
+        Ok(()) => true,
+        // The coordinator may have finished the job and closed the session
+        // while this one was still sending: its Finished may be waiting.
+        Err(SessionEnd::Lost(_)) => finished_after_loss(&mut inbound).await,
+        Err(end) => return Err(end),
+    };
+    if !finished {
+        return result;
+    }
+    let _ = shared.first_finished_us.compare_exchange(
+        0,
+        since_start().max(1),
+        Ordering::Relaxed,
+        Ordering::Relaxed,
+    );
+    Ok(())
+}
+
+/// Whether a Finished comes within a second on a session that was lost.
+async fn finished_after_loss(inbound: &mut tonic::Streaming<CoordinatorMessage>) -> bool {
+    while let Ok(Ok(Some(message))) =
+        tokio::time::timeout(Duration::from_secs(1), inbound.message()).await
+    {
+        if matches!(message.kind, Some(In::Finished(_))) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Takes leases, runs their seeds and sends the results until Finished.
+async fn lease_loop(
+    inbound: &mut tonic::Streaming<CoordinatorMessage>,
+    out: &mpsc::Sender<WorkerMessage>,
+    strata: &[PreparedGame],
+    budget: &Budget,
+    lease_ttl_ms: u64,
+    shared: &Shared,
+) -> Result<(), SessionEnd> {
+    let send = |kind: Out| send_on(out, kind);
+    let mut heartbeat = tokio::time::interval(Duration::from_millis((lease_ttl_ms / 3).max(100)));
+    loop {
+        let kind = tokio::select! {
+            message = inbound.message() => message?.and_then(|m| m.kind),
+            _ = heartbeat.tick() => {
+                send(Out::Heartbeat(Heartbeat {})).await?;
+                continue;
+            }
+        };
+        match kind {
+            Some(In::Grant(grant)) => {
+                let Some(game) = strata.get(grant.stratum as usize) else {
+                    return Err(SessionEnd::Job(format!(
+                        "lease {} names stratum {}",
+                        grant.lease_id, grant.stratum
+                    )));
+                };
+                let end = grant.first_seed.saturating_add(grant.seed_count);
+                let mut next = grant.first_seed;
+                while next < end {
+                    let stop = next.saturating_add(BATCH).min(end);
+                    let results: Vec<SeedResult> = (next..stop)
+                        .map(|seed| {
+                            SeedResult::from_outcome(grant.lease_id, seed, game.run(seed, budget))
+                        })
+                        .collect();
+                    next = stop;
+                    shared
+                        .results
+                        .fetch_add(results.len() as u64, Ordering::Relaxed);
+                    send(Out::Results(Results { results })).await?;
+                }
+                send(Out::LeaseDone(LeaseDone {
+                    lease_id: grant.lease_id,
+                }))
+                .await?;
+                shared.leases.fetch_add(1, Ordering::Relaxed);
+                send(Out::LeaseRequest(LeaseRequest {})).await?;
+            }
+            Some(In::NoWork(wait)) => {
+                tokio::time::sleep(Duration::from_millis(wait.retry_after_ms.clamp(10, 10_000)))
+                    .await;
+                send(Out::LeaseRequest(LeaseRequest {})).await?;
+            }
+            Some(In::Finished(_)) => return Ok(()),
+            Some(In::Welcome(_)) => return Err(SessionEnd::Lost("Welcome sent twice".into())),
+            None => {
+                return Err(SessionEnd::Lost(
+                    "the coordinator closed the session".into(),
+                ));
+            }
+        }
+    }
+}
