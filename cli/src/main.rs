@@ -40,6 +40,12 @@ enum LogFormat {
 
 static LOG_FORMAT: OnceLock<LogFormat> = OnceLock::new();
 
+/// mimalloc rather than the system allocator: a coordinator taking hundreds
+/// of thousands of results a second on many threads keeps its resident memory
+/// near its heap (glibc's per-thread arenas held twice the heap and more).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Subcommand)]
 enum Command {
     /// Run a whole pack on this machine: coordinator plus local workers over

@@ -181,6 +181,8 @@ struct Stratum {
     prefix_accepted: u64,
     /// Accepted levels recorded, duplicates counted once.
     accepted_total: u64,
+    /// Seeds recorded (any verdict).
+    recorded: u64,
     /// Next seed of the stratum never leased.
     frontier: u64,
     /// Canonical forms of the accepted levels recorded (any seed).
@@ -200,6 +202,29 @@ impl Stratum {
     /// stratum is complete, then only the complete prefix.
     fn needs(&self, seed: u64) -> bool {
         !self.is_complete() || seed < self.prefix_end
+    }
+}
+
+/// Seeds a stratum still wants leased from its frontier, estimated: the
+/// levels it lacks beyond what its leases out should bring, over the share
+/// of seeds accepted so far, plus a tenth. `u64::MAX` while the share is not
+/// known yet; 0 once the leases out should be enough (if they fall short,
+/// their results raise it again).
+fn seeds_wanted(st: &Stratum) -> u64 {
+    let lacking = st.count.saturating_sub(st.accepted_total);
+    if lacking == 0 {
+        return 0;
+    }
+    if st.recorded < 64 || st.accepted_total == 0 {
+        return u64::MAX;
+    }
+    let share = st.accepted_total as f64 / st.recorded as f64;
+    let out = (st.frontier - st.first_seed).saturating_sub(st.recorded) as f64;
+    let more = lacking as f64 - out * share;
+    if more <= 0.0 {
+        0
+    } else {
+        (more / share * 1.1).ceil() as u64
     }
 }
 
@@ -288,6 +313,7 @@ impl Scheduler {
                 prefix_end: first_seed,
                 prefix_accepted: 0,
                 accepted_total: 0,
+                recorded: 0,
                 frontier: first_seed,
                 seen: HashSet::new(),
                 prefix_seen: HashSet::new(),
@@ -464,12 +490,13 @@ impl Scheduler {
         } else if let Some(i) = self
             .strata
             .iter()
-            .position(|st| st.accepted_total < st.count && st.frontier < self.seed_limit(st))
+            .position(|st| st.frontier < self.seed_limit(st) && seeds_wanted(st) > 0)
         {
             let limit = self.seed_limit(&self.strata[i]);
+            let guided = self.guided_size(session, seeds_wanted(&self.strata[i]));
             let st = &mut self.strata[i];
             let first = st.frontier;
-            let len = size.min(limit - first);
+            let len = size.min(guided).min(limit - first);
             st.frontier += len;
             (i as u32, first, len, 1)
         } else if let Some(original) = (held == 0).then(|| self.speculation_for(session)).flatten()
@@ -558,6 +585,22 @@ impl Scheduler {
             Some(_) => cap,
         };
         size.clamp(1, cap)
+    }
+
+    /// Guided self-scheduling: at most half of `session`'s share (by
+    /// threads) of the seeds still wanted, so the last leases shrink and the
+    /// sessions finish together.
+    fn guided_size(&self, session: SessionId, wanted: u64) -> u64 {
+        let all: u64 = self.sessions.values().map(|s| u64::from(s.threads)).sum();
+        let mine = self
+            .sessions
+            .get(&session)
+            .map_or(0, |s| u64::from(s.threads));
+        if all == 0 || mine == 0 || wanted == u64::MAX {
+            return u64::MAX;
+        }
+        let share = u128::from(wanted) * u128::from(mine) / (2 * u128::from(all));
+        u64::try_from(share).unwrap_or(u64::MAX).max(1)
     }
 
     /// At the tail (nothing left to lease, `session` idle): the oldest lease out to another
@@ -788,6 +831,7 @@ impl Scheduler {
             self.verdicts.worker(&verdict),
         );
         let st = &mut self.strata[i];
+        st.recorded += 1;
         if verdict.status == Status::Accepted {
             match st.canon.get(&seed) {
                 Some(key) if !st.seen.insert(*key) => {}
@@ -975,6 +1019,11 @@ impl Scheduler {
             })
     }
 
+    /// How many entries wait for the commit log.
+    pub fn unflushed_len(&self) -> usize {
+        self.unflushed.len()
+    }
+
     /// Entries not yet handed to the commit log.
     pub fn take_unflushed(&mut self) -> Vec<Entry> {
         let entries = std::mem::take(&mut self.unflushed);
@@ -1119,6 +1168,7 @@ impl Scheduler {
             st.prefix_end = st.first_seed;
             st.prefix_accepted = 0;
             st.accepted_total = 0;
+            st.recorded = 0;
             st.seen.clear();
             st.prefix_seen.clear();
             st.canon

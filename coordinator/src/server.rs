@@ -439,7 +439,8 @@ struct Failing {
     next_try: Instant,
 }
 
-/// Five times a second: expires stale leases, flushes results to the log
+/// Five times a second, and whenever batches wait for room in the log:
+/// expires stale leases, flushes results to the log
 /// (retrying with backoff while writes fail), and watches for an empty
 /// room. Returns only when the run cannot go on.
 async fn maintain(
@@ -452,7 +453,10 @@ async fn maintain(
     let mut failing: Option<Failing> = None;
     let mut idle: Option<(Instant, Instant)> = None; // since, last warning
     loop {
-        tick.tick().await;
+        tokio::select! {
+            _ = tick.tick() => {}
+            () = shared.flush_now.notified() => {}
+        }
         let now = Instant::now();
         let expired = shared.scheduler().expire(now);
         if expired > 0 {
@@ -565,5 +569,6 @@ async fn flush(shared: &Arc<Shared>, log: &Arc<Mutex<CommitLog>>) -> Result<(), 
     if written.is_err() {
         shared.scheduler().restore_unflushed(batch);
     }
+    shared.logged();
     written
 }

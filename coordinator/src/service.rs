@@ -14,7 +14,7 @@ use pregen_proto::v1::{
     CoordinatorMessage, Finished, JobSpec, LeaseGrant, NoWork, SeedResult, Welcome, WorkerMessage,
 };
 use pregen_proto::{AUTH_HEADER, PROTOCOL_VERSION};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{Notify, Semaphore, mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
@@ -35,7 +35,18 @@ pub struct Shared {
     connected: AtomicUsize,
     complete: watch::Sender<bool>,
     lease_ttl: Duration,
+    /// Rung when the log writer should not wait for its next tick.
+    pub(crate) flush_now: Notify,
+    /// Rung after each write of the commit log.
+    flushed: Notify,
+    /// Batches checked at once: one per core, so a thousand sessions do not
+    /// make a thousand blocking threads.
+    checking: Semaphore,
 }
+
+/// Entries waiting for the commit log past which batches wait for a write:
+/// what is received but not yet durable stays bounded, whatever the rate.
+pub const MAX_UNFLUSHED: usize = 65_536;
 
 impl Shared {
     /// Shared state for `job` over a (possibly resumed) scheduler.
@@ -66,7 +77,28 @@ impl Shared {
             connected: AtomicUsize::new(0),
             complete: watch::Sender::new(complete),
             lease_ttl,
+            flush_now: Notify::new(),
+            flushed: Notify::new(),
+            checking: Semaphore::new(
+                std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+            ),
         }))
+    }
+
+    /// Waits while [`MAX_UNFLUSHED`] entries wait for the commit log (the
+    /// sender's stream waits meanwhile: backpressure down to the workers).
+    pub async fn room_in_log(&self) {
+        while self.scheduler().unflushed_len() >= MAX_UNFLUSHED {
+            let flushed = self.flushed.notified();
+            self.flush_now.notify_one();
+            // A write that ended between the check and here is seen next round.
+            let _ = tokio::time::timeout(Duration::from_millis(50), flushed).await;
+        }
+    }
+
+    /// After a write of the commit log: wakes the batches waiting for room.
+    pub(crate) fn logged(&self) {
+        self.flushed.notify_waiters();
     }
 
     /// The scheduler (a poisoned lock is still usable: its state is consistent
@@ -272,6 +304,7 @@ async fn drive(
                 send(tx, reply).await?;
             }
             In::Results(batch) => {
+                shared.room_in_log().await;
                 let records = batch
                     .results
                     .into_iter()
@@ -336,6 +369,11 @@ async fn check_batch(
             .map_err(|e| Status::invalid_argument(e.to_string()))?
     };
     let games = shared.games.clone();
+    let _permit = shared
+        .checking
+        .acquire()
+        .await
+        .map_err(|e| Status::internal(format!("the level check failed: {e}")))?;
     let checked = tokio::task::spawn_blocking(move || {
         for ((_, record), stratum) in records.iter().zip(strata) {
             let (Some(level), Some(game)) = (&record.level, games.get(stratum as usize)) else {

@@ -58,7 +58,9 @@ struct Measured {
     ingest_cpu: Duration,
     /// The coordinator's CPU time over its whole life (with the pack written).
     total_cpu: Duration,
-    /// The coordinator's peak resident memory.
+    /// The coordinator's peak resident memory while taking results.
+    ingest_rss_bytes: u64,
+    /// The coordinator's peak resident memory, the pack written.
     peak_rss_bytes: u64,
     /// The load client's own CPU time.
     client_cpu: Duration,
@@ -87,7 +89,7 @@ pub async fn run(args: LoadTestArgs) -> Result<()> {
     println!(
         "sessions {}: {} results in {:.2} s = {:.0} results/s; coordinator CPU {:.2} s \
          = {:.0} results per CPU-second ({:.2} cores busy); peak RSS {:.0} MB; \
-         CPU with the pack written {:.2} s; load client CPU {:.2} s",
+         with the pack written: CPU {:.2} s, peak RSS {:.0} MB; load client CPU {:.2} s",
         args.sessions,
         m.results,
         m.ingest.as_secs_f64(),
@@ -95,8 +97,9 @@ pub async fn run(args: LoadTestArgs) -> Result<()> {
         m.ingest_cpu.as_secs_f64(),
         per_cpu,
         m.ingest_cpu.as_secs_f64() / m.ingest.as_secs_f64().max(1e-9),
-        m.peak_rss_bytes as f64 / 1e6,
+        m.ingest_rss_bytes as f64 / 1e6,
         m.total_cpu.as_secs_f64(),
+        m.peak_rss_bytes as f64 / 1e6,
         m.client_cpu.as_secs_f64(),
     );
     eprint!("{}", m.report);
@@ -185,6 +188,7 @@ async fn measure(args: &LoadTestArgs, job: &std::path::Path) -> Result<Measured>
         ingest,
         ingest_cpu: after_ingest.cpu.saturating_sub(at_start.cpu),
         total_cpu: last.cpu,
+        ingest_rss_bytes: after_ingest.peak_rss_bytes,
         peak_rss_bytes: last.peak_rss_bytes,
         client_cpu,
         report,
