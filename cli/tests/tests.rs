@@ -9,4 +9,5 @@ mod logs;
 mod metrics;
 mod pack;
 mod refusals;
+mod scale;
 mod tls;

@@ -1,0 +1,97 @@
+//! The scale paths at small size: the load client against a real
+//! coordinator, the tail overtaken by speculation when one worker is much
+//! slower, and the pack the same whatever the sort spilled.
+
+use std::time::Duration;
+
+use pregen_coordinator::Job;
+use pregen_coordinator::server::{RunOptions, RunSummary, Started, start_job};
+use pregen_worker::{WorkerConfig, run_worker};
+use tokio_util::sync::CancellationToken;
+
+use crate::common::{PackContent, pregen};
+
+#[test]
+fn the_load_test_commits_every_result_and_writes_the_pack() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = pregen()
+        .args(["load-test", "--sessions", "40", "--count", "3000", "--out"])
+        .arg(dir.path())
+        .output()
+        .expect("run pregen load-test");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.starts_with("sessions 40: "), "{stdout}");
+    assert!(stdout.contains("results per CPU-second"), "{stdout}");
+    let manifest: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("load-test/manifest.json")).expect("manifest"),
+    )
+    .expect("manifest JSON");
+    assert_eq!(manifest["counts"]["accepted"], 3000);
+    assert_eq!(manifest["job"]["game"], "synthetic");
+}
+
+/// A pack of 1,600 synthetic seeds asleep for 2 ms each, every one accepted.
+fn sleepy_job() -> Job {
+    Job::parse(
+        "pack = \"tail\"\ngame = \"synthetic\"\ncount = 1600\nseeds_per_lease = 512\n\
+         [params]\ncost_us = 2000\nbusy = false\naccept_rate = 1.0\n",
+    )
+    .expect("job")
+}
+
+/// Runs `job` with one worker per entry of `workers` (threads, slowdown).
+async fn run(job: Job, out: &std::path::Path, workers: &[(usize, u32)]) -> RunSummary {
+    let Started::Running(mut running) = start_job(
+        job,
+        RunOptions {
+            lease_ttl: Duration::from_secs(60),
+            ..RunOptions::local(out.to_path_buf(), "t".into())
+        },
+    )
+    .await
+    .expect("start") else {
+        panic!("a new pack is not complete")
+    };
+    let stop = CancellationToken::new();
+    let handles: Vec<_> = workers
+        .iter()
+        .enumerate()
+        .map(|(i, &(threads, slowdown))| {
+            let mut config = WorkerConfig::new(format!("http://{}", running.listening.grpc), "t");
+            config.threads = threads;
+            config.slowdown = slowdown;
+            config.name = format!("w{}", i + 1);
+            tokio::spawn(run_worker(config, stop.clone()))
+        })
+        .collect();
+    let summary = running.complete().await.expect("the pack is written");
+    stop.cancel();
+    for h in handles {
+        let _ = h.await;
+    }
+    running.stop().await;
+    summary
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_workers_last_lease_is_copied_and_the_pack_is_the_same() {
+    let one = tempfile::tempdir().expect("tempdir");
+    run(sleepy_job(), one.path(), &[(4, 1)]).await;
+    let both = tempfile::tempdir().expect("tempdir");
+    // The second worker takes 200 ms a seed: its first lease (4 seeds, before
+    // any cost is known) takes as long as the fast worker's whole pack, so it
+    // is out when the fast worker runs out of seeds.
+    let summary = run(sleepy_job(), both.path(), &[(4, 1), (1, 100)]).await;
+    assert!(
+        summary.progress.speculative >= 1,
+        "no lease was copied: {:?}",
+        summary.progress
+    );
+    PackContent::read(&both.path().join("tail"))
+        .assert_same(&PackContent::read(&one.path().join("tail")));
+}
