@@ -280,6 +280,8 @@ pub struct Scheduler {
     paused: bool,
     /// The sessions open now.
     sessions: HashMap<SessionId, SessionInfo>,
+    /// Their threads, summed.
+    threads_open: u64,
     /// Per-seed cost (ms of one thread) seen in results, a moving average.
     seed_cost_ms: Option<f64>,
     /// Sampled seeds, disputes and refused workers.
@@ -334,6 +336,7 @@ impl Scheduler {
             last_result: HashMap::new(),
             paused: false,
             sessions: HashMap::new(),
+            threads_open: 0,
             seed_cost_ms: None,
             checks,
             #[cfg(test)]
@@ -591,7 +594,7 @@ impl Scheduler {
     /// threads) of the seeds still wanted, so the last leases shrink and the
     /// sessions finish together.
     fn guided_size(&self, session: SessionId, wanted: u64) -> u64 {
-        let all: u64 = self.sessions.values().map(|s| u64::from(s.threads)).sum();
+        let all = self.threads_open;
         let mine = self
             .sessions
             .get(&session)
@@ -607,21 +610,27 @@ impl Scheduler {
     /// session that is not copied yet and still misses seeds its stratum
     /// needs, to be run again by `session` (the first result wins).
     fn speculation_for(&self, session: SessionId) -> Option<u64> {
-        self.leases
+        let mut candidates: Vec<(Instant, u64)> = self
+            .leases
             .values()
             .filter(|l| {
                 l.session != session
                     && !l.check
                     && l.twin.is_none()
                     && !self.strata[l.stratum as usize].is_complete()
-                    && (self
-                        .verdicts
-                        .range(l.first_seed, l.first_seed + l.seed_count)
-                        .count() as u64)
-                        < l.seed_count
             })
-            .min_by_key(|l| (l.granted, l.id))
-            .map(|l| l.id)
+            .map(|l| (l.granted, l.id))
+            .collect();
+        candidates.sort_unstable();
+        // The oldest that still misses a seed (most do: they are out).
+        candidates.into_iter().map(|(_, id)| id).find(|id| {
+            let l = &self.leases[id];
+            (self
+                .verdicts
+                .range(l.first_seed, l.first_seed + l.seed_count)
+                .count() as u64)
+                < l.seed_count
+        })
     }
 
     /// The next queued cross-check `worker` may run; checks the pack no
@@ -896,7 +905,9 @@ impl Scheduler {
         }
         let info = self.sessions.entry(session).or_default();
         info.worker = worker.to_string();
+        self.threads_open -= u64::from(info.threads);
         info.threads = threads.min(1024);
+        self.threads_open += u64::from(info.threads);
         Ok(())
     }
 
@@ -916,7 +927,9 @@ impl Scheduler {
         for id in ids {
             self.release(session, id);
         }
-        self.sessions.remove(&session);
+        if let Some(info) = self.sessions.remove(&session) {
+            self.threads_open -= u64::from(info.threads);
+        }
     }
 
     /// Extends every lease of the session.
