@@ -207,7 +207,7 @@ impl Stratum {
 
 /// Seeds a stratum still wants leased from its frontier, estimated: the
 /// levels it lacks beyond what its leases out should bring, over the share
-/// of seeds accepted so far, plus a tenth. `u64::MAX` while the share is not
+/// of seeds accepted so far, plus a quarter. `u64::MAX` while the share is not
 /// known yet; 0 once the leases out should be enough (if they fall short,
 /// their results raise it again).
 fn seeds_wanted(st: &Stratum) -> u64 {
@@ -224,7 +224,7 @@ fn seeds_wanted(st: &Stratum) -> u64 {
     if more <= 0.0 {
         0
     } else {
-        (more / share * 1.1).ceil() as u64
+        (more / share * 1.25).ceil() as u64
     }
 }
 
@@ -1067,10 +1067,16 @@ impl Scheduler {
             }
         }
         let patience = self.config.lease_ttl;
+        // At the tail no worker gets new seeds: waiting for another one to
+        // come only delays the pack.
+        let at_tail = self.strata.iter().all(|st| {
+            st.is_complete() || seeds_wanted(st) == 0 || st.frontier >= self.seed_limit(st)
+        });
         for (&seed, p) in self.checks.pending.iter_mut() {
             let other = names.iter().any(|n| *n != p.first.worker);
             let waited = now.saturating_duration_since(p.since);
-            if p.state == CheckState::Queued && (waited >= patience || !other && waited >= grace) {
+            let alone = !other && (waited >= grace || at_tail);
+            if p.state == CheckState::Queued && (waited >= patience || alone) {
                 p.state = CheckState::Coordinator;
                 work.push((p.stratum, seed));
             }
@@ -1925,14 +1931,29 @@ mod tests {
     fn with_one_worker_the_coordinator_checks_the_sample_itself() {
         let mut s = checked(4, 6, 1.0);
         s.session_started(1, "alone", 0).expect("open");
-        work(&mut s, 1, "alone");
-        assert!(!s.is_complete());
+        let first = lease(s.grant(1, Instant::now()));
+        for seed in first.first_seed..first.first_seed + 2 {
+            s.record(1, first.id, answer("alone", seed))
+                .expect("in lease");
+        }
         assert_eq!(
             s.coordinator_work(Instant::now(), Duration::from_secs(60)),
             vec![],
-            "not before the grace"
+            "not before the grace while seeds are still wanted"
         );
-        assert!(own_runs(&mut s, Duration::from_secs(2)) >= 12);
+        for seed in first.first_seed + 2..first.first_seed + first.seed_count {
+            s.record(1, first.id, answer("alone", seed))
+                .expect("in lease");
+        }
+        s.lease_done(1, first.id);
+        work(&mut s, 1, "alone");
+        assert!(!s.is_complete());
+        // At the tail no other worker will come for them: at once.
+        let at_once = s.coordinator_work(Instant::now(), Duration::from_secs(60));
+        assert!(at_once.len() >= 12, "{at_once:?}");
+        for &(_, seed) in &at_once {
+            s.coordinator_result(by(COORDINATOR, result(seed)));
+        }
         assert!(s.is_complete());
         assert_eq!(s.progress().cross_check.disputes, 0);
     }

@@ -297,7 +297,7 @@ async fn drive(
                         stratum: l.stratum,
                     }),
                     Grant::Wait => Out::NoWork(NoWork {
-                        retry_after_ms: 200,
+                        retry_after_ms: 100,
                     }),
                     Grant::Finished => Out::Finished(Finished {}),
                 };
