@@ -33,6 +33,33 @@ fn the_load_test_commits_every_result_and_writes_the_pack() {
     .expect("manifest JSON");
     assert_eq!(manifest["counts"]["accepted"], 3000);
     assert_eq!(manifest["job"]["game"], "synthetic");
+    // Bad input is named, by the load test or by the coordinator's job check.
+    for (flag, value, says) in [
+        ("--accept-rate", "0", "--accept-rate must be above 0"),
+        (
+            "--level-bytes",
+            "2000000",
+            "level_bytes must be 0..=1000000",
+        ),
+    ] {
+        let out = pregen()
+            .args([
+                "load-test",
+                "--sessions",
+                "2",
+                "--count",
+                "10",
+                flag,
+                value,
+                "--out",
+            ])
+            .arg(dir.path())
+            .output()
+            .expect("run pregen load-test");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+    }
 }
 
 /// A pack of 1,600 synthetic seeds asleep for 2 ms each, every one accepted.

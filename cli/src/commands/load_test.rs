@@ -74,6 +74,12 @@ pub async fn run(args: LoadTestArgs) -> Result<()> {
     if args.sessions == 0 {
         bail!("--sessions must be at least 1");
     }
+    if !(args.accept_rate > 0.0 && args.accept_rate <= 1.0) {
+        bail!(
+            "--accept-rate must be above 0 and at most 1 (got {})",
+            args.accept_rate
+        );
+    }
     let root = args.out.join(PACK);
     if root.exists() {
         std::fs::remove_dir_all(&root)
@@ -147,7 +153,14 @@ async fn measure(args: &LoadTestArgs, job: &std::path::Path) -> Result<Measured>
     });
     let stdout = child.stdout.take();
     let mut coordinator = Coordinator(child);
-    let address = listening_address(stdout)?;
+    let address = match listening_address(stdout) {
+        Ok(address) => address,
+        Err(e) => {
+            let _ = coordinator.0.wait();
+            let said = stderr.and_then(|t| t.join().ok()).unwrap_or_default();
+            bail!("{e}: {}", said.trim());
+        }
+    };
     let pid = coordinator.0.id();
     let started = Instant::now();
     let at_start = Usage::of(pid).context("cannot read the coordinator's usage in /proc")?;
