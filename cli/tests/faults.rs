@@ -211,3 +211,48 @@ fn a_full_disk_stops_the_run_cleanly_and_a_rerun_finishes_the_same_pack() {
     );
     PackContent::read(&roomy.join("e2e")).assert_same(reference());
 }
+
+/// The cross-check's key is kept beside the commit log: a pack written again
+/// from its log samples the same seeds, finds them settled in the log and runs
+/// none of them again.
+#[test]
+fn a_resumed_run_keeps_the_cross_checks_sample() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = job_text(400).replace("count = 400\n", "count = 400\ncross_check = 0.2\n");
+    let pack = crate::common::run_pack(dir.path(), &job, 1);
+    let confirmed = |pack: &std::path::Path| {
+        let manifest: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(pack.join("manifest.json")).expect("manifest"))
+                .expect("JSON");
+        manifest["cross_check"]["confirmed"]
+            .as_u64()
+            .expect("confirmed")
+    };
+    let first = confirmed(&pack);
+    assert!(first > 100, "{first} seeds confirmed");
+    let key = std::fs::read_to_string(pack.join("commit/cross-check.key")).expect("key kept");
+    assert_eq!(key.len(), 32);
+    let segments = crate::common::segments(&pack);
+    // Everything but the log goes: the next run writes the pack from it.
+    for entry in std::fs::read_dir(&pack).expect("pack") {
+        let path = entry.expect("entry").path();
+        if path.file_name() != Some("commit".as_ref()) {
+            if path.is_dir() {
+                std::fs::remove_dir_all(&path).expect("rm");
+            } else {
+                std::fs::remove_file(&path).expect("rm");
+            }
+        }
+    }
+    let again = crate::common::run_pack(dir.path(), &job, 1);
+    assert_eq!(
+        confirmed(&again),
+        first,
+        "the same sample, settled by the log"
+    );
+    assert_eq!(
+        crate::common::segments(&again),
+        segments,
+        "nothing ran again, so nothing new was logged"
+    );
+}

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use pregen_pack::PackDir;
+use pregen_pack::durable::write_durably;
 use pregen_pack::write::{PackWriter, RunFacts, WriteOptions};
 use pregen_proto::v1::coordinator_server::CoordinatorServer;
 use tokio::net::TcpListener;
@@ -170,6 +171,55 @@ pub struct RunningJob {
     write: WriteOptions,
 }
 
+/// The cross-check's key beside the commit log: a resumed run samples the
+/// seeds the first run sampled, so those the log already settled are not
+/// run again and those it had not yet are still checked.
+const CHECK_KEY_FILE: &str = "cross-check.key";
+
+/// The cross-check's key of the log in `commit`, and whether it is new (to
+/// be written once the log is opened: never into another job's folder).
+fn check_key(commit: &std::path::Path) -> Result<([u8; 16], bool), CoordinatorError> {
+    let path = commit.join(CHECK_KEY_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            let bytes: Option<Vec<u8>> = (text.len() == 32)
+                .then(|| {
+                    (0..16)
+                        .map(|i| u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok())
+                        .collect()
+                })
+                .flatten();
+            let key = bytes
+                .and_then(|b| <[u8; 16]>::try_from(b).ok())
+                .ok_or_else(|| {
+                    CoordinatorError::Resume(format!(
+                        "{} is not 32 hex digits; delete it to draw a new key (the \
+                     resumed seeds are then sampled afresh)",
+                        path.display()
+                    ))
+                })?;
+            Ok((key, false))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let mut key = [0u8; 16];
+            getrandom::fill(&mut key).map_err(|e| {
+                CoordinatorError::server("no randomness for the cross-check's key")(
+                    e.to_string().into(),
+                )
+            })?;
+            Ok((key, true))
+        }
+        Err(e) => Err(CoordinatorError::server(format!(
+            "cannot read {}",
+            path.display()
+        ))(e.into())),
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Opens the pack's commit log, resumes, and starts serving `job`.
 pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, CoordinatorError> {
     let started = Instant::now();
@@ -187,10 +237,7 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
             progress: Progress::default(),
         }));
     }
-    let mut check_key = [0u8; 16];
-    getrandom::fill(&mut check_key).map_err(|e| {
-        CoordinatorError::server("no randomness for the cross-check's key")(e.to_string().into())
-    })?;
+    let (check_key, new_key) = check_key(&dir.commit())?;
     let config = SchedulerConfig {
         strata: job.plan().iter().map(|p| (p.first_seed, p.count)).collect(),
         seeds_per_lease: job.seeds_per_lease,
@@ -207,6 +254,9 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
         scheduler.replay(entry);
     })?;
     scheduler.end_replay();
+    if new_key {
+        write_durably(&dir.commit(), CHECK_KEY_FILE, hex(&check_key).as_bytes())?;
+    }
     let shared = Shared::new(&job, scheduler, options.lease_ttl)?;
     let log = Arc::new(Mutex::new(log));
 
