@@ -490,13 +490,16 @@ impl Scheduler {
                 self.requeue.push_front((r.0, r.1 + size, r.2 - size, r.3));
             }
             (r.0, r.1, r.2.min(size), r.3)
-        } else if let Some(i) = self
+        } else if let Some((i, wanted)) = self
             .strata
             .iter()
-            .position(|st| st.frontier < self.seed_limit(st) && seeds_wanted(st) > 0)
+            .enumerate()
+            .filter(|(_, st)| st.frontier < self.seed_limit(st))
+            .map(|(i, st)| (i, seeds_wanted(st)))
+            .find(|&(_, wanted)| wanted > 0)
         {
             let limit = self.seed_limit(&self.strata[i]);
-            let guided = self.guided_size(session, seeds_wanted(&self.strata[i]));
+            let guided = self.guided_size(session, wanted);
             let st = &mut self.strata[i];
             let first = st.frontier;
             let len = size.min(guided).min(limit - first);

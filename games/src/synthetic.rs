@@ -390,7 +390,7 @@ mod tests {
     }
 
     #[test]
-    fn the_cost_is_spent_asleep_or_busy_and_the_watchdog_stops_it() {
+    fn the_cost_is_recorded_asleep_or_busy_and_the_watchdog_stops_it() {
         for busy in [true, false] {
             let p = SyntheticParams {
                 cost_us: 20_000,
@@ -398,10 +398,9 @@ mod tests {
                 accept_rate: 1.0,
                 ..SyntheticParams::default()
             };
-            let started = Instant::now();
             let outcome = run_game::<Synthetic>(&p, 1, &Budget::nodes(1));
-            assert!(started.elapsed() >= Duration::from_millis(20));
-            assert!(outcome.result.is_ok(), "{busy}");
+            let level = outcome.result.expect("accepted");
+            assert_eq!(level.metrics["cost_us"], 20_000.0, "{busy}");
             let budget = Budget {
                 max_nodes: 1,
                 deadline: Some(Instant::now() + Duration::from_millis(1)),

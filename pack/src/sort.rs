@@ -99,11 +99,9 @@ impl Sorter {
         }
         std::fs::create_dir_all(&self.spill_dir)
             .map_err(PackError::io("create", &self.spill_dir))?;
-        let io = PackError::io("write a sort run in", &self.spill_dir);
-        let file = tempfile::tempfile_in(&self.spill_dir).map_err(io)?;
         self.buffer.sort_unstable_by_key(|(k, _)| *k);
-        let buffer = std::mem::take(&mut self.buffer);
-        let file = write_run(file, &self.spill_dir, buffer.into_iter().map(Ok))?;
+        // Drained, not taken: the buffer keeps its capacity for the next run.
+        let file = write_run(&self.spill_dir, self.buffer.drain(..).map(Ok))?;
         self.runs.push((0, file));
         self.held = 0;
         self.spills += 1;
@@ -116,10 +114,8 @@ impl Sorter {
                 break;
             }
             let merged = merge(tail.into_iter().map(|(_, f)| f), &self.spill_dir)?;
-            let io = PackError::io("write a sort run in", &self.spill_dir);
-            let file = tempfile::tempfile_in(&self.spill_dir).map_err(io)?;
             self.runs
-                .push((level + 1, write_run(file, &self.spill_dir, merged)?));
+                .push((level + 1, write_run(&self.spill_dir, merged)?));
         }
         Ok(())
     }
@@ -135,12 +131,13 @@ impl Sorter {
     }
 }
 
-/// Records in key order written to `file` as a run, rewound for reading.
+/// Records in key order written as a run to an unnamed file in `dir`,
+/// rewound for reading.
 fn write_run(
-    file: File,
     dir: &Path,
     records: impl IntoIterator<Item = Result<(u128, SeedRecord), PackError>>,
 ) -> Result<File, PackError> {
+    let file = tempfile::tempfile_in(dir).map_err(PackError::io("write a sort run in", dir))?;
     let mut out = BufWriter::with_capacity(1 << 20, file);
     let mut bytes = Vec::new();
     for item in records {

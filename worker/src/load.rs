@@ -10,17 +10,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use pregen_games::{Budget, PreparedGame};
-use pregen_proto::PROTOCOL_VERSION;
 use pregen_proto::v1::coordinator_message::Kind as In;
 use pregen_proto::v1::worker_message::Kind as Out;
 use pregen_proto::v1::{
-    CoordinatorMessage, Heartbeat, Hello, LeaseDone, LeaseRequest, Results, SeedResult,
-    WorkerMessage,
+    CoordinatorMessage, Heartbeat, LeaseDone, LeaseRequest, Results, SeedResult, WorkerMessage,
 };
 use tokio::sync::mpsc;
 
 use crate::connect::endpoint;
-use crate::session::{Opened, SessionEnd, open, send_on};
+use crate::session::{Opened, SessionEnd, hello, open, send_on};
 use crate::{WorkerConfig, WorkerError};
 
 /// Results per message, as a real worker's largest batch.
@@ -108,12 +106,7 @@ async fn load_session(
     started: Instant,
 ) -> Result<(), SessionEnd> {
     let (out, out_rx) = mpsc::channel::<WorkerMessage>(64);
-    let hello = Hello {
-        protocol_version: PROTOCOL_VERSION,
-        generator_version: pregen_games::GENERATOR_VERSION.to_string(),
-        worker_name: format!("load-{}", index + 1),
-        threads: 1,
-    };
+    let hello = hello(format!("load-{}", index + 1), 1);
     let Opened {
         mut inbound,
         welcome,

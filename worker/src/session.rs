@@ -67,12 +67,7 @@ pub(crate) async fn run_session(
     report: &mut WorkerReport,
 ) -> Result<(), SessionEnd> {
     let (out, out_rx) = mpsc::channel::<WorkerMessage>(1024);
-    let hello = Hello {
-        protocol_version: PROTOCOL_VERSION,
-        generator_version: pregen_games::GENERATOR_VERSION.to_string(),
-        worker_name: config.name.clone(),
-        threads: config.threads as u32,
-    };
+    let hello = hello(config.name.clone(), config.threads as u32);
     let Opened {
         mut inbound,
         welcome,
@@ -116,6 +111,16 @@ pub(crate) async fn run_session(
         }
     }
     result
+}
+
+/// The Hello of a worker of this build named `name` with `threads` threads.
+pub(crate) fn hello(name: String, threads: u32) -> Hello {
+    Hello {
+        protocol_version: PROTOCOL_VERSION,
+        generator_version: pregen_games::GENERATOR_VERSION.to_string(),
+        worker_name: name,
+        threads,
+    }
 }
 
 /// A session the coordinator welcomed, with the job's strata prepared.
