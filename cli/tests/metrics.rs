@@ -90,6 +90,16 @@ fn a_served_job_exposes_its_progress_as_prometheus_metrics() {
         .is_some(),
         "{during}"
     );
+    assert_eq!(
+        sample(&during, "pregen_workers_connected"),
+        Some(1),
+        "{during}"
+    );
+    assert!(
+        sample(&during, "pregen_worker_threads").is_some_and(|n| n >= 1),
+        "{during}"
+    );
+    every_dashboard_metric_is_exported(&during);
     // One lease being worked on and one waiting, never a pile of them.
     assert!(
         sample(&during, "pregen_leases_out").is_some_and(|n| n <= 2),
@@ -103,4 +113,35 @@ fn a_served_job_exposes_its_progress_as_prometheus_metrics() {
         wait(&mut w, Duration::from_secs(240)).success(),
         "worker failed"
     );
+}
+
+/// The Grafana dashboard of deploy/grafana/ asks only for metrics the
+/// coordinator exports (a renamed metric would leave a panel empty).
+fn every_dashboard_metric_is_exported(scraped: &str) {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../deploy/grafana/pregen-dashboard.json"
+    );
+    let dashboard = std::fs::read_to_string(path).expect("the dashboard");
+    let mut asked: Vec<&str> = dashboard
+        .match_indices("pregen_")
+        .map(|(at, _)| {
+            let rest = &dashboard[at..];
+            let end = rest
+                .find(|c: char| !(c.is_ascii_lowercase() || c == '_'))
+                .unwrap_or(rest.len());
+            &rest[..end]
+        })
+        .collect();
+    asked.sort_unstable();
+    asked.dedup();
+    assert!(asked.len() >= 10, "{asked:?}");
+    for name in asked {
+        assert!(
+            scraped
+                .lines()
+                .any(|l| l.starts_with(name) && l[name.len()..].starts_with([' ', '{'])),
+            "the dashboard asks for {name}, which is not exported:\n{scraped}"
+        );
+    }
 }

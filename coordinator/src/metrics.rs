@@ -50,6 +50,16 @@ impl Collector for JobCollector {
                 "Seed ranges leased to workers now.",
                 p.leases_out as u64,
             ),
+            (
+                "pregen_workers_connected",
+                "Worker sessions open now.",
+                p.sessions as u64,
+            ),
+            (
+                "pregen_worker_threads",
+                "Threads of the worker sessions open now.",
+                p.threads,
+            ),
         ];
         for (name, help, value) in gauges {
             ConstGauge::new(value as i64).encode(encoder.encode_descriptor(

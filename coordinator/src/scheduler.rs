@@ -116,6 +116,10 @@ pub struct Progress {
     pub mismatches: u64,
     /// Leases currently out.
     pub leases_out: usize,
+    /// Worker sessions open.
+    pub sessions: usize,
+    /// Their threads, as their Hellos said.
+    pub threads: u64,
     /// Leases issued again, while still out, to an idle worker at the tail.
     pub speculative: u64,
     /// Results for seeds already recorded (re-issued or speculative leases).
@@ -1255,6 +1259,8 @@ impl Scheduler {
             .map(|st| st.prefix_accepted.min(st.count))
             .sum();
         p.leases_out = self.leases.len();
+        p.sessions = self.sessions.len();
+        p.threads = self.threads_open;
         p.cross_check = self.checks.facts();
         p
     }
