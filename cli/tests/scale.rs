@@ -85,17 +85,25 @@ async fn run(job: Job, out: &std::path::Path, workers: &[(usize, u32)]) -> RunSu
         panic!("a new pack is not complete")
     };
     let stop = CancellationToken::new();
-    let handles: Vec<_> = workers
-        .iter()
-        .enumerate()
-        .map(|(i, &(threads, slowdown))| {
-            let mut config = WorkerConfig::new(format!("http://{}", running.listening.grpc), "t");
-            config.threads = threads;
-            config.slowdown = slowdown;
-            config.name = format!("w{}", i + 1);
-            tokio::spawn(run_worker(config, stop.clone()))
-        })
-        .collect();
+    let watch = running.watch();
+    let mut handles = Vec::new();
+    // In order: each worker has its session before the next starts.
+    for (i, &(threads, slowdown)) in workers.iter().enumerate() {
+        let mut config = WorkerConfig::new(format!("http://{}", running.listening.grpc), "t");
+        config.threads = threads;
+        config.slowdown = slowdown;
+        config.name = format!("w{}", i + 1);
+        handles.push(tokio::spawn(run_worker(config, stop.clone())));
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while watch.progress().sessions <= i {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "worker w{} has no session",
+                i + 1
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
     let summary = running.complete().await.expect("the pack is written");
     stop.cancel();
     for h in handles {
@@ -110,10 +118,10 @@ async fn a_slow_workers_last_lease_is_copied_and_the_pack_is_the_same() {
     let one = tempfile::tempdir().expect("tempdir");
     run(sleepy_job(), one.path(), &[(4, 1)]).await;
     let both = tempfile::tempdir().expect("tempdir");
-    // The second worker takes 200 ms a seed: its first lease (4 seeds, before
-    // any cost is known) takes as long as the fast worker's whole pack, so it
-    // is out when the fast worker runs out of seeds.
-    let summary = run(sleepy_job(), both.path(), &[(4, 1), (1, 100)]).await;
+    // The slow worker, connected first, takes 200 ms a seed: it always has a
+    // lease out (its first, 4 seeds before any cost is known, takes as long
+    // as the fast worker's whole pack) when the fast one runs out of seeds.
+    let summary = run(sleepy_job(), both.path(), &[(1, 100), (4, 1)]).await;
     assert!(
         summary.progress.speculative >= 1,
         "no lease was copied: {:?}",

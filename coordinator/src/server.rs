@@ -6,7 +6,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pregen_pack::PackDir;
@@ -14,6 +14,7 @@ use pregen_pack::durable::write_durably;
 use pregen_pack::write::{PackWriter, RunFacts, WriteOptions};
 use pregen_proto::v1::coordinator_server::CoordinatorServer;
 use tokio::net::TcpListener;
+use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tonic::service::interceptor::InterceptedService;
@@ -604,21 +605,28 @@ async fn run_own_seeds(shared: Arc<Shared>) {
 
 /// Writes the results received since the last flush as one durable segment;
 /// on failure they go back to the scheduler, to be written first next time.
+///
+/// The log's lock is taken before the batch and released by the blocking
+/// write itself, so one flush runs at a time and a flush whose task is
+/// aborted mid-write (the maintenance task, when the pack is complete) still
+/// finishes its segment before the next flush, and the pack writer after it,
+/// goes on.
 async fn flush(shared: &Arc<Shared>, log: &Arc<Mutex<CommitLog>>) -> Result<(), CoordinatorError> {
-    let log = log.clone();
+    let mut log = log.clone().lock_owned().await;
     let batch = shared.scheduler().take_unflushed();
     if batch.is_empty() {
         return Ok(());
     }
-    let (batch, written) = tokio::task::spawn_blocking(move || {
-        let written = log.lock().unwrap_or_else(|p| p.into_inner()).append(&batch);
-        (batch, written)
+    let shared = shared.clone();
+    tokio::task::spawn_blocking(move || {
+        let written = log.append(&batch);
+        if written.is_err() {
+            shared.scheduler().restore_unflushed(batch);
+        }
+        drop(log);
+        shared.logged();
+        written
     })
     .await
-    .map_err(|e| CoordinatorError::server("the commit log writer")(e.into()))?;
-    if written.is_err() {
-        shared.scheduler().restore_unflushed(batch);
-    }
-    shared.logged();
-    written
+    .map_err(|e| CoordinatorError::server("the commit log writer")(e.into()))?
 }
