@@ -199,8 +199,19 @@ pub fn print_levels(dir: &Path, tier: Option<u32>) -> Result<String, AnalysisErr
     use std::fmt::Write;
     let pack = PackDir::new(dir);
     pack.require_complete()?;
+    let parts = pack.level_parts()?;
+    if let Some(wanted) = tier
+        && !parts.iter().any(|(t, _)| *t == wanted)
+    {
+        let first = parts.iter().map(|(t, _)| *t).min().unwrap_or(0);
+        let last = parts.iter().map(|(t, _)| *t).max().unwrap_or(0);
+        return Err(AnalysisError::invalid(
+            dir,
+            format!("the pack has no tier {wanted} (its tiers: {first} to {last})"),
+        ));
+    }
     let mut out = String::new();
-    for (t, part) in pack.level_parts()? {
+    for (t, part) in parts {
         if tier.is_some_and(|wanted| wanted != t) {
             continue;
         }

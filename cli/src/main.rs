@@ -8,6 +8,7 @@ mod progress;
 
 use std::io::IsTerminal;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use tokio_util::sync::CancellationToken;
@@ -18,7 +19,7 @@ use commands::{analysis, archive, census, load_test, run, serve, solve, worker};
 /// workers over gRPC and writes a Parquet dataset, tiers, campaigns and release
 /// files to `<out>/<pack>/`.
 #[derive(Parser)]
-#[command(version, about, long_about = None)]
+#[command(name = "pregen", version = VERSION, about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -39,6 +40,12 @@ enum LogFormat {
 }
 
 static LOG_FORMAT: OnceLock<LogFormat> = OnceLock::new();
+
+/// The crate's version and the commit it was built from (build.rs).
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("PREGEN_COMMIT"), ")");
+
+/// The signal that stopped the command (SIGINT or SIGTERM), or 0.
+static STOPPED_BY: AtomicI32 = AtomicI32::new(0);
 
 /// mimalloc rather than the system allocator: a coordinator taking hundreds
 /// of thousands of results a second on many threads keeps its resident memory
@@ -106,7 +113,11 @@ async fn main() {
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");
-        std::process::exit(1);
+        // Stopped by a signal: the shell's convention, 128 + its number.
+        match STOPPED_BY.load(Ordering::Relaxed) {
+            0 => std::process::exit(1),
+            signal => std::process::exit(128 + signal),
+        }
     }
 }
 
@@ -128,20 +139,31 @@ fn colour() -> bool {
     std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
-/// A token cancelled on SIGINT or SIGTERM.
+/// Signal numbers (the same on every Unix).
+mod libc_signal {
+    pub const INT: i32 = 2;
+    pub const TERM: i32 = 15;
+}
+
+/// A token cancelled on SIGINT or SIGTERM. The handlers are in place when
+/// this returns, so a signal sent once the command says it is ready (e.g.
+/// `listening on`) is never lost, even where the signal was ignored before.
 fn cancel_on_signals() -> CancellationToken {
+    use tokio::signal::unix::{SignalKind, signal};
     let token = CancellationToken::new();
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        return token;
+    };
     let t = token.clone();
     tokio::spawn(async move {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(_) => return,
-            };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-        }
+        let signal = tokio::select! {
+            _ = int.recv() => libc_signal::INT,
+            _ = term.recv() => libc_signal::TERM,
+        };
+        STOPPED_BY.store(signal, Ordering::Relaxed);
         t.cancel();
     });
     token

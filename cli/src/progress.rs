@@ -75,7 +75,7 @@ async fn show_progress(watch: JobWatch, bar: ProgressBar) {
             per_worker.push(format!("and {} more", workers.len() - 8));
         }
         bar.set_message(format!(
-            "{:.0} seeds/s | {} workers ({}), {} leases out | rejected: {}",
+            "{:.0} seeds/s | {} workers ({}), {} leases out | not accepted: {}",
             rate,
             p.per_worker.len(),
             if per_worker.is_empty() {

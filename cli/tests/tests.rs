@@ -3,6 +3,7 @@
 
 mod archive;
 mod common;
+mod conventions;
 mod faults;
 mod hostile;
 mod logs;

@@ -1,0 +1,59 @@
+//! The command line's conventions: exit statuses after a signal, the version,
+//! a clear error for a tier the pack does not have.
+
+use std::process::Command;
+use std::time::Duration;
+
+use crate::common::{job_text, pregen, run_pack, serve, wait};
+
+/// A coordinator stopped by a signal before its pack is written exits
+/// 128 + the signal, as shells report it: 130 for Ctrl-C, 143 for SIGTERM.
+#[test]
+fn a_command_stopped_by_a_signal_exits_128_plus_the_signal() {
+    for (signal, status) in [("INT", 130), ("TERM", 143)] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // No worker ever connects: the pack cannot finish on its own.
+        let mut served = serve(dir.path(), &job_text(50), 15_000);
+        let kill = Command::new("kill")
+            .args([&format!("-{signal}"), &served.child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(kill.success());
+        let exit = wait(&mut served.child, Duration::from_secs(60));
+        assert_eq!(exit.code(), Some(status), "SIG{signal}: {exit:?}");
+    }
+}
+
+#[test]
+fn the_version_names_the_commit() {
+    let out = pregen().arg("--version").output().expect("run pregen");
+    assert!(out.status.success());
+    let version = String::from_utf8(out.stdout).expect("utf-8");
+    // "pregen 0.1.0 (commit 0123456789ab)", or "(unknown commit)" outside git.
+    assert!(
+        version.starts_with(&format!("pregen {} (", env!("CARGO_PKG_VERSION")))
+            && version.trim_end().ends_with(')'),
+        "{version}"
+    );
+    assert!(version.contains("commit"), "{version}");
+}
+
+#[test]
+fn a_tier_the_pack_does_not_have_is_an_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pack = run_pack(dir.path(), &job_text(60), 1);
+    let levels = |tier: &str| {
+        pregen()
+            .args(["analysis", "levels", "--tier", tier])
+            .arg(&pack)
+            .output()
+            .expect("run pregen")
+    };
+    let missing = levels("99");
+    assert_eq!(missing.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert!(stderr.contains("no tier 99"), "{stderr}");
+    let present = levels("1");
+    assert!(present.status.success());
+    assert!(!present.stdout.is_empty());
+}
