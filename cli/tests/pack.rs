@@ -74,25 +74,32 @@ fn tiers_are_equal_groups_sorted_by_difficulty_then_seed() {
     }
 }
 
-#[test]
-fn independent_reader_sees_documented_schema() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let pack = run_pack(dir.path(), &crate::common::job_text(200), 1);
+/// analysis/python/check_pack.py on the pack: the schema, statistics every
+/// reader uses, the manifest's checksums, the SQL of analysis/sql/.
+fn check_with_pyarrow(pack: &std::path::Path) {
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../analysis/python/check_pack.py"
     );
     let out = Command::new("python3")
         .arg(script)
-        .arg(&pack)
+        .arg(pack)
         .output()
         .expect("python3 runs");
     assert!(
         out.status.success(),
-        "pyarrow check failed:\n{}{}",
+        "pyarrow check of {} failed:\n{}{}",
+        pack.display(),
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn independent_reader_sees_documented_schema() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pack = run_pack(dir.path(), &crate::common::job_text(200), 1);
+    check_with_pyarrow(&pack);
     let summary = pregen_analysis::summarize(&pack).expect("summary");
     assert_eq!(summary.tiers.values().sum::<u64>(), 200);
     assert_eq!(summary.statuses.get("accepted"), Some(&200));
@@ -196,6 +203,7 @@ fn a_sokoban_pack_holds_each_level_once_and_prints_as_xsb() {
     let job = "pack = \"e2e\"\ngame = \"sokoban\"\ncount = 40\nseeds_per_lease = 8\n\
                [params]\nmethod = \"reverse\"\nwidth = 6\nheight = 6\nboxes = 1\n";
     let pack_dir = run_pack(dir.path(), job, 3);
+    check_with_pyarrow(&pack_dir);
     let pack = PackContent::read(&pack_dir);
     assert_eq!(pack.levels.len(), 40);
     // One worker keeps the same levels and names the same duplicates.
@@ -254,6 +262,7 @@ fn a_doors_pack_holds_each_solution_key_once_with_its_grid() {
     let job = "pack = \"e2e\"\ngame = \"doors\"\ncount = 12\nseeds_per_lease = 4\n\
                [params]\nrooms = 3\ncolours = 2\n";
     let pack_dir = run_pack(dir.path(), job, 3);
+    check_with_pyarrow(&pack_dir);
     let pack = PackContent::read(&pack_dir);
     assert_eq!(pack.levels.len(), 12);
     let alone = tempfile::tempdir().expect("tempdir");

@@ -24,6 +24,7 @@ pub mod archive;
 pub mod codec;
 pub mod dir;
 pub mod durable;
+pub mod footer;
 pub mod job;
 pub mod manifest;
 pub mod read;

@@ -520,7 +520,13 @@ struct HashingFile {
     out: BufWriter<File>,
     hasher: Sha256,
     path: PathBuf,
+    /// A Parquet file's last bytes, held back until it is closed so that its
+    /// footer's float column orders can be made readable (`footer.rs`).
+    held: Option<Vec<u8>>,
 }
+
+/// The bytes a Parquet file holds back: more than its footer ever takes.
+const HELD: usize = 1 << 20;
 
 impl HashingFile {
     /// Creates `rel` under `root` (and its folder).
@@ -534,7 +540,22 @@ impl HashingFile {
             out: BufWriter::with_capacity(1 << 20, file),
             hasher: Sha256::new(),
             path,
+            held: None,
         })
+    }
+
+    /// [`HashingFile::create`] for a Parquet file, whose footer is patched
+    /// as it is closed.
+    fn create_parquet(root: &Path, rel: &str) -> Result<Self, PackError> {
+        let mut file = Self::create(root, rel)?;
+        file.held = Some(Vec::with_capacity(2 * HELD));
+        Ok(file)
+    }
+
+    fn pass(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.out.write_all(bytes)?;
+        self.hasher.update(bytes);
+        Ok(())
     }
 
     fn write_text(&mut self, text: &str) -> Result<(), PackError> {
@@ -544,6 +565,15 @@ impl HashingFile {
 
     /// Flushes and gives the file's SHA-256, lower-case hex.
     fn close(mut self) -> Result<String, PackError> {
+        if let Some(mut tail) = self.held.take() {
+            if let Some(len) = crate::footer::metadata_len(&tail) {
+                let end = tail.len() - 8;
+                // A footer this module does not know is written as it is.
+                let _ = crate::footer::type_defined_float_orders(&mut tail[end - len..end]);
+            }
+            self.pass(&tail)
+                .map_err(PackError::io("write", &self.path))?;
+        }
         self.out
             .flush()
             .map_err(PackError::io("write", &self.path))?;
@@ -553,9 +583,20 @@ impl HashingFile {
 
 impl Write for HashingFile {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.out.write(buf)?;
-        self.hasher.update(&buf[..n]);
-        Ok(n)
+        let Some(mut tail) = self.held.take() else {
+            let n = self.out.write(buf)?;
+            self.hasher.update(&buf[..n]);
+            return Ok(n);
+        };
+        tail.extend_from_slice(buf);
+        let mut passed = Ok(());
+        if tail.len() > 2 * HELD {
+            let spill = tail.len() - HELD;
+            passed = self.pass(&tail[..spill]);
+            tail.drain(..spill);
+        }
+        self.held = Some(tail);
+        passed.map(|()| buf.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
@@ -597,7 +638,7 @@ impl TableFile {
         for column in table.columns.iter().filter(|c| c.unique_text) {
             props = props.set_column_dictionary_enabled(ColumnPath::from(column.name), false);
         }
-        let file = HashingFile::create(root, path)?;
+        let file = HashingFile::create_parquet(root, path)?;
         let writer =
             ArrowWriter::try_new(file, table.schema(), Some(props.build())).map_err(parquet)?;
         Ok(TableFile {
