@@ -25,7 +25,7 @@ pub use report::report;
 pub use pregen_pack::PackError as AnalysisError;
 
 /// Percentiles of one column.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct Percentiles {
     /// Values seen.
     pub count: usize,
@@ -64,8 +64,8 @@ impl Percentiles {
     }
 }
 
-/// A pack's statistics.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// A pack's statistics (`analysis summary`, and as JSON with `--json`).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct Summary {
     /// Accepted levels per tier.
     pub tiers: BTreeMap<u32, u64>,
@@ -81,7 +81,7 @@ pub struct Summary {
     pub generate_ms: Percentiles,
     /// Verification ms of accepted levels.
     pub solve_ms: Percentiles,
-    /// Per tier: (min, max) difficulty.
+    /// Per tier: (min, max) difficulty; `[min, max]` in JSON.
     pub tier_ranges: BTreeMap<u32, (f64, f64)>,
 }
 

@@ -103,6 +103,17 @@ fn independent_reader_sees_documented_schema() {
     let summary = pregen_analysis::summarize(&pack).expect("summary");
     assert_eq!(summary.tiers.values().sum::<u64>(), 200);
     assert_eq!(summary.statuses.get("accepted"), Some(&200));
+
+    // The same figures as JSON, for scripts.
+    let json: serde_json::Value =
+        serde_json::from_str(&pregen_stdout(&["analysis", "summary", "--json"], &pack))
+            .expect("summary --json is JSON");
+    let tiers = json["tiers"].as_object().expect("tiers");
+    assert_eq!(tiers.len(), summary.tiers.len());
+    assert_eq!(tiers.values().filter_map(|n| n.as_u64()).sum::<u64>(), 200);
+    assert_eq!(json["statuses"]["accepted"], 200);
+    assert_eq!(json["difficulty"]["count"], 200);
+    assert_eq!(json["difficulty"]["max"], summary.difficulty.max);
 }
 
 /// `pregen analysis report` writes one self-contained page holding the pack's

@@ -14,6 +14,10 @@ pub enum AnalysisCommand {
     Summary {
         /// The pack's folder (`<out>/<pack>`).
         pack: PathBuf,
+        /// Print one JSON object (tiers, statuses, reasons, percentiles,
+        /// tier_ranges) for scripts, rather than text.
+        #[arg(long)]
+        json: bool,
     },
     /// Replay every level under its game's rules and check its hash; exits
     /// non-zero if any level fails.
@@ -46,8 +50,13 @@ pub enum AnalysisCommand {
 /// Runs one `analysis` subcommand.
 pub fn run(command: AnalysisCommand) -> Result<()> {
     match command {
-        AnalysisCommand::Summary { pack } => {
-            print_out(&pregen_analysis::summarize(&pack)?.to_string())
+        AnalysisCommand::Summary { pack, json } => {
+            let summary = pregen_analysis::summarize(&pack)?;
+            if json {
+                print_out(&format!("{}\n", serde_json::to_string_pretty(&summary)?))
+            } else {
+                print_out(&summary.to_string())
+            }
         }
         AnalysisCommand::Levels { pack, tier } => {
             print_out(&pregen_analysis::print_levels(&pack, tier)?)
