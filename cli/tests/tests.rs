@@ -11,4 +11,5 @@ mod metrics;
 mod pack;
 mod refusals;
 mod scale;
+mod solve;
 mod tls;

@@ -133,10 +133,10 @@ impl Shared {
             .games
             .get(stratum as usize)
             .ok_or_else(|| format!("no stratum {stratum}"))?;
-        let budget = Budget {
-            max_nodes: self.spec.max_nodes,
-            deadline: Some(Instant::now() + Duration::from_millis(self.spec.watchdog_ms)),
-        };
+        let budget = Budget::watched(
+            self.spec.max_nodes,
+            Instant::now() + Duration::from_millis(self.spec.watchdog_ms),
+        );
         let wire = SeedResult::from_outcome(0, seed, game.run(seed, &budget));
         let outcome = Outcome::try_from(wire).map_err(|e| e.to_string())?;
         Ok(SeedRecord::from_outcome(

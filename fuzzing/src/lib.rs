@@ -41,7 +41,7 @@ pub fn level_text(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(rest) else {
         return;
     };
-    let _ = game.solve_text(text, &Budget::nodes(FUZZ_NODES));
+    let _ = game.solve_text(text, &|| Budget::nodes(FUZZ_NODES), &mut drop);
 }
 
 /// A job file, parsed and validated.

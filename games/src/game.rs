@@ -138,6 +138,11 @@ pub struct Budget {
     pub max_nodes: u64,
     /// Past this instant the game gives up with [`Rejection::Timeout`].
     pub deadline: Option<Instant>,
+    /// A time limit the caller chose (`pregen solve --time-limit`): past it a
+    /// search stops as it does when its nodes run out, and a solver with a
+    /// fallback returns the best answer it has. Packs never set it: their
+    /// verdicts must not depend on the clock.
+    pub time_limit: Option<Instant>,
 }
 
 impl Budget {
@@ -146,14 +151,38 @@ impl Budget {
         Self {
             max_nodes,
             deadline: None,
+            time_limit: None,
         }
+    }
+
+    /// A node cap plus a watchdog deadline: what a pack's seed runs under.
+    pub fn watched(max_nodes: u64, deadline: Instant) -> Self {
+        Self {
+            max_nodes,
+            deadline: Some(deadline),
+            time_limit: None,
+        }
+    }
+
+    /// This budget with another node cap (the same clocks).
+    pub fn with_nodes(&self, max_nodes: u64) -> Self {
+        Self { max_nodes, ..*self }
     }
 
     /// Whether the watchdog has fired.
     pub fn expired(&self) -> bool {
         self.deadline.is_some_and(|d| Instant::now() >= d)
     }
+
+    /// Whether the caller's time limit has passed.
+    pub fn out_of_time(&self) -> bool {
+        self.time_limit.is_some_and(|d| Instant::now() >= d)
+    }
 }
+
+/// The levels of a collection file in order: title, and the level or why its
+/// text is not one.
+pub type Collection<L> = Vec<(String, Result<L, GameError>)>;
 
 /// The published form of a game's figures: the Parquet `metrics` map.
 pub type Metrics = BTreeMap<String, f64>;
@@ -269,9 +298,11 @@ pub trait Game: 'static {
     /// Parses the text layout.
     fn from_text(text: &str) -> Result<Self::Level, GameError>;
 
-    /// Parses a file of levels with their titles: by default one level, untitled.
-    fn from_collection(text: &str) -> Result<Vec<(String, Self::Level)>, GameError> {
-        Ok(vec![(String::new(), Self::from_text(text)?)])
+    /// Reads a file of levels with their titles, each level on its own (one
+    /// malformed level does not hide the others): by default one level,
+    /// untitled. `Err` only when the file holds no level at all.
+    fn from_collection(text: &str) -> Result<Collection<Self::Level>, GameError> {
+        Ok(vec![(String::new(), Self::from_text(text))])
     }
 
     /// Plays `solution` under the rules and checks that it wins.

@@ -78,9 +78,17 @@ impl GameKind {
     }
 
     /// Solves every level of a file in the game's text form (one level, or a
-    /// collection for games that have one), whoever made it.
-    pub fn solve_text(self, text: &str, budget: &Budget) -> Result<Vec<LevelVerdict>, GameError> {
-        self.0.solve_text(text, budget)
+    /// collection for games that have one), whoever made it, in file order:
+    /// `budget` is asked for each level's budget as its search starts, and
+    /// `each` hears of each level as soon as it is done. `Err` only when the
+    /// file holds no level at all; a malformed level is one verdict.
+    pub fn solve_text(
+        self,
+        text: &str,
+        budget: &dyn Fn() -> Budget,
+        each: &mut dyn FnMut(LevelVerdict),
+    ) -> Result<(), GameError> {
+        self.0.solve_text(text, budget, each)
     }
 
     /// Replays a stored level (JSON form) with its solution.
@@ -168,22 +176,38 @@ impl fmt::Debug for PreparedGame {
     }
 }
 
-/// The verdict on one level of a file given to [`GameKind::solve_text`].
+/// One level of a file given to [`GameKind::solve_text`].
 #[derive(Debug)]
 pub struct LevelVerdict {
     /// The level's title in the file (empty when it has none).
     pub title: String,
-    /// The solver's answer, with the game's analysis in its published form.
-    pub verdict: Result<Solved<Metrics>, Rejection>,
+    /// What became of it.
+    pub verdict: Verdict,
     /// Milliseconds the solver took.
     pub ms: f64,
+}
+
+/// What became of one level of a file.
+#[derive(Debug)]
+pub enum Verdict {
+    /// Solved: the answer, with the game's analysis in its published form.
+    Solved(Solved<Metrics>),
+    /// The solver proved it unsolvable or gave up.
+    Failed(Rejection),
+    /// Its text is not a level.
+    Malformed(GameError),
 }
 
 /// What the registry needs of a game, as an object.
 trait Registered: Sync {
     fn name(&self) -> &'static str;
     fn prepare(&self, params: &serde_json::Value) -> Result<Box<dyn Ready>, GameError>;
-    fn solve_text(&self, text: &str, budget: &Budget) -> Result<Vec<LevelVerdict>, GameError>;
+    fn solve_text(
+        &self,
+        text: &str,
+        budget: &dyn Fn() -> Budget,
+        each: &mut dyn FnMut(LevelVerdict),
+    ) -> Result<(), GameError>;
     fn replay_json(&self, level_json: &str, solution: &str) -> Result<(), GameError>;
 }
 
@@ -269,22 +293,31 @@ impl<G: Game> Registered for Entry<G> {
         Ok(Box::new(WithParams::<G>(parsed)))
     }
 
-    fn solve_text(&self, text: &str, budget: &Budget) -> Result<Vec<LevelVerdict>, GameError> {
-        Ok(G::from_collection(text)?
-            .into_iter()
-            .map(|(title, level)| {
-                let started = Instant::now();
-                let verdict = G::solve(&level, budget).map(|solved| {
-                    let metrics = G::metrics(&level, &solved);
-                    solved.map(|_| metrics)
-                });
-                LevelVerdict {
-                    title,
-                    verdict,
-                    ms: ms_since(started),
-                }
-            })
-            .collect())
+    fn solve_text(
+        &self,
+        text: &str,
+        budget: &dyn Fn() -> Budget,
+        each: &mut dyn FnMut(LevelVerdict),
+    ) -> Result<(), GameError> {
+        for (title, level) in G::from_collection(text)? {
+            let started = Instant::now();
+            let verdict = match level {
+                Err(e) => Verdict::Malformed(e),
+                Ok(level) => match G::solve(&level, &budget()) {
+                    Ok(solved) => {
+                        let metrics = G::metrics(&level, &solved);
+                        Verdict::Solved(solved.map(|_| metrics))
+                    }
+                    Err(rejection) => Verdict::Failed(rejection),
+                },
+            };
+            each(LevelVerdict {
+                title,
+                verdict,
+                ms: ms_since(started),
+            });
+        }
+        Ok(())
     }
 
     fn replay_json(&self, level_json: &str, solution: &str) -> Result<(), GameError> {

@@ -144,10 +144,7 @@ pub(crate) fn run_feed(
 
 /// Runs one seed under the job's budget; its result in wire form.
 fn run_seed(job: &JobRun, lease_id: u64, stratum: u32, seed: u64) -> SeedResult {
-    let budget = Budget {
-        max_nodes: job.max_nodes,
-        deadline: Some(Instant::now() + job.watchdog),
-    };
+    let budget = Budget::watched(job.max_nodes, Instant::now() + job.watchdog);
     let started = Instant::now();
     let mut outcome = job.strata[stratum as usize].run(seed, &budget);
     if job.slowdown > 1 {

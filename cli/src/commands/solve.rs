@@ -1,10 +1,12 @@
 //! `pregen solve`: solve level files in a game's text form, whoever made them.
 
+use std::io::Write;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{Result, bail};
 use clap::Args;
-use pregen_games::{Budget, GameKind};
+use pregen_games::{Budget, GameKind, Rejection, Verdict};
 
 /// Flags of `pregen solve`.
 #[derive(Args)]
@@ -12,61 +14,142 @@ pub struct SolveArgs {
     /// The game: cube, doors, dungeon, sokoban, synthetic or tilt.
     #[arg(long)]
     game: String,
-    /// Search nodes allowed per level.
-    #[arg(long, default_value_t = 1_000_000)]
-    max_nodes: u64,
-    /// Level files: one level each, or XSB collections for sokoban.
+    /// Seconds allowed per level. Sokoban spends up to three quarters on the
+    /// exact search and the rest on improving a non-optimal answer; the other
+    /// games stop with `timeout`.
+    #[arg(long, default_value_t = 60.0, value_parser = positive_seconds)]
+    time_limit: f64,
+    /// Search nodes allowed per level and phase (none: the time limit alone).
+    #[arg(long)]
+    max_nodes: Option<u64>,
+    /// Level files: one level each, or collections (XSB for sokoban, `;`-titled
+    /// levels as `pregen analysis levels` prints them for the other games).
     #[arg(required = true)]
     files: Vec<PathBuf>,
 }
 
-/// Prints one row per level; fails at the end when any level was not solved.
+fn positive_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 && s <= 1e6 => Ok(s),
+        _ => Err(format!(
+            "`{text}` is not a number of seconds in (0, 1000000]"
+        )),
+    }
+}
+
+/// One row per level as it is done, whatever happens to the others: file,
+/// title, status, figures. Fails at the end, with a count, when any level was
+/// not solved.
 pub fn run(args: SolveArgs) -> Result<()> {
     let SolveArgs {
         game,
+        time_limit,
         max_nodes,
         files,
     } = args;
     let game = GameKind::from_name(&game)?;
-    let budget = Budget::nodes(max_nodes);
-    println!("file\tlevel\tmoves\tpushes\toptimal\tnodes\tms\tsolution");
+    let limit = Duration::from_secs_f64(time_limit);
+    // Each level gets its own clock; the watchdog only backs up a game that
+    // does not watch the time limit.
+    let budget = || {
+        let now = Instant::now();
+        Budget {
+            max_nodes: max_nodes.unwrap_or(u64::MAX),
+            deadline: Some(now + limit + limit / 10),
+            time_limit: Some(now + limit),
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "file\tlevel\tstatus\tmoves\tpushes\toptimal\tpush_bound\tnodes\tms\tsolution_or_reason"
+    )?;
     let (mut levels, mut failed) = (0, 0);
     for file in &files {
-        let text = std::fs::read_to_string(file)
-            .with_context(|| format!("cannot read {}", file.display()))?;
-        let solved = game
-            .solve_text(&text, &budget)
-            .with_context(|| format!("{} is not a {} level file", file.display(), game.name()))?;
-        for level in solved {
+        let name = file.display();
+        let mut print = |title: &str, status: &str, figures: String, ms: f64, detail: &str| {
             levels += 1;
+            if !matches!(status, "optimal" | "solved") {
+                failed += 1;
+            }
+            // A broken pipe (`| head`) ends the output, not the command's checks.
+            let _ = writeln!(
+                out,
+                "{name}\t{title}\t{status}\t{figures}\t{ms:.1}\t{detail}"
+            );
+            let _ = out.flush();
+        };
+        let text = match std::fs::read_to_string(file) {
+            Ok(text) => text,
+            Err(e) => {
+                print("-", "unreadable", NO_FIGURES.into(), 0.0, &e.to_string());
+                continue;
+            }
+        };
+        let solved = game.solve_text(&text, &budget, &mut |level| {
             let title = if level.title.is_empty() {
                 "-"
             } else {
                 level.title.as_str()
             };
-            let ms = level.ms;
-            match level.verdict {
-                Ok(s) => println!(
-                    "{}\t{title}\t{}\t{}\t{}\t{}\t{:.1}\t{}",
-                    file.display(),
-                    s.moves,
-                    s.analysis
-                        .get("pushes")
-                        .map_or("-".into(), |p| p.to_string()),
-                    s.optimal,
-                    s.nodes,
-                    ms,
-                    s.solution
-                ),
-                Err(e) => {
-                    failed += 1;
-                    println!("{}\t{title}\t-\t-\t-\t-\t{ms:.1}\t{e}", file.display());
+            match &level.verdict {
+                Verdict::Solved(s) => {
+                    let metric = |key: &str| {
+                        s.analysis
+                            .get(key)
+                            .map_or("-".to_string(), |v| v.to_string())
+                    };
+                    // Sokoban: how far from proven a non-optimal answer is.
+                    let bound = match s.analysis.get("push_optimal") {
+                        Some(1.0) => metric("pushes"),
+                        _ => metric("push_lower_bound"),
+                    };
+                    let figures = format!(
+                        "{}\t{}\t{}\t{bound}\t{}",
+                        s.moves,
+                        metric("pushes"),
+                        s.optimal,
+                        s.nodes
+                    );
+                    let status = if s.optimal { "optimal" } else { "solved" };
+                    print(title, status, figures, level.ms, &s.solution);
+                }
+                Verdict::Failed(rejection) => {
+                    let status = match rejection {
+                        Rejection::Unsolvable => "unsolvable",
+                        Rejection::Timeout => "timeout",
+                        Rejection::Rejected(_) => "gave-up",
+                        Rejection::Error(_) => "error",
+                    };
+                    print(
+                        title,
+                        status,
+                        NO_FIGURES.into(),
+                        level.ms,
+                        rejection.reason(),
+                    );
+                }
+                Verdict::Malformed(e) => {
+                    print(
+                        title,
+                        "malformed",
+                        NO_FIGURES.into(),
+                        level.ms,
+                        &e.to_string(),
+                    );
                 }
             }
+        });
+        if let Err(e) = solved {
+            let reason = format!("not a {} level file: {e}", game.name());
+            print("-", "malformed", NO_FIGURES.into(), 0.0, &reason);
         }
     }
     if failed > 0 {
-        anyhow::bail!("{failed} of {levels} levels not solved");
+        bail!("{failed} of {levels} levels not solved");
     }
     Ok(())
 }
+
+/// The figures' columns of a level without an answer.
+const NO_FIGURES: &str = "-\t-\t-\t-\t-";

@@ -195,10 +195,7 @@ const GREEDY_SHARE: u64 = 4;
 pub fn solve(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
     match search(level, budget, false) {
         Err(Rejection::Rejected(reason)) if reason.starts_with("search budget") => {
-            let greedy = Budget {
-                max_nodes: budget.max_nodes / GREEDY_SHARE,
-                deadline: budget.deadline,
-            };
+            let greedy = budget.with_nodes(budget.max_nodes / GREEDY_SHARE);
             search(level, &greedy, true).map_err(|e| match e {
                 Rejection::Unsolvable | Rejection::Rejected(_) => Rejection::Rejected(format!(
                     "{reason}; the greedy fallback found nothing in {} nodes",

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::rng::Rng;
-use crate::{Budget, Game, GameError, Metrics, Rejection, Solved};
+use crate::{Budget, Collection, Game, GameError, Metrics, Rejection, Solved};
 use grade::Grade;
 use grade::{CRITERIA, SOLUTION_CAP, grade, score};
 use level::{Features, Level, Rules, notation, uniqueness_key};
@@ -540,13 +540,16 @@ impl Game for Doors {
 
     /// Levels each headed by a `;` title line (as `pregen analysis levels`
     /// prints them), or one level.
-    fn from_collection(text: &str) -> Result<Vec<(String, Puzzle)>, GameError> {
+    fn from_collection(text: &str) -> Result<Collection<Puzzle>, GameError> {
+        if !text.lines().any(|l| l.starts_with(';')) {
+            return Ok(vec![(String::new(), Self::from_text(text))]);
+        }
         let mut levels = Vec::new();
         let mut title = None::<(usize, String)>;
         let mut body = String::new();
-        let mut finish = |title: Option<(usize, String)>, body: &str| -> Result<(), GameError> {
+        let mut finish = |title: Option<(usize, String)>, body: &str| {
             let Some((line, name)) = title else {
-                return Ok(());
+                return;
             };
             let puzzle = Self::from_text(body).map_err(|e| match e {
                 GameError::Parse {
@@ -559,16 +562,12 @@ impl Game for Doors {
                     message,
                 },
                 other => other,
-            })?;
+            });
             levels.push((name, puzzle));
-            Ok(())
         };
-        if !text.lines().any(|l| l.starts_with(';')) {
-            return Ok(vec![(String::new(), Self::from_text(text)?)]);
-        }
         for (i, line) in text.lines().enumerate() {
             if let Some(name) = line.strip_prefix(';') {
-                finish(title.take(), &body)?;
+                finish(title.take(), &body);
                 body.clear();
                 title = Some((i + 1, name.trim().to_string()));
             } else {
@@ -576,7 +575,7 @@ impl Game for Doors {
                 body.push('\n');
             }
         }
-        finish(title, &body)?;
+        finish(title, &body);
         Ok(levels)
     }
 

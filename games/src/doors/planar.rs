@@ -360,10 +360,8 @@ mod tests {
         assert_eq!(planar_count(6), 32071);
     }
 
-    /// All 2,097,152 graphs on 7 vertices: seconds, so on demand
-    /// (`cargo test -p pregen-games -- --ignored`).
+    /// All 2,097,152 graphs on 7 vertices.
     #[test]
-    #[ignore]
     fn labelled_planar_graphs_on_seven_vertices() {
         assert_eq!(planar_count(7), 1_823_707);
     }

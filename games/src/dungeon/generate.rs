@@ -18,10 +18,7 @@ pub fn generate(
     budget: &Budget,
 ) -> Result<Level, Rejection> {
     // Each change is verified within the generator's own, smaller state cap.
-    let budget = &Budget {
-        max_nodes: budget.max_nodes.min(params.max_states),
-        deadline: budget.deadline,
-    };
+    let budget = &budget.with_nodes(budget.max_nodes.min(params.max_states));
     let mut level = map(params, rng)?;
     let mut analysis = checked(&level, budget)?
         .ok_or_else(|| Rejection::Error("the map without puzzles is not solvable".into()))?;

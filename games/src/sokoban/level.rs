@@ -8,8 +8,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::GameError;
 use crate::search::Bfs;
+use crate::{Collection, GameError};
 
 /// The widest and tallest level read (the solver numbers cells in 16 bits).
 pub const MAX_SIDE: usize = 128;
@@ -318,17 +318,13 @@ impl Level {
                 }
             }
         }
-        // Floor outside the player's area (decoration) becomes wall, except
-        // boxes and goals there, which could never be used.
+        // Floor the player can never reach (decoration) becomes wall. Boxes
+        // and goals there stay: a box on its goal in a sealed pocket is part
+        // of many published levels (already solved, left out of the search);
+        // anything else there makes the level unsolvable, which is the
+        // solver's verdict, not a reading error.
         for (c, &floor) in inside.iter().enumerate() {
-            if floor && !seen[c] {
-                if boxes.contains(&c) || goals.contains(&c) {
-                    return Err(err(
-                        c / width,
-                        c % width,
-                        "a box or goal the player cannot reach".into(),
-                    ));
-                }
+            if floor && !seen[c] && !boxes.contains(&c) && !goals.contains(&c) {
                 walls[c] = true;
             }
         }
@@ -388,8 +384,25 @@ impl Level {
 }
 
 /// Parses a collection file: levels separated by blank lines, each with an
-/// optional title (`Title: ...` or a `;` comment line next to its rows).
+/// optional title (a `Title: ...` line, else the last `;` comment line before
+/// its rows, else a `Title:` or `;` line right after them). The
+/// first malformed level is the error; [`read_collection`] reads past it.
 pub fn parse_collection(text: &str) -> Result<Vec<Titled>, GameError> {
+    read_collection(text)?
+        .into_iter()
+        .map(|(title, level)| {
+            Ok(Titled {
+                title,
+                level: level?,
+            })
+        })
+        .collect()
+}
+
+/// Reads a collection file level by level: each level's title and the level,
+/// or why its rows are not a level. `Err` only when the file holds no level
+/// rows at all.
+pub fn read_collection(text: &str) -> Result<Collection<Level>, GameError> {
     let lines: Vec<&str> = text.lines().collect();
     let is_row = |l: &str| {
         let t = l.trim_end();
@@ -397,6 +410,7 @@ pub fn parse_collection(text: &str) -> Result<Vec<Titled>, GameError> {
     };
     let mut levels = Vec::new();
     let mut pending_title: Option<String> = None;
+    let mut pending_explicit = false;
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i].trim_end();
@@ -405,12 +419,13 @@ pub fn parse_collection(text: &str) -> Result<Vec<Titled>, GameError> {
             while i < lines.len() && is_row(lines[i]) {
                 i += 1;
             }
-            let level = Level::parse_rows(&lines[start..i], start)?;
+            let level = Level::parse_rows(&lines[start..i], start);
             // A title right after the rows counts too.
             let after = lines
                 .get(i)
                 .map(|l| l.trim())
                 .filter(|l| title_of(l).is_some());
+            pending_explicit = false;
             let title = pending_title
                 .take()
                 .or_else(|| after.and_then(title_of))
@@ -418,14 +433,18 @@ pub fn parse_collection(text: &str) -> Result<Vec<Titled>, GameError> {
             if after.is_some() {
                 i += 1;
             }
-            levels.push(Titled { title, level });
+            levels.push((title, level));
             continue;
         }
-        // The first comment after the previous level names the next one.
-        if pending_title.is_none()
-            && let Some(t) = title_of(line.trim())
-        {
-            pending_title = Some(t);
+        // Between two levels, a `Title:` line names the next level, or else
+        // the last `;` comment (a file's header comes before level 1's own).
+        let line = line.trim();
+        if let Some(t) = title_of(line) {
+            let explicit = line.starts_with("Title:");
+            if explicit || !pending_explicit {
+                pending_title = Some(t);
+                pending_explicit = explicit;
+            }
         }
         i += 1;
     }

@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::rng::Rng;
-use crate::{Budget, Game, GameError, Metrics, Rejection, Solved};
+use crate::{Budget, Collection, Game, GameError, Metrics, Rejection, Solved};
 use level::Level;
 use solve::Answer;
 
@@ -63,6 +63,9 @@ pub struct SokobanParams {
     pub reverse_states: usize,
     /// `reverse`: topologies drawn before the seed is rejected.
     pub tries: u32,
+    /// `reverse`: whether the player may start on a goal (false, as in the
+    /// Boxoban packs: reverse play never picks such a start).
+    pub player_on_goal: bool,
     /// `mcts`: iterations.
     pub iterations: u64,
     /// `mcts`: the UCB constant C.
@@ -93,6 +96,7 @@ impl Default for SokobanParams {
             reverse_depth: 300,
             reverse_states: 20_000,
             tries: 4,
+            player_on_goal: false,
             iterations: 100_000,
             exploration: 5.0 * std::f64::consts::SQRT_2,
             min_boxes: 3,
@@ -132,6 +136,7 @@ impl SokobanParams {
             reverse_depth: self.reverse_depth,
             reverse_states: self.reverse_states,
             tries: self.tries,
+            player_on_goal: self.player_on_goal,
         }
     }
 
@@ -315,6 +320,9 @@ impl Game for Sokoban {
             ("push_nodes".into(), a.push_nodes as f64),
             ("push_optimal".into(), f64::from(u8::from(a.push_optimal))),
         ]);
+        if !a.push_optimal {
+            metrics.insert("push_lower_bound".into(), f64::from(a.lower_bound));
+        }
         metrics
     }
 
@@ -331,6 +339,13 @@ impl Game for Sokoban {
         if !(least..=most).contains(&boxes) {
             return Err(format!("{boxes} boxes; the job allows {least}..={most}"));
         }
+        let level = &puzzle.level;
+        if params.method == Method::Reverse
+            && !params.player_on_goal
+            && level.goals.binary_search(&level.player).is_ok()
+        {
+            return Err("the player starts on a goal; the job says player_on_goal = false".into());
+        }
         Ok(())
     }
 
@@ -346,15 +361,15 @@ impl Game for Sokoban {
     }
 
     /// A collection file (levels with `Title:` or `;` titles) or one level.
-    fn from_collection(text: &str) -> Result<Vec<(String, Puzzle)>, GameError> {
-        Ok(level::parse_collection(text)?
+    fn from_collection(text: &str) -> Result<Collection<Puzzle>, GameError> {
+        Ok(level::read_collection(text)?
             .into_iter()
-            .map(|t| {
-                let puzzle = Puzzle {
-                    level: t.level,
+            .map(|(title, level)| {
+                let puzzle = level.map(|level| Puzzle {
+                    level,
                     generator: BTreeMap::new(),
-                };
-                (t.title, puzzle)
+                });
+                (title, puzzle)
             })
             .collect())
     }

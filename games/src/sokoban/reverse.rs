@@ -10,7 +10,9 @@
 //!    `reverse_depth` deep, at most `reverse_states` states) scores each state
 //!    first seen by box switches (how often the pulled box changed) times the
 //!    boxes' total displacement from their goals, zero while a box sits on a
-//!    goal. The best state becomes the level's start.
+//!    goal (or, unless `player_on_goal`, while the player stands on one:
+//!    Boxoban levels never start so). The best state becomes the level's
+//!    start.
 //!
 //! A topology whose best score is zero is drawn again, up to `tries` times.
 
@@ -42,6 +44,8 @@ pub struct Reverse {
     pub reverse_states: usize,
     /// Topologies drawn before giving up.
     pub tries: u32,
+    /// Whether the start may have the player on a goal.
+    pub player_on_goal: bool,
 }
 
 /// The 3x3 masks stamped along the walk (gym-sokoban's five), row-major.
@@ -140,6 +144,7 @@ struct Play<'a> {
     goals: &'a [usize],
     max_depth: u32,
     max_states: usize,
+    player_on_goal: bool,
     /// Seen states: (player, sorted boxes) flattened, `k + 1` per state.
     seen: Vec<u16>,
     index: HashTable<u32>,
@@ -156,6 +161,7 @@ impl<'a> Play<'a> {
             goals,
             max_depth: r.reverse_depth,
             max_states: r.reverse_states,
+            player_on_goal: r.player_on_goal,
             seen: Vec::new(),
             index: HashTable::new(),
             key: Vec::new(),
@@ -206,7 +212,9 @@ impl<'a> Play<'a> {
         if !self.first_visit(player, boxes) {
             return;
         }
-        let score = if boxes.iter().any(|b| self.goals.contains(b)) {
+        let score = if boxes.iter().any(|b| self.goals.contains(b))
+            || (!self.player_on_goal && self.goals.contains(&player))
+        {
             0
         } else {
             switches * self.displacement(boxes)

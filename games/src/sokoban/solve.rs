@@ -10,22 +10,37 @@
 //! (box set, exact player cell) with costs (pushes, moves) in lexicographic
 //! order, pruning every state whose push bound exceeds phase 1's answer.
 //!
-//! When phase 1 runs out of nodes, a greedy best-first search looks for any
-//! solution, reported with `push_optimal: false`; when phase 2 does, phase 1's
-//! solution stands with `move_optimal: false`.
+//! When phase 1 runs out of nodes (or time, under a caller's time limit, of
+//! which it leaves a quarter for what follows), the fallback looks for any
+//! solution with a greedy best-first search, then spends what is left of its
+//! nodes on weighted searches pruned by the best answer so far, for fewer
+//! pushes and then fewer moves; the answer is flagged `push_optimal: false`
+//! and carries phase 1's proven lower bound on the pushes. When phase 2 runs
+//! out, phase 1's solution stands with `move_optimal: false`.
+//!
+//! Boxes on goals in pockets the player can never enter (sealed by walls)
+//! are already solved: they become walls for the search. Such a pocket with a
+//! box off a goal, or a goal without a box, makes the level unsolvable.
 
+use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::hash::BuildHasher;
+use std::time::Instant;
 
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
 
 use super::level::{Dir, Level};
+use crate::search::Bfs;
 use crate::{Budget, Rejection};
 
 /// A lone box's push distance that no push sequence achieves.
 const FAR: u16 = u16::MAX;
+
+/// The fallback's weights on the lower bound, in quarters (4 would be A*):
+/// each run is pruned by the best answer the runs before it found.
+const FALLBACK_WEIGHTS: [u32; 4] = [12, 8, 6, 5];
 
 /// What the solver found.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,15 +55,20 @@ pub struct Answer {
     pub push_optimal: bool,
     /// Whether no solution with this push count has fewer moves.
     pub move_optimal: bool,
+    /// Fewest pushes any solution can have, as far as the search proved
+    /// (equal to `pushes` when `push_optimal`).
+    pub lower_bound: u32,
     /// States expanded, both phases.
     pub nodes: u64,
     /// States expanded by the push-optimal search alone (the search effort).
     pub push_nodes: u64,
 }
 
-/// Solves `level` within `budget` (`max_nodes` per phase).
+/// Solves `level` within `budget` (`max_nodes` per phase, a quarter of it
+/// for the fallback).
 pub fn solve(level: &Level, budget: &Budget) -> Result<Answer, Rejection> {
-    let board = Board::new(level);
+    let level = playable(level)?;
+    let board = Board::new(&level);
     let start = Start {
         boxes: level.boxes.iter().map(|&b| b as u16).collect(),
         player: level.player as u16,
@@ -57,27 +77,39 @@ pub fn solve(level: &Level, budget: &Budget) -> Result<Answer, Rejection> {
         return Err(Rejection::Unsolvable);
     }
     let mut search = Search::new(&board, budget);
-    let (pushes, push_optimal) = match search.run(&start, Mode::FewestPushes, budget.max_nodes) {
+    let began = Instant::now();
+    search.soft_stop = budget
+        .time_limit
+        .map(|end| began + end.saturating_duration_since(began) * 3 / 4);
+    let phase1 = search.run(&start, Mode::FewestPushes, budget.max_nodes);
+    search.soft_stop = budget.time_limit;
+    let (pushes, push_optimal) = match phase1 {
         Ok(Some(path)) => (path, true),
         Ok(None) => return Err(Rejection::Unsolvable),
         Err(Stop::Timeout) => return Err(Rejection::Timeout),
-        Err(Stop::Budget) => match search.run(&start, Mode::Greedy, budget.max_nodes / 4) {
+        Err(Stop::Budget) => match search.fallback(&start, budget.max_nodes / 4) {
             Ok(Some(path)) => (path, false),
             Ok(None) => return Err(Rejection::Unsolvable),
             Err(Stop::Timeout) => return Err(Rejection::Timeout),
             Err(Stop::Budget) => {
-                return Err(Rejection::Rejected(format!(
-                    "search budget of {} nodes exhausted",
-                    budget.max_nodes
-                )));
+                return Err(Rejection::Rejected(if budget.out_of_time() {
+                    "time limit reached before any solution was found".into()
+                } else {
+                    format!("search budget of {} nodes exhausted", budget.max_nodes)
+                }));
             }
         },
     };
     let push_nodes = search.nodes;
+    let lower_bound = if push_optimal {
+        pushes.len() as u32
+    } else {
+        search.proven
+    };
     let mut best = (pushes, false);
     if push_optimal {
-        let bound = best.0.len() as u32;
-        match search.run(&start, Mode::FewestMoves { bound }, budget.max_nodes) {
+        let cap = best.0.len() as u32;
+        match search.run(&start, Mode::Moves { weight: 4, cap }, budget.max_nodes) {
             Ok(Some(path)) => best = (path, true),
             Ok(None) => {
                 return Err(Rejection::Error(
@@ -97,9 +129,44 @@ pub fn solve(level: &Level, budget: &Budget) -> Result<Answer, Rejection> {
         moves,
         push_optimal,
         move_optimal: push_optimal && move_optimal,
+        lower_bound,
         nodes: search.nodes,
         push_nodes,
     })
+}
+
+/// The level the search plays: boxes on goals in pockets the player can never
+/// enter become walls. `Unsolvable` when such a pocket holds a box off a goal
+/// or a goal without a box.
+fn playable(level: &Level) -> Result<Cow<'_, Level>, Rejection> {
+    let open = |c: usize| {
+        Dir::ALL
+            .into_iter()
+            .filter_map(move |d| level.step(c, d).filter(|&n| level.open(n)))
+    };
+    let mut reached = vec![false; level.walls.len()];
+    for c in Bfs::new(level.walls.len(), [level.player], open).order() {
+        reached[c] = true;
+    }
+    let sealed = |c: &usize| !reached[*c];
+    if !level.boxes.iter().any(sealed) && !level.goals.iter().any(sealed) {
+        return Ok(Cow::Borrowed(level));
+    }
+    let mut live = level.clone();
+    live.boxes.retain(|c| reached[*c]);
+    live.goals.retain(|c| reached[*c]);
+    let solved_pockets = level
+        .boxes
+        .iter()
+        .filter(|c| sealed(c))
+        .eq(level.goals.iter().filter(|c| sealed(c)));
+    if !solved_pockets {
+        return Err(Rejection::Unsolvable);
+    }
+    for (c, wall) in live.walls.iter_mut().enumerate() {
+        *wall |= !reached[c];
+    }
+    Ok(Cow::Owned(live))
 }
 
 /// Whether the lone-box analysis already proves `level` unsolvable: a box on a
@@ -370,14 +437,18 @@ enum Mode {
     FewestPushes,
     /// Best-first on the lower bound: any solution, fast.
     Greedy,
-    /// Fewest moves among solutions of `bound` pushes; states keyed by the
-    /// player's cell.
-    FewestMoves { bound: u32 },
+    /// Fewer moves among solutions of at most `cap` pushes: best-first on
+    /// `4 x pushes + weight x bound`, then moves; states keyed by the
+    /// player's cell. With `weight` 4 (A*) and `cap` the fewest pushes, the
+    /// first solution has the fewest moves for them.
+    Moves { weight: u32, cap: u32 },
 }
 
 /// Why a search stopped without an answer.
 enum Stop {
+    /// Out of nodes, or past the caller's time limit.
     Budget,
+    /// The watchdog fired.
     Timeout,
 }
 
@@ -386,7 +457,15 @@ enum Stop {
 struct Search<'a> {
     board: &'a Board,
     budget: &'a Budget,
+    /// Past this instant a run stops as if out of nodes (the caller's time
+    /// limit, or the share of it a phase may use).
+    soft_stop: Option<Instant>,
     nodes: u64,
+    /// Work done, all runs: expansions plus the matching bounds' cost.
+    work: u64,
+    /// The largest `pushes + bound` the push-optimal search expanded: no
+    /// solution has fewer pushes.
+    proven: u32,
     k: usize,
     boxes: Vec<u16>,
     player: Vec<u16>,
@@ -415,7 +494,10 @@ impl<'a> Search<'a> {
         Search {
             board,
             budget,
+            soft_stop: None,
             nodes: 0,
+            work: 0,
+            proven: 0,
             k: board.goals,
             boxes: Vec::new(),
             player: Vec::new(),
@@ -489,7 +571,7 @@ impl<'a> Search<'a> {
             // Deeper first among equal f: reaches goals sooner.
             Mode::FewestPushes => (pushes + bound, u32::MAX - pushes),
             Mode::Greedy => (bound, pushes),
-            Mode::FewestMoves { .. } => (pushes + bound, moves),
+            Mode::Moves { weight, .. } => (4 * pushes + weight * bound, moves),
         };
         (u64::from(first) << 32) | u64::from(second)
     }
@@ -498,7 +580,7 @@ impl<'a> Search<'a> {
     /// when the level is proven unsolvable.
     fn run(&mut self, start: &Start, mode: Mode, limit: u64) -> Result<Option<Vec<Push>>, Stop> {
         self.clear();
-        self.by_moves = matches!(mode, Mode::FewestMoves { .. });
+        self.by_moves = matches!(mode, Mode::Moves { .. });
         let board = self.board;
         let Some(h0) = board.lower_bound(&start.boxes) else {
             return Ok(None);
@@ -509,7 +591,7 @@ impl<'a> Search<'a> {
             self.occupied[b as usize] = true;
         }
         let key_player = match mode {
-            Mode::FewestMoves { .. } => start.player,
+            Mode::Moves { .. } => start.player,
             _ => self.flood(start.player as usize),
         };
         for &b in &boxes {
@@ -518,7 +600,7 @@ impl<'a> Search<'a> {
         self.insert(&boxes, key_player, ROOT, (0, 0), 0, 0, h0);
         let mut open = BinaryHeap::new();
         open.push(Reverse((Self::priority(mode, 0, 0, h0), 0u32)));
-        let mut spent = 0u64;
+        let work_before = self.work;
         let matching_cost = (self.k as u64).pow(3) >> 14;
         let mut child = vec![0u16; self.k];
         while let Some(Reverse((priority, id))) = open.pop() {
@@ -531,13 +613,21 @@ impl<'a> Search<'a> {
             if h == 0 && self.state_boxes(id).iter().all(|&b| board.goal[b as usize]) {
                 return Ok(Some(self.path(id)));
             }
-            spent += 1;
+            if mode == Mode::FewestPushes {
+                self.proven = self.proven.max(g + h);
+            }
+            self.work += 1;
             self.nodes += 1;
-            if spent > limit {
+            if self.work - work_before > limit {
                 return Err(Stop::Budget);
             }
-            if spent.is_multiple_of(1024) && self.budget.expired() {
-                return Err(Stop::Timeout);
+            if self.nodes.is_multiple_of(1024) {
+                if self.soft_stop.is_some_and(|t| Instant::now() >= t) {
+                    return Err(Stop::Budget);
+                }
+                if self.budget.expired() {
+                    return Err(Stop::Timeout);
+                }
             }
             boxes.copy_from_slice(self.state_boxes(id));
             for &b in &boxes {
@@ -574,10 +664,10 @@ impl<'a> Search<'a> {
                     // The bound is a cubic matching: with many boxes it, not
                     // the expansions, is the work, and it counts against
                     // the node budget (nothing for 25 boxes or fewer).
-                    spent += matching_cost;
+                    self.work += matching_cost;
                     board.lower_bound(&child).map(|h| {
                         let key_player = match mode {
-                            Mode::FewestMoves { .. } => b as u16,
+                            Mode::Moves { .. } => b as u16,
                             _ => self.flood(b),
                         };
                         (h, key_player)
@@ -589,8 +679,8 @@ impl<'a> Search<'a> {
                     continue;
                 };
                 let (g2, m2) = (g + 1, m + walk + 1);
-                if let Mode::FewestMoves { bound } = mode
-                    && g2 + h > bound
+                if let Mode::Moves { cap, .. } = mode
+                    && g2 + h > cap
                 {
                     continue;
                 }
@@ -605,6 +695,44 @@ impl<'a> Search<'a> {
             }
         }
         Ok(None)
+    }
+
+    /// The fallback when the push-optimal search gave up: a greedy search
+    /// for any solution, then weighted searches, each pruned by the best
+    /// answer so far, for fewer pushes and then fewer moves, while `limit`
+    /// (all runs together) and the time limit last. `None`: proven
+    /// unsolvable.
+    fn fallback(&mut self, start: &Start, limit: u64) -> Result<Option<Vec<Push>>, Stop> {
+        let work_before = self.work;
+        let Some(first) = self.run(start, Mode::Greedy, limit)? else {
+            return Ok(None);
+        };
+        let cost = |search: &Self, path: &[Push]| {
+            (
+                path.len() as u32,
+                search.board.lurd(start, path).len() as u32,
+            )
+        };
+        let mut best = (cost(self, &first), first);
+        for weight in FALLBACK_WEIGHTS {
+            let left = limit.saturating_sub(self.work - work_before);
+            if left == 0 {
+                break;
+            }
+            let cap = best.0.0;
+            match self.run(start, Mode::Moves { weight, cap }, left) {
+                Ok(Some(path)) => {
+                    let found = cost(self, &path);
+                    if found < best.0 {
+                        best = (found, path);
+                    }
+                }
+                Ok(None) => {}
+                Err(Stop::Budget) => break,
+                Err(Stop::Timeout) => return Err(Stop::Timeout),
+            }
+        }
+        Ok(Some(best.1))
     }
 
     /// Adds a state or improves a known one; the id to (re)open, `None` when
@@ -669,5 +797,105 @@ impl<'a> Search<'a> {
         }
         path.reverse();
         path
+    }
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+    use crate::sokoban::{Method, SokobanParams};
+
+    /// Issue 21: the fallback's answer is never worse than the greedy search's
+    /// first one, in pushes and then moves, and it often is better; phase 1's
+    /// bound, wherever it stops, is at or below the proven optimum.
+    #[test]
+    fn the_fallback_improves_on_greedy_and_the_bound_holds_regression_21() {
+        let params = SokobanParams {
+            method: Method::Reverse,
+            boxes: 6,
+            ..Default::default()
+        };
+        let (mut levels, mut better) = (0, 0);
+        let mut totals = [0u32; 5];
+        for seed in 0..60 {
+            let Ok(generated) = params.reverse().generate(&mut Rng::new(seed)) else {
+                continue;
+            };
+            let level = generated.level;
+            let board = Board::new(&level);
+            let start = Start {
+                boxes: level.boxes.iter().map(|&b| b as u16).collect(),
+                player: level.player as u16,
+            };
+            let budget = Budget::nodes(u64::MAX);
+            let mut exact = Search::new(&board, &budget);
+            let optimum = exact
+                .run(&start, Mode::FewestPushes, 2_000_000)
+                .ok()
+                .flatten()
+                .expect("solvable")
+                .len() as u32;
+            if exact.nodes < 60 {
+                continue;
+            }
+            for limit in [10, exact.nodes / 3, exact.nodes / 2] {
+                let mut cut = Search::new(&board, &budget);
+                assert!(cut.run(&start, Mode::FewestPushes, limit).is_err());
+                assert!(
+                    cut.proven <= optimum,
+                    "seed {seed}: {} > {optimum}",
+                    cut.proven
+                );
+            }
+            let cost = |path: &[Push]| (path.len() as u32, board.lurd(&start, path).len() as u32);
+            let mut greedy = Search::new(&board, &budget);
+            let first = greedy
+                .run(&start, Mode::Greedy, 200_000)
+                .ok()
+                .flatten()
+                .expect("found");
+            let mut fallback = Search::new(&board, &budget);
+            let improved = fallback
+                .fallback(&start, 400_000)
+                .ok()
+                .flatten()
+                .expect("found");
+            let (first, improved) = (cost(&first), cost(&improved));
+            assert!(
+                improved <= first,
+                "seed {seed}: {improved:?} after {first:?}"
+            );
+            assert!(improved.0 >= optimum, "seed {seed}");
+            level
+                .replay(
+                    &board.lurd(
+                        &start,
+                        &fallback
+                            .fallback(&start, 400_000)
+                            .ok()
+                            .flatten()
+                            .expect("found"),
+                    ),
+                )
+                .expect("the fallback's answer wins");
+            levels += 1;
+            better += usize::from(improved < first);
+            for (t, v) in totals
+                .iter_mut()
+                .zip([first.0, first.1, improved.0, improved.1, optimum])
+            {
+                *t += v;
+            }
+        }
+        eprintln!(
+            "the fallback improved {better} of {levels}: greedy {} pushes {} moves, \
+             improved {} pushes {} moves, optimum {} pushes",
+            totals[0], totals[1], totals[2], totals[3], totals[4]
+        );
+        assert!(levels >= 15, "{levels} levels");
+        assert!(
+            better * 2 >= levels,
+            "the fallback improved {better} of {levels}"
+        );
     }
 }

@@ -363,7 +363,7 @@ const GOLDEN: &[(&str, u64, &str)] = &[
     ("reverse", 1, "e5c3522b9fef578b"),
     ("reverse", 2, "5def397f2ee529de"),
     ("reverse", 3, "b08ccecb323af11d"),
-    ("reverse", 4, "fc4a25825464140d"),
+    ("reverse", 4, "d8a516e70fd77a06"),
     ("reverse", 5, "c518cbb88250bdf8"),
 ];
 
@@ -407,4 +407,121 @@ fn levels_beyond_the_solvers_limits_are_refused_not_crashed_on() {
     rows.push(wall);
     let err = Level::from_xsb(&rows.join("\n")).expect_err("too many");
     assert!(err.to_string().contains("at most 100"), "{err}");
+}
+
+/// Issue 21: boxes on goals in pockets the player can never enter (Microban
+/// #155 "The Dungeon" has seven) are read, left out of the search, and kept in
+/// the level; anything else sealed away is unsolvable, not malformed.
+#[test]
+fn sealed_pockets_of_solved_boxes_are_playable_regression_21() {
+    let dungeon = "\
+#####
+#*#*#
+#####
+#@$.#
+#####
+";
+    let level = Level::from_xsb(dungeon).expect("a sealed solved box is fine");
+    assert_eq!(level.boxes.len(), 3);
+    assert_eq!(level.to_xsb(), dungeon, "the pockets stay in the level");
+    let answer = solve::solve(&level, &Budget::nodes(1_000)).expect("solvable");
+    assert_eq!((answer.pushes, answer.solution.as_str()), (1, "R"));
+    level
+        .replay(&answer.solution)
+        .expect("wins on the whole level");
+    // A sealed box off its goal, or a sealed goal without a box, can never be
+    // fixed: the solver's verdict, with the reading left to succeed.
+    for sealed in [
+        "#####\n#$#.#\n#####\n#@$.#\n#####\n",
+        "######\n#$# .#\n######\n#@$. #\n######\n",
+    ] {
+        let level = Level::from_xsb(sealed).expect("reads");
+        assert_eq!(
+            solve::solve(&level, &Budget::nodes(1_000)),
+            Err(Rejection::Unsolvable),
+            "{sealed}"
+        );
+    }
+}
+
+/// Issue 21: one malformed level in a collection is that level's verdict; the
+/// levels around it are read.
+#[test]
+fn a_malformed_level_does_not_sink_its_collection_regression_21() {
+    let text = "; one\n#####\n#@$.#\n#####\n\n; two\n#####\n#@$?#\n#####\n\n; three\n######\n#@$ .#\n######\n";
+    let levels = level::read_collection(text).expect("levels");
+    let titles: Vec<&str> = levels.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(titles, ["one", "two", "three"]);
+    assert!(levels[0].1.is_ok() && levels[2].1.is_ok());
+    match &levels[1].1 {
+        Err(GameError::Parse { line, column, .. }) => assert_eq!((*line, *column), (8, 4)),
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        parse_collection(text).is_err(),
+        "the strict reader still refuses"
+    );
+}
+
+/// Issue 21: with a time limit already passed, the solver stops as if out of
+/// nodes (a `rejected` verdict naming the limit, or the fallback's answer),
+/// never a watchdog `timeout`.
+#[test]
+fn a_time_limit_stops_like_a_budget_regression_21() {
+    let params = super::SokobanParams {
+        method: super::Method::Reverse,
+        ..Default::default()
+    };
+    let level = (0..200)
+        .filter_map(|seed| params.reverse().generate(&mut Rng::new(seed)).ok())
+        .map(|g| g.level)
+        .find(|l| solve::solve(l, &Budget::nodes(1_000_000)).is_ok_and(|a| a.push_nodes > 2_000))
+        .expect("a level worth 2,000 nodes");
+    let past = std::time::Instant::now();
+    let budget = Budget {
+        max_nodes: u64::MAX,
+        deadline: None,
+        time_limit: Some(past),
+    };
+    match solve::solve(&level, &budget) {
+        Ok(answer) => {
+            assert!(!answer.push_optimal);
+            level.replay(&answer.solution).expect("wins");
+        }
+        Err(Rejection::Rejected(reason)) => assert!(reason.contains("time limit"), "{reason}"),
+        Err(other) => panic!("{other:?}"),
+    }
+}
+
+/// Issue 21: reverse play never starts the player on a goal unless asked to;
+/// the coordinator's check refuses a worker's level that does.
+#[test]
+fn reverse_play_keeps_the_player_off_goals_by_default_regression_21() {
+    let count = |player_on_goal: bool| {
+        let params = super::SokobanParams {
+            method: super::Method::Reverse,
+            player_on_goal,
+            ..Default::default()
+        };
+        (0..300)
+            .filter_map(|seed| params.reverse().generate(&mut Rng::new(seed)).ok())
+            .filter(|g| g.level.goals.contains(&g.level.player))
+            .count()
+    };
+    assert_eq!(count(false), 0);
+    assert!(
+        count(true) > 10,
+        "Boxoban's procedure alone puts the player on goals"
+    );
+    let params = super::SokobanParams {
+        method: super::Method::Reverse,
+        boxes: 2,
+        ..Default::default()
+    };
+    let on_goal = super::Puzzle {
+        level: Level::from_xsb("######\n#+$  #\n#  $.#\n######\n").expect("parses"),
+        generator: Default::default(),
+    };
+    use crate::Game;
+    assert!(super::Sokoban::fits(&params, &on_goal, 3).is_err());
 }

@@ -1,0 +1,122 @@
+//! `pregen solve` on collection files as players have them: every level gets
+//! its own line, whatever happens to the others.
+
+use pregen_games::sokoban::level::read_collection;
+
+use crate::common::pregen;
+
+/// Issue 21: a collection with a sealed pocket of solved boxes (as Microban
+/// #155), a malformed level and an unsolvable one, next to a file that
+/// cannot be read: each level is reported on its own line, every solution
+/// printed replays on the level as written, and the command fails at the end
+/// with the count.
+#[test]
+fn a_collection_is_solved_level_by_level_regression_21() {
+    let collection = "\
+; A small set, written for this test
+
+; 1
+####
+# .#
+#  ###
+#*@  #
+#  $ #
+#  ###
+####
+
+; 2
+'The pocket'
+#######
+#*# #*#
+#######
+#  @  #
+# $$. #
+#  .  #
+#######
+
+; 3
+#####
+#@$?#
+#####
+
+; 4
+######
+#@ $$#
+#  ..#
+######
+
+Title: After the rows
+######
+#    #
+# #@ #
+# $* #
+# .* #
+#    #
+######
+";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("set.xsb");
+    std::fs::write(&file, collection).expect("write");
+    let missing = dir.path().join("missing.xsb");
+    let out = pregen()
+        .args(["solve", "--game", "sokoban", "--time-limit", "20"])
+        .arg(&file)
+        .arg(&missing)
+        .output()
+        .expect("run solve");
+    let stdout = String::from_utf8(out.stdout).expect("utf-8");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stderr.contains("3 of 6 levels not solved"), "{stderr}");
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .skip(1)
+        .map(|l| l.split('\t').collect())
+        .collect();
+    let summary: Vec<(&str, &str)> = rows.iter().map(|r| (r[1], r[2])).collect();
+    assert_eq!(
+        summary,
+        [
+            ("1", "optimal"),
+            ("2", "optimal"),
+            ("3", "malformed"),
+            ("4", "unsolvable"),
+            ("After the rows", "optimal"),
+            ("-", "unreadable"),
+        ],
+        "{stdout}"
+    );
+    assert!(rows[2][9].contains("unknown character `?`"), "{stdout}");
+    let levels = read_collection(collection).expect("levels");
+    for (row, (title, level)) in rows.iter().zip(&levels) {
+        if row[2] == "optimal" {
+            let level = level.as_ref().expect("a level");
+            level
+                .replay(row[9])
+                .unwrap_or_else(|e| panic!("{title}: {e}\n{stdout}"));
+            assert_eq!(row[4], row[6], "the bound of a proven answer is its pushes");
+        }
+    }
+}
+
+/// `--time-limit` takes a positive number of seconds.
+#[test]
+fn solve_refuses_a_time_limit_that_is_not_a_duration() {
+    for bad in ["0", "-1", "soon", "inf"] {
+        let out = pregen()
+            .args([
+                "solve",
+                "--game",
+                "sokoban",
+                &format!("--time-limit={bad}"),
+                "x.xsb",
+            ])
+            .output()
+            .expect("run solve");
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("not a number of seconds"),
+            "{bad}"
+        );
+    }
+}
