@@ -74,9 +74,11 @@ enum Command {
     /// at most.
     DoorsCensus(census::CensusArgs),
     /// Write one reproducible archive (`.tar.zst`) of a finished pack's
-    /// release files and manifest, for a release pipeline. Every file is
-    /// checked against release/SHA256SUMS first; the same release files
-    /// always give the same archive bytes.
+    /// release files (`<pack>/release/...`) and a release manifest
+    /// (`<pack>/manifest.json`, checksums by those paths), for a release
+    /// pipeline. Every file is checked against release/SHA256SUMS first;
+    /// nothing of the run (timings, workers) goes in, so the same job gives
+    /// the same archive bytes with any number of workers and restarts.
     Archive(archive::ArchiveArgs),
     /// Measure how many results per second one coordinator takes: starts
     /// `pregen serve` on a loopback port with a pack of the `synthetic` game

@@ -2,6 +2,7 @@
 //! same release files wherever the pack lies, and readable by a tar reader.
 
 use pregen_pack::PackDir;
+use pregen_pack::manifest::ReleaseManifest;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -68,13 +69,10 @@ fn the_release_archive_is_checked_and_reproducible() {
     copy_dir(&pack, &copy);
     assert_eq!(first, archived(&copy, &dir.path().join("c.tar.zst")));
 
-    // The archive holds the release files and the manifest, under the pack's name.
+    // The archive holds the release files at their paths in the pack, and a
+    // manifest listing each of them, under the pack's name.
     let mut want = BTreeMap::new();
-    files(&pack.join("release"), &pack.join("release"), &mut want);
-    want.insert(
-        pregen_pack::dir::MANIFEST.into(),
-        std::fs::read(PackDir::new(&pack).manifest()).expect("manifest"),
-    );
+    files(&pack, &pack.join("release"), &mut want);
     let mut got = BTreeMap::new();
     let decoder = zstd::Decoder::new(first.as_slice()).expect("zstd");
     let mut tar = tar::Archive::new(decoder);
@@ -93,12 +91,22 @@ fn the_release_archive_is_checked_and_reproducible() {
         entry.read_to_end(&mut content).expect("content");
         got.insert(name, content);
     }
+    let manifest: ReleaseManifest =
+        serde_json::from_slice(&got.remove(pregen_pack::dir::MANIFEST).expect("a manifest"))
+            .expect("the release manifest");
     assert_eq!(
         got.keys().collect::<Vec<_>>(),
         want.keys().collect::<Vec<_>>()
     );
     assert!(got == want, "archived contents differ from the files");
-    assert!(got.keys().any(|k| k.starts_with("campaigns/campaign-")));
+    assert!(got.keys().any(|k| k.starts_with("release/campaigns/campaign-")));
+    let listed: BTreeMap<String, String> = got
+        .iter()
+        .map(|(path, content)| (path.clone(), pregen_games::sha256_hex(content)))
+        .collect();
+    assert_eq!(manifest.files, listed, "the manifest names the archive's paths");
+    let full = PackDir::new(&pack).read_manifest().expect("manifest");
+    assert_eq!((manifest.job_id, manifest.counts), (full.job_id, full.counts));
 
     // A damaged release file is refused, and nothing is written.
     let tier = copy.join("release/tier-01.txt");
@@ -119,4 +127,21 @@ fn the_release_archive_is_checked_and_reproducible() {
     let refused = archive(&pack, &dir.path().join("e.tar.zst"));
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("not a finished pack"));
+}
+
+/// Issue 19: the archive's bytes depend on the levels alone: one worker or
+/// three (other timings, other worker names in the Parquet files) give the
+/// same archive.
+#[test]
+fn the_archive_is_the_same_bytes_from_one_or_three_workers_regression_19() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let one = run_pack(&dir.path().join("one"), &job_text(100), 1);
+    let three = run_pack(&dir.path().join("three"), &job_text(100), 3);
+    let manifest = |pack: &Path| std::fs::read(PackDir::new(pack).manifest()).expect("manifest");
+    assert_ne!(manifest(&one), manifest(&three), "the runs differ in their facts");
+    assert_eq!(
+        archived(&one, &dir.path().join("one.tar.zst")),
+        archived(&three, &dir.path().join("three.tar.zst")),
+        "the archives differ"
+    );
 }

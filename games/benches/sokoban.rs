@@ -1,14 +1,16 @@
 //! Sokoban on one core: the MCTS generator's time and memory per puzzle, the
 //! reverse generator's verified levels per second, the solver's speed.
 //!
-//! `cargo bench -p pregen-games --bench sokoban -- [mcts|reverse|solver|all] [N]`
+//! `cargo bench -p pregen-games --bench sokoban -- [mcts|reverse|solver|player|all] [N]`
 //! - `mcts`: N puzzles (default 5) of 6x6 at 100,000 and at 500,000 iterations
 //!   (generation only): seconds per puzzle, tree nodes, the process's peak
 //!   resident memory, the source's score;
 //! - `reverse`: N seeds (default 500) of 10x10 with 4 boxes through the whole
 //!   run (generate, exact solve, rate): verified levels per second;
 //! - `solver`: the levels of the first N (default 200) reverse seeds, solved
-//!   again: nodes per second, time per level, pushes and moves.
+//!   again: nodes per second, time per level, pushes and moves;
+//! - `player`: the levels of the first N (default 2,000) reverse seeds with
+//!   `player_on_goal` true and false: how many start with the player on a goal.
 
 use std::time::Instant;
 
@@ -86,6 +88,28 @@ fn reverse(seeds: u64) -> Vec<String> {
     accepted
 }
 
+/// How often reverse play starts the player on a goal, allowed or not.
+fn player_start(seeds: u64) {
+    for allowed in [true, false] {
+        let params = serde_json::json!({ "method": "reverse", "player_on_goal": allowed });
+        let game = GameKind::of::<Sokoban>()
+            .prepare(&params)
+            .expect("valid params");
+        let budget = Budget::nodes(200_000);
+        let (mut levels, mut on_goal) = (0, 0);
+        for seed in 0..seeds {
+            if let Ok(c) = game.run(seed, &budget).result {
+                levels += 1;
+                on_goal += usize::from(c.layout.contains('+'));
+            }
+        }
+        println!(
+            "reverse 10x10/4, player_on_goal = {allowed}: {on_goal} of {levels} levels ({:.1}%) start with the player on a goal",
+            100.0 * on_goal as f64 / levels.max(1) as f64
+        );
+    }
+}
+
 fn solver(levels: &[String]) {
     let budget = Budget::nodes(1_000_000);
     let mut ms = Vec::new();
@@ -128,6 +152,7 @@ fn main() {
         "mcts" => mcts(n.unwrap_or(5)),
         "reverse" => drop(reverse(n.unwrap_or(500))),
         "solver" => solver(&reverse(n.unwrap_or(200))),
+        "player" => player_start(n.unwrap_or(2_000)),
         _ => {
             let levels = reverse(n.unwrap_or(500));
             solver(&levels);

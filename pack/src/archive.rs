@@ -1,11 +1,18 @@
 //! The release archive: one reproducible `.tar.zst` of a finished pack's
 //! release files and its manifest, for release pipelines.
 //!
+//! Layout: `<pack>/manifest.json` (a [`ReleaseManifest`]: the job, versions,
+//! counts, and the SHA-256 of every other file by its path below `<pack>/`)
+//! and `<pack>/release/...` (the release files and `SHA256SUMS`), so the paths
+//! in the archive are the manifest's.
+//!
 //! Every file is checked against `release/SHA256SUMS` first, so an archive
 //! never ships a damaged or stray file. The archive is reproducible: entries
 //! in path order, headers that differ only in path and size (mode 0644,
-//! owner 0, modified at 0), zstd at a fixed level. Two packs with the same
-//! release files (any number of workers, any restarts) give the same bytes.
+//! owner 0, modified at 0), zstd at a fixed level, and nothing in it that
+//! describes the run rather than the levels (no Parquet, no timings, no
+//! worker names). The same job gives the same bytes with any number of
+//! workers, after any restarts.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -17,6 +24,7 @@ use sha2::{Digest, Sha256};
 
 use crate::PackError;
 use crate::dir::{self, PackDir};
+use crate::manifest::ReleaseManifest;
 
 /// The zstd level of the archive (fixed, so that the bytes are too).
 pub const ZSTD_LEVEL: i32 = 19;
@@ -42,16 +50,19 @@ pub fn default_archive_name(pack: &PackDir) -> Result<String, PackError> {
 }
 
 /// Writes the release archive of the finished pack to `dest` (atomically: a
-/// temporary file renamed into place). The archive holds
-/// `<pack>/manifest.json` and every file of `release/` under `<pack>/`.
+/// temporary file renamed into place).
 pub fn write_release_archive(pack: &PackDir, dest: &Path) -> Result<ArchiveSummary, PackError> {
     let name = pack_name(pack)?;
-    let mut files = checked_release_files(pack)?;
-    let manifest = pack.manifest();
-    files.insert(
-        dir::MANIFEST.into(),
-        fs::read(&manifest).map_err(PackError::io("read", &manifest))?,
-    );
+    let mut files: BTreeMap<String, Vec<u8>> = checked_release_files(pack)?
+        .into_iter()
+        .map(|(path, content)| (format!("{}/{path}", dir::RELEASE), content))
+        .collect();
+    let sums = files
+        .iter()
+        .map(|(path, content)| (path.clone(), sha256_hex(content)))
+        .collect();
+    let manifest = ReleaseManifest::new(&pack.read_manifest()?, sums).to_json()?;
+    files.insert(dir::MANIFEST.into(), manifest.into_bytes());
     let file_name = dest
         .file_name()
         .ok_or_else(|| PackError::invalid(dest, "is not a file name"))?;

@@ -102,6 +102,62 @@ pub struct Versions {
     pub protocol: u32,
 }
 
+/// The manifest inside a release archive: what the levels depend on, and the
+/// checksum of every file the archive holds, by its path there below the
+/// pack's folder. The facts of one run stay out (the Parquet files, which
+/// hold timings and worker names; the cross-check; mismatches), so that the
+/// archive's bytes depend on the levels alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReleaseManifest {
+    /// Counts by tier and status.
+    pub counts: Counts,
+    /// The archive's files (path below the pack's folder -> SHA-256).
+    pub files: BTreeMap<String, String>,
+    /// The job as run.
+    pub job: Job,
+    /// The job's id.
+    pub job_id: String,
+    /// Whether a watchdog timeout made the pack depend on the machine.
+    pub machine_dependent: bool,
+    /// The pack's name.
+    pub pack: String,
+    /// The seeds tried.
+    pub seeds: Seeds,
+    /// The strata, each with its merged params.
+    pub strata: Vec<StratumEntry>,
+    /// Seeds whose verdict was a watchdog timeout.
+    pub timeouts: Vec<u64>,
+    /// The versions that wrote the pack.
+    pub versions: Versions,
+}
+
+impl ReleaseManifest {
+    /// The release manifest of a pack's manifest, listing `files`.
+    pub fn new(manifest: &Manifest, files: BTreeMap<String, String>) -> ReleaseManifest {
+        let m = manifest.clone();
+        ReleaseManifest {
+            counts: m.counts,
+            files,
+            job: m.job,
+            job_id: m.job_id,
+            machine_dependent: m.machine_dependent,
+            pack: m.pack,
+            seeds: m.seeds,
+            strata: m.strata,
+            timeouts: m.timeouts,
+            versions: m.versions,
+        }
+    }
+
+    /// Pretty JSON, as archived.
+    pub fn to_json(&self) -> Result<String, PackError> {
+        serde_json::to_string_pretty(self).map_err(|source| PackError::Json {
+            path: crate::dir::MANIFEST.into(),
+            source,
+        })
+    }
+}
+
 impl Manifest {
     /// Reads and parses a manifest file.
     pub fn read(path: &Path) -> Result<Manifest, PackError> {
