@@ -109,6 +109,12 @@ def check_sql(pack, manifest, rejects):
     import query
 
     con = query.connect(pack)
+    # `tier` is an integer in DuckDB out of the box (Hive folders `tier=3`).
+    [(kind,)] = con.sql(f"SELECT DISTINCT typeof(tier) FROM read_parquet('{pack}/levels/*/*.parquet')").fetchall()
+    assert kind == "BIGINT", kind
+    top = manifest["counts"]["tiers"]
+    [(between,)] = con.sql(f"SELECT count(*) FROM read_parquet('{pack}/levels/*/*.parquet') WHERE tier BETWEEN 2 AND {top}").fetchall()
+    assert between == manifest["counts"]["accepted"] - manifest["counts"]["by_tier"].get("01", 0), between
     for path in sorted(query.SQL.glob("*.sql")):
         if path.name != "views.sql":
             con.sql(path.read_text()).fetchall()

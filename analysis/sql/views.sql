@@ -2,7 +2,7 @@
 -- Set the pack's folder first:  SET VARIABLE pack = 'out/demo';
 CREATE OR REPLACE VIEW levels AS
     SELECT * FROM read_parquet(getvariable('pack') || '/levels/*/*.parquet',
-                               hive_partitioning = true, hive_types = {'tier': INTEGER});
+                               hive_partitioning = true);
 CREATE OR REPLACE VIEW rejects AS
     SELECT * FROM read_parquet(getvariable('pack') || '/rejects/rejects.parquet');
 CREATE OR REPLACE VIEW campaigns AS

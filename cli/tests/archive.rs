@@ -99,14 +99,23 @@ fn the_release_archive_is_checked_and_reproducible() {
         want.keys().collect::<Vec<_>>()
     );
     assert!(got == want, "archived contents differ from the files");
-    assert!(got.keys().any(|k| k.starts_with("release/campaigns/campaign-")));
+    assert!(
+        got.keys()
+            .any(|k| k.starts_with("release/campaigns/campaign-"))
+    );
     let listed: BTreeMap<String, String> = got
         .iter()
         .map(|(path, content)| (path.clone(), pregen_games::sha256_hex(content)))
         .collect();
-    assert_eq!(manifest.files, listed, "the manifest names the archive's paths");
+    assert_eq!(
+        manifest.files, listed,
+        "the manifest names the archive's paths"
+    );
     let full = PackDir::new(&pack).read_manifest().expect("manifest");
-    assert_eq!((manifest.job_id, manifest.counts), (full.job_id, full.counts));
+    assert_eq!(
+        (manifest.job_id, manifest.counts),
+        (full.job_id, full.counts)
+    );
 
     // A damaged release file is refused, and nothing is written.
     let tier = copy.join("release/tier-01.txt");
@@ -138,7 +147,11 @@ fn the_archive_is_the_same_bytes_from_one_or_three_workers_regression_19() {
     let one = run_pack(&dir.path().join("one"), &job_text(100), 1);
     let three = run_pack(&dir.path().join("three"), &job_text(100), 3);
     let manifest = |pack: &Path| std::fs::read(PackDir::new(pack).manifest()).expect("manifest");
-    assert_ne!(manifest(&one), manifest(&three), "the runs differ in their facts");
+    assert_ne!(
+        manifest(&one),
+        manifest(&three),
+        "the runs differ in their facts"
+    );
     assert_eq!(
         archived(&one, &dir.path().join("one.tar.zst")),
         archived(&three, &dir.path().join("three.tar.zst")),

@@ -357,3 +357,97 @@ fn verify_names_every_tampered_file() {
     assert!(out.contains("manifest.json"), "{out}");
     assert!(out.contains("does not fit the params"), "{out}");
 }
+
+/// Rewrites a Parquet file as another tool might: `compression`, row groups
+/// of `rows_per_group` rows, the same schema and rows.
+fn rewrite_parquet(
+    path: &std::path::Path,
+    compression: parquet::basic::Compression,
+    rows_per_group: usize,
+) {
+    use parquet::arrow::ArrowWriter;
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use parquet::file::properties::WriterProperties;
+    let file = std::fs::File::open(path).expect("open");
+    let reader = ParquetRecordBatchReaderBuilder::try_new(file).expect("parquet");
+    let schema = reader.schema().clone();
+    let batches: Vec<_> = reader
+        .build()
+        .expect("reader")
+        .collect::<Result<_, _>>()
+        .expect("batches");
+    let props = WriterProperties::builder()
+        .set_compression(compression)
+        .set_max_row_group_row_count(Some(rows_per_group))
+        .build();
+    let out = std::fs::File::create(path).expect("create");
+    let mut writer = ArrowWriter::try_new(out, schema, Some(props)).expect("writer");
+    for batch in &batches {
+        writer.write(batch).expect("write");
+    }
+    writer.close().expect("close");
+}
+
+/// Issue 19: pregen reads its tables back whatever the compression and the
+/// row groups (pyarrow and DuckDB write snappy by default; others gzip, lz4,
+/// brotli or none): the summary and the printed levels are unchanged.
+#[test]
+fn pregen_reads_parquet_of_any_compression_and_row_groups_regression_19() {
+    use parquet::basic::{BrotliLevel, Compression, GzipLevel};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pack = run_pack(dir.path(), &crate::common::job_text(60), 1);
+    let summary = pregen_analysis::summarize(&pack).expect("summary");
+    let levels = pregen_stdout(&["analysis", "levels"], &pack);
+    for (i, compression) in [
+        Compression::SNAPPY,
+        Compression::GZIP(GzipLevel::default()),
+        Compression::LZ4_RAW,
+        Compression::LZ4,
+        Compression::BROTLI(BrotliLevel::default()),
+        Compression::UNCOMPRESSED,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let copy = dir.path().join(format!("copy{i}"));
+        copy_tree(&pack, &copy);
+        let mut files = Vec::new();
+        parquet_files(&copy, &mut files);
+        assert!(files.len() >= 3, "{files:?}");
+        for file in &files {
+            rewrite_parquet(file, compression, 7);
+        }
+        let got =
+            pregen_analysis::summarize(&copy).unwrap_or_else(|e| panic!("{compression:?}: {e:#}"));
+        assert_eq!(got, summary, "{compression:?}");
+        assert_eq!(
+            pregen_stdout(&["analysis", "levels"], &copy),
+            levels,
+            "{compression:?}"
+        );
+    }
+}
+
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("list") {
+        let path = entry.expect("entry").path();
+        let target = to.join(path.file_name().expect("name"));
+        if path.is_dir() {
+            copy_tree(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).expect("copy");
+        }
+    }
+}
+
+fn parquet_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("list") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            parquet_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "parquet") {
+            out.push(path);
+        }
+    }
+}

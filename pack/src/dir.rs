@@ -3,7 +3,7 @@
 //! ```text
 //! <out>/<pack>/
 //!   manifest.json                    job, versions, counts, checksums
-//!   levels/tier=NN/part-KKKKK.parquet  accepted levels, by (difficulty, seed)
+//!   levels/tier=N/part-KKKKK.parquet   accepted levels, by (difficulty, seed)
 //!   campaigns/campaigns.parquet
 //!   rejects/rejects.parquet
 //!   release/tier-NN.txt, release/campaigns/campaign-KKKKK.txt, release/SHA256SUMS
@@ -118,12 +118,14 @@ impl PackDir {
     }
 }
 
-/// A tier's folder relative to the pack: `levels/tier=03`.
+/// A tier's folder relative to the pack: `levels/tier=3`. Not zero-padded:
+/// DuckDB, pyarrow and polars all read `3` as an integer partition value,
+/// while DuckDB keeps `03` as text.
 pub fn tier_folder(tier: u32) -> String {
-    format!("{LEVELS}/tier={tier:02}")
+    format!("{LEVELS}/tier={tier}")
 }
 
-/// A tier's Parquet part relative to the pack: `levels/tier=03/part-00000.parquet`
+/// A tier's Parquet part relative to the pack: `levels/tier=3/part-00000.parquet`
 /// (numbered so that names sort in part order).
 pub fn tier_part(tier: u32, part: u32) -> String {
     format!("{}/part-{part:05}.parquet", tier_folder(tier))
@@ -147,7 +149,7 @@ pub fn release_campaign(campaign: u64) -> String {
     format!("campaigns/campaign-{campaign:05}.txt")
 }
 
-/// The tier named by a Hive folder name `tier=NN`.
+/// The tier named by a Hive folder name `tier=N` (`tier=03` too).
 fn tier_of_folder(name: &str) -> Option<u32> {
     name.strip_prefix("tier=")?.parse().ok()
 }
@@ -158,7 +160,8 @@ mod tests {
 
     #[test]
     fn paths_follow_the_layout() {
-        assert_eq!(tier_part(3, 0), "levels/tier=03/part-00000.parquet");
+        assert_eq!(tier_part(3, 0), "levels/tier=3/part-00000.parquet");
+        assert_eq!(tier_part(10, 1), "levels/tier=10/part-00001.parquet");
         assert_eq!(release_tier(10), "tier-10.txt");
         assert_eq!(release_campaign(7), "campaigns/campaign-00007.txt");
         assert_eq!(tier_of_folder("tier=07"), Some(7));

@@ -100,7 +100,7 @@ pub struct Table {
 
 use ColumnType::{Bool, Float64, MetricsMap, String as Text, UInt32, UInt64};
 
-/// Accepted levels: `levels/tier=NN/part-K.parquet`.
+/// Accepted levels: `levels/tier=N/part-K.parquet`.
 pub const LEVELS: Table = Table {
     name: "levels",
     columns: &[
