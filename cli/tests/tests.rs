@@ -10,6 +10,7 @@ mod logs;
 mod metrics;
 mod pack;
 mod refusals;
+mod release;
 mod scale;
 mod solve;
 mod tls;

@@ -45,6 +45,9 @@ pub enum GameError {
         /// What is wrong.
         message: String,
     },
+    /// A seed file's level could not be made again as listed.
+    #[error("cannot regenerate: {0}")]
+    Regenerate(String),
     /// A solution does not solve the level under the rules.
     #[error("replay failed at move {index}: {message}")]
     Replay {

@@ -14,12 +14,14 @@
 //! - [`Budget`], [`Outcome`], [`Candidate`], [`Rejection`]: what a run is given and
 //!   what it returns.
 //! - [`rng::Rng`]: the portable seeded PRNG.
+//! - [`seeds::SeedFile`]: a seed-only release's tier, regenerated level by level.
 
 pub mod cube;
 pub mod doors;
 pub mod dungeon;
 pub mod rng;
 pub mod search;
+pub mod seeds;
 pub mod sokoban;
 pub mod synthetic;
 pub mod tilt;

@@ -6,7 +6,8 @@
 //!   levels/tier=N/part-KKKKK.parquet   accepted levels, by (difficulty, seed)
 //!   campaigns/campaigns.parquet
 //!   rejects/rejects.parquet
-//!   release/tier-NN.txt, release/campaigns/campaign-KKKKK.txt, release/SHA256SUMS
+//!   release/tier-NN.txt, release/solutions/tier-NN.txt, release/seeds/tier-NN.txt,
+//!   release/campaigns/campaign-KKKKK.txt, release/SHA256SUMS
 //!   commit/                          the coordinator's commit log
 //!   _SUCCESS                         written last
 //! ```
@@ -142,6 +143,21 @@ pub const CAMPAIGNS_FILE: &str = "campaigns/campaigns.parquet";
 /// A tier's release file name inside `release/`: `tier-03.txt`.
 pub fn release_tier(tier: u32) -> String {
     format!("tier-{tier:02}.txt")
+}
+
+/// A tier's solutions inside `release/`: `solutions/tier-03.txt`.
+pub fn release_solutions(tier: u32) -> String {
+    format!("solutions/tier-{tier:02}.txt")
+}
+
+/// A tier's seed file inside `release/`: `seeds/tier-03.txt`.
+pub fn release_seeds(tier: u32) -> String {
+    format!("seeds/tier-{tier:02}.txt")
+}
+
+/// A level's id: `<game>-<seed, 20 digits>`.
+pub fn level_id(game: &str, seed: u64) -> String {
+    format!("{game}-{seed:020}")
 }
 
 /// A campaign's release file name inside `release/`: `campaigns/campaign-00001.txt`.

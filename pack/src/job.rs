@@ -52,6 +52,39 @@ pub struct Job {
     /// How campaigns are drawn.
     #[serde(default)]
     pub campaigns: CampaignScheme,
+    /// What the release files hold. Left out of the job's id when default,
+    /// so that jobs written before it existed keep their id.
+    #[serde(default, skip_serializing_if = "ReleaseScheme::is_default")]
+    pub release: ReleaseScheme,
+}
+
+/// What the release files hold (the job's `[release]` table).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReleaseScheme {
+    /// Where solutions go: `apart` (default) in `release/solutions/`, `inline`
+    /// in the level files, `none` nowhere.
+    pub solutions: Solutions,
+}
+
+impl ReleaseScheme {
+    fn is_default(&self) -> bool {
+        *self == ReleaseScheme::default()
+    }
+}
+
+/// Where a release's solutions go.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Solutions {
+    /// In their own files, `release/solutions/tier-NN.txt`: level id and
+    /// solution per line, in the tier file's order.
+    #[default]
+    Apart,
+    /// In the level files, a `; solution` line above each level.
+    Inline,
+    /// Not shipped.
+    None,
 }
 
 /// One parameter set of a job with strata.

@@ -18,13 +18,14 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
+use pregen_games::seeds::{SeedHeader, SeedStratum};
 use pregen_games::sha256_hex;
 use sha2::{Digest, Sha256};
 
 use crate::PackError;
 use crate::dir::{self, PackDir};
 use crate::durable::{sync_filesystem, write_durably};
-use crate::job::{Job, TierScheme};
+use crate::job::{Job, Solutions, TierScheme};
 use crate::manifest::{Counts, CrossCheck, Manifest, Seeds, StratumEntry, Versions};
 use crate::record::{LevelRecord, SeedRecord, Status};
 use crate::schema::{self, Table};
@@ -381,7 +382,8 @@ fn close_release(
     Ok(())
 }
 
-/// One level in a release file: a comment header and its layout.
+/// One level in a release file: a comment header (with the solution when the
+/// job ships them inline) and its layout.
 fn release_entry(
     job: &Job,
     record: &SeedRecord,
@@ -389,10 +391,13 @@ fn release_entry(
     tier: u32,
     title: &str,
 ) -> String {
+    let solution = match job.release.solutions {
+        Solutions::Inline => format!("; solution {}\n", level.solution),
+        Solutions::Apart | Solutions::None => String::new(),
+    };
     format!(
-        "; {title}\n; id {}-{:020} seed {} tier {} difficulty {} moves {}{}\n; solution {}\n{}\n\n",
-        job.game,
-        record.seed,
+        "; {title}\n; id {} seed {} tier {} difficulty {} moves {}{}\n{solution}{}\n\n",
+        dir::level_id(&job.game, record.seed),
         record.seed,
         tier,
         level.difficulty,
@@ -402,9 +407,35 @@ fn release_entry(
         } else {
             " (best found)"
         },
-        level.solution,
         level.layout.trim_end(),
     )
+}
+
+/// The first line of a tier's seed file: what a client that links the games
+/// crate needs to regenerate every level of it from its seed.
+fn seeds_header(job: &Job, tier: u32, size: u64) -> Result<String, PackError> {
+    let header = SeedHeader {
+        pack: job.pack.clone(),
+        game: job.game.clone(),
+        generator: pregen_games::GENERATOR_VERSION.to_string(),
+        tier,
+        levels: size,
+        max_nodes: job.budget.max_nodes,
+        strata: job
+            .plan()
+            .into_iter()
+            .map(|p| SeedStratum {
+                first_seed: p.first_seed,
+                params: p.params,
+            })
+            .collect(),
+    };
+    serde_json::to_string(&header)
+        .map(|line| line + "\n")
+        .map_err(|source| PackError::Json {
+            path: dir::RELEASE.into(),
+            source,
+        })
 }
 
 /// The files of the tier being written: Parquet parts and the release file.
@@ -418,6 +449,8 @@ struct TierFiles {
     next_part: u32,
     batch: Vec<SeedRecord>,
     text: HashingFile,
+    solutions: Option<HashingFile>,
+    seeds: HashingFile,
     levels: u64,
     parts: Vec<(String, String)>,
     stratum_of: Job,
@@ -439,6 +472,18 @@ impl TierFiles {
             "; pack {} game {} tier {tier:02}: {size} levels, easiest first\n\n",
             job.pack, job.game
         ))?;
+        let solutions = match job.release.solutions {
+            Solutions::Apart => Some(HashingFile::create(
+                root,
+                &format!("{}/{}", dir::RELEASE, dir::release_solutions(tier)),
+            )?),
+            Solutions::Inline | Solutions::None => None,
+        };
+        let mut seeds = HashingFile::create(
+            root,
+            &format!("{}/{}", dir::RELEASE, dir::release_seeds(tier)),
+        )?;
+        seeds.write_text(&seeds_header(job, tier, size)?)?;
         Ok(TierFiles {
             tier,
             root: root.to_path_buf(),
@@ -448,6 +493,8 @@ impl TierFiles {
             next_part: 0,
             batch: Vec::with_capacity(BATCH_ROWS),
             text,
+            solutions,
+            seeds,
             levels: 0,
             parts: Vec::new(),
             stratum_of: job.clone(),
@@ -460,6 +507,12 @@ impl TierFiles {
             let title = format!("level {}", self.levels);
             let entry = release_entry(&self.stratum_of, &record, level, self.tier, &title);
             self.text.write_text(&entry)?;
+            if let Some(solutions) = &mut self.solutions {
+                let id = dir::level_id(&self.job_game, record.seed);
+                solutions.write_text(&format!("{id} {}\n", level.solution))?;
+            }
+            self.seeds
+                .write_text(&format!("{} {}\n", record.seed, level.level_hash))?;
         }
         self.batch.push(record);
         let rows = self.part.as_ref().map_or(0, |(_, t)| t.rows) + self.batch.len() as u64;
@@ -511,7 +564,11 @@ impl TierFiles {
         self.flush()?;
         self.close_part()?;
         files.extend(self.parts);
-        close_release(self.text, dir::release_tier(self.tier), files, release)
+        close_release(self.text, dir::release_tier(self.tier), files, release)?;
+        if let Some(solutions) = self.solutions {
+            close_release(solutions, dir::release_solutions(self.tier), files, release)?;
+        }
+        close_release(self.seeds, dir::release_seeds(self.tier), files, release)
     }
 }
 
@@ -722,7 +779,7 @@ fn levels_columns(
     }
     let ids: Vec<String> = levels
         .iter()
-        .map(|(r, _)| format!("{game}-{:020}", r.seed))
+        .map(|(r, _)| dir::level_id(game, r.seed))
         .collect();
     Ok(vec![
         ("game", strings(levels.iter().map(|_| game))),
