@@ -1,10 +1,18 @@
 """Reads a pregen pack with pyarrow (an independent Parquet reader) and checks it
 against the documented schema and the manifest, then runs every query of
 analysis/sql/ with DuckDB and checks their figures against the manifest.
-Usage: check_pack.py PACK_DIR"""
+Usage: check_pack.py PACK_DIR
+
+What it refuses, each a fault an analyst met: a column missing or of another
+type; min/max statistics pyarrow cannot use (floats included); a tier that is
+not an integer in DuckDB; rows or files without the pack, job id and generator
+version; a metric key the schema does not document for the pack's game; a
+rejection reason with numbers in its code; a seed that ran out of nodes
+reported with fewer nodes than its budget; a file whose checksum differs."""
 
 import hashlib
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -65,11 +73,11 @@ def main(pack):
         diffs = part.column("difficulty").to_pylist()
         assert diffs == sorted(diffs), f"tier {t} not sorted by difficulty"
         assert manifest["counts"]["by_tier"][f"{t:02}"] == part.num_rows
-    # Every game publishes metrics (which ones differs by game).
+    # Every game publishes metrics, each documented for its game.
     keys = {k for row in table.column("metrics").to_pylist() for k, _ in row}
     assert keys, "no level carries a metric"
-    for path in sorted((pack / "levels").glob("tier=*/part-*.parquet")):
-        check_statistics(path)
+    documented = {m["name"] for m in SCHEMA["metrics"][manifest["job"]["game"]]}
+    assert keys <= documented, f"metric keys not in docs/schema.json: {sorted(keys - documented)}"
 
     campaigns = pq.read_table(pack / "campaigns" / "campaigns.parquet")
     check_schema("campaigns", campaigns.schema, CAMPAIGNS)
@@ -77,29 +85,81 @@ def main(pack):
     rejects = pq.read_table(pack / "rejects" / "rejects.parquet")
     check_schema("rejects", rejects.schema, REJECTS)
     assert not set(rejects.column("seed").to_pylist()) & set(seeds)
+    check_reasons(rejects, manifest)
 
+    for name, rows in (("levels", table), ("campaigns", campaigns), ("rejects", rejects)):
+        check_provenance(name, rows, manifest)
+    for path in sorted(pack.glob("*/**/*.parquet")):
+        check_statistics(path)
+        check_metadata(path, manifest)
+
+    assert (pack / "_SUCCESS").exists()
+    check_sql(pack, manifest, rejects.num_rows)
     for rel, digest in manifest["files"].items():
         actual = hashlib.sha256((pack / rel).read_bytes()).hexdigest()
         assert actual == digest, f"checksum of {rel}"
-    assert (pack / "_SUCCESS").exists()
-    check_sql(pack, manifest, rejects.num_rows)
     print(f"ok: {table.num_rows} levels in {len(tiers)} tiers, {campaigns.num_rows} campaign slots, {rejects.num_rows} rejects")
 
 
+def check_provenance(name, rows, manifest):
+    """Every row names its pack, job and generator, as the manifest does."""
+    want = {
+        "pack": manifest["pack"],
+        "job_id": manifest["job_id"],
+        "generator": manifest["versions"]["generator"],
+    }
+    for column, value in want.items():
+        values = set(rows.column(column).to_pylist())
+        assert values <= {value}, f"{name}.{column}: {values} != {value}"
+
+
+def check_metadata(path, manifest):
+    """The footer's key-value metadata names the pack, job, generator and game."""
+    meta = {k.decode(): v.decode() for k, v in (pq.ParquetFile(path).metadata.metadata or {}).items()}
+    want = {
+        "pregen.pack": manifest["pack"],
+        "pregen.job_id": manifest["job_id"],
+        "pregen.generator": manifest["versions"]["generator"],
+        "pregen.game": manifest["job"]["game"],
+    }
+    assert set(want) == set(SCHEMA["metadata_keys"]), SCHEMA["metadata_keys"]
+    for key, value in want.items():
+        assert meta.get(key) == value, f"{path}: metadata {key} = {meta.get(key)!r}, not {value!r}"
+
+
+def check_reasons(rejects, manifest):
+    """Reason codes carry no numbers (they are counted by); a seed whose
+    search ran out of nodes reports its whole budget."""
+    budget = manifest["job"]["budget"]["max_nodes"]
+    for status, reason, nodes in zip(
+        rejects.column("status").to_pylist(),
+        rejects.column("reason").to_pylist(),
+        rejects.column("nodes").to_pylist(),
+    ):
+        assert not re.search(r"[0-9]", reason), f"reason code with a number: {reason!r}"
+        assert ":" not in reason, f"reason code with its detail: {reason!r}"
+        if status in ("unsolvable", "timeout"):
+            assert reason == "", (status, reason)
+        if reason == "budget exhausted":
+            assert nodes >= budget, f"budget exhausted after {nodes} of {budget} nodes"
+
+
 def check_statistics(path):
-    """Every column chunk of a levels file carries min/max statistics that
-    pyarrow uses (floats included: `difficulty` is what the file is sorted
-    by), and they bound the values read."""
+    """Every column chunk carries min/max statistics that pyarrow uses (floats
+    included: `difficulty` is what tier files are sorted by), and they bound
+    the values read."""
     f = pq.ParquetFile(path)
     assert f.metadata.row_group(0).column(0).compression == "ZSTD", path
     for g in range(f.metadata.num_row_groups):
         group = f.metadata.row_group(g)
+        if group.num_rows == 0:
+            continue
         data = f.read_row_group(g)
         for c in range(group.num_columns):
             column = group.column(c)
             stats = column.statistics
             assert stats is not None and stats.has_min_max, f"{path}: {column.path_in_schema} has no usable min/max"
-            if column.path_in_schema in ("seed", "difficulty", "moves", "generate_ms", "solve_ms"):
+            if column.path_in_schema in ("seed", "difficulty", "moves", "generate_ms", "solve_ms", "nodes"):
                 values = data.column(column.path_in_schema).to_pylist()
                 assert stats.min == min(values) and stats.max == max(values), (path, column.path_in_schema)
 

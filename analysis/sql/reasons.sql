@@ -1,6 +1,6 @@
--- Seeds not accepted, by status and the reason's head (the text before any ':').
+-- Seeds not accepted, by status and reason code (`reason_detail` holds the particulars).
 SELECT status,
-       trim(split_part(reason, ':', 1))          AS reason,
+       reason,
        count(*)                                  AS seeds,
        round(100.0 * count(*) / (SELECT count(*) FROM rejects), 2) AS percent
 FROM rejects

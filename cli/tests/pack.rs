@@ -77,6 +77,12 @@ fn tiers_are_equal_groups_sorted_by_difficulty_then_seed() {
 /// analysis/python/check_pack.py on the pack: the schema, statistics every
 /// reader uses, the manifest's checksums, the SQL of analysis/sql/.
 fn check_with_pyarrow(pack: &std::path::Path) {
+    let (ok, out) = run_check_pack(pack);
+    assert!(ok, "pyarrow check of {} failed:\n{out}", pack.display());
+}
+
+/// Runs check_pack.py: whether it passed, and what it printed.
+fn run_check_pack(pack: &std::path::Path) -> (bool, String) {
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../analysis/python/check_pack.py"
@@ -86,13 +92,89 @@ fn check_with_pyarrow(pack: &std::path::Path) {
         .arg(pack)
         .output()
         .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "pyarrow check of {} failed:\n{}{}",
-        pack.display(),
+    let text = format!(
+        "{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    (out.status.success(), text)
+}
+
+/// The checker refuses the faults analysts met: float statistics readers
+/// ignore (a tier file rewritten by a plain Parquet writer), a tier folder
+/// that DuckDB reads as text, rows without their pack, a reason code with
+/// numbers in it.
+#[test]
+fn check_pack_refuses_what_analysts_could_not_use_regression_19() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = crate::common::job_text(100).replace("min_moves = 3", "min_moves = 6");
+    let pack = run_pack(dir.path(), &job, 1);
+    check_with_pyarrow(&pack);
+    let faulty = |name: &str, fault: &dyn Fn(&std::path::Path), says: &str| {
+        let copy = dir.path().join(name);
+        copy_tree(&pack, &copy);
+        fault(&copy);
+        let (ok, out) = run_check_pack(&copy);
+        assert!(!ok, "{name}: passed\n{out}");
+        assert!(out.contains(says), "{name}: expected `{says}` in\n{out}");
+    };
+    faulty(
+        "plain-writer",
+        &|p| {
+            let tier = p.join(pregen_pack::dir::tier_part(1, 0));
+            rewrite_parquet(
+                &tier,
+                parquet::basic::Compression::ZSTD(Default::default()),
+                1000,
+            );
+        },
+        "no usable min/max",
+    );
+    faulty(
+        "padded-tier",
+        &|p| std::fs::rename(p.join("levels/tier=1"), p.join("levels/tier=01")).expect("rename"),
+        "VARCHAR",
+    );
+    faulty(
+        "reason-with-numbers",
+        &|p| {
+            let rejects = p.join(pregen_pack::dir::REJECTS_FILE);
+            rewrite_column(&rejects, "reason", |r| format!("{r} 3"));
+        },
+        "reason code with a number",
+    );
+    faulty(
+        "another-pack",
+        &|p| {
+            let campaigns = p.join(pregen_pack::dir::CAMPAIGNS_FILE);
+            rewrite_column(&campaigns, "pack", |_| "other".to_string());
+        },
+        "campaigns.pack",
+    );
+}
+
+/// Rewrites one text column of a Parquet file, row by row (the footer's
+/// metadata and statistics as the plain writer makes them).
+fn rewrite_column(path: &std::path::Path, name: &str, edit: impl Fn(&str) -> String) {
+    use arrow_array::cast::AsArray;
+    use parquet::arrow::ArrowWriter;
+    let batches = pregen_pack::read::read_batches(path).expect("read");
+    let schema = batches[0].schema();
+    let at = schema.index_of(name).expect("column");
+    let file = std::fs::File::create(path).expect("create");
+    let mut writer = ArrowWriter::try_new(file, schema.clone(), None).expect("writer");
+    for batch in batches {
+        let mut columns = batch.columns().to_vec();
+        let edited: arrow_array::StringArray = columns[at]
+            .as_string::<i32>()
+            .iter()
+            .map(|v| v.map(&edit))
+            .collect();
+        columns[at] = std::sync::Arc::new(edited);
+        let batch = arrow_array::RecordBatch::try_new(schema.clone(), columns).expect("batch");
+        writer.write(&batch).expect("write");
+    }
+    writer.close().expect("close");
 }
 
 #[test]

@@ -366,7 +366,11 @@ impl RunningJob {
             }
         };
         self.maintenance.abort();
+        // Waited for, not only aborted: a run of its own that is recording a
+        // check on another thread would otherwise land after the final flush,
+        // counted in the manifest but missing from the log.
         self.own_runs.abort();
+        let _ = (&mut self.own_runs).await;
         flush(&self.shared, &self.log).await?;
         let progress = self.shared.scheduler().progress();
         if interrupted {

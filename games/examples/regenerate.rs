@@ -20,7 +20,10 @@ fn main() {
             for level in &levels {
                 println!("{}\n", level.layout.trim_end());
             }
-            eprintln!("{path}: {} levels regenerated, every hash as listed", levels.len());
+            eprintln!(
+                "{path}: {} levels regenerated, every hash as listed",
+                levels.len()
+            );
         }
         Err(e) => {
             eprintln!("{path}: {e}");

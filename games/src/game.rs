@@ -104,7 +104,24 @@ pub enum Rejection {
     Error(String),
 }
 
+/// The reason code of a search that ran out of nodes (see
+/// [`Rejection::out_of_nodes`]).
+pub const OUT_OF_NODES: &str = "budget exhausted";
+
 impl Rejection {
+    /// A search that ran out of its `max_nodes`: `budget exhausted: 200000
+    /// nodes`. The seed spent its whole budget, so its record's `nodes` is
+    /// `max_nodes`.
+    pub fn out_of_nodes(max_nodes: u64) -> Rejection {
+        Rejection::Rejected(format!("{OUT_OF_NODES}: {max_nodes} nodes"))
+    }
+
+    /// Whether this is [`Rejection::out_of_nodes`] (perhaps with more said
+    /// after it).
+    pub fn is_out_of_nodes(&self) -> bool {
+        matches!(self, Rejection::Rejected(r) if r.starts_with(OUT_OF_NODES))
+    }
+
     /// The status word stored in the rejects table.
     pub fn status(&self) -> &'static str {
         match self {
@@ -190,6 +207,22 @@ pub type Collection<L> = Vec<(String, Result<L, GameError>)>;
 /// The published form of a game's figures: the Parquet `metrics` map.
 pub type Metrics = BTreeMap<String, f64>;
 
+/// One key of a game's [`Metrics`], as the data dictionary documents it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetricDoc {
+    /// The key in the `metrics` map.
+    pub name: &'static str,
+    /// Its unit (`count`, `share` for 0..=1, `points`, `flag` for 0 or 1...).
+    pub unit: &'static str,
+    /// What it measures, and when it is present if not in every row.
+    pub doc: &'static str,
+}
+
+/// A [`MetricDoc`], briefly.
+pub(crate) const fn metric(name: &'static str, unit: &'static str, doc: &'static str) -> MetricDoc {
+    MetricDoc { name, unit, doc }
+}
+
 /// A verifier's answer for a solvable level, with the game's own typed
 /// analysis (`A`) that `accept`, `rate` and `metrics` read.
 #[derive(Debug, Clone, PartialEq)]
@@ -269,6 +302,9 @@ pub trait Game: 'static {
     /// The game's name in job files.
     const NAME: &'static str;
 
+    /// Every key [`Game::metrics`] may publish (a test holds the two together).
+    const METRICS: &'static [MetricDoc];
+
     /// Checks params beyond what deserialization checks.
     fn validate(params: &Self::Params) -> Result<(), String>;
 
@@ -343,10 +379,10 @@ pub fn run_game<G: Game>(params: &G::Params, seed: u64, budget: &Budget) -> Outc
         Ok(Ok(level)) => level,
         Ok(Err(rejection)) => {
             return Outcome {
+                nodes: nodes_spent(&rejection, budget, 0),
                 result: Err(rejection),
                 generate_ms,
                 solve_ms: 0.0,
-                nodes: 0,
             };
         }
         Err(panic) => {
@@ -364,15 +400,16 @@ pub fn run_game<G: Game>(params: &G::Params, seed: u64, budget: &Budget) -> Outc
     };
     let solve_started = Instant::now();
     let verified = catch_unwind(AssertUnwindSafe(|| {
-        let solved = G::solve(&level, budget)?;
-        G::accept(params, &level, &solved)?;
+        let solved = G::solve(&level, budget).map_err(|r| (r, 0))?;
+        let refused = |r| (r, solved.nodes);
+        G::accept(params, &level, &solved).map_err(refused)?;
         let difficulty = G::rate(&level, &solved);
         let level_json = serde_json::to_string(&level)
-            .map_err(|e| Rejection::Error(format!("level does not serialize: {e}")))?;
+            .map_err(|e| refused(Rejection::Error(format!("level does not serialize: {e}"))))?;
         let level_hash = sha256_hex(level_json.as_bytes());
         let canonical = G::canonical(params, &level).map(|c| sha256_hex(c.as_bytes()));
         let metrics = G::metrics(&level, &solved);
-        Ok::<_, Rejection>((
+        Ok::<_, (Rejection, u64)>((
             solved.nodes,
             Candidate {
                 difficulty,
@@ -395,11 +432,11 @@ pub fn run_game<G: Game>(params: &G::Params, seed: u64, budget: &Budget) -> Outc
             solve_ms,
             nodes,
         },
-        Ok(Err(rejection)) => Outcome {
+        Ok(Err((rejection, counted))) => Outcome {
+            nodes: nodes_spent(&rejection, budget, counted),
             result: Err(rejection),
             generate_ms,
             solve_ms,
-            nodes: 0,
         },
         Err(panic) => Outcome {
             result: Err(Rejection::Error(format!(
@@ -410,6 +447,16 @@ pub fn run_game<G: Game>(params: &G::Params, seed: u64, budget: &Budget) -> Outc
             solve_ms,
             nodes: 0,
         },
+    }
+}
+
+/// The nodes a refused seed spent: the whole budget when it ran out, else
+/// what the verifier counted (0 when it was refused before a search finished).
+fn nodes_spent(rejection: &Rejection, budget: &Budget, counted: u64) -> u64 {
+    if rejection.is_out_of_nodes() {
+        budget.max_nodes
+    } else {
+        counted
     }
 }
 

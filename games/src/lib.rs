@@ -31,12 +31,12 @@ pub mod registry;
 mod game;
 
 pub use game::{
-    Budget, Candidate, Collection, Game, GameError, Metrics, Outcome, Rejection, Solved, run_game,
-    sha256_hex,
+    Budget, Candidate, Collection, Game, GameError, MetricDoc, Metrics, OUT_OF_NODES, Outcome,
+    Rejection, Solved, run_game, sha256_hex,
 };
 pub use registry::{CheckError, GameKind, LevelVerdict, PreparedGame, Verdict};
 
 /// The generator version: part of every pack's manifest, and a worker whose
 /// version differs from the coordinator's is refused. Bump it whenever any game's
 /// output for a given (params, seed) changes.
-pub const GENERATOR_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+gen3");
+pub const GENERATOR_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+gen4");

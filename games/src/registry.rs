@@ -14,8 +14,8 @@ use crate::cube::Cube;
 use crate::doors::Doors;
 use crate::dungeon::Dungeon;
 use crate::game::{
-    Budget, Candidate, Game, GameError, Metrics, Outcome, Rejection, Solved, ms_since, run_game,
-    sha256_hex,
+    Budget, Candidate, Game, GameError, MetricDoc, Metrics, Outcome, Rejection, Solved, ms_since,
+    run_game, sha256_hex,
 };
 use crate::sokoban::Sokoban;
 use crate::synthetic::Synthetic;
@@ -62,6 +62,11 @@ impl GameKind {
     /// The job-file name.
     pub fn name(self) -> &'static str {
         self.0.name()
+    }
+
+    /// Every key the game's `metrics` map may hold, with unit and meaning.
+    pub fn metric_docs(self) -> &'static [MetricDoc] {
+        self.0.metric_docs()
     }
 
     /// Parses and checks a params object (unknown fields are refused) into
@@ -201,6 +206,7 @@ pub enum Verdict {
 /// What the registry needs of a game, as an object.
 trait Registered: Sync {
     fn name(&self) -> &'static str;
+    fn metric_docs(&self) -> &'static [MetricDoc];
     fn prepare(&self, params: &serde_json::Value) -> Result<Box<dyn Ready>, GameError>;
     fn solve_text(
         &self,
@@ -278,6 +284,10 @@ impl<G: Game> Ready for WithParams<G> {
 impl<G: Game> Registered for Entry<G> {
     fn name(&self) -> &'static str {
         G::NAME
+    }
+
+    fn metric_docs(&self) -> &'static [MetricDoc] {
+        G::METRICS
     }
 
     fn prepare(&self, params: &serde_json::Value) -> Result<Box<dyn Ready>, GameError> {
@@ -391,6 +401,37 @@ mod tests {
                 }
                 assert!(game.check(&bad).is_err(), "{name}: tampered {what} passed");
             }
+        }
+    }
+
+    #[test]
+    fn every_metric_a_game_publishes_is_documented() {
+        let mut levels = first_levels();
+        let mcts = GameKind::from_name("sokoban")
+            .and_then(|g| g.prepare(&serde_json::json!({"method": "mcts"})))
+            .expect("mcts params");
+        let level = (0..200)
+            .find_map(|seed| mcts.run(seed, &Budget::nodes(2_000_000)).result.ok())
+            .expect("an mcts level");
+        levels.push((mcts, level));
+        for (game, level) in levels {
+            let docs = game.kind().metric_docs();
+            for key in level.metrics.keys() {
+                assert!(
+                    docs.iter().any(|d| d.name == key),
+                    "{}: `{key}` is not in its METRICS",
+                    game.kind()
+                );
+            }
+            let mut names: Vec<&str> = docs.iter().map(|d| d.name).collect();
+            names.sort_unstable();
+            names.dedup();
+            assert_eq!(names.len(), docs.len(), "{}: a key twice", game.kind());
+        }
+        let doors = GameKind::from_name("doors").expect("doors").metric_docs();
+        for (criterion, _) in crate::doors::grade::CRITERIA {
+            let key = crate::doors::criterion_metric(criterion);
+            assert!(doors.iter().any(|d| d.name == key), "doors: `{key}`");
         }
     }
 

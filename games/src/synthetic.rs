@@ -21,8 +21,9 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::game::metric;
 use crate::rng::Rng;
-use crate::{Budget, Game, GameError, Metrics, Rejection, Solved};
+use crate::{Budget, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
 
 /// The letters a solution is spelled in.
 const LETTERS: [char; 4] = ['U', 'D', 'L', 'R'];
@@ -141,6 +142,9 @@ impl Game for Synthetic {
     type Level = Level;
     type Analysis = ();
     const NAME: &'static str = "synthetic";
+
+    const METRICS: &'static [MetricDoc] =
+        &[metric("cost_us", "microseconds", "the seed's drawn cost")];
 
     fn validate(p: &SyntheticParams) -> Result<(), String> {
         if p.cost_us > 10_000_000 {

@@ -10,6 +10,7 @@ use arrow_array::ArrayRef;
 use arrow_array::builder::{Float64Builder, MapBuilder, StringBuilder};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::file::metadata::SortingColumn;
+use pregen_games::GameKind;
 
 /// A column's type, as the schema file names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,6 +101,31 @@ pub struct Table {
 
 use ColumnType::{Bool, Float64, MetricsMap, String as Text, UInt32, UInt64};
 
+/// The pack's name: in every table, so that rows of several packs read together
+/// stay apart.
+const PACK: Column = col("pack", Text, "the pack's name (the job's `pack`)");
+/// The job's id: in every table.
+const JOB_ID: Column = col(
+    "job_id",
+    Text,
+    "the job's id: the first 16 hex digits of the SHA-256 of its canonical JSON (the manifest's `job_id`)",
+);
+/// The generator version: in every table.
+const GENERATOR: Column = col(
+    "generator",
+    Text,
+    "the generator version that made and judged the levels",
+);
+
+/// The Parquet key-value metadata keys every file carries, beside the columns
+/// of the same facts.
+pub const METADATA_KEYS: [&str; 4] = [
+    "pregen.pack",
+    "pregen.job_id",
+    "pregen.generator",
+    "pregen.game",
+];
+
 /// Accepted levels: `levels/tier=N/part-K.parquet`.
 pub const LEVELS: Table = Table {
     name: "levels",
@@ -145,6 +171,9 @@ pub const LEVELS: Table = Table {
             UInt32,
             "the job's parameter set (0 without strata)",
         ),
+        PACK,
+        JOB_ID,
+        GENERATOR,
     ],
     sorted_by: &["difficulty", "seed"],
 };
@@ -165,13 +194,25 @@ pub const REJECTS: Table = Table {
         col(
             "reason",
             Text,
-            "why, `code: detail` (empty for unsolvable and timeout)",
+            "why, as a code without numbers (`too easy`, `budget exhausted`, `duplicate`...; empty for unsolvable and timeout)",
+        ),
+        col(
+            "reason_detail",
+            Text,
+            "the reason's particulars (`3 moves < min_moves 4`; may be empty)",
         ),
         col("generate_ms", Float64, "generation time"),
         col("solve_ms", Float64, "verification time"),
-        col("nodes", UInt64, "search nodes"),
+        col(
+            "nodes",
+            UInt64,
+            "search nodes spent: the whole budget when it ran out, the verifier's count when the level was refused after its search, else 0",
+        ),
         col("worker", Text, "worker name"),
         col("attempt", UInt32, "attempt"),
+        PACK,
+        JOB_ID,
+        GENERATOR,
     ],
     sorted_by: &["seed"],
 };
@@ -189,6 +230,9 @@ pub const CAMPAIGNS: Table = Table {
         col("seed", UInt64, "the level's seed"),
         col("tier", UInt32, "the level's tier"),
         col("difficulty", Float64, "the level's difficulty"),
+        PACK,
+        JOB_ID,
+        GENERATOR,
     ],
     sorted_by: &["campaign", "position"],
 };
@@ -264,7 +308,79 @@ pub fn describe() -> serde_json::Value {
             (t.name.to_string(), table)
         })
         .collect();
-    serde_json::Value::Object(tables)
+    let mut schema = serde_json::Value::Object(tables);
+    schema["metadata_keys"] = serde_json::json!(METADATA_KEYS);
+    schema["metrics"] = GameKind::all()
+        .map(|game| {
+            let keys: Vec<serde_json::Value> = game
+                .metric_docs()
+                .iter()
+                .map(|m| serde_json::json!({ "name": m.name, "unit": m.unit, "doc": m.doc }))
+                .collect();
+            (game.name().to_string(), serde_json::Value::Array(keys))
+        })
+        .collect::<serde_json::Map<_, _>>()
+        .into();
+    schema
+}
+
+/// The data dictionary (`docs/schema.md`): every table's columns with type
+/// and meaning, and every game's metric keys with unit and meaning, made from
+/// the same lists the writer uses, so it cannot drift from the files.
+pub fn dictionary() -> String {
+    let mut md = String::from(
+        "# The pack's data dictionary\n\n\
+         Generated from the code (`pregen_pack::schema::dictionary`); a test keeps this \
+         file current. `docs/schema.json` holds the same in JSON for programs.\n\n\
+         Every Parquet file also carries its provenance in the footer's key-value \
+         metadata: ",
+    );
+    let keys: Vec<String> = METADATA_KEYS.iter().map(|k| format!("`{k}`")).collect();
+    md.push_str(&keys.join(", "));
+    md.push_str(".\n");
+    for t in TABLES {
+        let path = match t.name {
+            "levels" => "levels/tier=N/part-KKKKK.parquet",
+            "rejects" => "rejects/rejects.parquet",
+            _ => "campaigns/campaigns.parquet",
+        };
+        md.push_str(&format!(
+            "\n## `{}` (`{path}`)\n\nSorted by {}.\n\n| column | type | meaning |\n|---|---|---|\n",
+            t.name,
+            t.sorted_by
+                .iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        for c in t.columns {
+            md.push_str(&format!(
+                "| `{}` | {} | {} |\n",
+                c.name,
+                c.kind.name(),
+                c.doc
+            ));
+        }
+        if t.name == LEVELS.name {
+            md.push_str(&format!(
+                "| `{TIER_PARTITION}` | int32 (Hive partition) | the tier, 1 = easiest, from the folder name `tier=N` |\n"
+            ));
+        }
+    }
+    md.push_str(
+        "\n## Metrics by game\n\nThe keys of the levels' `metrics` map, per game; \
+         a key outside its game's list is a fault.\n",
+    );
+    for game in GameKind::all() {
+        md.push_str(&format!(
+            "\n### {}\n\n| key | unit | meaning |\n|---|---|---|\n",
+            game.name()
+        ));
+        for m in game.metric_docs() {
+            md.push_str(&format!("| `{}` | {} | {} |\n", m.name, m.unit, m.doc));
+        }
+    }
+    md
 }
 
 #[cfg(test)]
@@ -284,6 +400,22 @@ mod tests {
         assert!(
             on_disk == text,
             "docs/schema.json is stale: run `PREGEN_WRITE_SCHEMA=1 cargo test -p pregen-pack schema`"
+        );
+    }
+
+    /// `docs/schema.md` is what [`dictionary`] says (`PREGEN_WRITE_SCHEMA=1`
+    /// rewrites it).
+    #[test]
+    fn the_data_dictionary_is_current() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/schema.md");
+        let text = dictionary();
+        if std::env::var_os("PREGEN_WRITE_SCHEMA").is_some() {
+            std::fs::write(&path, &text).expect("write docs/schema.md");
+        }
+        let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            on_disk == text,
+            "docs/schema.md is stale: run `PREGEN_WRITE_SCHEMA=1 cargo test -p pregen-pack schema`"
         );
     }
 

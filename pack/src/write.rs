@@ -16,6 +16,7 @@ use arrow_array::{
 };
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 use pregen_games::seeds::{SeedHeader, SeedStratum};
@@ -27,7 +28,7 @@ use crate::dir::{self, PackDir};
 use crate::durable::{sync_filesystem, write_durably};
 use crate::job::{Job, Solutions, TierScheme};
 use crate::manifest::{Counts, CrossCheck, Manifest, Seeds, StratumEntry, Versions};
-use crate::record::{LevelRecord, SeedRecord, Status};
+use crate::record::{LevelRecord, Reason, SeedRecord, Status};
 use crate::schema::{self, Table};
 use crate::sort::{Sorter, difficulty_key};
 use crate::tiers::{CampaignSlot, Tiers, draw_campaigns, equal_groups};
@@ -104,6 +105,7 @@ pub struct PackWriter {
     last: Option<u64>,
     /// Levels per tier, for threshold tiers (equal tiers follow from the count).
     threshold_tiers: BTreeMap<u32, u64>,
+    stamp: Stamp,
 }
 
 impl PackWriter {
@@ -133,6 +135,7 @@ impl PackWriter {
             tried: 0,
             last: None,
             threshold_tiers: BTreeMap::new(),
+            stamp: Stamp::of(job),
         })
     }
 
@@ -236,14 +239,16 @@ impl PackWriter {
         }
         self.campaign_files(in_campaigns, &slots, &mut files, &mut release)?;
         let path = dir::CAMPAIGNS_FILE;
-        let mut table = TableFile::create(&root, path, &schema::CAMPAIGNS, self.options)?;
+        let mut table =
+            TableFile::create(&root, path, &schema::CAMPAIGNS, self.options, &self.stamp)?;
         for chunk in slots.chunks(BATCH_ROWS) {
             table.write(campaigns_columns(chunk))?;
         }
         files.insert(path.to_string(), table.close()?);
         let rejects = std::mem::replace(&mut self.rejects, Sorter::new(0, &self.spill));
         let path = dir::REJECTS_FILE;
-        let mut table = TableFile::create(&root, path, &schema::REJECTS, self.options)?;
+        let mut table =
+            TableFile::create(&root, path, &schema::REJECTS, self.options, &self.stamp)?;
         let mut batch = Vec::with_capacity(BATCH_ROWS);
         for item in rejects.finish()? {
             batch.push(item?.1);
@@ -443,6 +448,7 @@ struct TierFiles {
     tier: u32,
     root: PathBuf,
     job_game: String,
+    stamp: Stamp,
     options: WriteOptions,
     /// The part being written, with its number.
     part: Option<(u32, TableFile)>,
@@ -488,6 +494,7 @@ impl TierFiles {
             tier,
             root: root.to_path_buf(),
             job_game: job.game.clone(),
+            stamp: Stamp::of(job),
             options,
             part: None,
             next_part: 0,
@@ -532,7 +539,13 @@ impl TierFiles {
                 let n = self.next_part;
                 self.next_part += 1;
                 let path = dir::tier_part(self.tier, n);
-                let table = TableFile::create(&self.root, &path, &schema::LEVELS, self.options)?;
+                let table = TableFile::create(
+                    &self.root,
+                    &path,
+                    &schema::LEVELS,
+                    self.options,
+                    &self.stamp,
+                )?;
                 self.part.insert((n, table))
             }
         };
@@ -665,11 +678,54 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// What every table's rows and every Parquet file's key-value metadata say
+/// of where they come from.
+#[derive(Debug, Clone)]
+struct Stamp {
+    pack: String,
+    job_id: String,
+    generator: String,
+    game: String,
+}
+
+impl Stamp {
+    fn of(job: &Job) -> Stamp {
+        Stamp {
+            pack: job.pack.clone(),
+            job_id: job.id(),
+            generator: pregen_games::GENERATOR_VERSION.to_string(),
+            game: job.game.clone(),
+        }
+    }
+
+    /// The key-value metadata, in [`schema::METADATA_KEYS`]' order.
+    fn metadata(&self) -> Vec<KeyValue> {
+        let values = [&self.pack, &self.job_id, &self.generator, &self.game];
+        schema::METADATA_KEYS
+            .iter()
+            .zip(values)
+            .map(|(key, value)| KeyValue::new(key.to_string(), value.clone()))
+            .collect()
+    }
+
+    /// The provenance columns of a batch of `rows` rows.
+    fn columns(&self, rows: usize) -> [(&'static str, ArrayRef); 3] {
+        let repeat = |v: &str| -> ArrayRef { Arc::new(StringArray::from(vec![v; rows])) };
+        [
+            ("pack", repeat(&self.pack)),
+            ("job_id", repeat(&self.job_id)),
+            ("generator", repeat(&self.generator)),
+        ]
+    }
+}
+
 /// A Parquet file of one table, written a batch at a time: zstd, page
-/// statistics, the sort columns declared, text that never repeats stored plain.
+/// statistics, the sort columns declared, text that never repeats stored plain,
+/// the [`Stamp`] in every row and in the footer.
 struct TableFile {
     writer: ArrowWriter<HashingFile>,
     table: &'static Table,
+    stamp: Stamp,
     path: String,
     rows: u64,
 }
@@ -680,6 +736,7 @@ impl TableFile {
         path: &str,
         table: &'static Table,
         options: WriteOptions,
+        stamp: &Stamp,
     ) -> Result<Self, PackError> {
         let parquet = |source| PackError::Parquet {
             path: path.into(),
@@ -690,7 +747,8 @@ impl TableFile {
             .set_statistics_enabled(EnabledStatistics::Page)
             .set_sorting_columns(Some(table.sorting_columns()))
             .set_max_row_group_row_count(Some(options.rows_per_group.max(1)))
-            .set_created_by(format!("pregen {}", env!("CARGO_PKG_VERSION")));
+            .set_created_by(format!("pregen {}", env!("CARGO_PKG_VERSION")))
+            .set_key_value_metadata(Some(stamp.metadata()));
         // A dictionary of values that never repeat is built only to be dropped.
         for column in table.columns.iter().filter(|c| c.unique_text) {
             props = props.set_column_dictionary_enabled(ColumnPath::from(column.name), false);
@@ -701,12 +759,16 @@ impl TableFile {
         Ok(TableFile {
             writer,
             table,
+            stamp: stamp.clone(),
             path: path.to_string(),
             rows: 0,
         })
     }
 
-    fn write(&mut self, columns: Vec<(&'static str, ArrayRef)>) -> Result<(), PackError> {
+    /// Writes a batch of the table's own columns (the stamp's are added).
+    fn write(&mut self, mut columns: Vec<(&'static str, ArrayRef)>) -> Result<(), PackError> {
+        let rows = columns.first().map_or(0, |(_, a)| a.len());
+        columns.extend(self.stamp.columns(rows));
         let arrays = self
             .table
             .arrange(columns)
@@ -845,7 +907,14 @@ fn rejects_columns(rejects: &[SeedRecord]) -> Vec<(&'static str, ArrayRef)> {
     vec![
         ("seed", u64s(rejects.iter().map(|r| r.seed))),
         ("status", strings(rejects.iter().map(|r| r.status.as_str()))),
-        ("reason", strings(rejects.iter().map(|r| r.reason.as_str()))),
+        (
+            "reason",
+            strings(rejects.iter().map(|r| Reason::parse(&r.reason).code)),
+        ),
+        (
+            "reason_detail",
+            strings(rejects.iter().map(|r| Reason::parse(&r.reason).detail)),
+        ),
         ("generate_ms", f64s(rejects.iter().map(|r| r.generate_ms))),
         ("solve_ms", f64s(rejects.iter().map(|r| r.solve_ms))),
         ("nodes", u64s(rejects.iter().map(|r| r.nodes))),

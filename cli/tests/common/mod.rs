@@ -284,12 +284,18 @@ impl PackContent {
                 .expect("reason")
                 .as_string::<i32>()
                 .clone();
+            let detail = batch
+                .column_by_name("reason_detail")
+                .expect("reason_detail")
+                .as_string::<i32>()
+                .clone();
             for i in 0..batch.num_rows() {
-                reject_seeds.push((
-                    seed.value(i),
-                    status.value(i).to_string(),
-                    reason.value(i).to_string(),
-                ));
+                // The reason as the game gave it: `code: detail`.
+                let reason = match detail.value(i) {
+                    "" => reason.value(i).to_string(),
+                    detail => format!("{}: {detail}", reason.value(i)),
+                };
+                reject_seeds.push((seed.value(i), status.value(i).to_string(), reason));
             }
         }
         PackContent {

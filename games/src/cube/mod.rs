@@ -21,8 +21,9 @@ pub mod solve;
 
 use serde::{Deserialize, Serialize};
 
+use crate::game::metric;
 use crate::rng::Rng;
-use crate::{Budget, Game, GameError, Metrics, Rejection, Solved};
+use crate::{Budget, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
 use geometry::Face;
 use level::{Cell, Level};
 
@@ -115,6 +116,42 @@ impl Game for Cube {
     type Level = Level;
     type Analysis = CubeAnalysis;
     const NAME: &'static str = "cube";
+
+    const METRICS: &'static [MetricDoc] = &[
+        metric(
+            "overall_difficulty",
+            "level 1..=10",
+            "the overall difficulty the level was generated for (0 if unknown)",
+        ),
+        metric(
+            "relative_rating",
+            "0..=4",
+            "the source's relative rating: the sum of the four factors below",
+        ),
+        metric(
+            "karma_distance",
+            "0..=1",
+            "factor: how far the karma lies from the monk's face",
+        ),
+        metric(
+            "centre_soldiers",
+            "0..=1",
+            "factor: soldiers on face centres",
+        ),
+        metric(
+            "visible_soldiers",
+            "0..=1",
+            "factor: soldiers visible from the start",
+        ),
+        metric("path_scarcity", "0..=1", "factor: scarcity of paths"),
+        metric(
+            "walks",
+            "count",
+            "walks in the solution that move the monk, the final one included",
+        ),
+        metric("states", "count", "cube states the solver expanded"),
+        metric("karma", "count", "karma cells on the cube"),
+    ];
 
     fn validate(p: &CubeParams) -> Result<(), String> {
         if !(1..=10).contains(&p.difficulty) {

@@ -194,7 +194,8 @@ const GREEDY_SHARE: u64 = 4;
 /// or the monk starts in danger, `Err(Timeout)` on the watchdog.
 pub fn solve(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
     match search(level, budget, false) {
-        Err(Rejection::Rejected(reason)) if reason.starts_with("search budget") => {
+        Err(out) if out.is_out_of_nodes() => {
+            let reason = out.reason();
             let greedy = budget.with_nodes(budget.max_nodes / GREEDY_SHARE);
             search(level, &greedy, true).map_err(|e| match e {
                 Rejection::Unsolvable | Rejection::Rejected(_) => Rejection::Rejected(format!(
@@ -244,10 +245,7 @@ fn search(level: &Level, budget: &Budget, greedy: bool) -> Result<Analysis, Reje
             break;
         };
         if expanded >= budget.max_nodes {
-            return Err(Rejection::Rejected(format!(
-                "search budget of {} nodes exhausted",
-                budget.max_nodes
-            )));
+            return Err(Rejection::out_of_nodes(budget.max_nodes));
         }
         expanded += 1;
         if expanded % 256 == 255 && budget.expired() {

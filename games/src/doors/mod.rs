@@ -12,8 +12,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::game::metric;
 use crate::rng::Rng;
-use crate::{Budget, Collection, Game, GameError, Metrics, Rejection, Solved};
+use crate::{Budget, Collection, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
 use grade::Grade;
 use grade::{CRITERIA, SOLUTION_CAP, grade, score};
 use level::{Features, Level, Rules, notation, uniqueness_key};
@@ -328,7 +329,7 @@ fn agent_rng(level: &Level) -> Rng {
 }
 
 /// A metric name for a Table 1 criterion: `grade_` and its words joined by `_`.
-fn criterion_metric(name: &str) -> String {
+pub(crate) fn criterion_metric(name: &str) -> String {
     format!("grade_{}", name.replace([' ', '-'], "_"))
 }
 
@@ -355,6 +356,132 @@ impl Game for Doors {
     type Level = Puzzle;
     type Analysis = DoorsAnalysis;
     const NAME: &'static str = "doors";
+
+    const METRICS: &'static [MetricDoc] = &[
+        metric(
+            "mcts_score",
+            "0..=1",
+            "the search's best score (the fail-fast grade it maximises)",
+        ),
+        metric("mcts_moves", "count", "toggles the search played"),
+        metric("levels_scored", "count", "levels the search scored"),
+        metric(
+            "grade",
+            "points 0..=100",
+            "Table 1's grade: structure plus agents",
+        ),
+        metric("grade_structure", "points 0..=80", "the structure's points"),
+        metric("grade_agents", "points 0..=20", "the three agents' points"),
+        metric(
+            "defect",
+            "flag",
+            "1 when any criterion is missed (0 in an accepted level)",
+        ),
+        metric(
+            "solutions",
+            "count",
+            "distinct simple-path solutions found (capped)",
+        ),
+        metric("mean_solution_length", "moves", "their mean length"),
+        metric("planar", "flag", "1 when the room graph is planar"),
+        metric("score", "0..=1", "the generator's score of the level"),
+        metric(
+            "grade_every_button_colour_is_used",
+            "points",
+            "Table 1: every button colour is used",
+        ),
+        metric(
+            "grade_not_too_many_buttons",
+            "points",
+            "Table 1: not too many buttons",
+        ),
+        metric(
+            "grade_the_required_colour_is_in_the_level",
+            "points",
+            "Table 1: the required colour is in the level",
+        ),
+        metric(
+            "grade_the_required_colour_is_not_in_the_start_room",
+            "points",
+            "Table 1: the required colour is not in the start room",
+        ),
+        metric(
+            "grade_every_room_has_a_connection",
+            "points",
+            "Table 1: every room has a connection",
+        ),
+        metric(
+            "grade_an_unlocked_connection",
+            "points",
+            "Table 1: an unlocked connection",
+        ),
+        metric(
+            "grade_the_right_number_of_connections",
+            "points",
+            "Table 1: the right number of connections",
+        ),
+        metric(
+            "grade_the_right_number_of_unique_colours",
+            "points",
+            "Table 1: the right number of unique colours",
+        ),
+        metric(
+            "grade_the_right_number_of_buttons_per_room",
+            "points",
+            "Table 1: the right number of buttons per room",
+        ),
+        metric(
+            "grade_all_rooms_reachable",
+            "points",
+            "Table 1: all rooms reachable",
+        ),
+        metric(
+            "grade_all_connections_reachable",
+            "points",
+            "Table 1: all connections reachable",
+        ),
+        metric("grade_a_solution", "points", "Table 1: a solution"),
+        metric(
+            "grade_2_to_5_solutions",
+            "points",
+            "Table 1: 2 to 5 solutions",
+        ),
+        metric(
+            "grade_every_solution_long_enough",
+            "points",
+            "Table 1: every solution long enough",
+        ),
+        metric(
+            "grade_every_colour_in_each_solution",
+            "points",
+            "Table 1: every colour in each solution",
+        ),
+        metric(
+            "grade_every_button_used_by_a_solution",
+            "points",
+            "Table 1: every button used by a solution",
+        ),
+        metric(
+            "grade_every_room_used_by_a_solution",
+            "points",
+            "Table 1: every room used by a solution",
+        ),
+        metric(
+            "grade_the_suboptimal_agent_wins",
+            "points",
+            "Table 1: the suboptimal agent wins",
+        ),
+        metric(
+            "grade_the_greedy_agent_wins",
+            "points",
+            "Table 1: the greedy agent wins",
+        ),
+        metric(
+            "grade_the_limited_information_agent_wins",
+            "points",
+            "Table 1: the limited-information agent wins",
+        ),
+    ];
 
     fn validate(p: &DoorsParams) -> Result<(), String> {
         if !(2..=8).contains(&p.rooms) {

@@ -27,8 +27,9 @@ pub mod solve;
 
 use serde::{Deserialize, Serialize};
 
+use crate::game::metric;
 use crate::rng::Rng;
-use crate::{Budget, Game, GameError, Metrics, Rejection, Solved};
+use crate::{Budget, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
 use level::{Level, Passage};
 use solve::Analysis;
 
@@ -93,6 +94,35 @@ impl Game for Dungeon {
     type Level = Level;
     type Analysis = Analysis;
     const NAME: &'static str = "dungeon";
+
+    const METRICS: &'static [MetricDoc] = &[
+        metric("rooms", "count", "rooms of the BSP map"),
+        metric("doors", "count", "doors between rooms"),
+        metric(
+            "one_way_doors",
+            "count",
+            "doors passable in one direction only",
+        ),
+        metric("keys", "count", "keys placed"),
+        metric("chests", "count", "keys locked in chests"),
+        metric("switches", "count", "switches placed"),
+        metric("states", "count", "puzzle states reachable from the start"),
+        metric(
+            "dead_states",
+            "count",
+            "of those, states from which the exit cannot be reached (0 in an accepted level)",
+        ),
+        metric(
+            "complexity",
+            "actions",
+            "the fewest actions to the goal, the goal action included",
+        ),
+        metric(
+            "switch_flips",
+            "count",
+            "switch flips on the solution's way",
+        ),
+    ];
 
     fn validate(p: &DungeonParams) -> Result<(), String> {
         if !(7..=64).contains(&p.width) || !(7..=64).contains(&p.height) {

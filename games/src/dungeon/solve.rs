@@ -245,10 +245,7 @@ pub fn analyse(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
     let mut head = 0;
     while head < states.len() {
         if head as u64 >= budget.max_nodes {
-            return Err(Rejection::Rejected(format!(
-                "search budget of {} nodes exhausted",
-                budget.max_nodes
-            )));
+            return Err(Rejection::out_of_nodes(budget.max_nodes));
         }
         if head % 256 == 255 && budget.expired() {
             return Err(Rejection::Timeout);

@@ -24,8 +24,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::game::metric;
 use crate::rng::Rng;
-use crate::{Budget, Collection, Game, GameError, Metrics, Rejection, Solved};
+use crate::{Budget, Collection, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
 use level::Level;
 use solve::Answer;
 
@@ -176,6 +177,58 @@ impl Game for Sokoban {
     type Level = Puzzle;
     type Analysis = Answer;
     const NAME: &'static str = "sokoban";
+
+    const METRICS: &'static [MetricDoc] = &[
+        metric("pushes", "pushes", "pushes of the stored solution"),
+        metric(
+            "moves",
+            "moves",
+            "player moves of the stored solution, pushes included",
+        ),
+        metric("boxes", "count", "boxes on the board"),
+        metric("push_nodes", "count", "nodes of the push search"),
+        metric("push_optimal", "flag", "1 when `pushes` is proven fewest"),
+        metric(
+            "push_lower_bound",
+            "pushes",
+            "the proven lower bound on pushes; only when push_optimal is 0",
+        ),
+        metric(
+            "reverse_score",
+            "points",
+            "reverse play's score of the start (box switches times displacement); method reverse",
+        ),
+        metric(
+            "topologies",
+            "count",
+            "floor plans drawn before one scored; method reverse",
+        ),
+        metric(
+            "mcts_score",
+            "points",
+            "the source's MCTS score of the level; method mcts",
+        ),
+        metric(
+            "box_count",
+            "points",
+            "the score's box count term; method mcts",
+        ),
+        metric(
+            "congestion",
+            "points",
+            "the score's congestion term before its weight; method mcts",
+        ),
+        metric(
+            "non_uniform_tiles",
+            "count",
+            "tiles in no uniform 3x3 block; method mcts",
+        ),
+        metric(
+            "tree_nodes",
+            "count",
+            "MCTS tree nodes at the end; method mcts",
+        ),
+    ];
 
     fn validate(p: &SokobanParams) -> Result<(), String> {
         let (w, h) = p.size();

@@ -106,7 +106,7 @@ impl Reverse {
             });
         }
         Err(Rejection::Rejected(format!(
-            "reverse play moved no box off its goal in {} topologies",
+            "no box moved: none off its goal in {} topologies",
             self.tries
         )))
     }

@@ -92,11 +92,11 @@ pub fn solve(level: &Level, budget: &Budget) -> Result<Answer, Rejection> {
             Ok(None) => return Err(Rejection::Unsolvable),
             Err(Stop::Timeout) => return Err(Rejection::Timeout),
             Err(Stop::Budget) => {
-                return Err(Rejection::Rejected(if budget.out_of_time() {
-                    "time limit reached before any solution was found".into()
+                return Err(if budget.out_of_time() {
+                    Rejection::Rejected("time limit reached before any solution was found".into())
                 } else {
-                    format!("search budget of {} nodes exhausted", budget.max_nodes)
-                }));
+                    Rejection::out_of_nodes(budget.max_nodes)
+                });
             }
         },
     };

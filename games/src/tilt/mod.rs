@@ -22,8 +22,9 @@ pub mod solve;
 
 use serde::{Deserialize, Serialize};
 
+use crate::game::metric;
 use crate::rng::Rng;
-use crate::{Budget, Game, GameError, Metrics, Rejection, Solved};
+use crate::{Budget, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
 use level::{Dir, Level, MAX_PAIRS};
 use solve::Analysis;
 
@@ -98,6 +99,36 @@ impl Game for Tilt {
     type Level = Level;
     type Analysis = Analysis;
     const NAME: &'static str = "tilt";
+
+    const METRICS: &'static [MetricDoc] = &[
+        metric(
+            "optimal_solutions",
+            "count",
+            "distinct optimal move sequences that win (saturating)",
+        ),
+        metric(
+            "states",
+            "count",
+            "states reachable from the start, won states not counted",
+        ),
+        metric(
+            "dead_state_share",
+            "share",
+            "reachable states from which no win is reachable",
+        ),
+        metric(
+            "first_moves",
+            "count",
+            "tilts at the start that change something",
+        ),
+        metric(
+            "losing_first_move_share",
+            "share",
+            "first moves that lose at once or lead to a dead state",
+        ),
+        metric("fruits", "count", "fruits on the board"),
+        metric("obstacles", "count", "obstacles on the board"),
+    ];
 
     fn validate(p: &TiltParams) -> Result<(), String> {
         if !(2..=6).contains(&p.width) || !(2..=6).contains(&p.height) {

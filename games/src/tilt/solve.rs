@@ -91,10 +91,7 @@ fn explore<K: StateKey>(
             layer_end = keys.len();
         }
         if head as u64 >= budget.max_nodes {
-            return Err(Rejection::Rejected(format!(
-                "search budget of {} nodes exhausted",
-                budget.max_nodes
-            )));
+            return Err(Rejection::out_of_nodes(budget.max_nodes));
         }
         if head % 1024 == 1023 && budget.expired() {
             return Err(Rejection::Timeout);
