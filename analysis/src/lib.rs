@@ -4,7 +4,7 @@
 //! percentiles of difficulty, moves and times); its `Display` is the text
 //! `pregen analysis summary PACK` prints. [`report`] builds the HTML report
 //! (charts drawn by [`svg`]); [`verify`] replays every level; [`print_levels`]
-//! writes them out as one collection file.
+//! writes them out as one collection file; [`diff`] compares two packs.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -16,9 +16,11 @@ use pregen_pack::durable::sha256_file;
 use pregen_pack::read::{f64_column, metrics_column, read_batches, text_column, u32_column};
 use pregen_pack::{PackDir, PackError, Reason};
 
+pub mod diff;
 mod report;
 pub mod svg;
 
+pub use diff::{PackDiff, diff};
 pub use report::report;
 
 /// Errors reading a pack: the pack crate's own.

@@ -533,3 +533,79 @@ fn parquet_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
         }
     }
 }
+
+/// `pregen analysis diff`: a pack against itself is empty; against a pack of
+/// a stricter job it names the seeds that vanished and appeared, and its
+/// counts add up on both sides.
+#[test]
+fn analysis_diff_names_what_changed_between_two_packs_regression_19() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = crate::common::job_text(200);
+    let a = run_pack(&dir.path().join("a"), &job, 1);
+    let b = run_pack(
+        &dir.path().join("b"),
+        &job.replace("min_moves = 3", "min_moves = 4"),
+        1,
+    );
+    let itself = pregen_analysis::diff(&a, &a).expect("diff");
+    assert!(itself.is_empty(), "{itself}");
+    assert_eq!(itself.same, 200);
+
+    let d = pregen_analysis::diff(&a, &b).expect("diff");
+    let [pa, pb] = &d.packs;
+    assert_ne!(pa.job_id, pb.job_id);
+    assert_eq!(d.same + d.changed.count + d.vanished.count, pa.levels);
+    assert_eq!(d.same + d.changed.count + d.appeared.count, pb.levels);
+    // Levels of 3 moves are too easy for b: exactly those vanished.
+    let mut three = Vec::new();
+    for (_, part) in pregen_pack::PackDir::new(&a).level_parts().expect("parts") {
+        use arrow_array::cast::AsArray;
+        use arrow_array::types::{UInt32Type, UInt64Type};
+        for batch in pregen_pack::read::read_batches(&part).expect("read") {
+            let seeds = batch
+                .column_by_name("seed")
+                .expect("seed")
+                .as_primitive::<UInt64Type>()
+                .clone();
+            let moves = batch
+                .column_by_name("moves")
+                .expect("moves")
+                .as_primitive::<UInt32Type>()
+                .clone();
+            three.extend(
+                (0..batch.num_rows())
+                    .filter(|&i| moves.value(i) == 3)
+                    .map(|i| seeds.value(i)),
+            );
+        }
+    }
+    three.sort_unstable();
+    assert!(!three.is_empty(), "a holds 3-move levels");
+    assert_eq!(d.vanished.count, three.len() as u64, "{d}");
+    assert_eq!(
+        d.vanished.seeds,
+        three
+            .iter()
+            .copied()
+            .take(pregen_analysis::diff::LISTED)
+            .collect::<Vec<_>>()
+    );
+    assert!(d.appeared.count > 0 && d.changed.count == 0, "{d}");
+    assert!(d.tiers.values().map(|t| t.after.count).sum::<usize>() == 200);
+
+    let text = pregen_stdout(&["analysis", "diff", a.to_str().expect("utf-8")], &b);
+    assert!(
+        text.contains("vanished") && text.contains("appeared"),
+        "{text}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&pregen_stdout(
+        &["analysis", "diff", "--json", a.to_str().expect("utf-8")],
+        &b,
+    ))
+    .expect("JSON");
+    assert_eq!(json["vanished"]["count"], d.vanished.count);
+    assert_eq!(
+        json["tiers"]["1"]["before"]["count"],
+        d.tiers[&1].before.count
+    );
+}

@@ -35,6 +35,18 @@ pub enum AnalysisCommand {
         #[arg(long)]
         tier: Option<u32>,
     },
+    /// Compare two packs (say, before and after a generator change): the
+    /// seeds whose levels changed, appeared or vanished, levels that moved
+    /// tier, and each tier's difficulty before and after. Exits 0 either way.
+    Diff {
+        /// The pack before (`<out>/<pack>`).
+        a: PathBuf,
+        /// The pack after.
+        b: PathBuf,
+        /// Print one JSON object for scripts, rather than text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Write a self-contained HTML report of the pack (no scripts, nothing
     /// fetched): overview, a table per tier with the game's metrics, and charts
     /// of difficulty, moves, times, rejections and the campaigns' ramp.
@@ -56,6 +68,14 @@ pub fn run(command: AnalysisCommand) -> Result<()> {
                 print_out(&format!("{}\n", serde_json::to_string_pretty(&summary)?))
             } else {
                 print_out(&summary.to_string())
+            }
+        }
+        AnalysisCommand::Diff { a, b, json } => {
+            let diff = pregen_analysis::diff(&a, &b)?;
+            if json {
+                print_out(&format!("{}\n", serde_json::to_string_pretty(&diff)?))
+            } else {
+                print_out(&diff.to_string())
             }
         }
         AnalysisCommand::Levels { pack, tier } => {
