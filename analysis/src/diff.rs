@@ -189,10 +189,10 @@ fn read(dir: &Path) -> Result<(PackFacts, BTreeMap<u64, Level>), AnalysisError> 
                 .clone();
             let hashes = text_column(&batch, "level_hash", &part)?;
             let difficulty = f64_column(&batch, "difficulty", &part)?;
-            for i in 0..batch.num_rows() {
+            for (i, difficulty) in difficulty.into_iter().enumerate() {
                 let level = Level {
                     tier,
-                    difficulty: difficulty[i],
+                    difficulty,
                     hash: hashes.value(i).to_string(),
                 };
                 if levels.insert(seeds.value(i), level).is_some() {

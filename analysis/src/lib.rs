@@ -17,6 +17,7 @@ use pregen_pack::read::{f64_column, metrics_column, read_batches, text_column, u
 use pregen_pack::{PackDir, PackError, Reason};
 
 pub mod diff;
+pub mod picture;
 mod report;
 pub mod svg;
 

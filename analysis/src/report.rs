@@ -9,15 +9,18 @@ use std::fmt::Write;
 use std::path::Path;
 
 use arrow_array::cast::AsArray;
+use arrow_array::types::UInt64Type;
 use pregen_pack::read::{f64_column, metrics_column, read_batches, text_column, u32_column};
 use pregen_pack::{Manifest, PackDir, Reason, dir};
 
+use crate::picture;
 use crate::svg::{self, PALETTE, Series, escape};
 use crate::{AnalysisError, Percentiles};
 
 /// One accepted level, as the report needs it.
 struct Level {
     tier: u32,
+    seed: u64,
     difficulty: f64,
     moves: u32,
     optimal: bool,
@@ -55,7 +58,9 @@ pub fn report(dir: &Path) -> Result<String, AnalysisError> {
     );
     overview(&mut html, &manifest, &levels, &rejects);
     tiers_table(&mut html, &levels);
+    gallery(&mut html, dir, &levels)?;
     charts(&mut html, &levels, &rejects, &campaigns);
+    campaign_strip(&mut html, dir)?;
     html.push_str("</body>\n</html>\n");
     Ok(html)
 }
@@ -71,7 +76,97 @@ th:first-child, td:first-child { text-align: left; }
 .chart .tick { font-size: 11px; fill: #444; }
 .chart .axis { font-size: 12px; fill: #222; }
 .chart .grid { stroke: #e4e4e4; }
+.gallery { display: grid; grid-template-columns: repeat(3, 1fr); gap: 0.8em; margin: 0.4em 0 1.2em; }
+.strip { display: grid; grid-template-columns: repeat(5, 1fr); gap: 0.6em; }
+figure { margin: 0; }
+figure svg.level { width: 100%; height: auto; max-height: 300px; display: block; }
+figcaption { font-size: 12px; color: #444; margin-top: 0.2em; }
 ";
+
+/// Per tier, its easiest, median and hardest level drawn, with seed, moves
+/// and difficulty: what a designer looks at when choosing levels.
+fn gallery(html: &mut String, dir: &Path, levels: &[Level]) -> Result<(), AnalysisError> {
+    let mut by_tier: BTreeMap<u32, Vec<&Level>> = BTreeMap::new();
+    for level in levels {
+        by_tier.entry(level.tier).or_default().push(level);
+    }
+    // Tier files are sorted by difficulty; sorted again here, so that a pack
+    // rewritten by another tool draws the same.
+    let picks: BTreeMap<u32, [(&str, u64); 3]> = by_tier
+        .iter_mut()
+        .map(|(&tier, rows)| {
+            rows.sort_by(|a, b| {
+                a.difficulty
+                    .total_cmp(&b.difficulty)
+                    .then(a.seed.cmp(&b.seed))
+            });
+            let at = |i: usize| rows[i].seed;
+            let picks = [
+                ("easiest", at(0)),
+                ("median", at(rows.len() / 2)),
+                ("hardest", at(rows.len() - 1)),
+            ];
+            (tier, picks)
+        })
+        .collect();
+    let seeds = picks.values().flatten().map(|&(_, s)| s).collect();
+    let found = picture::find_levels(dir, &seeds)?;
+    html.push_str("<h2>Gallery</h2>\n<p>The easiest, median and hardest level of each tier.</p>\n");
+    for (tier, picks) in picks {
+        let _ = writeln!(html, "<h3>Tier {tier}</h3>\n<div class=\"gallery\">");
+        for (what, seed) in picks {
+            if let Some(level) = found.get(&seed) {
+                figure(html, level, what);
+            }
+        }
+        html.push_str("</div>\n");
+    }
+    Ok(())
+}
+
+/// The first campaign's levels in order, drawn.
+fn campaign_strip(html: &mut String, dir: &Path) -> Result<(), AnalysisError> {
+    let path = dir.join(dir::CAMPAIGNS_FILE);
+    let mut first = Vec::new();
+    for batch in read_batches(&path)? {
+        let campaign = f64_column(&batch, "campaign", &path)?;
+        let position = u32_column(&batch, "position", &path)?;
+        let seeds = batch
+            .column_by_name("seed")
+            .and_then(|c| c.as_primitive_opt::<UInt64Type>().cloned())
+            .ok_or_else(|| AnalysisError::invalid(&path, "no u64 column `seed`"))?;
+        first.extend(
+            (0..batch.num_rows())
+                .filter(|&i| campaign[i] == 1.0)
+                .map(|i| (position[i], seeds.value(i))),
+        );
+    }
+    if first.is_empty() {
+        return Ok(());
+    }
+    first.sort_unstable();
+    let found = picture::find_levels(dir, &first.iter().map(|&(_, s)| s).collect())?;
+    html.push_str("<h2>Campaign 1, level by level</h2>\n<div class=\"strip\">\n");
+    for (position, seed) in first {
+        if let Some(level) = found.get(&seed) {
+            figure(html, level, &format!("position {position}"));
+        }
+    }
+    html.push_str("</div>\n");
+    Ok(())
+}
+
+fn figure(html: &mut String, level: &picture::PackLevel, what: &str) {
+    let _ = writeln!(
+        html,
+        "<figure>{}<figcaption>{what}: seed {}, {} moves, difficulty {:.3} (tier {})</figcaption></figure>",
+        level.svg(1.0),
+        level.seed,
+        level.moves,
+        level.difficulty,
+        level.tier
+    );
+}
 
 fn read_levels(pack: &PackDir) -> Result<Vec<Level>, AnalysisError> {
     let mut levels = Vec::new();
@@ -85,9 +180,14 @@ fn read_levels(pack: &PackDir) -> Result<Vec<Level>, AnalysisError> {
                 .column_by_name("moves_optimal")
                 .and_then(|c| c.as_boolean_opt().cloned());
             let metrics = metrics_column(&batch);
+            let seeds = batch
+                .column_by_name("seed")
+                .and_then(|c| c.as_primitive_opt::<UInt64Type>().cloned())
+                .ok_or_else(|| AnalysisError::invalid(&part, "no u64 column `seed`"))?;
             for i in 0..batch.num_rows() {
                 levels.push(Level {
                     tier,
+                    seed: seeds.value(i),
                     difficulty: difficulty[i],
                     moves: moves[i] as u32,
                     optimal: optimal.as_ref().is_some_and(|o| o.value(i)),

@@ -232,10 +232,15 @@ fn the_html_report_shows_the_packs_figures() {
         assert!(html.contains(&tooltip), "{reason}: {n}");
     }
     assert!(html.contains("<th>states</th>"), "the game's metrics");
-    assert_eq!(html.matches("<svg ").count(), 5);
-    assert_eq!(html.matches("</svg>").count(), 5);
+    // Five charts, and the pictures: three a tier and the first campaign's ten.
+    let charts = "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox";
+    let pictures = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"level\"";
+    assert_eq!(html.matches(charts).count(), 5);
+    assert_eq!(html.matches(pictures).count(), 3 * 10 + 10);
+    assert_eq!(html.matches("</svg>").count(), 5 + 3 * 10 + 10);
     // The difficulty chart's columns hold every level once.
-    let first_chart = &html[html.find("<svg ").expect("chart")..html.find("</svg>").expect("end")];
+    let start = html.find(charts).expect("chart");
+    let first_chart = &html[start..start + html[start..].find("</svg>").expect("end")];
     let counted: f64 = first_chart
         .split("<title>")
         .skip(1)

@@ -9,6 +9,7 @@ mod hostile;
 mod logs;
 mod metrics;
 mod pack;
+mod pictures;
 mod refusals;
 mod release;
 mod scale;

@@ -47,6 +47,22 @@ pub enum AnalysisCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Draw one level of the pack: SVG, or PNG when the output ends in
+    /// `.png` (shapes only, no letters).
+    Render {
+        /// The pack's folder (`<out>/<pack>`).
+        pack: PathBuf,
+        /// The level's seed.
+        #[arg(long)]
+        seed: u64,
+        /// Where to write the picture (default `<level_id>.svg`); `-` for
+        /// standard output (SVG).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Pixels per tile, over 24.
+        #[arg(long, default_value_t = 1.0)]
+        scale: f64,
+    },
     /// Write a self-contained HTML report of the pack (no scripts, nothing
     /// fetched): overview, a table per tier with the game's metrics, and charts
     /// of difficulty, moves, times, rejections and the campaigns' ramp.
@@ -77,6 +93,38 @@ pub fn run(command: AnalysisCommand) -> Result<()> {
             } else {
                 print_out(&diff.to_string())
             }
+        }
+        AnalysisCommand::Render {
+            pack,
+            seed,
+            output,
+            scale,
+        } => {
+            if !(scale > 0.0 && scale <= 16.0) {
+                bail!("--scale {scale} must be above 0 and at most 16");
+            }
+            let found = pregen_analysis::picture::find_levels(&pack, &[seed].into())?;
+            let Some(level) = found.get(&seed) else {
+                bail!("seed {seed} is not a level of {}", pack.display());
+            };
+            let svg = level.svg(scale);
+            let output = output.unwrap_or_else(|| format!("{}.svg", level.level_id).into());
+            if output.as_os_str() == "-" {
+                return print_out(&svg);
+            }
+            let bytes = if output
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("png"))
+            {
+                pregen_analysis::picture::png(&svg)
+                    .map_err(|e| anyhow::anyhow!("cannot rasterise the picture: {e}"))?
+            } else {
+                svg.into_bytes()
+            };
+            std::fs::write(&output, &bytes)
+                .with_context(|| format!("cannot write {}", output.display()))?;
+            eprintln!("wrote {} ({})", output.display(), level.caption());
+            Ok(())
         }
         AnalysisCommand::Levels { pack, tier } => {
             print_out(&pregen_analysis::print_levels(&pack, tier)?)

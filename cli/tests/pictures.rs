@@ -1,0 +1,166 @@
+//! Level pictures: `pregen analysis render` draws a level as SVG or PNG, and
+//! every game's HTML report, with its gallery and campaign strip, renders in
+//! headless Chromium without a console message.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::{pregen, pregen_stdout, write_job};
+
+/// A small pack of `game` with default params.
+fn small_pack(root: &Path, game: &str) -> std::path::PathBuf {
+    let job = write_job(
+        &root.join(game),
+        &format!("pack = \"{game}\"\ngame = \"{game}\"\ncount = 20\n[campaigns]\nlength = 5\n"),
+    );
+    let out = pregen()
+        .args(["run", "--no-progress", "--workers", "1", "--out"])
+        .arg(root.join("out"))
+        .arg(&job)
+        .output()
+        .expect("run pregen");
+    assert!(
+        out.status.success(),
+        "{game}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    root.join("out").join(game)
+}
+
+/// The first seed of the pack's easiest tier.
+fn a_seed(pack: &Path) -> u64 {
+    let json: serde_json::Value =
+        serde_json::from_str(&pregen_stdout(&["analysis", "summary", "--json"], pack))
+            .expect("summary");
+    assert!(json["tiers"].as_object().is_some_and(|t| !t.is_empty()));
+    let text = pregen_stdout(&["analysis", "levels", "--tier", "1"], pack);
+    let id = text
+        .lines()
+        .find_map(|l| l.strip_prefix("; "))
+        .and_then(|l| l.split_whitespace().next())
+        .expect("a level id");
+    id.rsplit('-')
+        .next()
+        .expect("seed")
+        .parse()
+        .expect("a number")
+}
+
+/// Headless Chromium with the flags a closed network and root need.
+fn chromium(user_data: &Path) -> Command {
+    let binary = std::env::var("CHROMIUM").unwrap_or_else(|_| "chromium".into());
+    let mut cmd = Command::new(binary);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--window-size=1100,2400",
+    ])
+    .arg(format!("--user-data-dir={}", user_data.display()));
+    cmd
+}
+
+#[test]
+fn render_draws_a_level_as_svg_and_png_regression_19() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pack = small_pack(dir.path(), "sokoban");
+    let seed = a_seed(&pack);
+    let svg = pregen_stdout(
+        &["analysis", "render", "--seed", &seed.to_string(), "-o", "-"],
+        &pack,
+    );
+    assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"), "{svg}");
+    assert!(svg.contains(&format!("sokoban-{seed:020}")), "titled");
+    assert!(svg.contains("<circle"), "the player is drawn");
+    let png = dir.path().join("level.png");
+    let out = pregen()
+        .args(["analysis", "render", "--seed", &seed.to_string(), "-o"])
+        .arg(&png)
+        .arg(&pack)
+        .output()
+        .expect("render");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(&png).expect("png written");
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+
+    // A seed the pack does not hold is refused by name.
+    let out = pregen()
+        .args(["analysis", "render", "--seed", "999999999", "-o", "-"])
+        .arg(&pack)
+        .output()
+        .expect("render");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("seed 999999999 is not a level"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn every_games_report_shows_its_levels_in_chromium_regression_19() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for game in ["tilt", "sokoban", "cube", "doors", "dungeon"] {
+        let pack = small_pack(dir.path(), game);
+        let page = dir.path().join(format!("{game}.html"));
+        let out = pregen()
+            .args(["analysis", "report", "-o"])
+            .arg(&page)
+            .arg(&pack)
+            .output()
+            .expect("report");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let html = std::fs::read_to_string(&page).expect("page");
+        let tiers = html.matches("<h3>Tier ").count();
+        assert!(tiers >= 1, "{game}: a gallery");
+
+        let shot = dir.path().join(format!("{game}.png"));
+        let run = chromium(&dir.path().join(format!("chromium-{game}")))
+            .arg(format!("--screenshot={}", shot.display()))
+            .arg("--dump-dom")
+            .arg(format!("file://{}", page.display()))
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("headless Chromium (`chromium`, or $CHROMIUM) must be installed: {e}")
+            });
+        let (dom, log) = (
+            String::from_utf8_lossy(&run.stdout),
+            String::from_utf8_lossy(&run.stderr),
+        );
+        assert!(run.status.success(), "{game}: chromium failed\n{log}");
+        // The page has no scripts: any console line is a fault of the page.
+        let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+        assert!(console.is_empty(), "{game}: console messages {console:#?}");
+        // The parsed page holds every picture: three per tier, five in the strip.
+        let pictures = dom
+            .matches("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"level\"")
+            .count();
+        assert_eq!(
+            pictures,
+            3 * tiers + 5,
+            "{game}: pictures in the rendered page"
+        );
+        assert!(dom.contains("Campaign 1, level by level"), "{game}");
+        let png = std::fs::read(&shot).expect("a screenshot");
+        assert!(
+            png.len() > 20_000,
+            "{game}: the screenshot is {} bytes",
+            png.len()
+        );
+    }
+}
