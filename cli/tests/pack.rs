@@ -76,7 +76,7 @@ fn tiers_are_equal_groups_sorted_by_difficulty_then_seed() {
 
 /// analysis/python/check_pack.py on the pack: the schema, statistics every
 /// reader uses, the manifest's checksums, the SQL of analysis/sql/.
-fn check_with_pyarrow(pack: &std::path::Path) {
+pub fn check_with_pyarrow(pack: &std::path::Path) {
     let (ok, out) = run_check_pack(pack);
     assert!(ok, "pyarrow check of {} failed:\n{out}", pack.display());
 }

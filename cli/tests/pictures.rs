@@ -113,6 +113,8 @@ fn every_games_report_shows_its_levels_in_chromium_regression_19() {
     let dir = tempfile::tempdir().expect("tempdir");
     for game in ["tilt", "sokoban", "cube", "doors", "dungeon"] {
         let pack = small_pack(dir.path(), game);
+        // The independent readers check every game's pack too.
+        crate::pack::check_with_pyarrow(&pack);
         let page = dir.path().join(format!("{game}.html"));
         let out = pregen()
             .args(["analysis", "report", "-o"])
