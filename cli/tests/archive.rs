@@ -158,3 +158,67 @@ fn the_archive_is_the_same_bytes_from_one_or_three_workers_regression_19() {
         "the archives differ"
     );
 }
+
+/// The archive's entries by their path below the pack's name.
+fn unpack(archive: &[u8]) -> BTreeMap<String, Vec<u8>> {
+    let mut tar = tar::Archive::new(zstd::Decoder::new(archive).expect("zstd"));
+    let mut out = BTreeMap::new();
+    for entry in tar.entries().expect("tar entries") {
+        let mut entry = entry.expect("entry");
+        let path = entry.path().expect("path").to_string_lossy().into_owned();
+        let mut content = Vec::new();
+        entry.read_to_end(&mut content).expect("content");
+        out.insert(
+            path.strip_prefix("e2e/")
+                .expect("under the pack")
+                .to_string(),
+            content,
+        );
+    }
+    out
+}
+
+#[test]
+fn an_archive_leaves_solutions_out_on_request_regression_19() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pack = run_pack(dir.path(), &job_text(100), 1);
+    let full = unpack(&archived(&pack, &dir.path().join("full.tar.zst")));
+    assert!(full.keys().any(|k| k.starts_with("release/solutions/")));
+    let dest = dir.path().join("bare.tar.zst");
+    let out = pregen()
+        .arg("archive")
+        .arg(&pack)
+        .args(["--without", "solutions", "--output"])
+        .arg(&dest)
+        .output()
+        .expect("archive");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut bare = unpack(&std::fs::read(&dest).expect("written"));
+    assert!(
+        !bare.keys().any(|k| k.contains("solutions")),
+        "{:?}",
+        bare.keys()
+    );
+    // What is left is whole: SHA256SUMS and the manifest name exactly it.
+    let sums = String::from_utf8(bare["release/SHA256SUMS"].clone()).expect("text");
+    assert!(!sums.contains("solutions/"), "{sums}");
+    for line in sums.lines() {
+        let (sum, name) = line.split_once("  ").expect("`SUM  NAME`");
+        assert_eq!(
+            pregen_games::sha256_hex(&bare[&format!("release/{name}")]),
+            sum
+        );
+    }
+    let manifest: ReleaseManifest =
+        serde_json::from_slice(&bare.remove(pregen_pack::dir::MANIFEST).expect("manifest"))
+            .expect("the release manifest");
+    assert_eq!(
+        manifest.files.keys().collect::<Vec<_>>(),
+        bare.keys().collect::<Vec<_>>()
+    );
+    assert!(bare.keys().all(|k| full.contains_key(k)));
+}

@@ -49,11 +49,52 @@ pub fn default_archive_name(pack: &PackDir) -> Result<String, PackError> {
     Ok(format!("{}-release.tar.zst", pack_name(pack)?))
 }
 
+/// Folders of `release/` an archive can leave out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReleasePart {
+    /// `release/solutions/`: ship the levels without their solutions.
+    Solutions,
+    /// `release/seeds/`: the seed-only release.
+    Seeds,
+    /// `release/campaigns/`.
+    Campaigns,
+}
+
+impl ReleasePart {
+    fn folder(self) -> &'static str {
+        match self {
+            ReleasePart::Solutions => "solutions/",
+            ReleasePart::Seeds => "seeds/",
+            ReleasePart::Campaigns => "campaigns/",
+        }
+    }
+}
+
 /// Writes the release archive of the finished pack to `dest` (atomically: a
-/// temporary file renamed into place).
-pub fn write_release_archive(pack: &PackDir, dest: &Path) -> Result<ArchiveSummary, PackError> {
+/// temporary file renamed into place), without the folders of `leave_out`
+/// (the archive's `SHA256SUMS` and manifest then list only what it holds).
+pub fn write_release_archive(
+    pack: &PackDir,
+    dest: &Path,
+    leave_out: &[ReleasePart],
+) -> Result<ArchiveSummary, PackError> {
     let name = pack_name(pack)?;
-    let mut files: BTreeMap<String, Vec<u8>> = checked_release_files(pack)?
+    let left_out = |path: &str| leave_out.iter().any(|p| path.starts_with(p.folder()));
+    let mut kept = checked_release_files(pack)?;
+    kept.retain(|path, _| !left_out(path));
+    if let Some(sums) = kept.get_mut(dir::SHA256SUMS) {
+        let text = String::from_utf8_lossy(sums).into_owned();
+        *sums = text
+            .lines()
+            .filter(|line| {
+                line.split_once("  ")
+                    .is_none_or(|(_, path)| !left_out(path))
+            })
+            .flat_map(|line| [line, "\n"])
+            .collect::<String>()
+            .into_bytes();
+    }
+    let mut files: BTreeMap<String, Vec<u8>> = kept
         .into_iter()
         .map(|(path, content)| (format!("{}/{path}", dir::RELEASE), content))
         .collect();

@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use clap::Args;
+use clap::{Args, ValueEnum};
 use pregen_pack::PackDir;
-use pregen_pack::archive::{default_archive_name, write_release_archive};
+use pregen_pack::archive::{ReleasePart, default_archive_name, write_release_archive};
 
 /// Flags of `pregen archive`.
 #[derive(Args)]
@@ -15,6 +15,21 @@ pub struct ArchiveArgs {
     /// The archive to write (default: `<pack>-release.tar.zst` here).
     #[arg(long, short)]
     output: Option<PathBuf>,
+    /// Leave a part of `release/` out of the archive (repeatable):
+    /// `solutions` ships the levels without their solutions.
+    #[arg(long, value_name = "PART")]
+    without: Vec<Part>,
+}
+
+/// A folder of `release/`.
+#[derive(Clone, Copy, ValueEnum)]
+enum Part {
+    /// release/solutions/
+    Solutions,
+    /// release/seeds/ (the seed-only release)
+    Seeds,
+    /// release/campaigns/
+    Campaigns,
 }
 
 /// Writes the archive and prints its size and checksum.
@@ -24,7 +39,16 @@ pub fn run(args: ArchiveArgs) -> Result<()> {
         Some(path) => path,
         None => PathBuf::from(default_archive_name(&pack)?),
     };
-    let written = write_release_archive(&pack, &dest)?;
+    let leave_out: Vec<ReleasePart> = args
+        .without
+        .iter()
+        .map(|p| match p {
+            Part::Solutions => ReleasePart::Solutions,
+            Part::Seeds => ReleasePart::Seeds,
+            Part::Campaigns => ReleasePart::Campaigns,
+        })
+        .collect();
+    let written = write_release_archive(&pack, &dest, &leave_out)?;
     println!(
         "wrote {}: {} files, {} bytes ({} before compression), sha256 {}",
         written.path.display(),
