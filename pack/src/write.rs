@@ -237,7 +237,9 @@ impl PackWriter {
         if let Some(done) = current.take() {
             done.close(&mut files, &mut release)?;
         }
+        let tiers_written = started.elapsed();
         self.campaign_files(in_campaigns, &slots, &mut files, &mut release)?;
+        let campaigns_written = started.elapsed();
         let path = dir::CAMPAIGNS_FILE;
         let mut table =
             TableFile::create(&root, path, &schema::CAMPAIGNS, self.options, &self.stamp)?;
@@ -272,7 +274,14 @@ impl PackWriter {
         let _ = fs::remove_dir_all(&self.spill);
         let written = started.elapsed();
         sync_filesystem(&root, files.keys())?;
-        tracing::debug!(files = files.len(), ?written, synced = ?started.elapsed(), "pack files written");
+        tracing::debug!(
+            files = files.len(),
+            ?tiers_written,
+            ?campaigns_written,
+            ?written,
+            synced = ?started.elapsed(),
+            "pack files written"
+        );
 
         let manifest = Manifest {
             pack: job.pack.clone(),
