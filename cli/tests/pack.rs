@@ -562,28 +562,12 @@ fn analysis_diff_names_what_changed_between_two_packs_regression_19() {
     assert_eq!(d.same + d.changed.count + d.vanished.count, pa.levels);
     assert_eq!(d.same + d.changed.count + d.appeared.count, pb.levels);
     // Levels of 3 moves are too easy for b: exactly those vanished.
-    let mut three = Vec::new();
-    for (_, part) in pregen_pack::PackDir::new(&a).level_parts().expect("parts") {
-        use arrow_array::cast::AsArray;
-        use arrow_array::types::{UInt32Type, UInt64Type};
-        for batch in pregen_pack::read::read_batches(&part).expect("read") {
-            let seeds = batch
-                .column_by_name("seed")
-                .expect("seed")
-                .as_primitive::<UInt64Type>()
-                .clone();
-            let moves = batch
-                .column_by_name("moves")
-                .expect("moves")
-                .as_primitive::<UInt32Type>()
-                .clone();
-            three.extend(
-                (0..batch.num_rows())
-                    .filter(|&i| moves.value(i) == 3)
-                    .map(|i| seeds.value(i)),
-            );
-        }
-    }
+    let mut three: Vec<u64> = PackContent::read(&a)
+        .levels
+        .iter()
+        .filter(|r| r.moves == 3)
+        .map(|r| r.seed)
+        .collect();
     three.sort_unstable();
     assert!(!three.is_empty(), "a holds 3-move levels");
     assert_eq!(d.vanished.count, three.len() as u64, "{d}");

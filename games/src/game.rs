@@ -358,6 +358,12 @@ pub trait Game: 'static {
     /// a worker's level without solving it again.
     fn fits(params: &Self::Params, level: &Self::Level, moves: u32) -> Result<(), String>;
 
+    /// Whether `params` accept only levels whose move count is proven fewest
+    /// (then a level marked `moves_optimal = false` does not fit them).
+    fn proves_optimal(_params: &Self::Params) -> bool {
+        false
+    }
+
     /// A text equal for two levels that a pack made with `params` should
     /// hold only once (e.g. up to symmetry); `None`: the game keeps every
     /// accepted level.

@@ -271,6 +271,11 @@ impl<G: Game> Ready for WithParams<G> {
         }
         G::fits(&self.0, &level, moves)
             .map_err(|e| CheckError(format!("the level does not fit the params: {e}")))?;
+        if G::proves_optimal(&self.0) && !c.moves_optimal {
+            return Err(CheckError::new(
+                "the level does not fit the params: its moves are not proven fewest",
+            ));
+        }
         let canonical = G::canonical(&self.0, &level).map(|c| sha256_hex(c.as_bytes()));
         if canonical != c.canonical {
             return Err(CheckError::new(

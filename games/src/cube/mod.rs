@@ -43,6 +43,10 @@ pub struct CubeParams {
     pub karma_chance: f64,
     /// Fewest turns an accepted level needs.
     pub min_turns: u32,
+    /// Accept only levels whose shortest solution the exact search proved
+    /// within `max_nodes`; `false` also accepts the greedy fallback's answer
+    /// (`moves_optimal = false`).
+    pub prove_optimal: bool,
 }
 
 impl Default for CubeParams {
@@ -54,6 +58,7 @@ impl Default for CubeParams {
             turn_share: 0.5,
             karma_chance: 0.5,
             min_turns: 1,
+            prove_optimal: true,
         }
     }
 }
@@ -214,7 +219,17 @@ impl Game for Cube {
                 solved.moves, params.min_turns
             )));
         }
+        if params.prove_optimal && !solved.optimal {
+            return Err(Rejection::Rejected(format!(
+                "not proven shortest: the exact search ran out of nodes; a greedy solution has {} turns",
+                solved.moves
+            )));
+        }
         Ok(())
+    }
+
+    fn proves_optimal(params: &CubeParams) -> bool {
+        params.prove_optimal
     }
 
     /// Overall difficulty first, then the source's relative rating (0..4), as

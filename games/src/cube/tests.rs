@@ -228,16 +228,16 @@ const GOLDEN: &[&str] = &[
     "9 9 8 de6545d26c1cb206",
     "9 10 8 e4b5c35e0de01916",
     "9 11 6 f79f77037d5f8b6a",
-    "10 0 22 e6b05fcbfb986ac4",
     "10 1 7 928367dfe2a46545",
     "10 3 11 1be69af296aef88f",
     "10 4 10 c08eaf227f1bb7e5",
     "10 5 6 c675fa3bdc7a6037",
-    "10 6 26 c9df057b5a05cebd",
     "10 7 9 22ebde198b5795e9",
     "10 8 9 d2a6eb70a321c1d2",
     "10 9 10 d85cddea30f1f550",
     "10 10 9 1eeb8b3defae0ccf",
+    "10 11 8 3808e05e90dff412",
+    "10 12 6 43a24ea0ae66b732",
 ];
 
 #[test]
@@ -268,4 +268,39 @@ fn a_small_budget_falls_back_to_a_greedy_solution_flagged_not_optimal() {
         }
     }
     assert!(checked >= 3, "{checked} levels fell back to greedy");
+}
+
+/// Issue 20: a pack accepts only proven shortest solutions unless the job
+/// lets the greedy fallback's answers in, and the coordinator's check holds a
+/// worker to it.
+#[test]
+fn a_level_without_a_proven_shortest_solution_is_rejected_regression_20() {
+    let strict = CubeParams {
+        difficulty: 10,
+        ..CubeParams::default()
+    };
+    let lenient = CubeParams {
+        prove_optimal: false,
+        ..strict.clone()
+    };
+    let budget = Budget::nodes(200_000);
+    // Seed 0 of difficulty 10 outruns the exact search (its golden entry went).
+    let refused = run_game::<Cube>(&strict, 0, &budget)
+        .result
+        .expect_err("rejected");
+    assert!(
+        refused.reason().starts_with("not proven shortest"),
+        "{refused}"
+    );
+    let greedy = run_game::<Cube>(&lenient, 0, &budget)
+        .result
+        .expect("accepted");
+    assert!(!greedy.moves_optimal);
+    let kind = crate::GameKind::of::<Cube>();
+    let json = |p: &CubeParams| serde_json::json!({ "difficulty": p.difficulty, "prove_optimal": p.prove_optimal });
+    let strict_game = kind.prepare(&json(&strict)).expect("params");
+    let lenient_game = kind.prepare(&json(&lenient)).expect("params");
+    assert_eq!(lenient_game.check(&greedy), Ok(()));
+    let err = strict_game.check(&greedy).expect_err("not proven");
+    assert!(err.to_string().contains("not proven fewest"), "{err}");
 }
