@@ -13,7 +13,9 @@ use std::path::Path;
 use arrow_array::Array;
 use pregen_games::Candidate;
 use pregen_pack::durable::sha256_file;
-use pregen_pack::read::{f64_column, metrics_column, read_batches, text_column, u32_column};
+use pregen_pack::read::{
+    bool_column, f64_column, metrics_column, read_batches, text_column, u32_column,
+};
 use pregen_pack::{PackDir, PackError, Reason};
 
 pub mod diff;
@@ -153,6 +155,7 @@ pub fn verify(dir: &Path) -> Result<Verified, AnalysisError> {
             );
             let difficulty = f64_column(&batch, "difficulty", &part)?;
             let moves = u32_column(&batch, "moves", &part)?;
+            let optimal = bool_column(&batch, "moves_optimal", &part)?;
             let strata = u32_column(&batch, "stratum", &part)?;
             let metrics = metrics_column(&batch)
                 .ok_or_else(|| PackError::invalid(&part, "no `metrics` map column"))?;
@@ -173,7 +176,7 @@ pub fn verify(dir: &Path) -> Result<Verified, AnalysisError> {
                 let level = Candidate {
                     difficulty: difficulty[i],
                     moves: moves[i],
-                    moves_optimal: false,
+                    moves_optimal: optimal[i],
                     layout: layout.value(i).to_string(),
                     level_json: json.value(i).to_string(),
                     solution: solution.value(i).to_string(),

@@ -113,8 +113,14 @@ fn every_games_report_shows_its_levels_in_chromium_regression_19() {
     let dir = tempfile::tempdir().expect("tempdir");
     for game in ["tilt", "sokoban", "cube", "doors", "dungeon"] {
         let pack = small_pack(dir.path(), game);
-        // The independent readers check every game's pack too.
+        // The independent readers check every game's pack too, and every
+        // level replays.
         crate::pack::check_with_pyarrow(&pack);
+        let verified = pregen_stdout(&["analysis", "verify"], &pack);
+        assert!(
+            verified.starts_with("20 levels replayed"),
+            "{game}: {verified}"
+        );
         let page = dir.path().join(format!("{game}.html"));
         let out = pregen()
             .args(["analysis", "report", "-o"])

@@ -65,6 +65,15 @@ pub fn u32_column(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<u3
         .ok_or_else(|| PackError::invalid(path, format!("no u32 column `{name}`")))
 }
 
+/// A boolean column of a batch read from `path`.
+pub fn bool_column(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<bool>, PackError> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| c.as_boolean_opt())
+        .map(|a| a.iter().map(|v| v.unwrap_or(false)).collect())
+        .ok_or_else(|| PackError::invalid(path, format!("no bool column `{name}`")))
+}
+
 /// The `metrics` map column, as a function from row to (name, value) pairs.
 pub fn metrics_column(batch: &RecordBatch) -> Option<impl Fn(usize) -> Vec<(String, f64)>> {
     let map = batch.column_by_name("metrics")?.as_map_opt()?.clone();
