@@ -64,8 +64,10 @@ pub enum AnalysisCommand {
         scale: f64,
     },
     /// Write a self-contained HTML report of the pack (no scripts, nothing
-    /// fetched): overview, a table per tier with the game's metrics, and charts
-    /// of difficulty, moves, times, rejections and the campaigns' ramp.
+    /// fetched): overview, a table per tier with the game's metrics, each
+    /// tier's easiest, median and hardest level drawn, charts of difficulty,
+    /// moves, times, rejections and the campaigns' ramp, and the first
+    /// campaign drawn level by level.
     Report {
         /// The pack's folder (`<out>/<pack>`).
         pack: PathBuf,
