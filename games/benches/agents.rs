@@ -1,64 +1,110 @@
-//! Does a tilt tier predict difficulty? Agents of limited skill play the
-//! levels of each tier: a judgement from outside the rating's formula.
+//! Does a tier predict difficulty? Agents of limited skill play the levels of
+//! each tier: a judgement from outside the rating's formula.
 //!
-//! `cargo bench -p pregen-games --bench agents -- [LEVELS] [TRIES]`
-//! (defaults: 2,000 levels of the default 6x6 params, 40 tries per agent)
+//! `cargo bench -p pregen-games --bench agents -- [tilt|dungeon] [LEVELS] [TRIES]`
+//! (defaults: tilt, 2,000 levels of the game's default params, 40 tries per agent)
 //!
 //! The levels are the first LEVELS accepted seeds, cut into 10 equal tiers by
 //! difficulty (ties by seed), as a pack's tiers are. Each level is played
 //! TRIES times by each agent, each try with its own random stream, allowed
-//! three times the optimal move count:
-//! - `random`: tilts at random among the moves that change the board and do
-//!   not lose at once (a player who sees instant losses and nothing else);
-//! - `greedy`: wins at once when it can, else pairs fruit when it can, else
-//!   plays as `random` (a player who looks one move ahead).
+//! three times the optimal move count (tilt) or twice the fewest actions
+//! (dungeon):
+//! - `random`: a random legal move. Tilt: among the tilts that change the
+//!   board and do not lose at once; dungeon: among the keys, switches and the
+//!   exit it can reach now.
+//! - `greedy`: wins at once when it can, else makes progress when it can
+//!   (tilt: pairs fruit; dungeon: picks up a key), else plays as `random`.
 //!
-//! The table gives per tier the median optimal moves, the mean share of dead
-//! states and of losing first moves (the rating's inputs), and each agent's
-//! share of tries won.
+//! The table gives per tier the median optimal moves, the mean of two of the
+//! rating's inputs, and each agent's share of tries won.
 
 use pregen_games::rng::Rng;
 use pregen_games::tilt::level::{Dir, Level};
-use pregen_games::tilt::{Tilt, replay};
-use pregen_games::{Budget, GameKind};
+use pregen_games::tilt::replay;
+use pregen_games::{Budget, GameKind, dungeon};
 
-/// How an agent picks among the legal moves: the boards they lead to.
-type Policy = fn(&Level, &[(Dir, Level)], &mut Rng) -> usize;
-
-fn random(_: &Level, options: &[(Dir, Level)], rng: &mut Rng) -> usize {
-    rng.index(options.len())
+/// One agent's choice: an index into the legal moves, from the boards they
+/// lead to (`progress[i]`: move i wins (2), makes progress (1) or neither (0)).
+fn choose(greedy: bool, progress: &[u8], rng: &mut Rng) -> usize {
+    if greedy {
+        for wanted in [2, 1] {
+            let best: Vec<usize> = (0..progress.len())
+                .filter(|&i| progress[i] == wanted)
+                .collect();
+            if !best.is_empty() {
+                return best[rng.index(best.len())];
+            }
+        }
+    }
+    rng.index(progress.len())
 }
 
-fn greedy(now: &Level, options: &[(Dir, Level)], rng: &mut Rng) -> usize {
-    if let Some(i) = options.iter().position(|(_, l)| l.fruits.is_empty()) {
-        return i;
-    }
-    let pairing: Vec<usize> = (0..options.len())
-        .filter(|&i| options[i].1.fruits.len() < now.fruits.len())
-        .collect();
-    if pairing.is_empty() {
-        rng.index(options.len())
-    } else {
-        pairing[rng.index(pairing.len())]
-    }
-}
-
-/// One try: whether the agent wins within `limit` moves.
-fn play(level: &Level, limit: u32, policy: Policy, rng: &mut Rng) -> bool {
+/// One tilt try: whether the agent wins within `limit` moves.
+fn play_tilt(level: &Level, limit: u32, greedy: bool, rng: &mut Rng) -> bool {
     let mut now = level.clone();
     for _ in 0..limit {
-        let mut options: Vec<(Dir, Level)> = Dir::ALL
+        let mut options: Vec<Level> = Dir::ALL
             .into_iter()
-            .filter_map(|d| Some((d, replay::play(&now, &d.letter().to_string()).ok()?)))
+            .filter_map(|d| replay::play(&now, &d.letter().to_string()).ok())
             .collect();
         if options.is_empty() {
             return false;
         }
-        let pick = policy(&now, &options, rng);
-        now = options.swap_remove(pick).1;
+        let progress: Vec<u8> = options
+            .iter()
+            .map(|l| match l.fruits.len() {
+                0 => 2,
+                n if n < now.fruits.len() => 1,
+                _ => 0,
+            })
+            .collect();
+        now = options.swap_remove(choose(greedy, &progress, rng));
         if now.fruits.is_empty() {
             return true;
         }
+    }
+    false
+}
+
+/// One dungeon try: the rules' own replay says which next action is legal
+/// (a prefix it plays to the end is legal so far).
+fn play_dungeon(level: &dungeon::level::Level, limit: u32, greedy: bool, rng: &mut Rng) -> bool {
+    let names: Vec<String> = (0..level.keys.len())
+        .map(|i| dungeon::level::key_name(i).to_string())
+        .chain((0..level.switches.len()).map(|i| dungeon::level::switch_name(i).to_string()))
+        .chain(["exit".to_string()])
+        .collect();
+    let mut taken: Vec<&str> = Vec::new();
+    for _ in 0..limit {
+        let legal: Vec<&str> = names
+            .iter()
+            .map(String::as_str)
+            .filter(|&token| {
+                let mut tried = taken.clone();
+                tried.push(token);
+                match dungeon::replay::replay(level, &tried.join(" ")) {
+                    Ok(()) => true,
+                    Err(pregen_games::GameError::Replay { index, .. }) => index == tried.len(),
+                    Err(_) => false,
+                }
+            })
+            .collect();
+        if legal.is_empty() {
+            return false;
+        }
+        let progress: Vec<u8> = legal
+            .iter()
+            .map(|t| match *t {
+                "exit" => 2,
+                t if t.chars().all(|c| c.is_ascii_lowercase()) => 1,
+                _ => 0,
+            })
+            .collect();
+        let pick = legal[choose(greedy, &progress, rng)];
+        if pick == "exit" {
+            return true;
+        }
+        taken.push(pick);
     }
     false
 }
@@ -67,34 +113,47 @@ struct Played {
     seed: u64,
     difficulty: f64,
     moves: u32,
-    dead: f64,
-    losing: f64,
+    shown: [f64; 2],
     won: [f64; 2],
 }
 
 fn main() {
-    let mut numbers = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse::<u64>().ok());
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let game_name = args
+        .iter()
+        .find(|a| a.parse::<u64>().is_err() && !a.starts_with('-'))
+        .map_or("tilt", String::as_str);
+    let mut numbers = args.iter().filter_map(|a| a.parse::<u64>().ok());
     let wanted = numbers.next().unwrap_or(2_000) as usize;
     let tries = numbers.next().unwrap_or(40);
-    let game = GameKind::of::<Tilt>()
-        .prepare(&serde_json::json!({}))
+    let (shown, limit_factor): ([&str; 2], u32) = match game_name {
+        "tilt" => (["dead_state_share", "losing_first_move_share"], 3),
+        "dungeon" => (["switch_flips", "keys"], 2),
+        other => panic!("agents play tilt and dungeon, not {other}"),
+    };
+    let game = GameKind::from_name(game_name)
+        .and_then(|g| g.prepare(&serde_json::json!({})))
         .expect("default params");
     let budget = Budget::nodes(200_000);
     let mut played = Vec::new();
     let mut seed = 0;
     while played.len() < wanted {
         if let Ok(c) = game.run(seed, &budget).result {
-            let level: Level = serde_json::from_str(&c.level_json).expect("a tilt level");
-            let limit = 3 * c.moves;
+            let limit = limit_factor * c.moves;
             let mut won = [0.0; 2];
-            for (agent, policy) in [random as Policy, greedy].into_iter().enumerate() {
+            for (agent, greedy) in [false, true].into_iter().enumerate() {
                 let wins = (0..tries)
                     .filter(|t| {
                         let mut rng =
                             Rng::new(seed.wrapping_mul(1_000_003) ^ (t << 1 | agent as u64));
-                        play(&level, limit, policy, &mut rng)
+                        if game_name == "tilt" {
+                            let level: Level = serde_json::from_str(&c.level_json).expect("tilt");
+                            play_tilt(&level, limit, greedy, &mut rng)
+                        } else {
+                            let level: dungeon::level::Level =
+                                serde_json::from_str(&c.level_json).expect("dungeon");
+                            play_dungeon(&level, limit, greedy, &mut rng)
+                        }
                     })
                     .count();
                 won[agent] = wins as f64 / tries as f64;
@@ -103,8 +162,7 @@ fn main() {
                 seed,
                 difficulty: c.difficulty,
                 moves: c.moves,
-                dead: c.metrics["dead_state_share"],
-                losing: c.metrics["losing_first_move_share"],
+                shown: [c.metrics[shown[0]], c.metrics[shown[1]]],
                 won,
             });
         }
@@ -116,11 +174,12 @@ fn main() {
             .then(a.seed.cmp(&b.seed))
     });
     println!(
-        "tilt 6x6 defaults: {wanted} levels (seeds 0..{seed}), {tries} tries per agent, \
-         3 x optimal moves allowed"
+        "{game_name} defaults: {wanted} levels (seeds 0..{seed}), {tries} tries per agent, \
+         {limit_factor} x optimal moves allowed"
     );
     println!(
-        "| tier | difficulty | optimal moves p50 | dead states | losing first moves | random agent wins | greedy agent wins |"
+        "| tier | difficulty | optimal moves p50 | {} (mean) | {} (mean) | random agent wins | greedy agent wins |",
+        shown[0], shown[1]
     );
     println!("|---|---|---|---|---|---|---|");
     let size = played.len().div_ceil(10);
@@ -130,13 +189,13 @@ fn main() {
         moves.sort_unstable();
         let mean = |f: &dyn Fn(&Played) -> f64| tier.iter().map(f).sum::<f64>() / n;
         println!(
-            "| {} | {:.2} .. {:.2} | {} | {:.1}% | {:.1}% | {:.1}% | {:.1}% |",
+            "| {} | {:.2} .. {:.2} | {} | {:.3} | {:.3} | {:.1}% | {:.1}% |",
             t + 1,
             tier[0].difficulty,
             tier[tier.len() - 1].difficulty,
             moves[moves.len() / 2],
-            100.0 * mean(&|p| p.dead),
-            100.0 * mean(&|p| p.losing),
+            mean(&|p| p.shown[0]),
+            mean(&|p| p.shown[1]),
             100.0 * mean(&|p| p.won[0]),
             100.0 * mean(&|p| p.won[1]),
         );
