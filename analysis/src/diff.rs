@@ -11,10 +11,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::UInt64Type;
 use pregen_pack::PackDir;
-use pregen_pack::read::{f64_column, read_batches, text_column};
+use pregen_pack::read::{f64_column, read_batches, text_column, u64_column};
 use serde::Serialize;
 
 use crate::{AnalysisError, Percentiles};
@@ -182,11 +180,7 @@ fn read(dir: &Path) -> Result<(PackFacts, BTreeMap<u64, Level>), AnalysisError> 
     let mut levels = BTreeMap::new();
     for (tier, part) in pack.level_parts()? {
         for batch in read_batches(&part)? {
-            let seeds = batch
-                .column_by_name("seed")
-                .and_then(|c| c.as_primitive_opt::<UInt64Type>())
-                .ok_or_else(|| AnalysisError::invalid(&part, "no u64 column `seed`"))?
-                .clone();
+            let seeds = u64_column(&batch, "seed", &part)?;
             let hashes = text_column(&batch, "level_hash", &part)?;
             let difficulty = f64_column(&batch, "difficulty", &part)?;
             for (i, difficulty) in difficulty.into_iter().enumerate() {
@@ -195,10 +189,10 @@ fn read(dir: &Path) -> Result<(PackFacts, BTreeMap<u64, Level>), AnalysisError> 
                     difficulty,
                     hash: hashes.value(i).to_string(),
                 };
-                if levels.insert(seeds.value(i), level).is_some() {
+                if levels.insert(seeds[i], level).is_some() {
                     return Err(AnalysisError::invalid(
                         &part,
-                        format!("seed {} appears twice in the pack", seeds.value(i)),
+                        format!("seed {} appears twice in the pack", seeds[i]),
                     ));
                 }
             }

@@ -288,30 +288,25 @@ pub fn level_svg(game: &str, layout: &str, title: &str, scale: f64) -> String {
     );
     let mut pieces = String::new();
     for (y, row) in grid.cells.iter().enumerate() {
-        let mut x = 0;
+        let tiles: Vec<Tile> = (0..row.len())
+            .map(|x| (palette.tile)(&grid, x as i64, y as i64, row[x]))
+            .collect();
         // Runs of one ground colour are one rectangle.
-        while x < row.len() {
-            let tile = (palette.tile)(&grid, x as i64, y as i64, row[x]);
-            let mut end = x + 1;
-            while end < row.len()
-                && (palette.tile)(&grid, end as i64, y as i64, row[end]).ground == tile.ground
-            {
-                end += 1;
-            }
-            if let Some(colour) = tile.ground {
+        let mut x = 0;
+        for run in tiles.chunk_by(|a, b| a.ground == b.ground) {
+            if let Some(colour) = run[0].ground {
                 let _ = writeln!(
                     svg,
                     "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{TILE}\" fill=\"{colour}\"/>",
                     x as f64 * TILE,
                     y as f64 * TILE,
-                    (end - x) as f64 * TILE
+                    run.len() as f64 * TILE
                 );
             }
-            for (i, &c) in row.iter().enumerate().take(end).skip(x) {
-                let tile = (palette.tile)(&grid, i as i64, y as i64, c);
-                draw_piece(&mut pieces, tile, i as f64 * TILE, y as f64 * TILE);
-            }
-            x = end;
+            x += run.len();
+        }
+        for (x, &tile) in tiles.iter().enumerate() {
+            draw_piece(&mut pieces, tile, x as f64 * TILE, y as f64 * TILE);
         }
     }
     svg.push_str(&pieces);
@@ -538,22 +533,15 @@ pub fn find_levels(
     dir: &std::path::Path,
     seeds: &std::collections::BTreeSet<u64>,
 ) -> Result<std::collections::BTreeMap<u64, PackLevel>, crate::AnalysisError> {
-    use arrow_array::cast::AsArray;
-    use arrow_array::types::UInt64Type;
-    use pregen_pack::read::{f64_column, read_batches, text_column};
+    use pregen_pack::read::{f64_column, read_batches, text_column, u64_column};
     let pack = pregen_pack::PackDir::new(dir);
     pack.require_complete()?;
     let mut found = std::collections::BTreeMap::new();
     for (tier, part) in pack.level_parts()? {
         for batch in read_batches(&part)? {
-            let Some(seed) = batch
-                .column_by_name("seed")
-                .and_then(|c| c.as_primitive_opt::<UInt64Type>())
-            else {
-                return Err(crate::AnalysisError::invalid(&part, "no u64 column `seed`"));
-            };
+            let seed = u64_column(&batch, "seed", &part)?;
             let rows: Vec<usize> = (0..batch.num_rows())
-                .filter(|&i| seeds.contains(&seed.value(i)))
+                .filter(|&i| seeds.contains(&seed[i]))
                 .collect();
             if rows.is_empty() {
                 continue;
@@ -569,9 +557,9 @@ pub fn find_levels(
             );
             for i in rows {
                 found.insert(
-                    seed.value(i),
+                    seed[i],
                     PackLevel {
-                        seed: seed.value(i),
+                        seed: seed[i],
                         game: game.value(i).to_string(),
                         level_id: id.value(i).to_string(),
                         tier,

@@ -9,8 +9,9 @@ use std::fmt::Write;
 use std::path::Path;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::UInt64Type;
-use pregen_pack::read::{f64_column, metrics_column, read_batches, text_column, u32_column};
+use pregen_pack::read::{
+    f64_column, metrics_column, read_batches, text_column, u32_column, u64_column,
+};
 use pregen_pack::{Manifest, PackDir, Reason, dir};
 
 use crate::picture;
@@ -28,6 +29,14 @@ struct Level {
     metrics: Vec<(String, f64)>,
 }
 
+/// One campaign slot.
+struct Slot {
+    campaign: u64,
+    position: u32,
+    seed: u64,
+    difficulty: f64,
+}
+
 /// One seed that was not accepted.
 struct Reject {
     status: String,
@@ -43,6 +52,16 @@ pub fn report(dir: &Path) -> Result<String, AnalysisError> {
     let levels = read_levels(&pack)?;
     let rejects = read_rejects(dir)?;
     let campaigns = read_campaigns(dir)?;
+    // Every level drawn is read in one pass over the tier files.
+    let picks = gallery_picks(&levels);
+    let strip = first_campaign(&campaigns);
+    let drawn = picks
+        .values()
+        .flatten()
+        .map(|&(_, seed)| seed)
+        .chain(strip.iter().map(|&(_, seed)| seed))
+        .collect();
+    let found = picture::find_levels(dir, &drawn)?;
 
     let mut html = String::new();
     let title = format!(
@@ -58,9 +77,9 @@ pub fn report(dir: &Path) -> Result<String, AnalysisError> {
     );
     overview(&mut html, &manifest, &levels, &rejects);
     tiers_table(&mut html, &levels);
-    gallery(&mut html, dir, &levels)?;
+    gallery(&mut html, &picks, &found);
     charts(&mut html, &levels, &rejects, &campaigns);
-    campaign_strip(&mut html, dir)?;
+    campaign_strip(&mut html, &strip, &found);
     html.push_str("</body>\n</html>\n");
     Ok(html)
 }
@@ -83,18 +102,17 @@ figure svg.level { width: 100%; height: auto; max-height: 300px; display: block;
 figcaption { font-size: 12px; color: #444; margin-top: 0.2em; }
 ";
 
-/// Per tier, its easiest, median and hardest level drawn, with seed, moves
-/// and difficulty: what a designer looks at when choosing levels.
-fn gallery(html: &mut String, dir: &Path, levels: &[Level]) -> Result<(), AnalysisError> {
+/// Per tier, the seeds of its easiest, median and hardest level.
+fn gallery_picks(levels: &[Level]) -> BTreeMap<u32, [(&'static str, u64); 3]> {
     let mut by_tier: BTreeMap<u32, Vec<&Level>> = BTreeMap::new();
     for level in levels {
         by_tier.entry(level.tier).or_default().push(level);
     }
     // Tier files are sorted by difficulty; sorted again here, so that a pack
     // rewritten by another tool draws the same.
-    let picks: BTreeMap<u32, [(&str, u64); 3]> = by_tier
-        .iter_mut()
-        .map(|(&tier, rows)| {
+    by_tier
+        .into_iter()
+        .map(|(tier, mut rows)| {
             rows.sort_by(|a, b| {
                 a.difficulty
                     .total_cmp(&b.difficulty)
@@ -108,52 +126,55 @@ fn gallery(html: &mut String, dir: &Path, levels: &[Level]) -> Result<(), Analys
             ];
             (tier, picks)
         })
-        .collect();
-    let seeds = picks.values().flatten().map(|&(_, s)| s).collect();
-    let found = picture::find_levels(dir, &seeds)?;
+        .collect()
+}
+
+/// Per tier, its easiest, median and hardest level drawn, with seed, moves
+/// and difficulty: what a designer looks at when choosing levels.
+fn gallery(
+    html: &mut String,
+    picks: &BTreeMap<u32, [(&str, u64); 3]>,
+    found: &BTreeMap<u64, picture::PackLevel>,
+) {
     html.push_str("<h2>Gallery</h2>\n<p>The easiest, median and hardest level of each tier.</p>\n");
     for (tier, picks) in picks {
         let _ = writeln!(html, "<h3>Tier {tier}</h3>\n<div class=\"gallery\">");
         for (what, seed) in picks {
-            if let Some(level) = found.get(&seed) {
+            if let Some(level) = found.get(seed) {
                 figure(html, level, what);
             }
         }
         html.push_str("</div>\n");
     }
-    Ok(())
+}
+
+/// (position, seed) of the first campaign's levels, in order.
+fn first_campaign(campaigns: &[Slot]) -> Vec<(u32, u64)> {
+    let mut first: Vec<(u32, u64)> = campaigns
+        .iter()
+        .filter(|s| s.campaign == 1)
+        .map(|s| (s.position, s.seed))
+        .collect();
+    first.sort_unstable();
+    first
 }
 
 /// The first campaign's levels in order, drawn.
-fn campaign_strip(html: &mut String, dir: &Path) -> Result<(), AnalysisError> {
-    let path = dir.join(dir::CAMPAIGNS_FILE);
-    let mut first = Vec::new();
-    for batch in read_batches(&path)? {
-        let campaign = f64_column(&batch, "campaign", &path)?;
-        let position = u32_column(&batch, "position", &path)?;
-        let seeds = batch
-            .column_by_name("seed")
-            .and_then(|c| c.as_primitive_opt::<UInt64Type>().cloned())
-            .ok_or_else(|| AnalysisError::invalid(&path, "no u64 column `seed`"))?;
-        first.extend(
-            (0..batch.num_rows())
-                .filter(|&i| campaign[i] == 1.0)
-                .map(|i| (position[i], seeds.value(i))),
-        );
-    }
+fn campaign_strip(
+    html: &mut String,
+    first: &[(u32, u64)],
+    found: &BTreeMap<u64, picture::PackLevel>,
+) {
     if first.is_empty() {
-        return Ok(());
+        return;
     }
-    first.sort_unstable();
-    let found = picture::find_levels(dir, &first.iter().map(|&(_, s)| s).collect())?;
     html.push_str("<h2>Campaign 1, level by level</h2>\n<div class=\"strip\">\n");
     for (position, seed) in first {
-        if let Some(level) = found.get(&seed) {
+        if let Some(level) = found.get(seed) {
             figure(html, level, &format!("position {position}"));
         }
     }
     html.push_str("</div>\n");
-    Ok(())
 }
 
 fn figure(html: &mut String, level: &picture::PackLevel, what: &str) {
@@ -180,14 +201,11 @@ fn read_levels(pack: &PackDir) -> Result<Vec<Level>, AnalysisError> {
                 .column_by_name("moves_optimal")
                 .and_then(|c| c.as_boolean_opt().cloned());
             let metrics = metrics_column(&batch);
-            let seeds = batch
-                .column_by_name("seed")
-                .and_then(|c| c.as_primitive_opt::<UInt64Type>().cloned())
-                .ok_or_else(|| AnalysisError::invalid(&part, "no u64 column `seed`"))?;
+            let seeds = u64_column(&batch, "seed", &part)?;
             for i in 0..batch.num_rows() {
                 levels.push(Level {
                     tier,
-                    seed: seeds.value(i),
+                    seed: seeds[i],
                     difficulty: difficulty[i],
                     moves: moves[i] as u32,
                     optimal: optimal.as_ref().is_some_and(|o| o.value(i)),
@@ -220,13 +238,20 @@ fn read_rejects(dir: &Path) -> Result<Vec<Reject>, AnalysisError> {
 }
 
 /// (position, difficulty) of every campaign slot.
-fn read_campaigns(dir: &Path) -> Result<Vec<(u32, f64)>, AnalysisError> {
+fn read_campaigns(dir: &Path) -> Result<Vec<Slot>, AnalysisError> {
     let path = dir.join(dir::CAMPAIGNS_FILE);
     let mut slots = Vec::new();
     for batch in read_batches(&path)? {
-        let difficulty = f64_column(&batch, "difficulty", &path)?;
+        let campaign = u64_column(&batch, "campaign", &path)?;
         let position = u32_column(&batch, "position", &path)?;
-        slots.extend(position.into_iter().zip(difficulty));
+        let seed = u64_column(&batch, "seed", &path)?;
+        let difficulty = f64_column(&batch, "difficulty", &path)?;
+        slots.extend((0..batch.num_rows()).map(|i| Slot {
+            campaign: campaign[i],
+            position: position[i],
+            seed: seed[i],
+            difficulty: difficulty[i],
+        }));
     }
     Ok(slots)
 }
@@ -355,7 +380,7 @@ fn tier_colour(index: usize, tiers: usize) -> String {
     PALETTE[i].to_string()
 }
 
-fn charts(html: &mut String, levels: &[Level], rejects: &[Reject], campaigns: &[(u32, f64)]) {
+fn charts(html: &mut String, levels: &[Level], rejects: &[Reject], campaigns: &[Slot]) {
     let tiers: Vec<u32> = levels
         .iter()
         .map(|l| l.tier)
@@ -492,8 +517,11 @@ fn charts(html: &mut String, levels: &[Level], rejects: &[Reject], campaigns: &[
     }
     if !campaigns.is_empty() {
         let mut by_position: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-        for &(p, d) in campaigns {
-            by_position.entry(p).or_default().push(d);
+        for s in campaigns {
+            by_position
+                .entry(s.position)
+                .or_default()
+                .push(s.difficulty);
         }
         let xs: Vec<f64> = by_position.keys().map(|&p| f64::from(p)).collect();
         let stat = |f: &dyn Fn(&Percentiles) -> f64| -> Vec<f64> {

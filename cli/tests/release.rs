@@ -29,27 +29,21 @@ fn read(path: &Path) -> String {
 
 /// The levels of the pack's Parquet files: seed -> (tier, hash, solution).
 fn parquet_levels(pack: &Path) -> BTreeMap<u64, (u32, String, String)> {
-    use arrow_array::cast::AsArray;
-    use arrow_array::types::UInt64Type;
-    use pregen_pack::read::{read_batches, text_column};
+    use pregen_pack::read::{read_batches, text_column, u64_column};
     let mut out = BTreeMap::new();
     for tier in 1..=4u32 {
         let path = pack.join(pregen_pack::dir::tier_part(tier, 0));
         for batch in read_batches(&path).expect("tier file") {
-            let seeds = batch
-                .column_by_name("seed")
-                .expect("seed")
-                .as_primitive::<UInt64Type>()
-                .clone();
+            let seeds = u64_column(&batch, "seed", &path).expect("seed");
             let hashes = text_column(&batch, "level_hash", &path).expect("level_hash");
             let solutions = text_column(&batch, "solution", &path).expect("solution");
-            for i in 0..batch.num_rows() {
+            for (i, seed) in seeds.into_iter().enumerate() {
                 let row = (
                     tier,
                     hashes.value(i).to_string(),
                     solutions.value(i).to_string(),
                 );
-                out.insert(seeds.value(i), row);
+                out.insert(seed, row);
             }
         }
     }

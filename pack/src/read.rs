@@ -56,6 +56,15 @@ pub fn f64_column(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<f6
     }
 }
 
+/// A `u64` column of a batch read from `path`.
+pub fn u64_column(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<u64>, PackError> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| c.as_primitive_opt::<UInt64Type>())
+        .map(|a| a.values().to_vec())
+        .ok_or_else(|| PackError::invalid(path, format!("no u64 column `{name}`")))
+}
+
 /// A `u32` column of a batch read from `path`.
 pub fn u32_column(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<u32>, PackError> {
     batch

@@ -218,6 +218,7 @@ impl PackWriter {
                 None => current.insert(TierFiles::open(
                     &root,
                     job,
+                    &self.stamp,
                     tier,
                     tier_sizes.get(&tier).copied().unwrap_or(0),
                     self.options,
@@ -475,6 +476,7 @@ impl TierFiles {
     fn open(
         root: &Path,
         job: &Job,
+        stamp: &Stamp,
         tier: u32,
         size: u64,
         options: WriteOptions,
@@ -503,7 +505,7 @@ impl TierFiles {
             tier,
             root: root.to_path_buf(),
             job_game: job.game.clone(),
-            stamp: Stamp::of(job),
+            stamp: stamp.clone(),
             options,
             part: None,
             next_part: 0,
@@ -913,17 +915,12 @@ fn campaigns_columns(slots: &[CampaignSlot]) -> Vec<(&'static str, ArrayRef)> {
 }
 
 fn rejects_columns(rejects: &[SeedRecord]) -> Vec<(&'static str, ArrayRef)> {
+    let reasons: Vec<Reason> = rejects.iter().map(|r| Reason::parse(&r.reason)).collect();
     vec![
         ("seed", u64s(rejects.iter().map(|r| r.seed))),
         ("status", strings(rejects.iter().map(|r| r.status.as_str()))),
-        (
-            "reason",
-            strings(rejects.iter().map(|r| Reason::parse(&r.reason).code)),
-        ),
-        (
-            "reason_detail",
-            strings(rejects.iter().map(|r| Reason::parse(&r.reason).detail)),
-        ),
+        ("reason", strings(reasons.iter().map(|r| r.code))),
+        ("reason_detail", strings(reasons.iter().map(|r| r.detail))),
         ("generate_ms", f64s(rejects.iter().map(|r| r.generate_ms))),
         ("solve_ms", f64s(rejects.iter().map(|r| r.solve_ms))),
         ("nodes", u64s(rejects.iter().map(|r| r.nodes))),
