@@ -4,12 +4,14 @@
 //! connect to (the CLI starts local ones for `pregen run`) and whose progress
 //! can be watched; [`run_job`] is start, complete and stop in one call.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pregen_pack::PackDir;
+use pregen_pack::SeedRecord;
 use pregen_pack::durable::write_durably;
 use pregen_pack::write::{PackWriter, RunFacts, WriteOptions};
 use pregen_proto::v1::coordinator_server::CoordinatorServer;
@@ -576,35 +578,66 @@ async fn maintain(
 /// the coordinator checks it itself.
 pub const CHECK_GRACE: Duration = Duration::from_secs(1);
 
-/// Five times a second: runs here, one at a time and off the async threads,
-/// the seeds only the coordinator can settle: disputed results, and sampled
-/// seeds no other worker is there to check.
+/// Five times a second, and after every batch: runs here, off the async
+/// threads and one per core at most, the seeds only the coordinator can
+/// settle: disputed results, and sampled seeds no other worker is there to
+/// check. At the tail the workers are idle, so the last checks use every core.
 async fn run_own_seeds(shared: Arc<Shared>) {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let mut tick = tokio::time::interval(Duration::from_millis(200));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        tick.tick().await;
+        tokio::select! {
+            _ = tick.tick() => {}
+            () = shared.own_work.notified() => {}
+        }
         let work = shared
             .scheduler()
             .coordinator_work(Instant::now(), CHECK_GRACE);
+        let mut running = tokio::task::JoinSet::new();
+        let mut seeds = HashMap::new();
         for (stratum, seed) in work {
-            let run = shared.clone();
-            let ran = tokio::task::spawn_blocking(move || run.run_seed(stratum, seed))
-                .await
-                .unwrap_or_else(|e| Err(e.to_string()));
-            match ran {
-                Ok(record) => shared.scheduler().coordinator_result(record),
-                Err(error) => {
-                    tracing::error!(
-                        seed,
-                        %error,
-                        "the coordinator could not run the seed; its results stand unchecked"
-                    );
-                    shared.scheduler().coordinator_failed(seed);
-                }
+            if running.len() >= cores
+                && let Some(done) = running.join_next_with_id().await
+            {
+                settle_own_run(&shared, &mut seeds, done);
             }
-            shared.check_complete();
+            let run = shared.clone();
+            let task = running.spawn_blocking(move || run.run_seed(stratum, seed));
+            seeds.insert(task.id(), seed);
+        }
+        while let Some(done) = running.join_next_with_id().await {
+            settle_own_run(&shared, &mut seeds, done);
         }
     }
+}
+
+/// Records one of the coordinator's own runs: its result settles the seed,
+/// a failure leaves the workers' results standing unchecked.
+fn settle_own_run(
+    shared: &Shared,
+    seeds: &mut HashMap<tokio::task::Id, u64>,
+    done: Result<(tokio::task::Id, Result<SeedRecord, String>), tokio::task::JoinError>,
+) {
+    let (id, ran) = match done {
+        Ok((id, ran)) => (id, ran),
+        Err(e) => (e.id(), Err(e.to_string())),
+    };
+    let Some(seed) = seeds.remove(&id) else {
+        return;
+    };
+    match ran {
+        Ok(record) => shared.scheduler().coordinator_result(record),
+        Err(error) => {
+            tracing::error!(
+                seed,
+                %error,
+                "the coordinator could not run the seed; its results stand unchecked"
+            );
+            shared.scheduler().coordinator_failed(seed);
+        }
+    }
+    shared.check_complete();
 }
 
 /// Writes the results received since the last flush as one durable segment;

@@ -39,6 +39,10 @@ pub struct Shared {
     pub(crate) flush_now: Notify,
     /// Rung after each write of the commit log.
     flushed: Notify,
+    /// Rung after each batch is recorded: the coordinator's own runs may be
+    /// due, at the tail at once (waiting for the next tick would hold the
+    /// pack back).
+    pub(crate) own_work: Notify,
     /// Batches checked at once: one per core, so a thousand sessions do not
     /// make a thousand blocking threads.
     checking: Semaphore,
@@ -79,6 +83,7 @@ impl Shared {
             lease_ttl,
             flush_now: Notify::new(),
             flushed: Notify::new(),
+            own_work: Notify::new(),
             checking: Semaphore::new(
                 std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
             ),
@@ -330,6 +335,7 @@ async fn drive(
                     scheduler.heartbeat(session, Instant::now());
                 }
                 shared.check_complete();
+                shared.own_work.notify_one();
             }
             In::LeaseDone(d) => shared.scheduler().lease_done(session, d.lease_id),
             In::LeaseReturn(r) => shared.scheduler().lease_returned(session, r.lease_id),

@@ -612,13 +612,20 @@ const HELD: usize = 1 << 20;
 impl HashingFile {
     /// Creates `rel` under `root` (and its folder).
     fn create(root: &Path, rel: &str) -> Result<Self, PackError> {
+        Self::with_buffer(root, rel, 64 << 10)
+    }
+
+    /// [`HashingFile::create`] with `buffer` bytes of write buffer: small for
+    /// the many small release files (a large one per file is an allocation
+    /// and page faults each), large for the Parquet files.
+    fn with_buffer(root: &Path, rel: &str, buffer: usize) -> Result<Self, PackError> {
         let path = root.join(rel);
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent).map_err(PackError::io("create", parent))?;
         }
         let file = File::create(&path).map_err(PackError::io("create", &path))?;
         Ok(HashingFile {
-            out: BufWriter::with_capacity(1 << 20, file),
+            out: BufWriter::with_capacity(buffer, file),
             hasher: Sha256::new(),
             path,
             held: None,
@@ -628,7 +635,7 @@ impl HashingFile {
     /// [`HashingFile::create`] for a Parquet file, whose footer is patched
     /// as it is closed.
     fn create_parquet(root: &Path, rel: &str) -> Result<Self, PackError> {
-        let mut file = Self::create(root, rel)?;
+        let mut file = Self::with_buffer(root, rel, 1 << 20)?;
         file.held = Some(Vec::with_capacity(2 * HELD));
         Ok(file)
     }
