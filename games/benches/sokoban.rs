@@ -1,7 +1,7 @@
 //! Sokoban on one core: the MCTS generator's time and memory per puzzle, the
 //! reverse generator's verified levels per second, the solver's speed.
 //!
-//! `cargo bench -p pregen-games --bench sokoban -- [mcts|reverse|solver|player|all] [N]`
+//! `cargo bench -p pregen-games --bench sokoban -- [mcts|reverse|solver|player|variety|all] [N]`
 //! - `mcts`: N puzzles (default 5) of 6x6 at 100,000 and at 500,000 iterations
 //!   (generation only): seconds per puzzle, tree nodes, the process's peak
 //!   resident memory, the source's score;
@@ -10,7 +10,10 @@
 //! - `solver`: the levels of the first N (default 200) reverse seeds, solved
 //!   again: nodes per second, time per level, pushes and moves;
 //! - `player`: the levels of the first N (default 2,000) reverse seeds with
-//!   `player_on_goal` true and false: how many start with the player on a goal.
+//!   `player_on_goal` true and false: how many start with the player on a goal;
+//! - `variety`: the levels of the first N (default 300) MCTS seeds under the
+//!   source's score and under the defaults (a third argument sets
+//!   `displacement_weight`): boxes and pushes by tier.
 
 use std::time::Instant;
 
@@ -110,6 +113,74 @@ fn player_start(seeds: u64) {
     }
 }
 
+/// The MCTS generator's levels under the source's score (any box count,
+/// which the score fills to the most) and under today's defaults (a box
+/// count drawn per seed, displacement scored): boxes and pushes by tier.
+fn variety(seeds: u64, weight: Option<f64>) {
+    let mut defaults = serde_json::json!({ "method": "mcts" });
+    if let Some(w) = weight {
+        defaults["displacement_weight"] = w.into();
+    }
+    let settings = [
+        (
+            "source's score",
+            serde_json::json!({ "method": "mcts", "draw_boxes": false, "displacement_weight": 0.0 }),
+        ),
+        ("defaults", defaults),
+    ];
+    for (name, params) in settings {
+        let game = GameKind::of::<Sokoban>()
+            .prepare(&params)
+            .expect("valid params");
+        let budget = Budget::nodes(200_000);
+        let mut levels: Vec<(f64, u64, u32, u32)> = Vec::new();
+        for seed in 0..seeds {
+            if let Ok(c) = game.run(seed, &budget).result {
+                levels.push((
+                    c.difficulty,
+                    seed,
+                    c.metrics["boxes"] as u32,
+                    c.metrics["pushes"] as u32,
+                ));
+            }
+        }
+        levels.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let boxes_seen = |tier: &[(f64, u64, u32, u32)]| {
+            (1..=15)
+                .filter_map(|b| {
+                    let n = tier.iter().filter(|l| l.2 == b).count();
+                    (n > 0).then(|| format!("{b}: {n}"))
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let pushes = |tier: &[(f64, u64, u32, u32)]| {
+            let mut p: Vec<u32> = tier.iter().map(|l| l.3).collect();
+            p.sort_unstable();
+            (p[0], p[p.len() / 2], p[p.len() - 1])
+        };
+        let (lo, mid, hi) = pushes(&levels);
+        println!(
+            "mcts 6x6, {name}: {} levels from {seeds} seeds; boxes {}; pushes min {lo}, p50 {mid}, max {hi}; {} of one push",
+            levels.len(),
+            boxes_seen(&levels),
+            levels.iter().filter(|l| l.3 == 1).count(),
+        );
+        println!("| tier | difficulty | boxes (levels) | pushes min / p50 / max |");
+        println!("|---|---|---|---|");
+        for (t, tier) in levels.chunks(levels.len().div_ceil(10)).enumerate() {
+            let (lo, mid, hi) = pushes(tier);
+            println!(
+                "| {} | {:.1} .. {:.1} | {} | {lo} / {mid} / {hi} |",
+                t + 1,
+                tier[0].0,
+                tier[tier.len() - 1].0,
+                boxes_seen(tier)
+            );
+        }
+    }
+}
+
 fn solver(levels: &[String]) {
     let budget = Budget::nodes(1_000_000);
     let mut ms = Vec::new();
@@ -153,6 +224,7 @@ fn main() {
         "reverse" => drop(reverse(n.unwrap_or(500))),
         "solver" => solver(&reverse(n.unwrap_or(200))),
         "player" => player_start(n.unwrap_or(2_000)),
+        "variety" => variety(n.unwrap_or(300), args.get(2).and_then(|a| a.parse().ok())),
         _ => {
             let levels = reverse(n.unwrap_or(500));
             solver(&levels);

@@ -11,7 +11,11 @@
 //!   evaluate; no push available leaves only evaluate.
 //!
 //! Evaluate restores the frozen start; goals are where the boxes ended; boxes
-//! never pushed and tiles never used become walls. The score is the source's.
+//! never pushed and tiles never used become walls. The score is the source's,
+//! plus a term for the boxes' displacement, start cells matched to goals at
+//! the least total distance (`displacement_weight`, 0 for the source's alone); by default each seed
+//! draws its box count (`draw_boxes`), so that a pack is not all boxes at the
+//! most and pushes at the fewest, which the source's score favours.
 //! The tree grows by UCB (`C = exploration`) with ordered child expansion and
 //! random roll-outs; the best puzzle seen is kept.
 
@@ -40,6 +44,13 @@ pub struct Mcts {
     pub freeze_layer: u32,
     /// The score's normaliser.
     pub normaliser: f64,
+    /// Whether each seed draws its box count from `min_boxes..=max_boxes`
+    /// and the search places exactly that many (else the source's rule: any
+    /// count in the range, which its score fills to the most).
+    pub draw_boxes: bool,
+    /// The score's weight on the pushed boxes' displacement (0: the source's
+    /// score).
+    pub displacement_weight: f64,
 }
 
 /// The best puzzle of a search, with its score and the score's parts.
@@ -55,6 +66,9 @@ pub struct Found {
     pub congestion: f64,
     /// Tiles in no uniform 3x3 block.
     pub non_uniform: f64,
+    /// The pushed boxes' start cells matched to the goals at the least total
+    /// distance (Manhattan): a lower bound on the pushes.
+    pub displacement: f64,
     /// Iterations run.
     pub iterations: u64,
     /// Tree nodes at the end.
@@ -99,6 +113,7 @@ struct Score {
     box_count: f64,
     congestion: f64,
     non_uniform: f64,
+    displacement: f64,
 }
 
 /// A tree node: statistics and links; the board is rebuilt by replaying the
@@ -185,9 +200,23 @@ fn cells_of(mut m: u128) -> impl Iterator<Item = usize> {
 impl Mcts {
     /// Runs the search; the best puzzle found.
     pub fn generate(&self, rng: &mut Rng, budget: &Budget) -> Result<Found, Rejection> {
+        // With the count drawn, every puzzle of the search has as many boxes,
+        // so the score's other terms choose among them.
+        let drawn;
+        let params = if self.draw_boxes {
+            let boxes = self.min_boxes + rng.index(self.max_boxes - self.min_boxes + 1);
+            drawn = Mcts {
+                min_boxes: boxes,
+                max_boxes: boxes,
+                ..self.clone()
+            };
+            &drawn
+        } else {
+            self
+        };
         let root = Board::new(self.width, self.height);
         let mut tree = Tree {
-            params: self,
+            params,
             nodes: vec![Node {
                 visits: 0,
                 total: 0.0,
@@ -485,6 +514,7 @@ impl Tree<'_> {
                 box_count: parts.box_count,
                 congestion: parts.congestion,
                 non_uniform: parts.non_uniform,
+                displacement: parts.displacement,
                 iterations: 0,
                 tree_nodes: 0,
             });
@@ -697,13 +727,30 @@ impl Board {
         }
         let non_uniform = f64::from((self.inner & !uniform).count_ones());
         let tiles = f64::from(self.inner.count_ones());
-        let score =
-            (10.0 * box_count + 4.0 * congestion + non_uniform / tiles) / 3.0 / p.normaliser;
+        // The fewest pushes with walls and other boxes ignored: boxes are
+        // unlabelled, so a box may take another's goal (a matching, not
+        // each box's own path).
+        let (starts_of, goals_of): (Vec<u32>, Vec<u32>) = (0..self.count as usize)
+            .filter(|&i| self.pushed & (1 << i) != 0)
+            .map(|i| (u32::from(self.start[i]), u32::from(self.pos[i])))
+            .unzip();
+        let gw32 = self.grid_width;
+        let displacement = super::solve::hungarian(starts_of.len(), |i, j| {
+            let (a, b) = (starts_of[i], goals_of[j]);
+            i64::from((a % gw32).abs_diff(b % gw32) + (a / gw32).abs_diff(b / gw32))
+        }) as f64;
+        let score = (10.0 * box_count
+            + 4.0 * congestion
+            + non_uniform / tiles
+            + p.displacement_weight * displacement)
+            / 3.0
+            / p.normaliser;
         Some(Score {
             score,
             box_count,
             congestion,
             non_uniform,
+            displacement,
         })
     }
 

@@ -79,6 +79,14 @@ pub struct SokobanParams {
     pub freeze_layer: u32,
     /// `mcts`: the score's normaliser.
     pub normaliser: f64,
+    /// `mcts`: each seed draws its box count from `min_boxes..=max_boxes`
+    /// (true), or the search places any count in the range (false, the
+    /// source's rule; its score then nearly always picks `max_boxes`).
+    pub draw_boxes: bool,
+    /// `mcts`: the score's weight on the pushed boxes' displacement (start
+    /// cells matched to goals at the least total distance, a lower bound on
+    /// the pushes), which favours longer solutions; 0 gives the source's score.
+    pub displacement_weight: f64,
     /// Fewest pushes an accepted level needs.
     pub min_pushes: u32,
     /// Most pushes an accepted level may need.
@@ -104,6 +112,8 @@ impl Default for SokobanParams {
             max_boxes: 7,
             freeze_layer: 9,
             normaliser: 50.0,
+            draw_boxes: true,
+            displacement_weight: 5.0,
             min_pushes: 1,
             max_pushes: 1_000,
         }
@@ -153,6 +163,8 @@ impl SokobanParams {
             max_boxes: self.max_boxes,
             freeze_layer: self.freeze_layer,
             normaliser: self.normaliser,
+            draw_boxes: self.draw_boxes,
+            displacement_weight: self.displacement_weight,
         }
     }
 }
@@ -224,6 +236,11 @@ impl Game for Sokoban {
             "tiles in no uniform 3x3 block; method mcts",
         ),
         metric(
+            "displacement",
+            "cells",
+            "start cells matched to goals at the least total distance (a lower bound on pushes); method mcts",
+        ),
+        metric(
             "tree_nodes",
             "count",
             "MCTS tree nodes at the end; method mcts",
@@ -291,6 +308,12 @@ impl Game for Sokoban {
                 p.exploration
             ));
         }
+        if !(p.displacement_weight.is_finite() && p.displacement_weight >= 0.0) {
+            return Err(format!(
+                "displacement_weight must be a finite number >= 0 (got {})",
+                p.displacement_weight
+            ));
+        }
         if !(p.normaliser.is_finite() && p.normaliser > 0.0) {
             return Err(format!(
                 "normaliser must be positive (got {})",
@@ -325,6 +348,7 @@ impl Game for Sokoban {
                 generator.insert("box_count".into(), f.box_count);
                 generator.insert("congestion".into(), f.congestion);
                 generator.insert("non_uniform_tiles".into(), f.non_uniform);
+                generator.insert("displacement".into(), f.displacement);
                 generator.insert("tree_nodes".into(), f.tree_nodes as f64);
                 f.level
             }

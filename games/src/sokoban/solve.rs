@@ -374,7 +374,7 @@ const UNMATCHED: i64 = 1 << 32;
 
 /// The minimum total cost of a perfect assignment of `n` rows to `n` columns
 /// (Hungarian method with potentials, O(n^3)).
-fn hungarian(n: usize, cost: impl Fn(usize, usize) -> i64) -> i64 {
+pub(super) fn hungarian(n: usize, cost: impl Fn(usize, usize) -> i64) -> i64 {
     let mut u = vec![0i64; n + 1];
     let mut v = vec![0i64; n + 1];
     let mut way = vec![0usize; n + 1];

@@ -350,15 +350,24 @@ fn both_generators_give_solved_replayable_deterministic_levels() {
     }
 }
 
-/// (method, seed) -> the first 16 hex digits of the level hash: any change to
-/// a generator's output for a seed shows here (bump GENERATOR_VERSION then).
+/// (generator, seed) -> the first 16 hex digits of the level hash: any change
+/// to a generator's output for a seed shows here (bump GENERATOR_VERSION then).
+/// `mcts-source` is the source's score alone (no drawn box count, no
+/// displacement term): the same boards as before either came, its hashes
+/// changed only by the `displacement` figure the JSON form now records.
 const GOLDEN: &[(&str, u64, &str)] = &[
-    ("mcts", 0, "d76b53520b435bef"),
-    ("mcts", 1, "14e86100b974973b"),
-    ("mcts", 2, "9001399698d36c21"),
-    ("mcts", 3, "2c320506d0c66a3e"),
-    ("mcts", 4, "10c525959de279be"),
-    ("mcts", 5, "5504226473447a53"),
+    ("mcts", 0, "f21e89e4dd00f077"),
+    ("mcts", 1, "3604c838ce1fd064"),
+    ("mcts", 2, "7db06bbe26bc623d"),
+    ("mcts", 3, "a030f4e3144da26c"),
+    ("mcts", 4, "38f55c5bf3484f0b"),
+    ("mcts", 5, "22c481b2b0fdd20f"),
+    ("mcts-source", 0, "bec62529e464d641"),
+    ("mcts-source", 1, "3d39c7affa497150"),
+    ("mcts-source", 2, "f5f7a86288e75c2a"),
+    ("mcts-source", 3, "d38bbee94452d460"),
+    ("mcts-source", 4, "7a354247c44f43a9"),
+    ("mcts-source", 5, "b9c4123bb5ce86fa"),
     ("reverse", 0, "73249886abec6d92"),
     ("reverse", 1, "e5c3522b9fef578b"),
     ("reverse", 2, "5def397f2ee529de"),
@@ -370,11 +379,17 @@ const GOLDEN: &[(&str, u64, &str)] = &[
 #[test]
 fn golden_level_hashes() {
     let mut got = Vec::new();
-    for method in ["mcts", "reverse"] {
+    for name in ["mcts", "mcts-source", "reverse"] {
         for seed in 0..6 {
-            let params = serde_json::json!({ "method": method, "iterations": 3000 });
+            let params = match name {
+                "mcts-source" => serde_json::json!({
+                    "method": "mcts", "iterations": 3000,
+                    "draw_boxes": false, "displacement_weight": 0.0,
+                }),
+                method => serde_json::json!({ "method": method, "iterations": 3000 }),
+            };
             let c = run(params, seed);
-            got.push((method, seed, c.level_hash[..16].to_string()));
+            got.push((name, seed, c.level_hash[..16].to_string()));
         }
     }
     let want: Vec<(&str, u64, String)> = GOLDEN
@@ -382,6 +397,27 @@ fn golden_level_hashes() {
         .map(|&(m, s, h)| (m, s, h.to_string()))
         .collect();
     assert_eq!(got, want);
+}
+
+/// Regression for #20: the MCTS levels vary in boxes and pushes (the
+/// source's score gives every level `max_boxes` and few pushes).
+#[test]
+fn mcts_levels_vary_in_boxes_and_pushes_regression_20() {
+    let (mut boxes, mut pushes) = (Vec::new(), Vec::new());
+    for seed in 0..12 {
+        let c = run(serde_json::json!({ "method": "mcts", "iterations": 3000 }), seed);
+        boxes.push(c.metrics["boxes"] as u32);
+        pushes.push(c.metrics["pushes"] as u32);
+        assert!(
+            c.metrics["displacement"] <= c.metrics["pushes"],
+            "the displacement bounds the pushes from below: {}",
+            c.layout
+        );
+    }
+    boxes.sort_unstable();
+    boxes.dedup();
+    assert!(boxes.len() >= 3, "box counts {boxes:?}");
+    assert!(pushes.iter().max() > Some(&10), "pushes {pushes:?}");
 }
 
 #[test]
