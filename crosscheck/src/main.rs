@@ -38,7 +38,10 @@ fn outside(xsb: &str, limit: Duration) -> (Option<u32>, f64) {
     let (done, finished) = mpsc::channel();
     let started = Instant::now();
     let search = std::thread::spawn(move || {
-        let found = solver.search(Algorithm::AStar).ok().map(|a| a.shifts() as u32);
+        let found = solver
+            .search(Algorithm::AStar)
+            .ok()
+            .map(|a| a.shifts() as u32);
         let _ = done.send(());
         found
     });
@@ -83,13 +86,19 @@ fn main() {
         }
         seed += 1;
     }
-    judged.sort_by(|a, b| a.difficulty.total_cmp(&b.difficulty).then(a.seed.cmp(&b.seed)));
+    judged.sort_by(|a, b| {
+        a.difficulty
+            .total_cmp(&b.difficulty)
+            .then(a.seed.cmp(&b.seed))
+    });
     println!(
         "sokoban, params {params}: {wanted} levels (seeds 0..{seed}), the soukoban crate's \
          push-optimal A* at most {} s a level",
         limit.as_secs_f64()
     );
-    println!("| tier | difficulty | pushes p50 | outside solver finished | its ms p50 | its ms p90 | pushes agree |");
+    println!(
+        "| tier | difficulty | pushes p50 | outside solver finished | its ms p50 | its ms p90 | pushes agree |"
+    );
     println!("|---|---|---|---|---|---|---|");
     for (t, tier) in judged.chunks(judged.len().div_ceil(10)).enumerate() {
         let mut ms: Vec<f64> = tier.iter().map(|j| j.seconds * 1e3).collect();

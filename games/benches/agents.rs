@@ -25,7 +25,7 @@
 //!
 //! - `search`: a breadth-first search over the same moves (no tries: it is
 //!   deterministic); its figure is the positions it expands before it finds
-//!   a win, capped at 100,000. A player who thinks ahead, with no insight.
+//!   a win, capped at 20,000. A player who thinks ahead, with no insight.
 //!
 //! The table gives per tier the median optimal moves, the mean of two of the
 //! rating's inputs, the random and greedy agents' shares of tries won and the
@@ -118,7 +118,7 @@ fn search<P: Puzzle>(start: &P, cap: usize) -> usize {
 }
 
 /// Positions the search agent may expand.
-const SEARCH_CAP: usize = 100_000;
+const SEARCH_CAP: usize = 20_000;
 
 impl Puzzle for Level {
     fn options(&self, _seen: &[Self]) -> Vec<(Self, u8)> {

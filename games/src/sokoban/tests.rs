@@ -405,7 +405,10 @@ fn golden_level_hashes() {
 fn mcts_levels_vary_in_boxes_and_pushes_regression_20() {
     let (mut boxes, mut pushes) = (Vec::new(), Vec::new());
     for seed in 0..12 {
-        let c = run(serde_json::json!({ "method": "mcts", "iterations": 3000 }), seed);
+        let c = run(
+            serde_json::json!({ "method": "mcts", "iterations": 3000 }),
+            seed,
+        );
         boxes.push(c.metrics["boxes"] as u32);
         pushes.push(c.metrics["pushes"] as u32);
         assert!(
