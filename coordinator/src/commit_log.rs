@@ -33,6 +33,7 @@ use pregen_pack::codec;
 use pregen_pack::durable::write_durably;
 use pregen_pack::job::STRATUM_SEEDS;
 use pregen_pack::{Job, PackError, SeedRecord};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::CoordinatorError;
@@ -290,7 +291,6 @@ impl CommitLog {
             .iter()
             .map(|p| (p.first_seed, p.first_seed.saturating_add(STRATUM_SEEDS)))
             .collect();
-        let mut records = Vec::new();
         for (i, (n, path)) in segments.iter().enumerate() {
             if *n != i as u64 + 1 {
                 let what = if *n == i as u64 {
@@ -300,16 +300,29 @@ impl CommitLog {
                 };
                 return Err(damaged(path, what));
             }
-            let last = i + 1 == segments.len();
-            let segment = Segment {
-                path,
-                job_id: &job_id,
-                seeds: &seeds,
-                n: *n,
-                last,
-            };
-            read_segment(&segment, mode, &mut records)?;
-            records.drain(..).for_each(&mut *on_entry);
+        }
+        // Segments are read and decoded a window at a time in parallel, and
+        // handed on in order; the first damaged one in log order is the error.
+        let window = 4 * rayon::current_num_threads();
+        for (w, chunk) in segments.chunks(window).enumerate() {
+            let read: Vec<Result<Vec<Entry>, CoordinatorError>> = chunk
+                .par_iter()
+                .enumerate()
+                .map(|(j, (n, path))| {
+                    let segment = Segment {
+                        path,
+                        job_id: &job_id,
+                        seeds: &seeds,
+                        n: *n,
+                        last: w * window + j + 1 == segments.len(),
+                    };
+                    let mut records = Vec::new();
+                    read_segment(&segment, mode, &mut records).map(|()| records)
+                })
+                .collect();
+            for records in read {
+                records?.into_iter().for_each(&mut *on_entry);
+            }
         }
         Ok(segments.last().map_or(1, |(n, _)| n + 1))
     }

@@ -22,6 +22,35 @@ pub fn write_durably(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), PackErr
         file.sync_all().map_err(PackError::io("sync", &tmp))?;
     }
     fs::rename(&tmp, &path).map_err(PackError::io("rename into place", &path))?;
+    sync_folder(dir)
+}
+
+/// Publishes a written pack in three durable steps: the manifest's bytes go to
+/// a temporary name and one sync makes them and every file of `files` durable;
+/// the manifest is renamed into place and the folder synced; then the empty
+/// `marker` is created and the folder synced again. So the marker never exists
+/// without the manifest, nor the manifest without the files it names, with
+/// three syncs where a sync per file would take one each.
+pub fn publish<'a>(
+    dir: &Path,
+    files: impl Iterator<Item = &'a String>,
+    manifest: (&str, &[u8]),
+    marker: &str,
+) -> Result<(), PackError> {
+    let (name, bytes) = manifest;
+    let tmp_name = format!(".{name}.tmp");
+    let tmp = dir.join(&tmp_name);
+    fs::write(&tmp, bytes).map_err(PackError::io("write", &tmp))?;
+    sync_filesystem(dir, files.map(|f| f.as_str()).chain([tmp_name.as_str()]))?;
+    let path = dir.join(name);
+    fs::rename(&tmp, &path).map_err(PackError::io("rename into place", &path))?;
+    sync_folder(dir)?;
+    let marker = dir.join(marker);
+    File::create(&marker).map_err(PackError::io("create", &marker))?;
+    sync_folder(dir)
+}
+
+fn sync_folder(dir: &Path) -> Result<(), PackError> {
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(PackError::io("sync", dir))
@@ -35,9 +64,9 @@ pub fn sha256_file(path: &Path) -> Result<String, PackError> {
 
 /// Makes the written files durable before a manifest names them: one
 /// `syncfs` on Linux, a sync per file elsewhere.
-pub fn sync_filesystem<'a>(
+pub fn sync_filesystem(
     dir: &Path,
-    files: impl Iterator<Item = &'a String>,
+    files: impl Iterator<Item = impl AsRef<str>>,
 ) -> Result<(), PackError> {
     #[cfg(target_os = "linux")]
     {
@@ -48,7 +77,7 @@ pub fn sync_filesystem<'a>(
     #[cfg(not(target_os = "linux"))]
     {
         for rel in files {
-            let path = dir.join(rel);
+            let path = dir.join(rel.as_ref());
             File::open(&path)
                 .and_then(|f| f.sync_all())
                 .map_err(PackError::io("sync", &path))?;

@@ -21,11 +21,12 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 use pregen_games::seeds::{SeedHeader, SeedStratum};
 use pregen_games::sha256_hex;
+use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use crate::PackError;
 use crate::dir::{self, PackDir};
-use crate::durable::{sync_filesystem, write_durably};
+use crate::durable::publish;
 use crate::job::{Job, Solutions, TierScheme};
 use crate::manifest::{Counts, CrossCheck, Manifest, Seeds, StratumEntry, Versions};
 use crate::record::{LevelRecord, Reason, SeedRecord, Status};
@@ -160,108 +161,51 @@ impl PackWriter {
         }
     }
 
-    /// Writes every file, syncs them, then the manifest and `_SUCCESS`.
+    /// Writes every file, syncs them, then the manifest and `_SUCCESS`. The
+    /// rejects table is written beside the levels, and campaign files a
+    /// chunk of campaigns at a time on the rayon pool.
     pub fn finish(mut self, facts: &RunFacts) -> Result<Manifest, PackError> {
         let started = std::time::Instant::now();
         let root = self.pack.root().to_path_buf();
+        let accepted = std::mem::replace(&mut self.accepted, Sorter::new(0, &self.spill));
+        let rejects = std::mem::replace(&mut self.rejects, Sorter::new(0, &self.spill));
+        let threshold_tiers = std::mem::take(&mut self.threshold_tiers);
         let job = &self.job;
-        let n = self.accepted.len() as usize;
-        let tiers = Tiers::new(n, &job.tiers);
-        let mut tier_sizes: BTreeMap<u32, u64> = match &job.tiers {
-            TierScheme::Equal { count } => equal_groups(n, *count as usize)
-                .into_iter()
-                .enumerate()
-                .filter(|(_, g)| !g.is_empty())
-                .map(|(t, g)| (t as u32 + 1, g.len() as u64))
-                .collect(),
-            TierScheme::Thresholds { .. } => std::mem::take(&mut self.threshold_tiers),
-        };
-        tier_sizes.retain(|_, n| *n > 0);
+        let n = accepted.len() as usize;
         let draw = draw_campaigns(
             n,
             job.campaigns.length,
             job.campaign_count(),
             job.first_seed,
         );
-        let mut slot_of = vec![u32::MAX; n];
-        for (i, &(_, _, rank)) in draw.iter().enumerate() {
-            slot_of[rank] = i as u32;
-        }
-        let mut slots: Vec<CampaignSlot> = draw
-            .iter()
-            .map(|&(campaign, position, _)| CampaignSlot {
-                campaign,
-                position,
-                seed: 0,
-                tier: 0,
-                difficulty: 0.0,
-            })
-            .collect();
-        let mut files = BTreeMap::new();
-        let mut release = Vec::new();
-        let mut in_campaigns = Sorter::new(self.options.sort_memory / 2, &self.spill);
-        let mut current: Option<TierFiles> = None;
-        let accepted = std::mem::replace(&mut self.accepted, Sorter::new(0, &self.spill));
-        for (rank, item) in accepted.finish()?.enumerate() {
-            let (_, record) = item?;
-            let Some(level) = record.accepted() else {
-                continue;
-            };
-            let tier = tiers.tier(rank, level.difficulty);
-            if current.as_ref().is_some_and(|t| t.tier != tier)
-                && let Some(done) = current.take()
-            {
-                done.close(&mut files, &mut release)?;
-            }
-            let files_of_tier = match &mut current {
-                Some(t) => t,
-                None => current.insert(TierFiles::open(
-                    &root,
-                    job,
-                    &self.stamp,
-                    tier,
-                    tier_sizes.get(&tier).copied().unwrap_or(0),
-                    self.options,
-                )?),
-            };
-            let slot = slot_of[rank];
-            if slot != u32::MAX {
-                let s = &mut slots[slot as usize];
-                s.seed = record.seed;
-                s.tier = tier;
-                s.difficulty = level.difficulty;
-                let key = (u128::from(s.campaign) << 32) | u128::from(s.position);
-                in_campaigns.push(key, record.clone())?;
-            }
-            files_of_tier.add(record)?;
-        }
-        if let Some(done) = current.take() {
-            done.close(&mut files, &mut release)?;
-        }
-        let tiers_written = started.elapsed();
+        let mut campaigns: Vec<u64> = draw.iter().map(|&(c, _, _)| c).collect();
+        campaigns.dedup();
+        // Creating a thousand small files is the file system's slow part:
+        // the campaigns' files are created while the tiers are written.
+        let (tiers, (rejects, created)) = rayon::join(
+            || self.write_tiers(accepted, threshold_tiers, &draw),
+            || {
+                rayon::join(
+                    || self.write_rejects(rejects),
+                    || self.create_campaign_files(&campaigns),
+                )
+            },
+        );
+        let TierPass {
+            tier_sizes,
+            mut files,
+            mut release,
+            in_campaigns,
+            slots,
+        } = tiers?;
+        created?;
+        files.insert(dir::REJECTS_FILE.to_string(), rejects?);
         self.campaign_files(in_campaigns, &slots, &mut files, &mut release)?;
-        let campaigns_written = started.elapsed();
         let path = dir::CAMPAIGNS_FILE;
         let mut table =
             TableFile::create(&root, path, &schema::CAMPAIGNS, self.options, &self.stamp)?;
         for chunk in slots.chunks(BATCH_ROWS) {
             table.write(campaigns_columns(chunk))?;
-        }
-        files.insert(path.to_string(), table.close()?);
-        let rejects = std::mem::replace(&mut self.rejects, Sorter::new(0, &self.spill));
-        let path = dir::REJECTS_FILE;
-        let mut table =
-            TableFile::create(&root, path, &schema::REJECTS, self.options, &self.stamp)?;
-        let mut batch = Vec::with_capacity(BATCH_ROWS);
-        for item in rejects.finish()? {
-            batch.push(item?.1);
-            if batch.len() == BATCH_ROWS {
-                table.write(rejects_columns(&batch))?;
-                batch.clear();
-            }
-        }
-        if !batch.is_empty() || table.rows == 0 {
-            table.write(rejects_columns(&batch))?;
         }
         files.insert(path.to_string(), table.close()?);
         let mut sums = String::new();
@@ -274,16 +218,6 @@ impl PackWriter {
         files.insert(sums_path, sha256_hex(sums.as_bytes()));
         let _ = fs::remove_dir_all(&self.spill);
         let written = started.elapsed();
-        sync_filesystem(&root, files.keys())?;
-        tracing::debug!(
-            files = files.len(),
-            ?tiers_written,
-            ?campaigns_written,
-            ?written,
-            synced = ?started.elapsed(),
-            "pack files written"
-        );
-
         let manifest = Manifest {
             pack: job.pack.clone(),
             job_id: job.id(),
@@ -334,12 +268,155 @@ impl PackWriter {
             cross_check: facts.cross_check.clone(),
             files,
         };
-        write_durably(&root, dir::MANIFEST, manifest.to_json()?.as_bytes())?;
-        write_durably(&root, dir::SUCCESS, b"")?;
+        publish(
+            &root,
+            manifest.files.keys(),
+            (dir::MANIFEST, manifest.to_json()?.as_bytes()),
+            dir::SUCCESS,
+        )?;
+        tracing::debug!(
+            files = manifest.files.len(),
+            ?written,
+            published = ?started.elapsed(),
+            "pack written"
+        );
         Ok(manifest)
     }
 
-    /// The campaigns' release files, from their levels sorted by (campaign, position).
+    /// The tiers' files (Parquet parts and release files) from the accepted
+    /// levels in order, with the campaigns' levels set aside.
+    fn write_tiers(
+        &self,
+        accepted: Sorter,
+        threshold_tiers: BTreeMap<u32, u64>,
+        draw: &[(u64, u32, usize)],
+    ) -> Result<TierPass, PackError> {
+        let root = self.pack.root();
+        let job = &self.job;
+        let n = accepted.len() as usize;
+        let tiers = Tiers::new(n, &job.tiers);
+        let mut tier_sizes: BTreeMap<u32, u64> = match &job.tiers {
+            TierScheme::Equal { count } => equal_groups(n, *count as usize)
+                .into_iter()
+                .enumerate()
+                .filter(|(_, g)| !g.is_empty())
+                .map(|(t, g)| (t as u32 + 1, g.len() as u64))
+                .collect(),
+            TierScheme::Thresholds { .. } => threshold_tiers,
+        };
+        tier_sizes.retain(|_, n| *n > 0);
+        let mut slot_of = vec![u32::MAX; n];
+        for (i, &(_, _, rank)) in draw.iter().enumerate() {
+            slot_of[rank] = i as u32;
+        }
+        let mut slots: Vec<CampaignSlot> = draw
+            .iter()
+            .map(|&(campaign, position, _)| CampaignSlot {
+                campaign,
+                position,
+                seed: 0,
+                tier: 0,
+                difficulty: 0.0,
+            })
+            .collect();
+        let mut files = BTreeMap::new();
+        let mut release = Vec::new();
+        let mut in_campaigns = Sorter::new(self.options.sort_memory / 2, &self.spill);
+        let mut current: Option<TierFiles> = None;
+        for (rank, item) in accepted.finish()?.enumerate() {
+            let (_, record) = item?;
+            let Some(level) = record.accepted() else {
+                continue;
+            };
+            let tier = tiers.tier(rank, level.difficulty);
+            if current.as_ref().is_some_and(|t| t.tier != tier)
+                && let Some(done) = current.take()
+            {
+                done.close(&mut files, &mut release)?;
+            }
+            let files_of_tier = match &mut current {
+                Some(t) => t,
+                None => current.insert(TierFiles::open(
+                    root,
+                    job,
+                    &self.stamp,
+                    tier,
+                    tier_sizes.get(&tier).copied().unwrap_or(0),
+                    self.options,
+                )?),
+            };
+            let slot = slot_of[rank];
+            if slot != u32::MAX {
+                let s = &mut slots[slot as usize];
+                s.seed = record.seed;
+                s.tier = tier;
+                s.difficulty = level.difficulty;
+                let key = (u128::from(s.campaign) << 32) | u128::from(s.position);
+                in_campaigns.push(key, record.clone())?;
+            }
+            files_of_tier.add(record)?;
+        }
+        if let Some(done) = current.take() {
+            done.close(&mut files, &mut release)?;
+        }
+        Ok(TierPass {
+            tier_sizes,
+            files,
+            release,
+            in_campaigns,
+            slots,
+        })
+    }
+
+    /// Creates the campaigns' release files, empty (they are written later).
+    fn create_campaign_files(&self, campaigns: &[u64]) -> Result<(), PackError> {
+        let Some(first) = campaigns.first() else {
+            return Ok(());
+        };
+        let root = self.pack.root();
+        let folder = root
+            .join(format!(
+                "{}/{}",
+                dir::RELEASE,
+                dir::release_campaign(*first)
+            ))
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| root.to_path_buf());
+        fs::create_dir_all(&folder).map_err(PackError::io("create", &folder))?;
+        for &c in campaigns {
+            let path = root.join(format!("{}/{}", dir::RELEASE, dir::release_campaign(c)));
+            File::create(&path).map_err(PackError::io("create", &path))?;
+        }
+        Ok(())
+    }
+
+    /// The rejects table, in seed order; its checksum.
+    fn write_rejects(&self, rejects: Sorter) -> Result<String, PackError> {
+        let mut table = TableFile::create(
+            self.pack.root(),
+            dir::REJECTS_FILE,
+            &schema::REJECTS,
+            self.options,
+            &self.stamp,
+        )?;
+        let mut batch = Vec::with_capacity(BATCH_ROWS);
+        for item in rejects.finish()? {
+            batch.push(item?.1);
+            if batch.len() == BATCH_ROWS {
+                table.write(rejects_columns(&batch))?;
+                batch.clear();
+            }
+        }
+        if !batch.is_empty() || table.rows == 0 {
+            table.write(rejects_columns(&batch))?;
+        }
+        table.close()
+    }
+
+    /// The campaigns' release files, from their levels sorted by (campaign,
+    /// position): whole campaigns are gathered up to [`CAMPAIGN_CHUNK`] levels
+    /// and written in parallel, their checksums noted in campaign order.
     fn campaign_files(
         &self,
         levels: Sorter,
@@ -347,41 +424,79 @@ impl PackWriter {
         files: &mut BTreeMap<String, String>,
         release: &mut Vec<(String, String)>,
     ) -> Result<(), PackError> {
-        let root = self.pack.root();
-        let job = &self.job;
         let mut slots = slots.iter();
-        let mut current: Option<(u64, HashingFile)> = None;
+        let mut chunk: Vec<Vec<(&CampaignSlot, SeedRecord)>> = Vec::new();
+        let mut held = 0;
+        let mut write_chunk = |chunk: &mut Vec<Vec<(&CampaignSlot, SeedRecord)>>| {
+            let sums = chunk
+                .par_iter()
+                .map(|campaign| self.campaign_file(campaign))
+                .collect::<Result<Vec<_>, PackError>>()?;
+            for (c, sum) in sums {
+                let name = dir::release_campaign(c);
+                files.insert(format!("{}/{name}", dir::RELEASE), sum.clone());
+                release.push((name, sum));
+            }
+            chunk.clear();
+            Ok::<(), PackError>(())
+        };
         for item in levels.finish()? {
             let (_, record) = item?;
             let Some(slot) = slots.next() else { break };
-            let Some(level) = record.accepted() else {
-                continue;
-            };
-            if current.as_ref().is_some_and(|(c, _)| *c != slot.campaign)
-                && let Some((c, file)) = current.take()
-            {
-                close_release(file, dir::release_campaign(c), files, release)?;
-            }
-            let (_, file) = match &mut current {
-                Some(c) => c,
-                None => {
-                    let name = dir::release_campaign(slot.campaign);
-                    let mut file = HashingFile::create(root, &format!("{}/{name}", dir::RELEASE))?;
-                    file.write_text(&format!(
-                        "; pack {} game {} campaign {}\n\n",
-                        job.pack, job.game, slot.campaign
-                    ))?;
-                    current.insert((slot.campaign, file))
+            let new_campaign = chunk
+                .last()
+                .and_then(|c| c.first())
+                .is_none_or(|(s, _)| s.campaign != slot.campaign);
+            if new_campaign {
+                if held >= CAMPAIGN_CHUNK {
+                    write_chunk(&mut chunk)?;
+                    held = 0;
                 }
-            };
-            let title = format!("position {}", slot.position);
-            file.write_text(&release_entry(job, &record, level, slot.tier, &title))?;
+                chunk.push(Vec::new());
+            }
+            if let Some(campaign) = chunk.last_mut() {
+                campaign.push((slot, record));
+                held += 1;
+            }
         }
-        if let Some((c, file)) = current.take() {
-            close_release(file, dir::release_campaign(c), files, release)?;
-        }
-        Ok(())
+        write_chunk(&mut chunk)
     }
+
+    /// One campaign's release file; its number and checksum.
+    fn campaign_file(
+        &self,
+        levels: &[(&CampaignSlot, SeedRecord)],
+    ) -> Result<(u64, String), PackError> {
+        let job = &self.job;
+        let campaign = levels.first().map_or(0, |(s, _)| s.campaign);
+        let name = dir::release_campaign(campaign);
+        let mut file = HashingFile::create(self.pack.root(), &format!("{}/{name}", dir::RELEASE))?;
+        file.write_text(&format!(
+            "; pack {} game {} campaign {campaign}\n\n",
+            job.pack, job.game
+        ))?;
+        for (slot, record) in levels {
+            if let Some(level) = record.accepted() {
+                let title = format!("position {}", slot.position);
+                file.write_text(&release_entry(job, record, level, slot.tier, &title))?;
+            }
+        }
+        Ok((campaign, file.close()?))
+    }
+}
+
+/// Levels of whole campaigns gathered before their files are written in parallel.
+const CAMPAIGN_CHUNK: usize = 4096;
+
+/// What the pass over the tiers gives `finish`: the tiers' sizes, the files
+/// written with their checksums, the release files in order, and the
+/// campaigns' levels with their slots filled in.
+struct TierPass {
+    tier_sizes: BTreeMap<u32, u64>,
+    files: BTreeMap<String, String>,
+    release: Vec<(String, String)>,
+    in_campaigns: Sorter,
+    slots: Vec<CampaignSlot>,
 }
 
 /// A release file closed: its checksum noted for the manifest and for `SHA256SUMS`.
