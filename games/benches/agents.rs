@@ -416,6 +416,34 @@ struct Played {
     shown: [f64; 2],
     won: [f64; 2],
     searched: usize,
+    /// Every metric of the level, for `--csv`.
+    metrics: Vec<(String, f64)>,
+}
+
+/// Every level's agents and metrics, one row each, for studying a rating
+/// outside this bench (`--csv=PATH`).
+fn write_csv(path: &str, played: &[Played]) {
+    use std::fmt::Write as _;
+    let names: Vec<&str> = played
+        .first()
+        .map(|p| p.metrics.iter().map(|(k, _)| k.as_str()).collect())
+        .unwrap_or_default();
+    let mut out = format!(
+        "stratum,seed,difficulty,moves,random,greedy,searched,{}\n",
+        names.join(",")
+    );
+    for p in played {
+        let _ = write!(
+            out,
+            "{},{},{},{},{},{},{}",
+            p.stratum, p.seed, p.difficulty, p.moves, p.won[0], p.won[1], p.searched
+        );
+        for (_, v) in &p.metrics {
+            let _ = write!(out, ",{v}");
+        }
+        out.push('\n');
+    }
+    std::fs::write(path, out).expect("write the CSV");
 }
 
 /// The params the levels are drawn from, as JSON: an object, or an array
@@ -483,6 +511,7 @@ fn main() {
                     shown: [c.metrics[shown[0]], c.metrics[shown[1]]],
                     won: judged.won,
                     searched: judged.searched,
+                    metrics: c.metrics.iter().map(|(k, v)| (k.clone(), *v)).collect(),
                 });
                 taken += 1;
             }
@@ -495,6 +524,9 @@ fn main() {
             .total_cmp(&b.difficulty)
             .then(a.seed.cmp(&b.seed))
     });
+    if let Some(path) = args.iter().find_map(|a| a.strip_prefix("--csv=")) {
+        write_csv(path, &played);
+    }
     println!(
         "{game_name}, params {}: {wanted} levels (seeds {}), {tries} tries per agent, \
          {limit_factor} x optimal moves allowed",

@@ -194,6 +194,32 @@ fn golden_level_hashes() {
     assert_eq!(got_ref, expected, "golden tilt levels changed");
 }
 
+/// Golden ratings: the difficulty of the first golden levels. A change here
+/// re-tiers every tilt pack: bump `GENERATOR_VERSION` with it.
+#[test]
+fn golden_ratings() {
+    let params = TiltParams::default();
+    let got: Vec<(u64, f64)> = GOLDEN[..6]
+        .iter()
+        .map(|&(seed, _, _)| {
+            let c = run_game::<Tilt>(&params, seed, &budget())
+                .result
+                .expect("a golden level");
+            (seed, c.difficulty)
+        })
+        .collect();
+    assert_eq!(got, GOLDEN_RATINGS, "golden tilt ratings changed");
+}
+
+const GOLDEN_RATINGS: &[(u64, f64)] = &[
+    (0, 13.242048),
+    (3, 10.962661),
+    (5, 16.26082),
+    (8, 9.320625),
+    (13, 9.653085),
+    (14, 12.87347),
+];
+
 const GOLDEN: &[(u64, u32, &str)] = &[
     (0, 6, "1842d89591169979"),
     (3, 5, "434cd1a907827904"),
