@@ -509,6 +509,7 @@ fn a_malformed_level_does_not_sink_its_collection_regression_21() {
 fn a_time_limit_stops_like_a_budget_regression_21() {
     let params = super::SokobanParams {
         method: super::Method::Reverse,
+        boxes: 6,
         ..Default::default()
     };
     let level = (0..200)
