@@ -33,6 +33,7 @@
 
 use pregen_games::cube::geometry::Turn;
 use pregen_games::cube::replay::Position;
+use pregen_games::dungeon::replay::Play;
 use pregen_games::rng::Rng;
 use pregen_games::sokoban::level::{Dir as Push, Level as Warehouse};
 use pregen_games::tilt::level::{Dir, Level};
@@ -146,16 +147,18 @@ impl Puzzle for Level {
 #[derive(Clone)]
 struct DungeonTry<'a> {
     level: &'a dungeon::level::Level,
-    taken: Vec<String>,
+    play: Play,
 }
 
 impl PartialEq for DungeonTry<'_> {
     fn eq(&self, other: &Self) -> bool {
-        self.taken == other.taken
+        self.play == other.play
     }
 }
 
 impl Puzzle for DungeonTry<'_> {
+    /// Every key, switch or the exit the rules allow from here, each one
+    /// action on from the current play.
     fn options(&self, _seen: &[Self]) -> Vec<(Self, u8)> {
         let level = self.level;
         (0..level.keys.len())
@@ -163,44 +166,21 @@ impl Puzzle for DungeonTry<'_> {
             .chain((0..level.switches.len()).map(|i| dungeon::level::switch_name(i).to_string()))
             .chain(["exit".to_string()])
             .filter_map(|token| {
-                let mut tried = self.taken.clone();
-                tried.push(token.clone());
-                let legal = match dungeon::replay::replay(level, &tried.join(" ")) {
-                    Ok(()) => true,
-                    Err(pregen_games::GameError::Replay { index, .. }) => index == tried.len(),
-                    Err(_) => false,
-                };
+                let mut play = self.play.clone();
+                let out = play.act(level, &token).ok()?;
                 let progress = match token.as_str() {
-                    "exit" => 2,
+                    _ if out => 2,
                     t if t.chars().all(|c| c.is_ascii_lowercase()) => 1,
                     _ => 0,
                 };
-                legal.then(|| {
-                    let next = DungeonTry {
-                        level,
-                        taken: tried,
-                    };
-                    (next, progress)
-                })
+                Some((DungeonTry { level, play }, progress))
             })
             .collect()
     }
 
-    /// The keys held and the switches flipped an odd number of times: the
-    /// state, whatever the order the actions were taken in.
+    /// The room, the keys held and the switches on.
     fn key(&self) -> String {
-        let is_key = |t: &&String| t.chars().all(|c| c.is_ascii_lowercase());
-        let mut keys: Vec<&String> = self.taken.iter().filter(is_key).collect();
-        keys.sort_unstable();
-        keys.dedup();
-        let mut switches: Vec<&String> = self.taken.iter().filter(|t| !is_key(t)).collect();
-        switches.sort_unstable();
-        let odd: Vec<&String> = switches
-            .chunk_by(|a, b| a == b)
-            .filter(|run| run.len() % 2 == 1)
-            .map(|run| run[0])
-            .collect();
-        format!("{keys:?} {odd:?}")
+        format!("{:?}", self.play)
     }
 }
 
@@ -379,7 +359,7 @@ fn judge_level(game: &str, c: &Candidate, limit: u32, tries: u64, seed: u64) -> 
             let level = dungeon::level::Level::from_text(&c.layout).expect("dungeon");
             let start = DungeonTry {
                 level: &level,
-                taken: Vec::new(),
+                play: Play::start(&level),
             };
             judge(&start, limit, tries, seed)
         }

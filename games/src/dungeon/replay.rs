@@ -5,15 +5,67 @@ use super::level::Level;
 use crate::GameError;
 use crate::search::Bfs;
 
-/// What the player holds and where they are.
-#[derive(Debug, Clone)]
-struct Play {
+/// A dungeon in play: the player's room, the keys held, the switches on.
+/// Two plays are the same position when these are.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Play {
     room: usize,
     held: Vec<bool>,
     on: Vec<bool>,
 }
 
 impl Play {
+    /// The start: in the start room, nothing held, every switch off.
+    pub fn start(level: &Level) -> Play {
+        Play {
+            room: level.start,
+            held: vec![false; level.keys.len()],
+            on: vec![false; level.switches.len()],
+        }
+    }
+
+    /// Takes one action: a key's letter collects it, a switch's digit flips
+    /// it, `exit` walks out. `Ok(true)` when the player is out; why not, when
+    /// the action is not legal here (the play is then unchanged).
+    pub fn act(&mut self, level: &Level, token: &str) -> Result<bool, String> {
+        let c = token.chars().next().unwrap_or(' ');
+        if token == "exit" {
+            if !self.can_walk_to(level, level.exit) {
+                return Err("the exit cannot be reached".into());
+            }
+            return Ok(true);
+        } else if token.len() == 1 && c.is_ascii_lowercase() {
+            let k = usize::from(c as u8 - b'a');
+            let Some(key) = level.keys.get(k) else {
+                return Err(format!("there is no key {c}"));
+            };
+            if self.held[k] {
+                return Err(format!("key {c} is already held"));
+            }
+            if !self.can_walk_to(level, key.room) {
+                return Err(format!("key {c} cannot be reached"));
+            }
+            if key.chest.is_some_and(|chest| !self.held[chest]) {
+                return Err(format!("the chest holding key {c} is locked"));
+            }
+            self.held[k] = true;
+            self.room = key.room;
+        } else if token.len() == 1 && c.is_ascii_digit() {
+            let s = usize::from(c as u8 - b'0');
+            let Some(switch) = level.switches.get(s) else {
+                return Err(format!("there is no switch {c}"));
+            };
+            if !self.can_walk_to(level, switch.room) {
+                return Err(format!("switch {c} cannot be reached"));
+            }
+            self.on[s] = !self.on[s];
+            self.room = switch.room;
+        } else {
+            return Err(format!("`{token}` is not a key, a switch or `exit`"));
+        }
+        Ok(false)
+    }
+
     fn door_enabled(&self, level: &Level, d: usize) -> bool {
         let locks_open = level
             .keys
@@ -48,51 +100,17 @@ pub fn replay(level: &Level, solution: &str) -> Result<(), GameError> {
     level
         .check()
         .map_err(|message| GameError::Replay { index: 0, message })?;
-    let mut play = Play {
-        room: level.start,
-        held: vec![false; level.keys.len()],
-        on: vec![false; level.switches.len()],
-    };
+    let mut play = Play::start(level);
     let tokens: Vec<&str> = solution.split_whitespace().collect();
     let fail = |index: usize, message: String| Err(GameError::Replay { index, message });
     for (index, &token) in tokens.iter().enumerate() {
-        let c = token.chars().next().unwrap_or(' ');
-        if token == "exit" {
-            if !play.can_walk_to(level, level.exit) {
-                return fail(index, "the exit cannot be reached".into());
-            }
-            if index + 1 != tokens.len() {
+        match play.act(level, token) {
+            Ok(true) if index + 1 != tokens.len() => {
                 return fail(index, "moves after reaching the exit".into());
             }
-            return Ok(());
-        } else if token.len() == 1 && c.is_ascii_lowercase() {
-            let k = usize::from(c as u8 - b'a');
-            let Some(key) = level.keys.get(k) else {
-                return fail(index, format!("there is no key {c}"));
-            };
-            if play.held[k] {
-                return fail(index, format!("key {c} is already held"));
-            }
-            if !play.can_walk_to(level, key.room) {
-                return fail(index, format!("key {c} cannot be reached"));
-            }
-            if key.chest.is_some_and(|chest| !play.held[chest]) {
-                return fail(index, format!("the chest holding key {c} is locked"));
-            }
-            play.held[k] = true;
-            play.room = key.room;
-        } else if token.len() == 1 && c.is_ascii_digit() {
-            let s = usize::from(c as u8 - b'0');
-            let Some(switch) = level.switches.get(s) else {
-                return fail(index, format!("there is no switch {c}"));
-            };
-            if !play.can_walk_to(level, switch.room) {
-                return fail(index, format!("switch {c} cannot be reached"));
-            }
-            play.on[s] = !play.on[s];
-            play.room = switch.room;
-        } else {
-            return fail(index, format!("`{token}` is not a key, a switch or `exit`"));
+            Ok(true) => return Ok(()),
+            Ok(false) => {}
+            Err(message) => return fail(index, message),
         }
     }
     fail(tokens.len(), "the solution does not reach the exit".into())
