@@ -732,14 +732,18 @@ impl<'a> Search<'a> {
                     match known {
                         Some((pushes, _)) if g + 1 > pushes => None,
                         Some((_, h)) => Some((h, key_player)),
-                        None => {
-                            // The bound is a cubic matching: with many boxes
-                            // it, not the expansions, is the work, and it
-                            // counts against the node budget (nothing for 25
-                            // boxes or fewer).
-                            self.work += matching_cost;
-                            board.lower_bound(&child).map(|h| (h, key_player))
-                        }
+                        None => match self.find(&child, key_player) {
+                            // Seen already: the bound is the boxes', stored.
+                            Some(seen) => Some((self.bound[seen as usize], key_player)),
+                            None => {
+                                // The bound is a cubic matching: with many
+                                // boxes it, not the expansions, is the work,
+                                // and it counts against the node budget
+                                // (nothing for 25 boxes or fewer).
+                                self.work += matching_cost;
+                                board.lower_bound(&child).map(|h| (h, key_player))
+                            }
+                        },
                     }
                 };
                 self.occupied[to] = false;
@@ -802,6 +806,18 @@ impl<'a> Search<'a> {
             }
         }
         Ok(Some(best.1))
+    }
+
+    /// The id of a state seen in this run.
+    fn find(&self, boxes: &[u16], player: u16) -> Option<u32> {
+        let k = self.k;
+        let (all_boxes, players) = (&self.boxes, &self.player);
+        self.index
+            .find(Self::hash(boxes, player), |&id| {
+                let i = id as usize;
+                players[i] == player && &all_boxes[i * k..(i + 1) * k] == boxes
+            })
+            .copied()
     }
 
     /// Adds a state or improves a known one; the id to (re)open, `None` when
