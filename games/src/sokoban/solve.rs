@@ -385,15 +385,67 @@ fn step(c: usize, d: usize, width: usize) -> usize {
 const UNMATCHED: i64 = 1 << 32;
 
 /// The minimum total cost of a perfect assignment of `n` rows to `n` columns
-/// (Hungarian method with potentials, O(n^3)).
+/// (Hungarian method with potentials, O(n^3)). Up to 31 rows its scratch is on
+/// the stack: the MCTS generator calls it once a roll-out.
 pub(super) fn hungarian(n: usize, cost: impl Fn(usize, usize) -> i64) -> i64 {
-    let mut u = vec![0i64; n + 1];
-    let mut v = vec![0i64; n + 1];
-    let mut way = vec![0usize; n + 1];
-    // p[j]: the row matched to column j (1-based; 0 = none).
-    let mut p = vec![0usize; n + 1];
-    let mut minv = vec![0i64; n + 1];
-    let mut used = vec![false; n + 1];
+    const STACK: usize = 32;
+    if n < STACK {
+        let (mut u, mut v, mut minv) = ([0i64; STACK], [0i64; STACK], [0i64; STACK]);
+        let (mut way, mut p) = ([0usize; STACK], [0usize; STACK]);
+        let mut used = [false; STACK];
+        let m = n + 1;
+        hungarian_in(
+            n,
+            &cost,
+            Scratch {
+                u: &mut u[..m],
+                v: &mut v[..m],
+                way: &mut way[..m],
+                p: &mut p[..m],
+                minv: &mut minv[..m],
+                used: &mut used[..m],
+            },
+        )
+    } else {
+        let m = n + 1;
+        let (mut u, mut v, mut minv) = (vec![0i64; m], vec![0i64; m], vec![0i64; m]);
+        let (mut way, mut p) = (vec![0usize; m], vec![0usize; m]);
+        let mut used = vec![false; m];
+        hungarian_in(
+            n,
+            &cost,
+            Scratch {
+                u: &mut u,
+                v: &mut v,
+                way: &mut way,
+                p: &mut p,
+                minv: &mut minv,
+                used: &mut used,
+            },
+        )
+    }
+}
+
+/// The Hungarian method's arrays, `n + 1` long each.
+struct Scratch<'a> {
+    u: &'a mut [i64],
+    v: &'a mut [i64],
+    way: &'a mut [usize],
+    /// `p[j]`: the row matched to column j (1-based; 0 = none).
+    p: &'a mut [usize],
+    minv: &'a mut [i64],
+    used: &'a mut [bool],
+}
+
+fn hungarian_in(n: usize, cost: &impl Fn(usize, usize) -> i64, s: Scratch<'_>) -> i64 {
+    let Scratch {
+        u,
+        v,
+        way,
+        p,
+        minv,
+        used,
+    } = s;
     for i in 1..=n {
         p[0] = i;
         let mut j0 = 0;
