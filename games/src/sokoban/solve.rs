@@ -773,13 +773,19 @@ impl<'a> Search<'a> {
                     child.sort_unstable();
                     let moves_mode = matches!(mode, Mode::Moves { .. });
                     let region = (!moves_mode || self.known.is_some()).then(|| self.flood(b));
-                    let key_player = if moves_mode { b as u16 } else { region.unwrap_or(0) };
+                    let key_player = if moves_mode {
+                        b as u16
+                    } else {
+                        region.unwrap_or(0)
+                    };
                     // What the push search learnt of this position: reached
                     // there with fewer pushes, no solution of the fewest
                     // pushes passes through it this way; its bound is known.
                     let known = region.and_then(|region| {
                         let known = self.known.as_ref()?;
-                        known.find(&child, region).map(|i| (known.pushes[i], known.bound[i]))
+                        known
+                            .find(&child, region)
+                            .map(|i| (known.pushes[i], known.bound[i]))
                     });
                     match known {
                         Some((pushes, _)) if g + 1 > pushes => None,
@@ -1082,9 +1088,8 @@ impl<'a> Search<'a> {
                     inside[a] = true;
                     continue;
                 }
-                let goal_inside = (0..board.cells).any(|c| {
-                    board.goal[c] && area_of(c, self).is_some_and(|a| inside[a])
-                });
+                let goal_inside = (0..board.cells)
+                    .any(|c| board.goal[c] && area_of(c, self).is_some_and(|a| inside[a]));
                 break (unsolved || goal_inside).then_some(pushes);
             };
             if let Some(pushes) = pushes
@@ -1175,7 +1180,10 @@ mod tests {
             );
             levels += 1;
         }
-        eprintln!("{levels} levels: {} nodes in full, {} pruned", nodes[0], nodes[1]);
+        eprintln!(
+            "{levels} levels: {} nodes in full, {} pruned",
+            nodes[0], nodes[1]
+        );
         assert!(levels >= 60, "{levels} levels");
         assert!(nodes[1] < nodes[0], "{nodes:?}");
     }
