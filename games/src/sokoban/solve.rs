@@ -78,10 +78,7 @@ pub struct Answer {
 pub fn solve(level: &Level, budget: &Budget) -> Result<Answer, Rejection> {
     let level = playable(level)?;
     let board = Board::new(&level);
-    let start = Start {
-        boxes: level.boxes.iter().map(|&b| b as u16).collect(),
-        player: level.player as u16,
-    };
+    let start = Start::of(&level);
     if start.boxes.iter().any(|&b| board.dead[b as usize]) {
         return Err(Rejection::Unsolvable);
     }
@@ -193,6 +190,15 @@ pub fn trivially_unsolvable(level: &Level) -> bool {
 struct Start {
     boxes: Vec<u16>,
     player: u16,
+}
+
+impl Start {
+    fn of(level: &Level) -> Start {
+        Start {
+            boxes: level.boxes.iter().map(|&b| b as u16).collect(),
+            player: level.player as u16,
+        }
+    }
 }
 
 /// One push: the box's cell before it and the direction (index into [`Dir::ALL`]).
@@ -964,6 +970,8 @@ impl<'a> Search<'a> {
         // Label the unreachable free areas next to boxes.
         let mut areas = 0u32;
         let mut next_to: Vec<Vec<usize>> = Vec::new();
+        // Whether each area holds a goal (a corral with one is not solved).
+        let mut goal_in: Vec<bool> = Vec::new();
         for (bi, &b) in boxes.iter().enumerate() {
             for d in 0..4 {
                 let n = board.step(b as usize, d);
@@ -975,6 +983,7 @@ impl<'a> Search<'a> {
                     let id = areas;
                     areas += 1;
                     next_to.push(Vec::new());
+                    goal_in.push(false);
                     self.area_stamp[n] = epoch;
                     self.area[n] = id;
                     self.queue.clear();
@@ -983,6 +992,7 @@ impl<'a> Search<'a> {
                     while head < self.queue.len() {
                         let c = self.queue[head] as usize;
                         head += 1;
+                        goal_in[id as usize] |= board.goal[c];
                         for dd in 0..4 {
                             let m = board.step(c, dd);
                             if board.floor[m]
@@ -1006,7 +1016,8 @@ impl<'a> Search<'a> {
         if areas == 0 {
             return None;
         }
-        let area_of = |c: usize, search: &Self| {
+        let search = &*self;
+        let area_of = |c: usize| {
             (search.area_stamp[c] == epoch && board.floor[c] && !search.occupied[c])
                 .then(|| search.area[c] as usize)
         };
@@ -1026,6 +1037,9 @@ impl<'a> Search<'a> {
                     }
                 }
                 let member_at = |c: usize| {
+                    if !search.occupied[c] {
+                        return None;
+                    }
                     boxes
                         .iter()
                         .position(|&b| b as usize == c)
@@ -1057,14 +1071,14 @@ impl<'a> Search<'a> {
                             }
                             (None, None) => {}
                         }
-                        if let Some(a) = area_of(stand, self) {
+                        if let Some(a) = area_of(stand) {
                             if inside[a] {
                                 continue; // the player cannot stand inside
                             }
                             grow = Some(a);
                             break;
                         }
-                        match area_of(to, self) {
+                        match area_of(to) {
                             Some(a) if inside[a] => pushes.push((bi, d)),
                             Some(a) => {
                                 grow = Some(a);
@@ -1088,8 +1102,7 @@ impl<'a> Search<'a> {
                     inside[a] = true;
                     continue;
                 }
-                let goal_inside = (0..board.cells)
-                    .any(|c| board.goal[c] && area_of(c, self).is_some_and(|a| inside[a]));
+                let goal_inside = goal_in.iter().zip(&inside).any(|(&g, &i)| g && i);
                 break (unsolved || goal_inside).then_some(pushes);
             };
             if let Some(pushes) = pushes
@@ -1138,10 +1151,7 @@ mod tests {
             };
             let level = generated.level;
             let board = Board::new(&level);
-            let start = Start {
-                boxes: level.boxes.iter().map(|&b| b as u16).collect(),
-                player: level.player as u16,
-            };
+            let start = Start::of(&level);
             let budget = Budget::nodes(u64::MAX);
             let mut found = [None, None];
             for (i, pruned) in [false, true].into_iter().enumerate() {
@@ -1206,10 +1216,7 @@ mod tests {
             };
             let level = generated.level;
             let board = Board::new(&level);
-            let start = Start {
-                boxes: level.boxes.iter().map(|&b| b as u16).collect(),
-                player: level.player as u16,
-            };
+            let start = Start::of(&level);
             let budget = Budget::nodes(u64::MAX);
             let mut exact = Search::new(&board, &budget);
             let optimum = exact
