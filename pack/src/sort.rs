@@ -180,7 +180,7 @@ fn merge(files: impl IntoIterator<Item = File>, dir: &Path) -> Result<Sorted, Pa
 }
 
 /// A rough count of the memory a record takes.
-fn size_of(r: &SeedRecord) -> usize {
+pub(crate) fn size_of(r: &SeedRecord) -> usize {
     RECORD_OVERHEAD
         + r.reason.len()
         + r.worker.len()

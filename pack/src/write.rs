@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use arrow_array::{
     ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array,
@@ -31,7 +32,7 @@ use crate::job::{Job, Solutions, TierScheme};
 use crate::manifest::{Counts, CrossCheck, Manifest, Seeds, StratumEntry, Versions};
 use crate::record::{LevelRecord, Reason, SeedRecord, Status};
 use crate::schema::{self, Table};
-use crate::sort::{Sorter, difficulty_key};
+use crate::sort::{self, Sorter, difficulty_key};
 use crate::tiers::{CampaignSlot, Tiers, draw_campaigns, equal_groups};
 
 /// Facts for the manifest that only the run knows.
@@ -162,8 +163,8 @@ impl PackWriter {
     }
 
     /// Writes every file, syncs them, then the manifest and `_SUCCESS`. The
-    /// rejects table is written beside the levels, and campaign files a
-    /// chunk of campaigns at a time on the rayon pool.
+    /// rejects table is written beside the levels, tiers beside each other,
+    /// and campaign files a chunk of campaigns at a time, on the rayon pool.
     pub fn finish(mut self, facts: &RunFacts) -> Result<Manifest, PackError> {
         let started = std::time::Instant::now();
         let root = self.pack.root().to_path_buf();
@@ -178,29 +179,17 @@ impl PackWriter {
             job.campaign_count(),
             job.first_seed,
         );
-        let mut campaigns: Vec<u64> = draw.iter().map(|&(c, _, _)| c).collect();
-        campaigns.dedup();
-        // Creating a thousand small files is the file system's slow part:
-        // the campaigns' files are created while the tiers are written.
-        let (tiers, (rejects, created)) = rayon::join(
-            || self.write_tiers(accepted, threshold_tiers, &draw),
-            || {
-                rayon::join(
-                    || self.write_rejects(rejects),
-                    || self.create_campaign_files(&campaigns),
-                )
-            },
+        let (levels, rejects) = rayon::join(
+            || self.write_levels(accepted, threshold_tiers, &draw),
+            || self.write_rejects(rejects),
         );
-        let TierPass {
+        let LevelsPass {
             tier_sizes,
             mut files,
-            mut release,
-            in_campaigns,
+            release,
             slots,
-        } = tiers?;
-        created?;
+        } = levels?;
         files.insert(dir::REJECTS_FILE.to_string(), rejects?);
-        self.campaign_files(in_campaigns, &slots, &mut files, &mut release)?;
         let path = dir::CAMPAIGNS_FILE;
         let mut table =
             TableFile::create(&root, path, &schema::CAMPAIGNS, self.options, &self.stamp)?;
@@ -283,15 +272,21 @@ impl PackWriter {
         Ok(manifest)
     }
 
-    /// The tiers' files (Parquet parts and release files) from the accepted
-    /// levels in order, with the campaigns' levels set aside.
-    fn write_tiers(
+    /// The levels' files from the accepted levels in order: each tier's
+    /// Parquet parts and release files, then the campaigns' release files.
+    ///
+    /// One pass over the levels hands each tier whole to the rayon pool, so
+    /// tiers are written side by side, while the tiers handed on and not yet
+    /// written hold less than half the sort memory; a tier that would pass
+    /// that is written here as it comes. The campaigns' levels are set aside
+    /// in the pass and their files written after it, beside the tiers still
+    /// being written. No byte depends on which tiers went to the pool.
+    fn write_levels(
         &self,
         accepted: Sorter,
         threshold_tiers: BTreeMap<u32, u64>,
         draw: &[(u64, u32, usize)],
-    ) -> Result<TierPass, PackError> {
-        let root = self.pack.root();
+    ) -> Result<LevelsPass, PackError> {
         let job = &self.job;
         let n = accepted.len() as usize;
         let tiers = Tiers::new(n, &job.tiers);
@@ -319,76 +314,130 @@ impl PackWriter {
                 difficulty: 0.0,
             })
             .collect();
+        let mut in_campaigns = Sorter::new(self.options.sort_memory / 2, &self.spill);
+        let budget = self.options.sort_memory / 2;
+        let in_flight = AtomicUsize::new(0);
+        let written = Mutex::new(Vec::new());
+        let campaigns = rayon::scope(|scope| {
+            let mut current: Option<TierOnItsWay> = None;
+            for (rank, item) in accepted.finish()?.enumerate() {
+                let (_, record) = item?;
+                let Some(level) = record.accepted() else {
+                    continue;
+                };
+                let tier = tiers.tier(rank, level.difficulty);
+                if current.as_ref().is_some_and(|t| t.tier != tier)
+                    && let Some(done) = current.take()
+                {
+                    self.hand_on(done, scope, &in_flight, &written);
+                }
+                let slot = slot_of[rank];
+                if slot != u32::MAX {
+                    let s = &mut slots[slot as usize];
+                    s.seed = record.seed;
+                    s.tier = tier;
+                    s.difficulty = level.difficulty;
+                    let key = (u128::from(s.campaign) << 32) | u128::from(s.position);
+                    in_campaigns.push(key, record.clone())?;
+                }
+                let way = current.get_or_insert_with(|| TierOnItsWay {
+                    tier,
+                    size: tier_sizes.get(&tier).copied().unwrap_or(0),
+                    held: Held::Records(Vec::new(), 0),
+                });
+                match &mut way.held {
+                    Held::Records(records, bytes) => {
+                        let more = sort::size_of(&record);
+                        if in_flight.load(Ordering::Acquire) + *bytes + more <= budget {
+                            *bytes += more;
+                            records.push(record);
+                        } else {
+                            let mut files = self.open_tier(way.tier, way.size)?;
+                            for r in records.drain(..) {
+                                files.add(r)?;
+                            }
+                            files.add(record)?;
+                            way.held = Held::Streaming(Box::new(files));
+                        }
+                    }
+                    Held::Streaming(files) => files.add(record)?,
+                }
+            }
+            if let Some(done) = current.take() {
+                self.hand_on(done, scope, &in_flight, &written);
+            }
+            let mut campaigns = Written::default();
+            self.campaign_files(in_campaigns, &slots, &mut campaigns)?;
+            Ok::<Written, PackError>(campaigns)
+        })?;
+        let mut tiers_written = written
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        tiers_written.sort_by_key(|(tier, _)| *tier);
         let mut files = BTreeMap::new();
         let mut release = Vec::new();
-        let mut in_campaigns = Sorter::new(self.options.sort_memory / 2, &self.spill);
-        let mut current: Option<TierFiles> = None;
-        for (rank, item) in accepted.finish()?.enumerate() {
-            let (_, record) = item?;
-            let Some(level) = record.accepted() else {
-                continue;
-            };
-            let tier = tiers.tier(rank, level.difficulty);
-            if current.as_ref().is_some_and(|t| t.tier != tier)
-                && let Some(done) = current.take()
-            {
-                done.close(&mut files, &mut release)?;
-            }
-            let files_of_tier = match &mut current {
-                Some(t) => t,
-                None => current.insert(TierFiles::open(
-                    root,
-                    job,
-                    &self.stamp,
-                    tier,
-                    tier_sizes.get(&tier).copied().unwrap_or(0),
-                    self.options,
-                )?),
-            };
-            let slot = slot_of[rank];
-            if slot != u32::MAX {
-                let s = &mut slots[slot as usize];
-                s.seed = record.seed;
-                s.tier = tier;
-                s.difficulty = level.difficulty;
-                let key = (u128::from(s.campaign) << 32) | u128::from(s.position);
-                in_campaigns.push(key, record.clone())?;
-            }
-            files_of_tier.add(record)?;
+        for done in tiers_written
+            .into_iter()
+            .map(|(_, done)| done)
+            .chain([Ok(campaigns)])
+        {
+            let done = done?;
+            files.extend(done.files);
+            release.extend(done.release);
         }
-        if let Some(done) = current.take() {
-            done.close(&mut files, &mut release)?;
-        }
-        Ok(TierPass {
+        Ok(LevelsPass {
             tier_sizes,
             files,
             release,
-            in_campaigns,
             slots,
         })
     }
 
-    /// Creates the campaigns' release files, empty (they are written later).
-    fn create_campaign_files(&self, campaigns: &[u64]) -> Result<(), PackError> {
-        let Some(first) = campaigns.first() else {
-            return Ok(());
+    /// A tier's files, opened.
+    fn open_tier(&self, tier: u32, size: u64) -> Result<TierFiles, PackError> {
+        TierFiles::open(
+            self.pack.root(),
+            &self.job,
+            &self.stamp,
+            tier,
+            size,
+            self.options,
+        )
+    }
+
+    /// A tier whose last level has passed: one held whole is written on the
+    /// pool (its memory counted in `in_flight` until then), one being
+    /// streamed is closed here; either way its files land in `written`.
+    fn hand_on<'s>(
+        &'s self,
+        way: TierOnItsWay,
+        scope: &rayon::Scope<'s>,
+        in_flight: &'s AtomicUsize,
+        written: &'s Mutex<Vec<(u32, Result<Written, PackError>)>>,
+    ) {
+        let TierOnItsWay { tier, size, held } = way;
+        let push = move |done| {
+            written
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push((tier, done));
         };
-        let root = self.pack.root();
-        let folder = root
-            .join(format!(
-                "{}/{}",
-                dir::RELEASE,
-                dir::release_campaign(*first)
-            ))
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| root.to_path_buf());
-        fs::create_dir_all(&folder).map_err(PackError::io("create", &folder))?;
-        for &c in campaigns {
-            let path = root.join(format!("{}/{}", dir::RELEASE, dir::release_campaign(c)));
-            File::create(&path).map_err(PackError::io("create", &path))?;
+        match held {
+            Held::Streaming(files) => push(files.close()),
+            Held::Records(records, bytes) => {
+                in_flight.fetch_add(bytes, Ordering::AcqRel);
+                scope.spawn(move |_| {
+                    let done = self.open_tier(tier, size).and_then(|mut files| {
+                        for r in records {
+                            files.add(r)?;
+                        }
+                        files.close()
+                    });
+                    in_flight.fetch_sub(bytes, Ordering::AcqRel);
+                    push(done);
+                });
+            }
         }
-        Ok(())
     }
 
     /// The rejects table, in seed order; its checksum.
@@ -421,8 +470,7 @@ impl PackWriter {
         &self,
         levels: Sorter,
         slots: &[CampaignSlot],
-        files: &mut BTreeMap<String, String>,
-        release: &mut Vec<(String, String)>,
+        out: &mut Written,
     ) -> Result<(), PackError> {
         let mut slots = slots.iter();
         let mut chunk: Vec<Vec<(&CampaignSlot, SeedRecord)>> = Vec::new();
@@ -433,9 +481,7 @@ impl PackWriter {
                 .map(|campaign| self.campaign_file(campaign))
                 .collect::<Result<Vec<_>, PackError>>()?;
             for (c, sum) in sums {
-                let name = dir::release_campaign(c);
-                files.insert(format!("{}/{name}", dir::RELEASE), sum.clone());
-                release.push((name, sum));
+                out.release_file(dir::release_campaign(c), sum);
             }
             chunk.clear();
             Ok::<(), PackError>(())
@@ -488,28 +534,52 @@ impl PackWriter {
 /// Levels of whole campaigns gathered before their files are written in parallel.
 const CAMPAIGN_CHUNK: usize = 4096;
 
-/// What the pass over the tiers gives `finish`: the tiers' sizes, the files
-/// written with their checksums, the release files in order, and the
-/// campaigns' levels with their slots filled in.
-struct TierPass {
+/// What the pass over the levels gives `finish`: the tiers' sizes, the files
+/// written with their checksums, the release files in order (tiers, then
+/// campaigns), and the campaigns' slots filled in.
+struct LevelsPass {
     tier_sizes: BTreeMap<u32, u64>,
     files: BTreeMap<String, String>,
     release: Vec<(String, String)>,
-    in_campaigns: Sorter,
     slots: Vec<CampaignSlot>,
 }
 
-/// A release file closed: its checksum noted for the manifest and for `SHA256SUMS`.
-fn close_release(
-    file: HashingFile,
-    name: String,
-    files: &mut BTreeMap<String, String>,
-    release: &mut Vec<(String, String)>,
-) -> Result<(), PackError> {
-    let sum = file.close()?;
-    files.insert(format!("{}/{name}", dir::RELEASE), sum.clone());
-    release.push((name, sum));
-    Ok(())
+/// Files written, with their checksums: every file by its path in the pack,
+/// and the release files by name in the order `SHA256SUMS` lists them.
+#[derive(Default)]
+struct Written {
+    files: Vec<(String, String)>,
+    release: Vec<(String, String)>,
+}
+
+impl Written {
+    /// A release file closed: its checksum noted for the manifest and for `SHA256SUMS`.
+    fn close_release(&mut self, file: HashingFile, name: String) -> Result<(), PackError> {
+        let sum = file.close()?;
+        self.release_file(name, sum);
+        Ok(())
+    }
+
+    fn release_file(&mut self, name: String, sum: String) {
+        self.files
+            .push((format!("{}/{name}", dir::RELEASE), sum.clone()));
+        self.release.push((name, sum));
+    }
+}
+
+/// A tier between its first level and its files: its levels held, to be
+/// handed whole to the pool, or its files being written as the levels come.
+struct TierOnItsWay {
+    tier: u32,
+    /// Its level count (for the release files' headers).
+    size: u64,
+    held: Held,
+}
+
+enum Held {
+    /// The levels so far and the memory they take.
+    Records(Vec<SeedRecord>, usize),
+    Streaming(Box<TierFiles>),
 }
 
 /// One level in a release file: a comment header (with the solution when the
@@ -695,19 +765,19 @@ impl TierFiles {
         Ok(())
     }
 
-    fn close(
-        mut self,
-        files: &mut BTreeMap<String, String>,
-        release: &mut Vec<(String, String)>,
-    ) -> Result<(), PackError> {
+    fn close(mut self) -> Result<Written, PackError> {
         self.flush()?;
         self.close_part()?;
-        files.extend(self.parts);
-        close_release(self.text, dir::release_tier(self.tier), files, release)?;
+        let mut written = Written {
+            files: std::mem::take(&mut self.parts),
+            release: Vec::new(),
+        };
+        written.close_release(self.text, dir::release_tier(self.tier))?;
         if let Some(solutions) = self.solutions {
-            close_release(solutions, dir::release_solutions(self.tier), files, release)?;
+            written.close_release(solutions, dir::release_solutions(self.tier))?;
         }
-        close_release(self.seeds, dir::release_seeds(self.tier), files, release)
+        written.close_release(self.seeds, dir::release_seeds(self.tier))?;
+        Ok(written)
     }
 }
 
@@ -1117,19 +1187,21 @@ mod tests {
     #[test]
     fn the_sort_memory_changes_no_byte_of_the_pack() {
         let records = records(6000);
-        let (a, b) = (
+        let (a, b, c) = (
+            tempfile::tempdir().expect("tmp"),
             tempfile::tempdir().expect("tmp"),
             tempfile::tempdir().expect("tmp"),
         );
+        let memory = |sort_memory| WriteOptions {
+            sort_memory,
+            ..WriteOptions::default()
+        };
+        // Every tier handed whole to the pool; about one at a time (the
+        // others written as they come); none (and the sorts spilled).
         let roomy = write(a.path(), &records, WriteOptions::default());
-        let tight = write(
-            b.path(),
-            &records,
-            WriteOptions {
-                sort_memory: 16 << 10,
-                ..WriteOptions::default()
-            },
-        );
+        let middling = write(c.path(), &records, memory(256 << 10));
+        let tight = write(b.path(), &records, memory(16 << 10));
+        assert_eq!(roomy.files, middling.files);
         assert_eq!(roomy.files, tight.files);
         assert_eq!(roomy.counts.accepted, 2000);
         assert!(

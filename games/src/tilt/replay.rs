@@ -41,13 +41,14 @@ pub fn play(level: &Level, moves: &str) -> Result<Level, GameError> {
         }))
         .collect();
     let fail = |index: usize, message: String| GameError::Replay { index, message };
+    let mut scratch = Scratch::default();
     for (index, letter) in moves.chars().enumerate() {
         if fruits_left(&objects) == 0 {
             return Err(fail(index, "the level is already won".into()));
         }
         let dir = Dir::from_letter(letter)
             .ok_or_else(|| fail(index, format!("`{letter}` is not one of U R D L")))?;
-        match slide(level, &mut objects, dir) {
+        match slide(level, &mut objects, dir, &mut scratch) {
             Err(why) => return Err(fail(index, why)),
             Ok(false) => {
                 return Err(fail(
@@ -57,7 +58,7 @@ pub fn play(level: &Level, moves: &str) -> Result<Level, GameError> {
             }
             Ok(true) => {}
         }
-        settle(level, &mut objects).map_err(|why| fail(index, why))?;
+        settle(level, &mut objects, &mut scratch).map_err(|why| fail(index, why))?;
     }
     let mut after = level.clone();
     let mut obstacles = level.obstacles.iter();
@@ -84,21 +85,37 @@ fn is_fixed(level: &Level, p: Pos) -> bool {
     level.hedgehogs.contains(&p) || level.anteaters.iter().any(|a| a.at == p)
 }
 
+/// Buffers a replay reuses from step to step (a replay runs for every
+/// accepted level a coordinator receives).
+#[derive(Default)]
+struct Scratch {
+    target: Vec<Option<Pos>>,
+    blocked: Vec<bool>,
+    mouths: Vec<Pos>,
+    snapshot: Vec<Object>,
+}
+
 /// One tilt, step by step. Ok(moved) or Err(why the level is lost).
-fn slide(level: &Level, objects: &mut [Object], dir: Dir) -> Result<bool, String> {
+fn slide(
+    level: &Level,
+    objects: &mut [Object],
+    dir: Dir,
+    scratch: &mut Scratch,
+) -> Result<bool, String> {
+    let Scratch {
+        target, blocked, ..
+    } = scratch;
     let mut moved = false;
     loop {
         // Where each object would step, ignoring other objects.
-        let target: Vec<Option<Pos>> = objects
-            .iter()
-            .map(|o| {
-                let q = level.step(o.at, dir)?;
-                let open = level.terrain_at(q) != Terrain::Wall
-                    && !is_fixed(level, q)
-                    && !level.gate_forbids(o.at, dir);
-                open.then_some(q)
-            })
-            .collect();
+        target.clear();
+        target.extend(objects.iter().map(|o| {
+            let q = level.step(o.at, dir)?;
+            let open = level.terrain_at(q) != Terrain::Wall
+                && !is_fixed(level, q)
+                && !level.gate_forbids(o.at, dir);
+            open.then_some(q)
+        }));
         for o in objects.iter() {
             let Some(q) = level.step(o.at, dir) else {
                 continue;
@@ -112,7 +129,8 @@ fn slide(level: &Level, objects: &mut [Object], dir: Dir) -> Result<bool, String
             }
         }
         // An object is blocked if it cannot step or the object ahead is blocked.
-        let mut blocked: Vec<bool> = target.iter().map(Option::is_none).collect();
+        blocked.clear();
+        blocked.extend(target.iter().map(Option::is_none));
         let mut changed = true;
         while changed {
             changed = false;
@@ -143,12 +161,17 @@ fn slide(level: &Level, objects: &mut [Object], dir: Dir) -> Result<bool, String
 }
 
 /// Anteaters pull, pairs meet, until nothing changes.
-fn settle(level: &Level, objects: &mut Vec<Object>) -> Result<(), String> {
-    let mouths: Vec<Pos> = level
-        .anteaters
-        .iter()
-        .filter_map(|a| level.step(a.at, a.facing))
-        .collect();
+fn settle(level: &Level, objects: &mut Vec<Object>, scratch: &mut Scratch) -> Result<(), String> {
+    let Scratch {
+        mouths, snapshot, ..
+    } = scratch;
+    mouths.clear();
+    mouths.extend(
+        level
+            .anteaters
+            .iter()
+            .filter_map(|a| level.step(a.at, a.facing)),
+    );
     loop {
         let mut pulled = true;
         while pulled {
@@ -182,7 +205,8 @@ fn settle(level: &Level, objects: &mut Vec<Object>) -> Result<(), String> {
             }
         }
         let before = objects.len();
-        let snapshot = objects.clone();
+        snapshot.clear();
+        snapshot.extend_from_slice(objects);
         objects.retain(|o| {
             let Some(c) = o.colour else { return true };
             !snapshot.iter().any(|m| {
