@@ -75,6 +75,14 @@ impl Entry {
         }
     }
 
+    /// A rough count of the memory the entry takes.
+    fn memory(&self) -> usize {
+        match self {
+            Entry::Result(r) => r.memory(),
+            Entry::Refused { worker, reason } => 64 + worker.len() + reason.len(),
+        }
+    }
+
     #[cfg(test)]
     fn to_json(&self) -> serde_json::Result<String> {
         match self {
@@ -194,8 +202,19 @@ pub struct CommitLog {
     dir: PathBuf,
     job_id: String,
     next_segment: u64,
+    /// The whole log in memory while this process wrote all of it and it
+    /// fits the limit given to [`CommitLog::keep_in_memory`].
+    kept: Option<Kept>,
     /// Holds the advisory lock while the log is open.
     _lock: File,
+}
+
+/// The entries of the log in order, with the memory they take and may take.
+#[derive(Debug)]
+struct Kept {
+    entries: Vec<Entry>,
+    bytes: usize,
+    limit: usize,
 }
 
 impl CommitLog {
@@ -215,8 +234,54 @@ impl CommitLog {
             dir: dir.to_path_buf(),
             job_id: job.id(),
             next_segment,
+            kept: None,
             _lock: lock,
         })
+    }
+
+    /// Keeps a copy of every entry appended from now on, up to about `limit`
+    /// bytes, so that [`CommitLog::take_entries`] need not read the log back:
+    /// only for a log opened empty (a resumed log is on disk), and dropped
+    /// whole when it outgrows the limit.
+    pub fn keep_in_memory(&mut self, limit: usize) {
+        if self.next_segment == 1 {
+            self.kept = Some(Kept {
+                entries: Vec::new(),
+                bytes: 0,
+                limit,
+            });
+        }
+    }
+
+    /// Hands the entries of a segment just appended to the copy in memory,
+    /// if one is kept.
+    pub fn keep(&mut self, entries: Vec<Entry>) {
+        let Some(kept) = &mut self.kept else {
+            return;
+        };
+        kept.bytes += entries.iter().map(Entry::memory).sum::<usize>();
+        if kept.bytes > kept.limit {
+            self.kept = None;
+        } else {
+            kept.entries.extend(entries);
+        }
+    }
+
+    /// Every entry of the log in order, for the pack: the copy in memory when
+    /// one was kept from the first segment on (taken: later calls read the
+    /// disk), else read back as [`CommitLog::for_each`] reads it.
+    pub fn take_entries(
+        &mut self,
+        job: &Job,
+        mut on_entry: impl FnMut(Entry),
+    ) -> Result<(), CoordinatorError> {
+        match self.kept.take() {
+            Some(kept) => {
+                kept.entries.into_iter().for_each(on_entry);
+                Ok(())
+            }
+            None => Self::for_each(&self.dir, job, &mut on_entry),
+        }
     }
 
     /// Hands the entries of the log in `dir` for `job` to `on_entry` in log
@@ -710,6 +775,57 @@ mod tests {
         // A leftover temp file from a crash mid-write is ignored.
         fs::write(dir.path().join(".seg-00000009.jsonl.tmp"), b"{garbage").expect("write");
         assert_eq!(open(dir.path(), &job(5)).expect("reopen").1.len(), 4);
+    }
+
+    #[test]
+    fn the_copy_in_memory_is_the_log_while_it_fits() {
+        let append = |log: &mut CommitLog, batch: Vec<Entry>| {
+            log.append(&batch).expect("append");
+            log.keep(batch);
+        };
+        let taken = |log: &mut CommitLog| {
+            let mut entries = Vec::new();
+            log.take_entries(&job(5), |e| entries.push(e))
+                .expect("entries");
+            entries
+        };
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (mut log, _) = open(dir.path(), &job(5)).expect("open");
+        log.keep_in_memory(1 << 20);
+        let refused = Entry::Refused {
+            worker: "w1".into(),
+            reason: "why".into(),
+        };
+        append(&mut log, vec![rec(1), refused, rec(2)]);
+        append(&mut log, vec![rec(3)]);
+        assert!(log.kept.is_some());
+        let from_memory = taken(&mut log);
+        assert_eq!(
+            from_memory,
+            CommitLog::read(dir.path(), &job(5)).expect("read")
+        );
+        // Taken once; then read back from disk, alike.
+        assert!(log.kept.is_none());
+        assert_eq!(taken(&mut log), from_memory);
+
+        // Past the limit the copy is dropped whole and the log read back.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (mut log, _) = open(dir.path(), &job(5)).expect("open");
+        log.keep_in_memory(3 * rec(1).result().expect("a result").memory());
+        append(&mut log, vec![rec(1), rec(2)]);
+        assert!(log.kept.is_some());
+        append(&mut log, vec![rec(3), rec(4)]);
+        assert!(log.kept.is_none(), "dropped past the limit");
+        append(&mut log, vec![rec(5)]);
+        assert_eq!(seeds(&taken(&mut log)), vec![1, 2, 3, 4, 5]);
+
+        // A resumed log is on disk: nothing is kept.
+        drop(log);
+        let (mut log, _) = open(dir.path(), &job(5)).expect("reopen");
+        log.keep_in_memory(1 << 20);
+        assert!(log.kept.is_none());
+        append(&mut log, vec![rec(6)]);
+        assert_eq!(seeds(&taken(&mut log)), vec![1, 2, 3, 4, 5, 6]);
     }
 
     #[test]

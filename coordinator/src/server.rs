@@ -252,7 +252,7 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
     };
     let mut scheduler = Scheduler::start(config);
     let mut resumed_seeds = 0;
-    let log = CommitLog::open(&dir.commit(), &job, |entry| {
+    let mut log = CommitLog::open(&dir.commit(), &job, |entry| {
         resumed_seeds += usize::from(entry.result().is_some());
         scheduler.replay(entry);
     })?;
@@ -261,6 +261,9 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
         write_durably(&dir.commit(), CHECK_KEY_FILE, hex(&check_key).as_bytes())?;
     }
     let shared = Shared::new(&job, scheduler, options.lease_ttl)?;
+    // A new log is kept in memory as well while it fits the sort's memory,
+    // so that the pack need not read it back.
+    log.keep_in_memory(options.write.sort_memory);
     let log = Arc::new(Mutex::new(log));
 
     let stop_server = CancellationToken::new();
@@ -407,8 +410,9 @@ impl RunningJob {
         let writing = Instant::now();
         let (dir, pack_job) = (self.dir.clone(), job.clone());
         let options = self.write;
+        let mut log = self.log.clone().lock_owned().await;
         tokio::task::spawn_blocking(move || {
-            write_from_log(&dir, &pack_job, selection, &facts, options)
+            write_from_log(&mut log, &dir, &pack_job, selection, &facts, options)
         })
         .await
         .map_err(|e| CoordinatorError::server("the pack writer")(e.into()))??;
@@ -440,6 +444,7 @@ impl RunningJob {
 /// Writes the pack from the commit log: one pass over it, each seed of the
 /// selection taking the record its verdict names.
 fn write_from_log(
+    log: &mut CommitLog,
     dir: &PackDir,
     job: &Job,
     mut selection: Selection,
@@ -448,7 +453,7 @@ fn write_from_log(
 ) -> Result<(), CoordinatorError> {
     let mut writer = PackWriter::new(dir, job, options)?;
     let mut failed = None;
-    CommitLog::for_each(&dir.commit(), job, |entry| {
+    log.take_entries(job, |entry| {
         if failed.is_some() {
             return;
         }
@@ -657,8 +662,9 @@ async fn flush(shared: &Arc<Shared>, log: &Arc<Mutex<CommitLog>>) -> Result<(), 
     let shared = shared.clone();
     tokio::task::spawn_blocking(move || {
         let written = log.append(&batch);
-        if written.is_err() {
-            shared.scheduler().restore_unflushed(batch);
+        match written {
+            Ok(()) => log.keep(batch),
+            Err(_) => shared.scheduler().restore_unflushed(batch),
         }
         drop(log);
         shared.logged();

@@ -106,7 +106,26 @@ pub struct SeedRecord {
     pub attempt: u32,
 }
 
+/// What a record is taken to cost in memory beyond its text.
+const RECORD_OVERHEAD: usize = 256;
+
 impl SeedRecord {
+    /// A rough count of the memory the record takes (what bounds the sort's
+    /// memory and the commit log's copy in memory).
+    pub fn memory(&self) -> usize {
+        RECORD_OVERHEAD
+            + self.reason.len()
+            + self.worker.len()
+            + self.level.as_ref().map_or(0, |l| {
+                l.layout.len()
+                    + l.level_json.len()
+                    + l.solution.len()
+                    + l.level_hash.len()
+                    + l.canonical.as_ref().map_or(0, String::len)
+                    + l.metrics.keys().map(|k| k.len() + 48).sum::<usize>()
+            })
+    }
+
     /// The record of `seed`'s outcome, run by `worker`.
     pub fn from_outcome(seed: u64, outcome: Outcome, worker: String, attempt: u32) -> Self {
         let status = Status::of(&outcome.result);

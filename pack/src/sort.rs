@@ -24,9 +24,6 @@ use crate::PackError;
 use crate::codec;
 use crate::record::SeedRecord;
 
-/// What a record is taken to cost in memory beyond its text.
-const RECORD_OVERHEAD: usize = 256;
-
 /// Runs merged at once at most.
 pub const FAN_IN: usize = 16;
 
@@ -84,7 +81,7 @@ impl Sorter {
 
     /// Adds a record under `key`.
     pub fn push(&mut self, key: u128, record: SeedRecord) -> Result<(), PackError> {
-        self.held += size_of(&record);
+        self.held += record.memory();
         self.buffer.push((key, record));
         self.len += 1;
         if self.held > self.limit {
@@ -177,21 +174,6 @@ fn merge(files: impl IntoIterator<Item = File>, dir: &Path) -> Result<Sorted, Pa
         }
     }
     Ok(Sorted(Source::Merge { runs, heads }))
-}
-
-/// A rough count of the memory a record takes.
-pub(crate) fn size_of(r: &SeedRecord) -> usize {
-    RECORD_OVERHEAD
-        + r.reason.len()
-        + r.worker.len()
-        + r.level.as_ref().map_or(0, |l| {
-            l.layout.len()
-                + l.level_json.len()
-                + l.solution.len()
-                + l.level_hash.len()
-                + l.canonical.as_ref().map_or(0, String::len)
-                + l.metrics.keys().map(|k| k.len() + 48).sum::<usize>()
-        })
 }
 
 /// A spilled run, read back in order.

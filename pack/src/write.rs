@@ -32,7 +32,7 @@ use crate::job::{Job, Solutions, TierScheme};
 use crate::manifest::{Counts, CrossCheck, Manifest, Seeds, StratumEntry, Versions};
 use crate::record::{LevelRecord, Reason, SeedRecord, Status};
 use crate::schema::{self, Table};
-use crate::sort::{self, Sorter, difficulty_key};
+use crate::sort::{Sorter, difficulty_key};
 use crate::tiers::{CampaignSlot, Tiers, draw_campaigns, equal_groups};
 
 /// Facts for the manifest that only the run knows.
@@ -347,7 +347,7 @@ impl PackWriter {
                 });
                 match &mut way.held {
                     Held::Records(records, bytes) => {
-                        let more = sort::size_of(&record);
+                        let more = record.memory();
                         if in_flight.load(Ordering::Acquire) + *bytes + more <= budget {
                             *bytes += more;
                             records.push(record);
