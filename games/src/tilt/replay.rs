@@ -15,8 +15,7 @@ struct Object {
 
 /// Plays `solution` (letters U R D L) on `level`; Ok when the last move wins.
 pub fn replay(level: &Level, solution: &str) -> Result<(), GameError> {
-    let after = play(level, solution)?;
-    match after.fruits.len() {
+    match fruits_left(&objects_after(level, solution)?) {
         0 => Ok(()),
         n => Err(GameError::Replay {
             index: solution.chars().count(),
@@ -28,6 +27,26 @@ pub fn replay(level: &Level, solution: &str) -> Result<(), GameError> {
 /// Plays `moves` on `level` and returns the level as the last move left it.
 /// Every move must change the board and none may lose.
 pub fn play(level: &Level, moves: &str) -> Result<Level, GameError> {
+    let objects = objects_after(level, moves)?;
+    let mut after = level.clone();
+    let mut obstacles = level.obstacles.iter();
+    after.fruits.clear();
+    after.obstacles.clear();
+    for o in objects {
+        match o.colour {
+            Some(colour) => after.fruits.push(Fruit { colour, at: o.at }),
+            None => {
+                if let Some(&ob) = obstacles.next() {
+                    after.obstacles.push(Obstacle { at: o.at, ..ob });
+                }
+            }
+        }
+    }
+    Ok(after)
+}
+
+/// The movable objects after `moves`, under [`play`]'s rules.
+fn objects_after(level: &Level, moves: &str) -> Result<Vec<Object>, GameError> {
     let mut objects: Vec<Object> = level
         .fruits
         .iter()
@@ -60,21 +79,7 @@ pub fn play(level: &Level, moves: &str) -> Result<Level, GameError> {
         }
         settle(level, &mut objects, &mut scratch).map_err(|why| fail(index, why))?;
     }
-    let mut after = level.clone();
-    let mut obstacles = level.obstacles.iter();
-    after.fruits.clear();
-    after.obstacles.clear();
-    for o in objects {
-        match o.colour {
-            Some(colour) => after.fruits.push(Fruit { colour, at: o.at }),
-            None => {
-                if let Some(&ob) = obstacles.next() {
-                    after.obstacles.push(Obstacle { at: o.at, ..ob });
-                }
-            }
-        }
-    }
-    Ok(after)
+    Ok(objects)
 }
 
 fn fruits_left(objects: &[Object]) -> usize {
