@@ -61,13 +61,14 @@ fn objects_after(level: &Level, moves: &str) -> Result<Vec<Object>, GameError> {
         .collect();
     let fail = |index: usize, message: String| GameError::Replay { index, message };
     let mut scratch = Scratch::default();
+    let cells = Cells::of(level);
     for (index, letter) in moves.chars().enumerate() {
         if fruits_left(&objects) == 0 {
             return Err(fail(index, "the level is already won".into()));
         }
         let dir = Dir::from_letter(letter)
             .ok_or_else(|| fail(index, format!("`{letter}` is not one of U R D L")))?;
-        match slide(level, &mut objects, dir, &mut scratch) {
+        match slide(level, &cells, &mut objects, dir, &mut scratch) {
             Err(why) => return Err(fail(index, why)),
             Ok(false) => {
                 return Err(fail(
@@ -77,7 +78,7 @@ fn objects_after(level: &Level, moves: &str) -> Result<Vec<Object>, GameError> {
             }
             Ok(true) => {}
         }
-        settle(level, &mut objects, &mut scratch).map_err(|why| fail(index, why))?;
+        settle(level, &cells, &mut objects, &mut scratch).map_err(|why| fail(index, why))?;
     }
     Ok(objects)
 }
@@ -86,8 +87,77 @@ fn fruits_left(objects: &[Object]) -> usize {
     objects.iter().filter(|o| o.colour.is_some()).count()
 }
 
-fn is_fixed(level: &Level, p: Pos) -> bool {
-    level.hedgehogs.contains(&p) || level.anteaters.iter().any(|a| a.at == p)
+/// What the rules ask of a cell, read from the level once per replay.
+struct Cells {
+    width: usize,
+    /// Per cell: the `WALL`, `PUDDLE`, `FIXED`, `HEDGEHOG` bits, and a gate's
+    /// ban on leaving it in direction `d` as bit `FORBIDS << d`.
+    flags: Vec<u8>,
+}
+
+const WALL: u8 = 1;
+const PUDDLE: u8 = 2;
+/// A hedgehog or an anteater: nothing moves into it.
+const FIXED: u8 = 4;
+const HEDGEHOG: u8 = 8;
+const FORBIDS: u8 = 16;
+
+impl Cells {
+    fn of(level: &Level) -> Cells {
+        let (width, height) = (usize::from(level.width), usize::from(level.height));
+        let mut flags = vec![0; width * height];
+        let mut cells = Cells {
+            width,
+            flags: Vec::new(),
+        };
+        for y in 0..level.height {
+            for x in 0..level.width {
+                flags[cells.index(Pos { x, y })] = match level.terrain_at(Pos { x, y }) {
+                    Terrain::Wall => WALL,
+                    Terrain::Puddle => PUDDLE,
+                    Terrain::Floor => 0,
+                };
+            }
+        }
+        let mut mark = |p: Pos, f: u8| {
+            if p.x < level.width && p.y < level.height {
+                flags[cells.index(p)] |= f;
+            }
+        };
+        for &h in &level.hedgehogs {
+            mark(h, FIXED | HEDGEHOG);
+        }
+        for a in &level.anteaters {
+            mark(a.at, FIXED);
+        }
+        // A gate at q pointing to p forbids p -> q (`Level::gate_forbids`).
+        for g in &level.gates {
+            let Some(p) = level.step(g.at, g.dir) else {
+                continue;
+            };
+            if let Some(d) = Dir::ALL
+                .into_iter()
+                .find(|&d| level.step(p, d) == Some(g.at))
+            {
+                flags[cells.index(p)] |= FORBIDS << d.index();
+            }
+        }
+        cells.flags = flags;
+        cells
+    }
+
+    fn index(&self, p: Pos) -> usize {
+        usize::from(p.y) * self.width + usize::from(p.x)
+    }
+
+    /// The flags of `p` (inside the grid).
+    fn at(&self, p: Pos) -> u8 {
+        self.flags[self.index(p)]
+    }
+
+    fn forbids(&self, p: Pos, d: Dir) -> bool {
+        self.at(p) & (FORBIDS << d.index()) != 0
+    }
 }
 
 /// Buffers a replay reuses from step to step (a replay runs for every
@@ -96,6 +166,7 @@ fn is_fixed(level: &Level, p: Pos) -> bool {
 struct Scratch {
     target: Vec<Option<Pos>>,
     blocked: Vec<bool>,
+    ahead: Vec<Option<usize>>,
     mouths: Vec<Pos>,
     snapshot: Vec<Object>,
 }
@@ -103,12 +174,16 @@ struct Scratch {
 /// One tilt, step by step. Ok(moved) or Err(why the level is lost).
 fn slide(
     level: &Level,
+    cells: &Cells,
     objects: &mut [Object],
     dir: Dir,
     scratch: &mut Scratch,
 ) -> Result<bool, String> {
     let Scratch {
-        target, blocked, ..
+        target,
+        blocked,
+        ahead,
+        ..
     } = scratch;
     let mut moved = false;
     loop {
@@ -116,17 +191,14 @@ fn slide(
         target.clear();
         target.extend(objects.iter().map(|o| {
             let q = level.step(o.at, dir)?;
-            let open = level.terrain_at(q) != Terrain::Wall
-                && !is_fixed(level, q)
-                && !level.gate_forbids(o.at, dir);
+            let open = cells.at(q) & (WALL | FIXED) == 0 && !cells.forbids(o.at, dir);
             open.then_some(q)
         }));
         for o in objects.iter() {
             let Some(q) = level.step(o.at, dir) else {
                 continue;
             };
-            if o.colour.is_some() && level.hedgehogs.contains(&q) && !level.gate_forbids(o.at, dir)
-            {
+            if o.colour.is_some() && cells.at(q) & HEDGEHOG != 0 && !cells.forbids(o.at, dir) {
                 return Err(format!(
                     "a fruit at ({},{}) runs into a hedgehog",
                     o.at.x, o.at.y
@@ -136,6 +208,13 @@ fn slide(
         // An object is blocked if it cannot step or the object ahead is blocked.
         blocked.clear();
         blocked.extend(target.iter().map(Option::is_none));
+        // The object each would step into (objects stand still meanwhile).
+        ahead.clear();
+        ahead.extend(
+            target
+                .iter()
+                .map(|t| t.and_then(|q| objects.iter().position(|o| o.at == q))),
+        );
         let mut changed = true;
         while changed {
             changed = false;
@@ -143,8 +222,7 @@ fn slide(
                 if blocked[i] {
                     continue;
                 }
-                let ahead = objects.iter().position(|o| Some(o.at) == target[i]);
-                if ahead.is_some_and(|j| blocked[j]) {
+                if ahead[i].is_some_and(|j| blocked[j]) {
                     blocked[i] = true;
                     changed = true;
                 }
@@ -156,7 +234,7 @@ fn slide(
         for (i, o) in objects.iter_mut().enumerate() {
             if let (false, Some(q)) = (blocked[i], target[i]) {
                 o.at = q;
-                if o.colour.is_some() && level.terrain_at(q) == Terrain::Puddle {
+                if o.colour.is_some() && cells.at(q) & PUDDLE != 0 {
                     return Err(format!("a fruit enters the puddle at ({},{})", q.x, q.y));
                 }
             }
@@ -166,7 +244,12 @@ fn slide(
 }
 
 /// Anteaters pull, pairs meet, until nothing changes.
-fn settle(level: &Level, objects: &mut Vec<Object>, scratch: &mut Scratch) -> Result<(), String> {
+fn settle(
+    level: &Level,
+    cells: &Cells,
+    objects: &mut Vec<Object>,
+    scratch: &mut Scratch,
+) -> Result<(), String> {
     let Scratch {
         mouths, snapshot, ..
     } = scratch;
@@ -188,7 +271,7 @@ fn settle(level: &Level, objects: &mut Vec<Object>, scratch: &mut Scratch) -> Re
                     continue;
                 };
                 while let Some(q) = level.step(p, a.facing) {
-                    if level.terrain_at(q) == Terrain::Wall || is_fixed(level, q) {
+                    if cells.at(q) & (WALL | FIXED) != 0 {
                         break;
                     }
                     if let Some(i) = objects.iter().position(|o| o.at == q) {
@@ -204,7 +287,7 @@ fn settle(level: &Level, objects: &mut Vec<Object>, scratch: &mut Scratch) -> Re
                         }
                         break;
                     }
-                    crossed_puddle |= level.terrain_at(q) == Terrain::Puddle;
+                    crossed_puddle |= cells.at(q) & PUDDLE != 0;
                     p = q;
                 }
             }
