@@ -27,7 +27,7 @@ use pregen_worker::{WorkerConfig, run_worker};
 use rayon::prelude::*;
 use tokio_util::sync::CancellationToken;
 
-use common::median;
+use common::{cpu_seconds, median};
 
 /// The allocator of the `pregen` binary, so that both sides run as shipped.
 #[global_allocator]
@@ -49,10 +49,13 @@ struct Timed {
     accepted: u64,
     /// Of the wall time, the part spent writing the pack (the pipeline's).
     writing: f64,
+    /// CPU seconds the process used meanwhile, all threads.
+    cpu: f64,
 }
 
 async fn pipeline(count: u64, cores: usize, out: PathBuf) -> Timed {
     let started = Instant::now();
+    let cpu = cpu_seconds();
     let started_job = start_job(
         job(count),
         RunOptions {
@@ -79,6 +82,7 @@ async fn pipeline(count: u64, cores: usize, out: PathBuf) -> Timed {
         seeds: summary.progress.seeds,
         accepted: summary.accepted,
         writing: summary.writing.as_secs_f64(),
+        cpu: cpu_used(cpu),
     }
 }
 
@@ -92,6 +96,7 @@ fn plain_loop(seeds: u64, cores: usize) -> Timed {
         .and_then(|g| g.prepare(&job(1).params_json()))
         .expect("valid params");
     let started = Instant::now();
+    let cpu = cpu_seconds();
     let accepted = pool.install(|| {
         (0..seeds)
             .into_par_iter()
@@ -103,7 +108,15 @@ fn plain_loop(seeds: u64, cores: usize) -> Timed {
         seeds,
         accepted,
         writing: 0.0,
+        cpu: cpu_used(cpu),
     }
+}
+
+/// CPU seconds used since `before` (NaN where they cannot be read).
+fn cpu_used(before: Option<f64>) -> f64 {
+    before
+        .zip(cpu_seconds())
+        .map_or(f64::NAN, |(before, now)| now - before)
 }
 
 fn main() {
@@ -128,6 +141,7 @@ fn main() {
     println!("  pipeline = loopback gRPC, commit log, Parquet and release files (cross-check off)");
     let mut ratios = Vec::new();
     let mut work_ratios = Vec::new();
+    let mut cpu_ratios = Vec::new();
     for round in 1..=rounds {
         let out = packs.path().join(format!("round-{round}"));
         // The loop runs the seeds the pipeline tried; in even rounds, when it
@@ -145,14 +159,27 @@ fn main() {
         let loop_rate = loop_run.seeds as f64 / loop_run.wall;
         let ratio = pipe_rate / loop_rate;
         let work_ratio = pipe.seeds as f64 / (pipe.wall - pipe.writing) / loop_rate;
+        // Seeds per CPU second, the same way round: what the pipeline's work
+        // costs beside the game's, less moved by other tenants' load than
+        // the wall time (the loop's seeds differ by a few in even rounds).
+        let cpu_ratio = (pipe.seeds as f64 / pipe.cpu) / (loop_run.seeds as f64 / loop_run.cpu);
         println!(
             "  round {round}: pipeline {} seeds in {:.2} s ({pipe_rate:.0} seeds/s, of which \
              pack files {:.2} s), plain loop {} seeds ({} accepted) in {:.2} s \
-             ({loop_rate:.0} seeds/s); ratio {ratio:.3}, without the pack files {work_ratio:.3}",
-            pipe.seeds, pipe.wall, pipe.writing, loop_run.seeds, loop_run.accepted, loop_run.wall,
+             ({loop_rate:.0} seeds/s); ratio {ratio:.3}, without the pack files {work_ratio:.3}; \
+             CPU {:.2} s against {:.2} s, seeds per CPU second {cpu_ratio:.3}",
+            pipe.seeds,
+            pipe.wall,
+            pipe.writing,
+            loop_run.seeds,
+            loop_run.accepted,
+            loop_run.wall,
+            pipe.cpu,
+            loop_run.cpu,
         );
         ratios.push(ratio);
         work_ratios.push(work_ratio);
+        cpu_ratios.push(cpu_ratio);
     }
     let spread = |v: &[f64]| {
         let (lo, hi) = v
@@ -164,5 +191,9 @@ fn main() {
         "  pipeline / plain loop throughput ratio, median: {}; without writing the pack: {}",
         spread(&ratios),
         spread(&work_ratios)
+    );
+    println!(
+        "  pipeline / plain loop seeds per CPU second, median: {}",
+        spread(&cpu_ratios)
     );
 }
