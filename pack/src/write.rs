@@ -22,7 +22,6 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 use pregen_games::seeds::{SeedHeader, SeedStratum};
 use pregen_games::sha256_hex;
-use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use crate::PackError;
@@ -163,8 +162,8 @@ impl PackWriter {
     }
 
     /// Writes every file, syncs them, then the manifest and `_SUCCESS`. The
-    /// rejects table is written beside the levels, tiers beside each other,
-    /// and campaign files a chunk of campaigns at a time, on the rayon pool.
+    /// rejects table is written beside the levels, the tiers beside each
+    /// other and beside the campaign files, on the rayon pool.
     pub fn finish(mut self, facts: &RunFacts) -> Result<Manifest, PackError> {
         let started = std::time::Instant::now();
         let root = self.pack.root().to_path_buf();
@@ -464,8 +463,9 @@ impl PackWriter {
     }
 
     /// The campaigns' release files, from their levels sorted by (campaign,
-    /// position): whole campaigns are gathered up to [`CAMPAIGN_CHUNK`] levels
-    /// and written in parallel, their checksums noted in campaign order.
+    /// position), one campaign at a time on this thread: creating files in
+    /// one folder from several threads only makes them wait on the folder's
+    /// lock (and spin on it), so the other threads write the tiers meanwhile.
     fn campaign_files(
         &self,
         levels: Sorter,
@@ -473,39 +473,27 @@ impl PackWriter {
         out: &mut Written,
     ) -> Result<(), PackError> {
         let mut slots = slots.iter();
-        let mut chunk: Vec<Vec<(&CampaignSlot, SeedRecord)>> = Vec::new();
-        let mut held = 0;
-        let mut write_chunk = |chunk: &mut Vec<Vec<(&CampaignSlot, SeedRecord)>>| {
-            let sums = chunk
-                .par_iter()
-                .map(|campaign| self.campaign_file(campaign))
-                .collect::<Result<Vec<_>, PackError>>()?;
-            for (c, sum) in sums {
+        let mut campaign: Vec<(&CampaignSlot, SeedRecord)> = Vec::new();
+        let mut write = |campaign: &mut Vec<(&CampaignSlot, SeedRecord)>| {
+            if !campaign.is_empty() {
+                let (c, sum) = self.campaign_file(campaign)?;
                 out.release_file(dir::release_campaign(c), sum);
+                campaign.clear();
             }
-            chunk.clear();
             Ok::<(), PackError>(())
         };
         for item in levels.finish()? {
             let (_, record) = item?;
             let Some(slot) = slots.next() else { break };
-            let new_campaign = chunk
-                .last()
-                .and_then(|c| c.first())
-                .is_none_or(|(s, _)| s.campaign != slot.campaign);
-            if new_campaign {
-                if held >= CAMPAIGN_CHUNK {
-                    write_chunk(&mut chunk)?;
-                    held = 0;
-                }
-                chunk.push(Vec::new());
+            if campaign
+                .first()
+                .is_some_and(|(s, _)| s.campaign != slot.campaign)
+            {
+                write(&mut campaign)?;
             }
-            if let Some(campaign) = chunk.last_mut() {
-                campaign.push((slot, record));
-                held += 1;
-            }
+            campaign.push((slot, record));
         }
-        write_chunk(&mut chunk)
+        write(&mut campaign)
     }
 
     /// One campaign's release file; its number and checksum.
@@ -530,9 +518,6 @@ impl PackWriter {
         Ok((campaign, file.close()?))
     }
 }
-
-/// Levels of whole campaigns gathered before their files are written in parallel.
-const CAMPAIGN_CHUNK: usize = 4096;
 
 /// What the pass over the levels gives `finish`: the tiers' sizes, the files
 /// written with their checksums, the release files in order (tiers, then
