@@ -53,8 +53,10 @@ pub struct JobArgs {
     #[arg(long = "param", value_name = "KEY=VALUE")]
     params: Vec<String>,
     /// Memory for sorting the pack's records when it is written (MiB);
-    /// beyond it sorted runs spill to `<pack>/.sort/` and are merged. Never
-    /// changes a byte of the pack.
+    /// beyond it sorted runs spill to `<pack>/.sort/` and are merged. A new
+    /// commit log is also kept in memory while it fits this, so that a small
+    /// pack is written without reading its log back. Never changes a byte of
+    /// the pack.
     #[arg(long, value_name = "MIB", default_value_t = (SORT_MEMORY >> 20) as u64,
           value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
     sort_memory: u64,
