@@ -120,3 +120,54 @@ fn solve_refuses_a_time_limit_that_is_not_a_duration() {
         );
     }
 }
+
+/// A level whose fewest pushes are proven but whose fewest moves are not (the
+/// move search's nodes ran out) is `push-optimal`, counts as solved, and its
+/// answer replays; with nodes enough it is `optimal`, with as many pushes.
+#[test]
+fn pushes_proven_and_moves_not_is_push_optimal() {
+    let level = "\
+########
+#      #
+# $  $ #
+#  ..  #
+#@ ..  #
+# $  $ #
+#      #
+########
+";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("four.xsb");
+    std::fs::write(&file, level).expect("write");
+    let solve = |max_nodes: &str| {
+        let out = pregen()
+            .args(["solve", "--game", "sokoban", "--max-nodes", max_nodes])
+            .arg(&file)
+            .output()
+            .expect("run solve");
+        let stdout = String::from_utf8(out.stdout).expect("utf-8");
+        assert!(out.status.success(), "{stdout}");
+        let row: Vec<String> = stdout
+            .lines()
+            .nth(1)
+            .expect("a row")
+            .split('\t')
+            .map(str::to_string)
+            .collect();
+        row
+    };
+    let cut = solve("100");
+    assert_eq!(cut[2], "push-optimal", "{cut:?}");
+    assert_eq!(
+        (cut[5].as_str(), &cut[4]),
+        ("false", &cut[6]),
+        "pushes = bound: {cut:?}"
+    );
+    let levels = read_collection(level).expect("levels");
+    let level = levels[0].1.as_ref().expect("a level");
+    level.replay(&cut[9]).expect("the answer replays");
+    let full = solve("100000");
+    assert_eq!(full[2], "optimal", "{full:?}");
+    assert_eq!(full[4], cut[4], "as many pushes");
+    assert!(full[3].parse::<u32>().expect("moves") <= cut[3].parse::<u32>().expect("moves"));
+}
