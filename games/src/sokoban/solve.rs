@@ -1131,6 +1131,14 @@ mod tests {
     use crate::rng::Rng;
     use crate::sokoban::{Method, SokobanParams};
 
+    /// The reverse-play level of `seed`, with its board and start (`None`
+    /// when the seed makes no level).
+    fn reverse_level(params: &SokobanParams, seed: u64) -> Option<(Level, Board, Start)> {
+        let level = params.reverse().generate(&mut Rng::new(seed)).ok()?.level;
+        let (board, start) = (Board::new(&level), Start::of(&level));
+        Some((level, board, start))
+    }
+
     /// PI-corral pruning keeps the fewest pushes: on reverse-play levels of
     /// 4 to 7 boxes, the pruned search finds the same push count as the full
     /// one (itself checked against a plain search in `tests.rs`), with fewer
@@ -1146,12 +1154,9 @@ mod tests {
                 boxes: 4 + (seed % 4) as usize,
                 ..Default::default()
             };
-            let Ok(generated) = params.reverse().generate(&mut Rng::new(seed)) else {
+            let Some((level, board, start)) = reverse_level(&params, seed) else {
                 continue;
             };
-            let level = generated.level;
-            let board = Board::new(&level);
-            let start = Start::of(&level);
             let budget = Budget::nodes(u64::MAX);
             let mut found = [None, None];
             for (i, pruned) in [false, true].into_iter().enumerate() {
@@ -1211,12 +1216,9 @@ mod tests {
         let (mut levels, mut better) = (0, 0);
         let mut totals = [0u32; 5];
         for seed in 0..60 {
-            let Ok(generated) = params.reverse().generate(&mut Rng::new(seed)) else {
+            let Some((level, board, start)) = reverse_level(&params, seed) else {
                 continue;
             };
-            let level = generated.level;
-            let board = Board::new(&level);
-            let start = Start::of(&level);
             let budget = Budget::nodes(u64::MAX);
             let mut exact = Search::new(&board, &budget);
             let optimum = exact

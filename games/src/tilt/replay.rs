@@ -106,13 +106,10 @@ impl Cells {
     fn of(level: &Level) -> Cells {
         let (width, height) = (usize::from(level.width), usize::from(level.height));
         let mut flags = vec![0; width * height];
-        let mut cells = Cells {
-            width,
-            flags: Vec::new(),
-        };
+        let index = |p: Pos| usize::from(p.y) * width + usize::from(p.x);
         for y in 0..level.height {
             for x in 0..level.width {
-                flags[cells.index(Pos { x, y })] = match level.terrain_at(Pos { x, y }) {
+                flags[index(Pos { x, y })] = match level.terrain_at(Pos { x, y }) {
                     Terrain::Wall => WALL,
                     Terrain::Puddle => PUDDLE,
                     Terrain::Floor => 0,
@@ -121,7 +118,7 @@ impl Cells {
         }
         let mut mark = |p: Pos, f: u8| {
             if p.x < level.width && p.y < level.height {
-                flags[cells.index(p)] |= f;
+                flags[index(p)] |= f;
             }
         };
         for &h in &level.hedgehogs {
@@ -130,20 +127,15 @@ impl Cells {
         for a in &level.anteaters {
             mark(a.at, FIXED);
         }
-        // A gate at q pointing to p forbids p -> q (`Level::gate_forbids`).
+        // A gate at q pointing to p forbids p -> q, the way back from p
+        // (`Level::gate_forbids`).
         for g in &level.gates {
-            let Some(p) = level.step(g.at, g.dir) else {
-                continue;
-            };
-            if let Some(d) = Dir::ALL
-                .into_iter()
-                .find(|&d| level.step(p, d) == Some(g.at))
-            {
-                flags[cells.index(p)] |= FORBIDS << d.index();
+            if let Some(p) = level.step(g.at, g.dir) {
+                let back = Dir::ALL[(g.dir.index() + 2) % 4];
+                mark(p, FORBIDS << back.index());
             }
         }
-        cells.flags = flags;
-        cells
+        Cells { width, flags }
     }
 
     fn index(&self, p: Pos) -> usize {
