@@ -1,6 +1,7 @@
 """Reads a pregen pack with pyarrow (an independent Parquet reader) and checks it
 against the documented schema and the manifest, then runs every query of
-analysis/sql/ with DuckDB and checks their figures against the manifest.
+analysis/sql/ with DuckDB and checks their figures against the manifest, and
+reads it again with polars and DataFusion (check_spark.py does Spark).
 Usage: check_pack.py PACK_DIR
 
 What it refuses, each a fault an analyst met: a column missing or of another
@@ -96,6 +97,7 @@ def main(pack):
     assert (pack / "_SUCCESS").exists()
     check_sql(pack, manifest, rejects.num_rows)
     check_polars(pack, manifest)
+    check_datafusion(pack, manifest, seeds, rejects.num_rows)
     for rel, digest in manifest["files"].items():
         actual = hashlib.sha256((pack / rel).read_bytes()).hexdigest()
         assert actual == digest, f"checksum of {rel}"
@@ -185,6 +187,60 @@ def check_polars(pack, manifest):
     assert between == manifest["counts"]["accepted"] - manifest["counts"]["by_tier"].get("01", 0), between
     ids = levels.select(pl.col("job_id").unique()).collect().to_series().to_list()
     assert ids == [manifest["job_id"]], ids
+
+
+def check_datafusion(pack, manifest, seeds, rejects):
+    """DataFusion, a fourth reader, sees the same levels, campaigns and
+    rejects with the documented types, and its filters skip files by their
+    statistics. It reads a Hive folder's value as text unless told its type,
+    so `tier` is declared an integer, as the README shows."""
+    from datafusion import SessionContext
+
+    ctx = SessionContext()
+    ctx.register_parquet("levels", f"{pack}/levels/", table_partition_cols=[("tier", pa.int32())])
+    ctx.register_parquet("campaigns", f"{pack}/campaigns/campaigns.parquet")
+    ctx.register_parquet("rejects", f"{pack}/rejects/rejects.parquet")
+    for name, expected in (("levels", LEVELS), ("campaigns", CAMPAIGNS), ("rejects", REJECTS)):
+        schema = ctx.table(name).schema()
+        assert schema.names == list(expected), f"DataFusion {name}: columns {schema.names}"
+        for field in schema:
+            want = expected[field.name]
+            got = field.type
+            if name == "levels" and field.name == "tier":
+                want = pa.int32()  # the partition's declared type
+            if pa.types.is_string_view(got):
+                got = pa.string()  # DataFusion reads strings as views
+            if isinstance(want, pa.MapType):
+                ok = isinstance(got, pa.MapType) and (got.key_type, got.item_type) == (want.key_type, want.item_type)
+            else:
+                ok = got == want
+            assert ok, f"DataFusion {name}.{field.name}: {field.type}, not {want}"
+
+    rows = ctx.sql("SELECT tier, count(*) AS n, count(DISTINCT seed) AS seeds FROM levels GROUP BY tier").to_pydict()
+    by_tier = {f"{t:02}": n for t, n in zip(rows["tier"], rows["n"])}
+    assert by_tier == manifest["counts"]["by_tier"], f"DataFusion counts by tier {by_tier}"
+    assert sum(rows["seeds"]) == len(seeds), "DataFusion sees a seed twice"
+    [n] = ctx.sql("SELECT count(*) AS n FROM rejects").to_pydict()["n"]
+    assert n == rejects, f"DataFusion reads {n} rejects, not {rejects}"
+    [n] = ctx.sql("SELECT count(*) AS n FROM campaigns").to_pydict()["n"]
+    slots = manifest["counts"]["campaigns"] * manifest["job"]["campaigns"]["length"]
+    assert n == slots, f"DataFusion reads {n} campaign slots, not {slots}"
+
+    # Levels at the pack's hardest difficulty: every tier file whose maximum
+    # is below it is skipped by its statistics, not read.
+    [top] = ctx.sql("SELECT max(difficulty) AS top FROM levels").to_pydict()["top"]
+    [below] = ctx.sql(f"SELECT count(DISTINCT tier) AS n FROM levels WHERE tier NOT IN "
+                      f"(SELECT tier FROM levels WHERE difficulty >= {top!r})").to_pydict()["n"]
+    plan = "\n".join(ctx.sql(f"EXPLAIN ANALYZE SELECT count(*) FROM levels WHERE difficulty >= {top!r}")
+                      .to_pydict()["plan"])
+    # Pruned whole (a file's statistics) or row group by row group.
+    skipped = 0
+    for unit in ("files_ranges", "row_groups"):
+        pruned = re.search(unit + r"_pruned_statistics=(\d+) total \u2192 (\d+) matched", plan)
+        assert pruned, f"DataFusion's plan names no {unit} pruning:\n{plan}"
+        total, matched = map(int, pruned.groups())
+        skipped += total - matched
+    assert skipped >= below, f"DataFusion skipped {skipped} files or row groups, not {below}:\n{plan}"
 
 
 def check_sql(pack, manifest, rejects):

@@ -83,10 +83,13 @@ pub fn check_with_pyarrow(pack: &std::path::Path) {
 
 /// Runs check_pack.py: whether it passed, and what it printed.
 fn run_check_pack(pack: &std::path::Path) -> (bool, String) {
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../analysis/python/check_pack.py"
-    );
+    run_checker("check_pack.py", pack)
+}
+
+/// Runs one of analysis/python/'s checkers on a pack: whether it passed, and
+/// what it printed.
+fn run_checker(script: &str, pack: &std::path::Path) -> (bool, String) {
+    let script = format!("{}/../analysis/python/{script}", env!("CARGO_MANIFEST_DIR"));
     let out = Command::new("python3")
         .arg(script)
         .arg(pack)
@@ -182,6 +185,10 @@ fn independent_reader_sees_documented_schema() {
     let dir = tempfile::tempdir().expect("tempdir");
     let pack = run_pack(dir.path(), &crate::common::job_text(200), 1);
     check_with_pyarrow(&pack);
+    // Spark, as an analyst's cluster reads it (one local JVM; pyspark and a
+    // Java runtime, which `.ci/run` installs).
+    let (ok, out) = run_checker("check_spark.py", &pack);
+    assert!(ok, "Spark check of {} failed:\n{out}", pack.display());
     let summary = pregen_analysis::summarize(&pack).expect("summary");
     assert_eq!(summary.tiers.values().sum::<u64>(), 200);
     assert_eq!(summary.statuses.get("accepted"), Some(&200));

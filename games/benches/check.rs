@@ -44,8 +44,7 @@ fn main() {
                     .expect("a game's own level passes its check");
             }
         }
-        let check =
-            started.elapsed().as_secs_f64() * 1e3 / (rounds * levels.len().max(1)) as f64;
+        let check = started.elapsed().as_secs_f64() * 1e3 / (rounds * levels.len().max(1)) as f64;
         println!(
             "{}\t{}\t{make:.3}\t{check:.4}\t{:.2}%",
             kind.name(),
