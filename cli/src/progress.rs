@@ -1,6 +1,8 @@
 //! The progress bar of `pregen run`: accepted levels against the count with
 //! levels/s and the ETA, then seeds/s, the workers with the seeds each has
-//! returned, the leases out, and the seeds not accepted by reason.
+//! returned, the leases out, and the seeds not accepted by reason; once every
+//! level is in, the pack's writing: the seeds' records sorted, then the
+//! levels written to their tiers against the count.
 
 use std::time::{Duration, Instant};
 
@@ -36,9 +38,16 @@ fn progress_bar(pack: &str, count: u64, visible: bool) -> ProgressBar {
         ProgressDrawTarget::hidden()
     };
     let bar = ProgressBar::with_draw_target(Some(count), target);
-    let style = ProgressStyle::with_template(
-        "{spinner} {prefix} [{bar:30}] {pos}/{len} accepted ({levels_per_sec}, eta {eta})\n  {wide_msg}",
-    )
+    bar.set_style(style("accepted"));
+    bar.set_prefix(pack.to_string());
+    bar
+}
+
+/// The bar's look, its count naming what it counts.
+fn style(counted: &str) -> ProgressStyle {
+    ProgressStyle::with_template(&format!(
+        "{{spinner}} {{prefix}} [{{bar:30}}] {{pos}}/{{len}} {counted} ({{levels_per_sec}}, eta {{eta}})\n  {{wide_msg}}"
+    ))
     .map(|style| {
         style.with_key(
             "levels_per_sec",
@@ -48,17 +57,32 @@ fn progress_bar(pack: &str, count: u64, visible: bool) -> ProgressBar {
         )
     })
     .unwrap_or_else(|_| ProgressStyle::default_bar())
-    .progress_chars("=> ");
-    bar.set_style(style);
-    bar.set_prefix(pack.to_string());
-    bar
+    .progress_chars("=> ")
 }
 
 async fn show_progress(watch: JobWatch, bar: ProgressBar) {
     let started = Instant::now();
     let mut tick = tokio::time::interval(Duration::from_millis(250));
+    let mut writing = false;
     loop {
         tick.tick().await;
+        let (records, levels) = (watch.writing().records(), watch.writing().levels());
+        if records > 0 {
+            // Every level is in: the pack's files are being written.
+            if !writing {
+                writing = true;
+                bar.set_style(style("levels written"));
+                bar.set_position(0);
+                bar.reset_eta();
+            }
+            bar.set_position(levels.min(bar.length().unwrap_or(u64::MAX)));
+            bar.set_message(if levels == 0 {
+                format!("writing the pack: {records} seeds' records sorted")
+            } else {
+                "writing the pack: levels in difficulty order into their tiers' files".to_string()
+            });
+            continue;
+        }
         let p = watch.progress();
         bar.set_position(p.accepted.min(bar.length().unwrap_or(u64::MAX)));
         let rate = p.seeds as f64 / started.elapsed().as_secs_f64().max(1e-3);

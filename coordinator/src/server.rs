@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use pregen_pack::PackDir;
 use pregen_pack::SeedRecord;
 use pregen_pack::durable::write_durably;
-use pregen_pack::write::{PackWriter, RunFacts, WriteOptions};
+use pregen_pack::write::{PackWriter, RunFacts, WriteOptions, WriteProgress};
 use pregen_proto::v1::coordinator_server::CoordinatorServer;
 use tokio::net::TcpListener;
 use tokio::sync::Mutex;
@@ -172,6 +172,7 @@ pub struct RunningJob {
     started: Instant,
     resumed_seeds: usize,
     write: WriteOptions,
+    writing: Arc<WriteProgress>,
 }
 
 /// The cross-check's key beside the commit log: a resumed run samples the
@@ -332,24 +333,36 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
         started,
         resumed_seeds,
         write: options.write,
+        writing: Arc::default(),
     }))
 }
 
 /// A handle that reads a running job's counters, from any task.
 #[derive(Debug, Clone)]
-pub struct JobWatch(Arc<Shared>);
+pub struct JobWatch {
+    shared: Arc<Shared>,
+    writing: Arc<WriteProgress>,
+}
 
 impl JobWatch {
     /// The job's counters now.
     pub fn progress(&self) -> Progress {
-        self.0.scheduler().progress()
+        self.shared.scheduler().progress()
+    }
+
+    /// How far the pack's writing has come (all zero until every level is in).
+    pub fn writing(&self) -> &WriteProgress {
+        &self.writing
     }
 }
 
 impl RunningJob {
     /// A handle on the job's counters, for a progress display.
     pub fn watch(&self) -> JobWatch {
-        JobWatch(self.shared.clone())
+        JobWatch {
+            shared: self.shared.clone(),
+            writing: self.writing.clone(),
+        }
     }
 
     /// Waits until the pack's seeds are all in (or the shutdown token is
@@ -408,11 +421,17 @@ impl RunningJob {
             cross_check: progress.cross_check.clone(),
         };
         let writing = Instant::now();
+        tracing::info!(
+            levels = job.count,
+            seeds = progress.seeds,
+            "every level is in; writing the pack"
+        );
         let (dir, pack_job) = (self.dir.clone(), job.clone());
-        let options = self.write;
+        let (options, counted) = (self.write, self.writing.clone());
         let mut log = self.log.clone().lock_owned().await;
         tokio::task::spawn_blocking(move || {
-            write_from_log(&mut log, &dir, &pack_job, selection, &facts, options)
+            let writer = PackWriter::new(&dir, &pack_job, options)?.with_progress(counted);
+            write_from_log(&mut log, writer, &dir, &pack_job, selection, &facts)
         })
         .await
         .map_err(|e| CoordinatorError::server("the pack writer")(e.into()))??;
@@ -445,13 +464,12 @@ impl RunningJob {
 /// selection taking the record its verdict names.
 fn write_from_log(
     log: &mut CommitLog,
+    mut writer: PackWriter,
     dir: &PackDir,
     job: &Job,
     mut selection: Selection,
     facts: &RunFacts,
-    options: WriteOptions,
 ) -> Result<(), CoordinatorError> {
-    let mut writer = PackWriter::new(dir, job, options)?;
     let mut failed = None;
     log.take_entries(job, |entry| {
         if failed.is_some() {

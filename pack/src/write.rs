@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arrow_array::{
@@ -88,6 +88,27 @@ pub fn write_pack(
     writer.finish(facts)
 }
 
+/// How far a pack's writing has come, read from other threads (a progress
+/// display): the seeds' records given to the writer, then the levels passed
+/// in difficulty order to their tier's files.
+#[derive(Debug, Default)]
+pub struct WriteProgress {
+    records: AtomicU64,
+    levels: AtomicU64,
+}
+
+impl WriteProgress {
+    /// Records given to the writer so far (accepted or not).
+    pub fn records(&self) -> u64 {
+        self.records.load(Ordering::Relaxed)
+    }
+
+    /// Levels passed to their tier's files so far.
+    pub fn levels(&self) -> u64 {
+        self.levels.load(Ordering::Relaxed)
+    }
+}
+
 /// Writes a pack from its records, given one at a time in any order, with
 /// bounded memory: accepted levels and rejects go through external sorts;
 /// Parquet row groups, release files and checksums are streamed; nothing is
@@ -97,6 +118,7 @@ pub struct PackWriter {
     pack: PackDir,
     job: Job,
     options: WriteOptions,
+    progress: Arc<WriteProgress>,
     spill: PathBuf,
     accepted: Sorter,
     rejects: Sorter,
@@ -128,6 +150,7 @@ impl PackWriter {
             pack: pack.clone(),
             job: job.clone(),
             options,
+            progress: Arc::default(),
             accepted: Sorter::new(options.sort_memory / 2, &spill),
             rejects: Sorter::new(options.sort_memory / 4, &spill),
             spill,
@@ -140,8 +163,15 @@ impl PackWriter {
         })
     }
 
+    /// Counts its progress in `progress` (shared with whoever displays it).
+    pub fn with_progress(mut self, progress: Arc<WriteProgress>) -> Self {
+        self.progress = progress;
+        self
+    }
+
     /// Adds one seed's record (each seed once).
     pub fn add(&mut self, record: SeedRecord) -> Result<(), PackError> {
+        self.progress.records.fetch_add(1, Ordering::Relaxed);
         self.tried += 1;
         self.last = self.last.max(Some(record.seed));
         *self.by_status.entry(record.status.as_str()).or_default() += 1;
@@ -324,6 +354,7 @@ impl PackWriter {
                 let Some(level) = record.accepted() else {
                     continue;
                 };
+                self.progress.levels.fetch_add(1, Ordering::Relaxed);
                 let tier = tiers.tier(rank, level.difficulty);
                 if current.as_ref().is_some_and(|t| t.tier != tier)
                     && let Some(done) = current.take()
@@ -1193,6 +1224,26 @@ mod tests {
             !b.path().join(dir::SPILL).exists(),
             "the spill folder is removed"
         );
+    }
+
+    #[test]
+    fn the_progress_counts_every_record_then_every_level() {
+        let records = records(600);
+        let out = tempfile::tempdir().expect("tmp");
+        let pack = PackDir::new(out.path());
+        let progress = Arc::new(WriteProgress::default());
+        let mut writer = PackWriter::new(&pack, &job(200), WriteOptions::default())
+            .expect("writer")
+            .with_progress(progress.clone());
+        for r in &records[..250] {
+            writer.add(r.clone()).expect("add");
+        }
+        assert_eq!((progress.records(), progress.levels()), (250, 0));
+        for r in &records[250..] {
+            writer.add(r.clone()).expect("add");
+        }
+        writer.finish(&RunFacts::default()).expect("finish");
+        assert_eq!((progress.records(), progress.levels()), (600, 200));
     }
 
     #[test]
