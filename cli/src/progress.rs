@@ -72,7 +72,6 @@ async fn show_progress(watch: JobWatch, bar: ProgressBar) {
             if !writing {
                 writing = true;
                 bar.set_style(style("levels written"));
-                bar.set_position(0);
                 bar.reset_eta();
             }
             bar.set_position(levels.min(bar.length().unwrap_or(u64::MAX)));
