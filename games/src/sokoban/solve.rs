@@ -559,6 +559,8 @@ struct Search<'a> {
     wall: Vec<bool>,
     stamp: Vec<u32>,
     walk: Vec<u32>,
+    /// The expanded position's region: cells stamped with its flood's epoch.
+    reach: Vec<u32>,
     epoch: u32,
     queue: Vec<u16>,
     /// Per cell, the unreachable area it belongs to (`u32::MAX`: none), for
@@ -619,6 +621,7 @@ impl<'a> Search<'a> {
             wall: vec![false; board.cells],
             stamp: vec![0; board.cells],
             walk: vec![0; board.cells],
+            reach: vec![0; board.cells],
             epoch: 0,
             queue: Vec::new(),
             area: vec![u32::MAX; board.cells],
@@ -671,6 +674,28 @@ impl<'a> Search<'a> {
             }
         }
         lowest
+    }
+
+    /// The lowest cell of the player's region after the push of the box at
+    /// `b` to `to` (boxes in `occupied` as after it), from the region before
+    /// it (cells marked `reach` in `self.reach`, lowest `lowest`). When `to`
+    /// was out of the player's reach, the region before it stays whole and
+    /// only `b` joins it, unless `b` opens onto free cells out of reach:
+    /// no flood fill is needed then.
+    fn region_after_push(&mut self, b: usize, to: usize, reach: u32, lowest: u16) -> u16 {
+        if self.reach[to] != reach {
+            let board = self.board;
+            let opens = (0..4).any(|d| {
+                let n = board.step(b, d);
+                board.floor[n] && !self.occupied[n] && self.reach[n] != reach
+            });
+            if !opens {
+                let region = lowest.min(b as u16);
+                debug_assert_eq!(region, self.flood(b), "the region after a push");
+                return region;
+            }
+        }
+        self.flood(b)
     }
 
     /// The heap key of a state: smaller pops first.
@@ -743,8 +768,11 @@ impl<'a> Search<'a> {
             for &b in &boxes {
                 self.occupied[b as usize] = true;
             }
-            self.flood(self.player[i] as usize);
+            let lowest = self.flood(self.player[i] as usize);
             let reach_epoch = self.epoch;
+            for &c in &self.queue {
+                self.reach[c as usize] = reach_epoch;
+            }
             let mut children = Vec::new();
             for (bi, &b) in boxes.iter().enumerate() {
                 let b = b as usize;
@@ -778,7 +806,8 @@ impl<'a> Search<'a> {
                     child[bi] = to as u16;
                     child.sort_unstable();
                     let moves_mode = matches!(mode, Mode::Moves { .. });
-                    let region = (!moves_mode || self.known.is_some()).then(|| self.flood(b));
+                    let region = (!moves_mode || self.known.is_some())
+                        .then(|| self.region_after_push(b, to, reach_epoch, lowest));
                     let key_player = if moves_mode {
                         b as u16
                     } else {
