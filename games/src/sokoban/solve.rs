@@ -678,24 +678,63 @@ impl<'a> Search<'a> {
 
     /// The lowest cell of the player's region after the push of the box at
     /// `b` to `to` (boxes in `occupied` as after it), from the region before
-    /// it (cells marked `reach` in `self.reach`, lowest `lowest`). When `to`
-    /// was out of the player's reach, the region before it stays whole and
-    /// only `b` joins it, unless `b` opens onto free cells out of reach:
-    /// no flood fill is needed then.
+    /// it (cells marked `reach` in `self.reach`, lowest `lowest`), without a
+    /// flood fill where it can. The region before the push stays connected
+    /// when `to` was out of reach, or when `to`'s free neighbours still meet
+    /// around it (the eight cells about it): then the region after it is
+    /// that one less `to`, plus `b`, unless `b` opens onto free cells that
+    /// were out of reach.
     fn region_after_push(&mut self, b: usize, to: usize, reach: u32, lowest: u16) -> u16 {
-        if self.reach[to] != reach {
-            let board = self.board;
-            let opens = (0..4).any(|d| {
-                let n = board.step(b, d);
-                board.floor[n] && !self.occupied[n] && self.reach[n] != reach
-            });
-            if !opens {
-                let region = lowest.min(b as u16);
-                debug_assert_eq!(region, self.flood(b), "the region after a push");
-                return region;
-            }
+        let board = self.board;
+        let opens = (0..4).any(|d| {
+            let n = board.step(b, d);
+            board.floor[n] && !self.occupied[n] && self.reach[n] != reach
+        });
+        if !opens
+            && (self.reach[to] != reach || (to != usize::from(lowest) && self.meets_around(to)))
+        {
+            let region = lowest.min(b as u16);
+            debug_assert_eq!(region, self.flood(b), "the region after a push");
+            return region;
         }
         self.flood(b)
+    }
+
+    /// Whether the free neighbours of `c` are connected through the free
+    /// cells of the ring of eight about it (so `c` filled cuts nothing).
+    fn meets_around(&self, c: usize) -> bool {
+        let w = self.board.width;
+        // Clockwise from the cell above: the even ones are the neighbours.
+        let ring = [
+            c - w,
+            c - w + 1,
+            c + 1,
+            c + w + 1,
+            c + w,
+            c + w - 1,
+            c - 1,
+            c - w - 1,
+        ];
+        let free = ring.map(|x| self.board.floor[x] && !self.occupied[x]);
+        let Some(gap) = free.iter().position(|&f| !f) else {
+            return true;
+        };
+        // Runs of free cells, from the first gap round: those holding a
+        // neighbour must be one.
+        let mut runs = 0;
+        let mut in_run = false;
+        let mut holds = false;
+        for k in 1..=8 {
+            let i = (gap + k) % 8;
+            if free[i] {
+                in_run = true;
+                holds |= i % 2 == 0;
+            } else if in_run {
+                runs += usize::from(holds);
+                (in_run, holds) = (false, false);
+            }
+        }
+        runs <= 1
     }
 
     /// The heap key of a state: smaller pops first.
