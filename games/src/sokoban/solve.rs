@@ -44,6 +44,10 @@ use crate::{Budget, Rejection};
 /// it up (10x10 levels of 4 boxes solve 20% slower with it).
 const KNOWN_MIN_BOXES: usize = 6;
 
+/// Boxes from which a pushed position's bound comes from its parent's
+/// matching, one augmenting path, rather than a matching anew.
+const REMATCH_MIN_BOXES: usize = 5;
+
 /// A lone box's push distance that no push sequence achieves.
 const FAR: u16 = u16::MAX;
 
@@ -277,6 +281,23 @@ impl Board {
         step(c, d, self.width)
     }
 
+    /// The costs of matching `boxes` to goals, the box of row `moved` standing
+    /// at `to` instead (no row: `moved` out of range).
+    fn matching_cost<'b>(
+        &'b self,
+        boxes: &'b [u16],
+        moved: usize,
+        to: u16,
+    ) -> impl Fn(usize, usize) -> i64 + 'b {
+        move |i, j| {
+            let at = if i == moved { to } else { boxes[i] };
+            match self.dist[j * self.cells + at as usize] {
+                FAR => UNMATCHED,
+                d => i64::from(d),
+            }
+        }
+    }
+
     /// The minimum-cost matching of boxes to goals; `None` when no perfect
     /// matching exists.
     fn lower_bound(&self, boxes: &[u16]) -> Option<u32> {
@@ -443,7 +464,17 @@ struct Scratch<'a> {
     used: &'a mut [bool],
 }
 
-fn hungarian_in(n: usize, cost: &impl Fn(usize, usize) -> i64, s: Scratch<'_>) -> i64 {
+fn hungarian_in(n: usize, cost: &impl Fn(usize, usize) -> i64, mut s: Scratch<'_>) -> i64 {
+    for i in 1..=n {
+        add_row(i, n, cost, &mut s);
+    }
+    (1..=n).map(|j| cost(s.p[j] - 1, j - 1)).sum()
+}
+
+/// Matches row `i` (1-based), the only row without a column, along the
+/// cheapest augmenting path, keeping the potentials feasible: the other
+/// rows' matching stays of least cost, with row `i` added.
+fn add_row(i: usize, n: usize, cost: &impl Fn(usize, usize) -> i64, s: &mut Scratch<'_>) {
     let Scratch {
         u,
         v,
@@ -452,52 +483,117 @@ fn hungarian_in(n: usize, cost: &impl Fn(usize, usize) -> i64, s: Scratch<'_>) -
         minv,
         used,
     } = s;
-    for i in 1..=n {
-        p[0] = i;
-        let mut j0 = 0;
-        minv.fill(i64::MAX);
-        used.fill(false);
-        loop {
-            used[j0] = true;
-            let i0 = p[j0];
-            let mut delta = i64::MAX;
-            let mut j1 = 0;
-            for j in 1..=n {
-                if !used[j] {
-                    let cur = cost(i0 - 1, j - 1) - u[i0] - v[j];
-                    if cur < minv[j] {
-                        minv[j] = cur;
-                        way[j] = j0;
-                    }
-                    if minv[j] < delta {
-                        delta = minv[j];
-                        j1 = j;
-                    }
+    p[0] = i;
+    let mut j0 = 0;
+    minv.fill(i64::MAX);
+    used.fill(false);
+    loop {
+        used[j0] = true;
+        let i0 = p[j0];
+        let mut delta = i64::MAX;
+        let mut j1 = 0;
+        for j in 1..=n {
+            if !used[j] {
+                let cur = cost(i0 - 1, j - 1) - u[i0] - v[j];
+                if cur < minv[j] {
+                    minv[j] = cur;
+                    way[j] = j0;
                 }
-            }
-            for j in 0..=n {
-                if used[j] {
-                    u[p[j]] += delta;
-                    v[j] -= delta;
-                } else {
-                    minv[j] -= delta;
+                if minv[j] < delta {
+                    delta = minv[j];
+                    j1 = j;
                 }
-            }
-            j0 = j1;
-            if p[j0] == 0 {
-                break;
             }
         }
-        loop {
-            let j1 = way[j0];
-            p[j0] = p[j1];
-            j0 = j1;
-            if j0 == 0 {
-                break;
+        for j in 0..=n {
+            if used[j] {
+                u[p[j]] += delta;
+                v[j] -= delta;
+            } else {
+                minv[j] -= delta;
             }
+        }
+        j0 = j1;
+        if p[j0] == 0 {
+            break;
         }
     }
-    (1..=n).map(|j| cost(p[j] - 1, j - 1)).sum()
+    loop {
+        let j1 = way[j0];
+        p[j0] = p[j1];
+        j0 = j1;
+        if j0 == 0 {
+            break;
+        }
+    }
+}
+
+/// A least-cost matching of boxes to goals kept whole (potentials and
+/// assignment, 1-based, `n + 1` long each), so that a position one push
+/// away is matched again by one augmenting path, O(n^2), instead of anew,
+/// O(n^3).
+#[derive(Default)]
+struct Matching {
+    u: Vec<i64>,
+    v: Vec<i64>,
+    way: Vec<usize>,
+    p: Vec<usize>,
+    minv: Vec<i64>,
+    used: Vec<bool>,
+}
+
+impl Matching {
+    fn scratch(&mut self, n: usize) -> Scratch<'_> {
+        for v in [&mut self.u, &mut self.v, &mut self.minv] {
+            v.resize(n + 1, 0);
+        }
+        self.way.resize(n + 1, 0);
+        self.p.resize(n + 1, 0);
+        self.used.resize(n + 1, false);
+        Scratch {
+            u: &mut self.u,
+            v: &mut self.v,
+            way: &mut self.way,
+            p: &mut self.p,
+            minv: &mut self.minv,
+            used: &mut self.used,
+        }
+    }
+
+    /// Matches `n` rows anew; the total cost.
+    fn solve(&mut self, n: usize, cost: &impl Fn(usize, usize) -> i64) -> i64 {
+        let s = self.scratch(n);
+        s.u.fill(0);
+        s.v.fill(0);
+        s.p.fill(0);
+        hungarian_in(n, cost, s)
+    }
+
+    /// `from`'s matching with row `row` (0-based) given new costs: that row
+    /// leaves its column and is matched again; the total cost.
+    fn rematch(
+        &mut self,
+        from: &Matching,
+        n: usize,
+        row: usize,
+        cost: &impl Fn(usize, usize) -> i64,
+    ) -> i64 {
+        let mut s = self.scratch(n);
+        s.u.copy_from_slice(&from.u[..=n]);
+        s.v.copy_from_slice(&from.v[..=n]);
+        s.p.copy_from_slice(&from.p[..=n]);
+        let i = row + 1;
+        if let Some(j) = s.p.iter().skip(1).position(|&r| r == i) {
+            s.p[j + 1] = 0;
+        }
+        // Feasible for the row's new costs: no reduced cost below zero.
+        s.u[i] = (1..=n)
+            .map(|j| cost(row, j - 1) - s.v[j])
+            .min()
+            .unwrap_or(0);
+        add_row(i, n, cost, &mut s);
+        (1..=n).map(|j| cost(s.p[j] - 1, j - 1)).sum()
+    }
 }
 
 /// What a search optimises.
@@ -563,6 +659,12 @@ struct Search<'a> {
     reach: Vec<u32>,
     epoch: u32,
     queue: Vec<u16>,
+    /// The matching of the position being expanded (`matched`: its id, or
+    /// `ROOT` for none yet), from which its pushes' positions are matched
+    /// again (`rematched`) one box at a time.
+    matching: Matching,
+    matched: u32,
+    rematched: Matching,
     /// Per cell, the unreachable area it belongs to (`u32::MAX`: none), for
     /// the PI-corral analysis; `areas_stamp` says which expansion set it.
     area: Vec<u32>,
@@ -626,6 +728,9 @@ impl<'a> Search<'a> {
             queue: Vec::new(),
             area: vec![u32::MAX; board.cells],
             area_stamp: vec![0; board.cells],
+            matching: Matching::default(),
+            matched: ROOT,
+            rematched: Matching::default(),
         }
     }
 
@@ -639,6 +744,7 @@ impl<'a> Search<'a> {
         self.bound.clear();
         self.closed.clear();
         self.index.clear();
+        self.matched = ROOT;
     }
 
     fn state_boxes(&self, id: u32) -> &[u16] {
@@ -735,6 +841,36 @@ impl<'a> Search<'a> {
             }
         }
         runs <= 1
+    }
+
+    /// The bound of the position `id` (its boxes `boxes`) after the push of
+    /// box `bi` to `to` (`child`, its boxes sorted): from enough boxes on,
+    /// `id`'s matching with that box's row matched again.
+    fn child_bound(
+        &mut self,
+        id: u32,
+        boxes: &[u16],
+        bi: usize,
+        to: usize,
+        child: &[u16],
+    ) -> Option<u32> {
+        let board = self.board;
+        let n = boxes.len();
+        if n < REMATCH_MIN_BOXES {
+            return board.lower_bound(child);
+        }
+        if self.matched != id {
+            let total = self
+                .matching
+                .solve(n, &board.matching_cost(boxes, usize::MAX, 0));
+            debug_assert!(total < UNMATCHED, "an expanded position has a matching");
+            self.matched = id;
+        }
+        let cost = board.matching_cost(boxes, bi, to as u16);
+        let total = self.rematched.rematch(&self.matching, n, bi, &cost);
+        let bound = (total < UNMATCHED).then_some(total as u32);
+        debug_assert_eq!(bound, board.lower_bound(child), "a matching redone");
+        bound
     }
 
     /// The heap key of a state: smaller pops first.
@@ -873,7 +1009,8 @@ impl<'a> Search<'a> {
                                 // and it counts against the node budget
                                 // (nothing for 25 boxes or fewer).
                                 self.work += matching_cost;
-                                board.lower_bound(&child).map(|h| (h, key_player))
+                                self.child_bound(id, &boxes, bi, to, &child)
+                                    .map(|h| (h, key_player))
                             }
                         },
                     }
