@@ -1336,6 +1336,41 @@ mod tests {
     use crate::rng::Rng;
     use crate::sokoban::{Method, SokobanParams};
 
+    #[test]
+    fn a_matching_redone_for_one_row_costs_what_a_new_one_does() {
+        let mut rng = Rng::new(7);
+        for trial in 0..2_000 {
+            let n = 1 + (trial % 14) as usize;
+            // Small costs with ties, and some pairs no push joins.
+            let mut cost = vec![0i64; n * n];
+            for c in &mut cost {
+                *c = if rng.below(6) == 0 {
+                    UNMATCHED
+                } else {
+                    rng.below(9) as i64
+                };
+            }
+            let mut kept = Matching::default();
+            let total = kept.solve(n, &|i, j| cost[i * n + j]);
+            assert_eq!(total, hungarian(n, |i, j| cost[i * n + j]));
+            let row = rng.below(n as u64) as usize;
+            for j in 0..n {
+                cost[row * n + j] = if rng.below(6) == 0 {
+                    UNMATCHED
+                } else {
+                    rng.below(9) as i64
+                };
+            }
+            let mut again = Matching::default();
+            let redone = again.rematch(&kept, n, row, &|i, j| cost[i * n + j]);
+            assert_eq!(
+                redone,
+                hungarian(n, |i, j| cost[i * n + j]),
+                "trial {trial}"
+            );
+        }
+    }
+
     /// The reverse-play level of `seed`, with its board and start (`None`
     /// when the seed makes no level).
     fn reverse_level(params: &SokobanParams, seed: u64) -> Option<(Level, Board, Start)> {
