@@ -281,8 +281,8 @@ impl Board {
         step(c, d, self.width)
     }
 
-    /// The costs of matching `boxes` to goals, the box of row `moved` standing
-    /// at `to` instead (no row: `moved` out of range).
+    /// The costs of matching `boxes` to goals (lone-box push distances), the
+    /// box of row `moved` standing at `to` instead (none: `usize::MAX`).
     fn matching_cost<'b>(
         &'b self,
         boxes: &'b [u16],
@@ -303,13 +303,7 @@ impl Board {
     fn lower_bound(&self, boxes: &[u16]) -> Option<u32> {
         let n = boxes.len();
         debug_assert_eq!(n, self.goals);
-        let cost = |i: usize, j: usize| -> i64 {
-            match self.dist[j * self.cells + boxes[i] as usize] {
-                FAR => UNMATCHED,
-                d => i64::from(d),
-            }
-        };
-        let total = hungarian(n, cost);
+        let total = hungarian(n, self.matching_cost(boxes, usize::MAX, 0));
         (total < UNMATCHED).then_some(total as u32)
     }
 
