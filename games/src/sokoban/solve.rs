@@ -663,6 +663,29 @@ struct Search<'a> {
     /// the PI-corral analysis; `areas_stamp` says which expansion set it.
     area: Vec<u32>,
     area_stamp: Vec<u32>,
+    /// Buffers an expansion reuses rather than allocates.
+    scratch: Expansion,
+}
+
+/// A push an expansion may make: the box's index and cell, the direction,
+/// the cell it goes to, and the steps the player walks to make it.
+type Child = (usize, usize, usize, usize, u32);
+
+/// Buffers of one expansion, kept between expansions so that the push
+/// search allocates only for the positions it stores.
+#[derive(Default)]
+struct Expansion {
+    /// The pushes of the position being expanded.
+    children: Vec<Child>,
+    /// Per unreachable area, the boxes next to it; whether it holds a goal.
+    next_to: Vec<Vec<usize>>,
+    goal_in: Vec<bool>,
+    /// The areas and the boxes of the corral being grown.
+    inside: Vec<bool>,
+    members: Vec<bool>,
+    /// The pushes of the corral being grown, and of the smallest PI-corral.
+    pushes: Vec<(usize, usize)>,
+    corral: Vec<(usize, usize)>,
 }
 
 const ROOT: u32 = u32::MAX;
@@ -722,6 +745,7 @@ impl<'a> Search<'a> {
             queue: Vec::new(),
             area: vec![u32::MAX; board.cells],
             area_stamp: vec![0; board.cells],
+            scratch: Expansion::default(),
             matching: Matching::default(),
             matched: ROOT,
             rematched: Matching::default(),
@@ -942,7 +966,8 @@ impl<'a> Search<'a> {
             for &c in &self.queue {
                 self.reach[c as usize] = reach_epoch;
             }
-            let mut children = Vec::new();
+            let mut children = std::mem::take(&mut self.scratch.children);
+            children.clear();
             for (bi, &b) in boxes.iter().enumerate() {
                 let b = b as usize;
                 for d in 0..4 {
@@ -960,11 +985,12 @@ impl<'a> Search<'a> {
             }
             if self.pi_corrals
                 && !matches!(mode, Mode::Moves { .. })
-                && let Some(corral) = self.pi_corral(&boxes, reach_epoch)
+                && self.pi_corral(&boxes, reach_epoch)
             {
+                let corral = &self.scratch.corral;
                 children.retain(|&(bi, _, d, _, _)| corral.contains(&(bi, d)));
             }
-            for (bi, b, d, to, walk) in children {
+            for &(bi, b, d, to, walk) in &children {
                 self.occupied[b] = false;
                 self.occupied[to] = true;
                 let deadlock = board.freeze_deadlock(to, &self.occupied, &mut self.wall);
@@ -1026,6 +1052,7 @@ impl<'a> Search<'a> {
                     open.push(Reverse((Self::priority(mode, g2, m2, h), cid)));
                 }
             }
+            self.scratch.children = children;
             for &b in &boxes {
                 self.occupied[b as usize] = false;
             }
@@ -1149,8 +1176,9 @@ impl<'a> Search<'a> {
         });
     }
 
-    /// The pushes of the position's smallest PI-corral, if it has one (boxes
-    /// in `occupied`, the player's area stamped `reach`).
+    /// Whether the position has a PI-corral (boxes in `occupied`, the
+    /// player's area stamped `reach`); if so, the pushes of its smallest are
+    /// left in `scratch.corral`.
     ///
     /// A corral is an area of free cells the player cannot reach; its boxes
     /// are those next to it. It is a PI-corral when every push of its boxes
@@ -1163,14 +1191,22 @@ impl<'a> Search<'a> {
     /// first instead, at the same count: only the corral's pushes need
     /// expanding, and the search stays push-optimal. (Not for fewest moves:
     /// the order of pushes changes the walking.)
-    fn pi_corral(&mut self, boxes: &[u16], reach: u32) -> Option<Vec<(usize, usize)>> {
+    fn pi_corral(&mut self, boxes: &[u16], reach: u32) -> bool {
         let board = self.board;
         let epoch = reach;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let Expansion {
+            next_to,
+            goal_in,
+            inside,
+            members,
+            pushes,
+            corral,
+            ..
+        } = &mut scratch;
         // Label the unreachable free areas next to boxes.
-        let mut areas = 0u32;
-        let mut next_to: Vec<Vec<usize>> = Vec::new();
-        // Whether each area holds a goal (a corral with one is not solved).
-        let mut goal_in: Vec<bool> = Vec::new();
+        let mut areas = 0usize;
+        goal_in.clear();
         for (bi, &b) in boxes.iter().enumerate() {
             for d in 0..4 {
                 let n = board.step(b as usize, d);
@@ -1181,17 +1217,20 @@ impl<'a> Search<'a> {
                     // A new area: fill it.
                     let id = areas;
                     areas += 1;
-                    next_to.push(Vec::new());
+                    if next_to.len() < areas {
+                        next_to.push(Vec::new());
+                    }
+                    next_to[id].clear();
                     goal_in.push(false);
                     self.area_stamp[n] = epoch;
-                    self.area[n] = id;
+                    self.area[n] = id as u32;
                     self.queue.clear();
                     self.queue.push(n as u16);
                     let mut head = 0;
                     while head < self.queue.len() {
                         let c = self.queue[head] as usize;
                         head += 1;
-                        goal_in[id as usize] |= board.goal[c];
+                        goal_in[id] |= board.goal[c];
                         for dd in 0..4 {
                             let m = board.step(c, dd);
                             if board.floor[m]
@@ -1200,7 +1239,7 @@ impl<'a> Search<'a> {
                                 && self.area_stamp[m] != epoch
                             {
                                 self.area_stamp[m] = epoch;
-                                self.area[m] = id;
+                                self.area[m] = id as u32;
                                 self.queue.push(m as u16);
                             }
                         }
@@ -1212,22 +1251,22 @@ impl<'a> Search<'a> {
                 }
             }
         }
-        if areas == 0 {
-            return None;
-        }
+        let next_to = &next_to[..areas];
         let search = &*self;
         let area_of = |c: usize| {
             (search.area_stamp[c] == epoch && board.floor[c] && !search.occupied[c])
                 .then(|| search.area[c] as usize)
         };
-        let mut best: Option<Vec<(usize, usize)>> = None;
-        for first in 0..areas as usize {
+        let mut found = false;
+        for first in 0..areas {
             // The corral grows by the areas its boxes can be pushed into from
             // outside it or stood beside from, until it holds or fails.
-            let mut inside = vec![false; areas as usize];
+            inside.clear();
+            inside.resize(areas, false);
             inside[first] = true;
-            let pushes = loop {
-                let mut members = vec![false; boxes.len()];
+            let holds = loop {
+                members.clear();
+                members.resize(boxes.len(), false);
                 for (a, list) in next_to.iter().enumerate() {
                     if inside[a] {
                         for &bi in list {
@@ -1244,7 +1283,7 @@ impl<'a> Search<'a> {
                         .position(|&b| b as usize == c)
                         .map(|bi| members[bi])
                 };
-                let mut pushes = Vec::new();
+                pushes.clear();
                 let mut grow = None;
                 let mut fails = false;
                 let mut unsolved = false;
@@ -1295,22 +1334,25 @@ impl<'a> Search<'a> {
                     }
                 }
                 if fails {
-                    break None;
+                    break false;
                 }
                 if let Some(a) = grow {
                     inside[a] = true;
                     continue;
                 }
-                let goal_inside = goal_in.iter().zip(&inside).any(|(&g, &i)| g && i);
-                break (unsolved || goal_inside).then_some(pushes);
+                let goal_inside = goal_in.iter().zip(inside.iter()).any(|(&g, &i)| g && i);
+                break unsolved || goal_inside;
             };
-            if let Some(pushes) = pushes
-                && best.as_ref().is_none_or(|b| pushes.len() < b.len())
-            {
-                best = Some(pushes);
+            if holds && (!found || pushes.len() < corral.len()) {
+                found = true;
+                std::mem::swap(pushes, corral);
             }
         }
-        best
+        if !found {
+            corral.clear();
+        }
+        self.scratch = scratch;
+        found
     }
 
     /// The pushes leading to state `id`.
