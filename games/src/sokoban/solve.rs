@@ -774,8 +774,18 @@ impl<'a> Search<'a> {
     }
 
     /// Flood-fills the player's reachable cells from `from` (boxes in
-    /// `occupied`), with walking distances; returns the lowest cell reached.
+    /// `occupied`); returns the lowest cell reached.
     fn flood(&mut self, from: usize) -> u16 {
+        self.fill::<false>(from)
+    }
+
+    /// [`Search::flood`], with the walking distances in `walk` (what only
+    /// the move search needs).
+    fn flood_walking(&mut self, from: usize) -> u16 {
+        self.fill::<true>(from)
+    }
+
+    fn fill<const WALK: bool>(&mut self, from: usize) -> u16 {
         self.epoch += 1;
         let epoch = self.epoch;
         self.stamp[from] = epoch;
@@ -791,7 +801,9 @@ impl<'a> Search<'a> {
                 let n = self.board.step(c, d);
                 if self.board.floor[n] && !self.occupied[n] && self.stamp[n] != epoch {
                     self.stamp[n] = epoch;
-                    self.walk[n] = self.walk[c] + 1;
+                    if WALK {
+                        self.walk[n] = self.walk[c] + 1;
+                    }
                     self.queue.push(n as u16);
                     lowest = lowest.min(n as u16);
                 }
@@ -961,7 +973,11 @@ impl<'a> Search<'a> {
             for &b in &boxes {
                 self.occupied[b as usize] = true;
             }
-            let lowest = self.flood(self.player[i] as usize);
+            let lowest = if self.by_moves {
+                self.flood_walking(self.player[i] as usize)
+            } else {
+                self.flood(self.player[i] as usize)
+            };
             let reach_epoch = self.epoch;
             for &c in &self.queue {
                 self.reach[c as usize] = reach_epoch;
@@ -980,7 +996,9 @@ impl<'a> Search<'a> {
                     {
                         continue;
                     }
-                    children.push((bi, b, d, to, self.walk[stand]));
+                    // Only the move search counts the walking.
+                    let walk = if self.by_moves { self.walk[stand] } else { 0 };
+                    children.push((bi, b, d, to, walk));
                 }
             }
             if self.pi_corrals
