@@ -477,6 +477,9 @@ fn add_row(i: usize, n: usize, cost: &impl Fn(usize, usize) -> i64, s: &mut Scra
         minv,
         used,
     } = s;
+    // Slices of one length, so that a column is checked against it once.
+    let (u, v, way, p) = (&mut u[..=n], &mut v[..=n], &mut way[..=n], &mut p[..=n]);
+    let (minv, used) = (&mut minv[..=n], &mut used[..=n]);
     p[0] = i;
     let mut j0 = 0;
     minv.fill(i64::MAX);
@@ -788,23 +791,31 @@ impl<'a> Search<'a> {
     fn fill<const WALK: bool>(&mut self, from: usize) -> u16 {
         self.epoch += 1;
         let epoch = self.epoch;
-        self.stamp[from] = epoch;
-        self.walk[from] = 0;
-        self.queue.clear();
-        self.queue.push(from as u16);
+        // Slices of one length, so that a cell is checked against it once.
+        let cells = self.board.cells;
+        let width = self.board.width;
+        let floor = &self.board.floor[..cells];
+        let occupied = &self.occupied[..cells];
+        let stamp = &mut self.stamp[..cells];
+        let walk = &mut self.walk[..cells];
+        let queue = &mut self.queue;
+        stamp[from] = epoch;
+        walk[from] = 0;
+        queue.clear();
+        queue.push(from as u16);
         let mut lowest = from as u16;
         let mut head = 0;
-        while head < self.queue.len() {
-            let c = self.queue[head] as usize;
+        while let Some(&c) = queue.get(head) {
+            let c = usize::from(c);
             head += 1;
             for d in 0..4 {
-                let n = self.board.step(c, d);
-                if self.board.floor[n] && !self.occupied[n] && self.stamp[n] != epoch {
-                    self.stamp[n] = epoch;
+                let n = step(c, d, width);
+                if floor[n] && !occupied[n] && stamp[n] != epoch {
+                    stamp[n] = epoch;
                     if WALK {
-                        self.walk[n] = self.walk[c] + 1;
+                        walk[n] = walk[c] + 1;
                     }
-                    self.queue.push(n as u16);
+                    queue.push(n as u16);
                     lowest = lowest.min(n as u16);
                 }
             }
