@@ -2,8 +2,9 @@
 //!
 //! Phase 1 finds the fewest pushes: A* over (box set, player region), the region
 //! named by its lowest cell, with the minimum-cost matching of boxes to goals
-//! (lone-box push distances) as the admissible, consistent lower bound. Dead
-//! squares (cells from which a lone box can reach no goal) and freeze deadlocks
+//! (lone-box push distances, per side of the box the player walks on) as the
+//! admissible, consistent lower bound. Dead squares (cells from which a lone
+//! box can reach no goal) and freeze deadlocks
 //! (boxes locked against walls and each other off a goal) are pruned; where a
 //! position has a PI-corral, only its pushes are expanded ([`Search::pi_corral`]
 //! says why that keeps the fewest pushes), which also prunes corrals that can
@@ -187,7 +188,8 @@ fn playable(level: &Level) -> Result<Cow<'_, Level>, Rejection> {
 pub fn trivially_unsolvable(level: &Level) -> bool {
     let board = Board::new(level);
     let boxes: Vec<u16> = level.boxes.iter().map(|&b| b as u16).collect();
-    boxes.iter().any(|&b| board.dead[b as usize]) || board.lower_bound(&boxes).is_none()
+    boxes.iter().any(|&b| board.dead[b as usize])
+        || board.lower_bound(&boxes, level.player).is_none()
 }
 
 /// The start position.
@@ -215,13 +217,34 @@ struct Board {
     goal: Vec<bool>,
     dead: Vec<bool>,
     goals: usize,
-    /// `dist[g * cells + c]`: pushes bringing a lone box from `c` to goal `g`.
+    /// `dist[(g * cells + c) * SIDES + s]`: pushes bringing a lone box from
+    /// `c` to goal `g`, the player on side `s` of it (see `side_of`).
     dist: Vec<u16>,
+    /// `side_of[c * cells + p]`: with a lone box on `c`, the part of the
+    /// floor about it the player at `p` walks in, named by the first
+    /// direction from `c` into it (`NO_SIDE`: none, the box is out of reach).
+    /// Empty on boards too large for it: every side is then side 0, and
+    /// the distances are those of a player who walks anywhere.
+    side_of: Vec<u8>,
     cells: usize,
 }
 
+/// Sides a lone box has: the four directions' parts of the floor, and one
+/// for a player who cannot reach it (only a box on its goal costs nothing).
+const SIDES: usize = 5;
+const NO_SIDE: u8 = 4;
+
+/// Boards up to this many cells have `side_of` (a byte per pair of cells).
+const SIDED_CELLS: usize = 4096;
+
 impl Board {
     fn new(level: &Level) -> Board {
+        Board::with_sides(level, level.width * level.height <= SIDED_CELLS)
+    }
+
+    /// [`Board::new`], the distances taken per side of the box or (`sided`
+    /// false) for a player who walks anywhere.
+    fn with_sides(level: &Level, sided: bool) -> Board {
         let cells = level.width * level.height;
         let (w, h) = (level.width, level.height);
         // Cells on the grid's rim are never floor the player can use (XSB
@@ -242,68 +265,134 @@ impl Board {
             goal,
             dead: vec![true; cells],
             goals: level.goals.len(),
-            dist: vec![FAR; level.goals.len() * cells],
+            dist: vec![FAR; level.goals.len() * cells * SIDES],
+            side_of: Vec::new(),
             cells,
         };
-        // Pull each goal's box backwards: from `y` a box came from `y - d` if the
-        // player stood at `y - 2d`.
+        // For each cell, the parts the floor falls into with a box on it.
+        // `around[c][d]`: the side of the neighbour in direction d.
+        let mut around = vec![[NO_SIDE; 4]; cells];
         let mut queue = Vec::with_capacity(cells);
-        for (g, &goal_cell) in level.goals.iter().enumerate() {
-            let dist = &mut board.dist[g * cells..(g + 1) * cells];
-            dist[goal_cell] = 0;
-            queue.clear();
-            queue.push(goal_cell);
-            let mut head = 0;
-            while head < queue.len() {
-                let y = queue[head];
-                head += 1;
-                for d in 0..4 {
-                    let x = step(y, d, w);
-                    if !board.floor[x] || dist[x] != FAR {
-                        continue;
+        if sided {
+            board.side_of = vec![NO_SIDE; cells * cells];
+        }
+        for c in (0..cells).filter(|&c| board.floor[c]) {
+            for d in 0..4 {
+                let n = step(c, d, w);
+                if !board.floor[n] || around[c][d] != NO_SIDE {
+                    continue;
+                }
+                if board.side_of.is_empty() {
+                    around[c][d] = 0;
+                    continue;
+                }
+                let side = &mut board.side_of[c * cells..(c + 1) * cells];
+                side[c] = d as u8; // the box's own cell: never a player's
+                side[n] = d as u8;
+                queue.clear();
+                queue.push(n);
+                let mut head = 0;
+                while head < queue.len() {
+                    let x = queue[head];
+                    head += 1;
+                    for dd in 0..4 {
+                        let y = step(x, dd, w);
+                        if board.floor[y] && side[y] == NO_SIDE {
+                            side[y] = d as u8;
+                            queue.push(y);
+                        }
                     }
-                    if board.floor[step(x, d, w)] {
-                        dist[x] = dist[y] + 1;
-                        queue.push(x);
+                }
+                side[c] = NO_SIDE;
+                for (e, slot) in around[c].iter_mut().enumerate() {
+                    if side[step(c, e, w)] == d as u8 && board.floor[step(c, e, w)] {
+                        *slot = d as u8;
                     }
                 }
             }
-            for (c, &dd) in dist.iter().enumerate() {
+        }
+        // Pull each goal's box backwards: a box on `y`, the player on side
+        // `s`, came from `x = y - d` pushed in direction d if the player
+        // stood at `x - d` and `x` is on side `s` of `y`.
+        for (g, &goal_cell) in level.goals.iter().enumerate() {
+            let dist = &mut board.dist[g * cells * SIDES..(g + 1) * cells * SIDES];
+            queue.clear();
+            for s in 0..SIDES {
+                if s == usize::from(NO_SIDE) || around[goal_cell].contains(&(s as u8)) {
+                    dist[goal_cell * SIDES + s] = 0;
+                    queue.push(goal_cell * SIDES + s);
+                }
+            }
+            let mut head = 0;
+            while head < queue.len() {
+                let state = queue[head];
+                head += 1;
+                let (y, s) = (state / SIDES, state % SIDES);
+                for d in 0..4 {
+                    let back = (d + 2) % 4;
+                    let x = step(y, back, w);
+                    if !board.floor[x] || usize::from(around[y][back]) != s {
+                        continue;
+                    }
+                    let stood = step(x, back, w);
+                    if !board.floor[stood] {
+                        continue;
+                    }
+                    let from = x * SIDES + usize::from(around[x][back]);
+                    if dist[from] == FAR {
+                        dist[from] = dist[state] + 1;
+                        queue.push(from);
+                    }
+                }
+            }
+            for (state, &dd) in dist.iter().enumerate() {
                 if dd != FAR {
-                    board.dead[c] = false;
+                    board.dead[state / SIDES] = false;
                 }
             }
         }
         board
     }
 
+    /// The side of a lone box on `c` that the player at `p` walks on.
+    fn side(&self, c: usize, p: usize) -> usize {
+        if self.side_of.is_empty() {
+            0
+        } else {
+            usize::from(self.side_of[c * self.cells + p])
+        }
+    }
+
     fn step(&self, c: usize, d: usize) -> usize {
         step(c, d, self.width)
     }
 
-    /// The costs of matching `boxes` to goals (lone-box push distances), the
-    /// box of row `moved` standing at `to` instead (none: `usize::MAX`).
+    /// The costs of matching `boxes` to goals (lone-box push distances, the
+    /// player at `player`), the box of row `moved` standing at `to` instead
+    /// (none: `usize::MAX`). A push leaves the other boxes' sides as they
+    /// were: the player walked to it without crossing them.
     fn matching_cost<'b>(
         &'b self,
         boxes: &'b [u16],
+        player: usize,
         moved: usize,
         to: u16,
     ) -> impl Fn(usize, usize) -> i64 + 'b {
         move |i, j| {
-            let at = if i == moved { to } else { boxes[i] };
-            match self.dist[j * self.cells + at as usize] {
+            let at = usize::from(if i == moved { to } else { boxes[i] });
+            match self.dist[(j * self.cells + at) * SIDES + self.side(at, player)] {
                 FAR => UNMATCHED,
                 d => i64::from(d),
             }
         }
     }
 
-    /// The minimum-cost matching of boxes to goals; `None` when no perfect
-    /// matching exists.
-    fn lower_bound(&self, boxes: &[u16]) -> Option<u32> {
+    /// The minimum-cost matching of boxes to goals, the player at `player`;
+    /// `None` when no perfect matching exists.
+    fn lower_bound(&self, boxes: &[u16], player: usize) -> Option<u32> {
         let n = boxes.len();
         debug_assert_eq!(n, self.goals);
-        let total = hungarian(n, self.matching_cost(boxes, usize::MAX, 0));
+        let total = hungarian(n, self.matching_cost(boxes, player, usize::MAX, 0));
         (total < UNMATCHED).then_some(total as u32)
     }
 
@@ -897,20 +986,23 @@ impl<'a> Search<'a> {
     ) -> Option<u32> {
         let board = self.board;
         let n = boxes.len();
+        // After the push the player stands where the box stood.
+        let player = usize::from(boxes[bi]);
         if n < REMATCH_MIN_BOXES {
-            return board.lower_bound(child);
+            return board.lower_bound(child, player);
         }
         if self.matched != id {
+            let at = usize::from(self.player[id as usize]);
             let total = self
                 .matching
-                .solve(n, &board.matching_cost(boxes, usize::MAX, 0));
+                .solve(n, &board.matching_cost(boxes, at, usize::MAX, 0));
             debug_assert!(total < UNMATCHED, "an expanded position has a matching");
             self.matched = id;
         }
-        let cost = board.matching_cost(boxes, bi, to as u16);
+        let cost = board.matching_cost(boxes, player, bi, to as u16);
         let total = self.rematched.rematch(&self.matching, n, bi, &cost);
         let bound = (total < UNMATCHED).then_some(total as u32);
-        debug_assert_eq!(bound, board.lower_bound(child), "a matching redone");
+        debug_assert_eq!(bound, board.lower_bound(child, player), "a matching redone");
         bound
     }
 
@@ -933,7 +1025,7 @@ impl<'a> Search<'a> {
         self.clear();
         self.by_moves = matches!(mode, Mode::Moves { .. });
         let board = self.board;
-        let Some(h0) = board.lower_bound(&start.boxes) else {
+        let Some(h0) = board.lower_bound(&start.boxes, usize::from(start.player)) else {
             return Ok(None);
         };
         let mut boxes = start.boxes.clone();
@@ -1442,6 +1534,61 @@ mod tests {
         let level = params.reverse().generate(&mut Rng::new(seed)).ok()?.level;
         let (board, start) = (Board::new(&level), Start::of(&level));
         Some((level, board, start))
+    }
+
+    /// The distances per side of a box are never shorter than those of a
+    /// player who walks anywhere, and longer where a passage leaves the
+    /// player behind the box: along every fewest-pushes solution of
+    /// reverse-play levels, both bounds stay within the pushes left, and the
+    /// sided one is never the lower; on a level whose boxes enter the goal
+    /// room by a one-cell passage it is higher from the start.
+    #[test]
+    fn distances_per_side_bound_no_lower_and_stay_admissible() {
+        let mut higher = 0;
+        for seed in 0..60 {
+            let params = SokobanParams {
+                method: Method::Reverse,
+                boxes: 3 + (seed % 4) as usize,
+                ..Default::default()
+            };
+            let Some((level, sided, start)) = reverse_level(&params, seed) else {
+                continue;
+            };
+            let anywhere = Board::with_sides(&level, false);
+            let budget = Budget::nodes(u64::MAX);
+            let Ok(Some(path)) =
+                Search::new(&sided, &budget).run(&start, Mode::FewestPushes, 3_000_000)
+            else {
+                panic!("seed {seed}: reverse play is solvable within the nodes");
+            };
+            let mut boxes = start.boxes.clone();
+            let mut player = usize::from(start.player);
+            for (done, &(b, d)) in path.iter().enumerate() {
+                let left = (path.len() - done) as u32;
+                let with = sided.lower_bound(&boxes, player).expect("solvable");
+                let without = anywhere.lower_bound(&boxes, player).expect("solvable");
+                assert!(without <= with && with <= left, "seed {seed}, push {done}");
+                higher += usize::from(without < with);
+                let i = boxes.iter().position(|&x| x == b).expect("a box");
+                boxes[i] = step(usize::from(b), usize::from(d), level.width) as u16;
+                player = usize::from(b);
+            }
+        }
+        let passage = Level::from_xsb(
+            " ####\n##  ####\n#   ...#\n#   ...#\n#   # ##\n#   #@ #### ####\n\
+             ##### $   ###  #\n    #  ##$ $   #\n   ###     $$  #\n   # $  ##   ###\n\
+             \x20  #    ######\n   ######\n",
+        )
+        .expect("an XSB level");
+        let start = Start::of(&passage);
+        let player = usize::from(start.player);
+        let with = Board::with_sides(&passage, true).lower_bound(&start.boxes, player);
+        let without = Board::with_sides(&passage, false).lower_bound(&start.boxes, player);
+        assert!(without < with, "{without:?} against {with:?}");
+        assert!(
+            higher > 0,
+            "no position of the reverse levels had a higher bound"
+        );
     }
 
     /// PI-corral pruning keeps the fewest pushes: on reverse-play levels of
