@@ -376,6 +376,29 @@ const GOLDEN: &[(&str, u64, &str)] = &[
     ("reverse", 5, "c518cbb88250bdf8"),
 ];
 
+/// Golden ratings: the difficulty of the reverse generator's first levels
+/// and the push search's nodes (a term of it). A change here re-tiers every
+/// sokoban pack, though no level changes: bump `GENERATOR_VERSION` with it.
+#[test]
+fn golden_ratings() {
+    let got: Vec<(u64, f64, f64)> = (0..6)
+        .map(|seed| {
+            let c = run(serde_json::json!({ "method": "reverse" }), seed);
+            (seed, c.difficulty, c.metrics["push_nodes"])
+        })
+        .collect();
+    assert_eq!(got, GOLDEN_RATINGS, "golden sokoban ratings changed");
+}
+
+const GOLDEN_RATINGS: &[(u64, f64, f64)] = &[
+    (0, 19.869925, 5.0),
+    (1, 29.11471, 13.0),
+    (2, 33.113781, 14.0),
+    (3, 39.574926, 33.0),
+    (4, 31.73985, 17.0),
+    (5, 20.01471, 6.0),
+];
+
 #[test]
 fn golden_level_hashes() {
     let mut got = Vec::new();
