@@ -1536,6 +1536,23 @@ mod tests {
         Some((level, board, start))
     }
 
+    /// The reverse-play levels of `seeds` that make one, each with
+    /// `fewest + seed % 4` boxes: (seed, level, board, start).
+    fn reverse_levels(
+        seeds: std::ops::Range<u64>,
+        fewest: usize,
+    ) -> impl Iterator<Item = (u64, Level, Board, Start)> {
+        seeds.filter_map(move |seed| {
+            let params = SokobanParams {
+                method: Method::Reverse,
+                boxes: fewest + (seed % 4) as usize,
+                ..Default::default()
+            };
+            let (level, board, start) = reverse_level(&params, seed)?;
+            Some((seed, level, board, start))
+        })
+    }
+
     /// The distances per side of a box are never shorter than those of a
     /// player who walks anywhere, and longer where a passage leaves the
     /// player behind the box: along every fewest-pushes solution of
@@ -1545,15 +1562,7 @@ mod tests {
     #[test]
     fn distances_per_side_bound_no_lower_and_stay_admissible() {
         let mut higher = 0;
-        for seed in 0..60 {
-            let params = SokobanParams {
-                method: Method::Reverse,
-                boxes: 3 + (seed % 4) as usize,
-                ..Default::default()
-            };
-            let Some((level, sided, start)) = reverse_level(&params, seed) else {
-                continue;
-            };
+        for (seed, level, sided, start) in reverse_levels(0..60, 3) {
             let anywhere = Board::with_sides(&level, false);
             let budget = Budget::nodes(u64::MAX);
             let Ok(Some(path)) =
@@ -1600,15 +1609,7 @@ mod tests {
     fn pi_corral_pruning_keeps_the_fewest_pushes() {
         let mut nodes = [0u64; 2];
         let mut levels = 0;
-        for seed in 0..120 {
-            let params = SokobanParams {
-                method: Method::Reverse,
-                boxes: 4 + (seed % 4) as usize,
-                ..Default::default()
-            };
-            let Some((level, board, start)) = reverse_level(&params, seed) else {
-                continue;
-            };
+        for (seed, level, board, start) in reverse_levels(0..120, 4) {
             let budget = Budget::nodes(u64::MAX);
             let mut found = [None, None];
             for (i, pruned) in [false, true].into_iter().enumerate() {
