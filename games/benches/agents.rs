@@ -507,14 +507,20 @@ fn main() {
     if let Some(path) = args.iter().find_map(|a| a.strip_prefix("--csv=")) {
         write_csv(path, &played);
     }
+    // What the agents are allowed a multiple of (see above).
+    let unit = if game_name == "sokoban" {
+        "pushes"
+    } else {
+        "moves"
+    };
     println!(
         "{game_name}, params {}: {wanted} levels (seeds {}), {tries} tries per agent, \
-         {limit_factor} x optimal moves allowed",
+         {limit_factor} x optimal {unit} allowed",
         serde_json::Value::Array(strata.clone()),
         seeds.join(", ")
     );
     println!(
-        "| tier | difficulty | optimal moves p50 | {} (mean) | {} (mean) | random agent wins | greedy agent wins | search agent's positions p50 |",
+        "| tier | difficulty | optimal {unit} p50 | {} (mean) | {} (mean) | random agent wins | greedy agent wins | search agent's positions p50 |",
         shown[0], shown[1]
     );
     println!("|---|---|---|---|---|---|---|---|");
