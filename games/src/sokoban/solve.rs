@@ -287,7 +287,7 @@ impl Board {
                     continue;
                 }
                 let side = &mut board.side_of[c * cells..(c + 1) * cells];
-                side[c] = d as u8; // the box's own cell: never a player's
+                side[c] = d as u8; // the box's cell stops the fill (reset below)
                 side[n] = d as u8;
                 queue.clear();
                 queue.push(n);
@@ -877,6 +877,7 @@ impl<'a> Search<'a> {
         self.fill::<true>(from)
     }
 
+    /// The flood fill of [`Search::flood`], walking distances kept if `WALK`.
     fn fill<const WALK: bool>(&mut self, from: usize) -> u16 {
         self.epoch += 1;
         let epoch = self.epoch;
