@@ -517,22 +517,7 @@ pub(super) fn hungarian(n: usize, cost: impl Fn(usize, usize) -> i64) -> i64 {
             },
         )
     } else {
-        let m = n + 1;
-        let (mut u, mut v, mut minv) = (vec![0i64; m], vec![0i64; m], vec![0i64; m]);
-        let (mut way, mut p) = (vec![0usize; m], vec![0usize; m]);
-        let mut used = vec![false; m];
-        hungarian_in(
-            n,
-            &cost,
-            Scratch {
-                u: &mut u,
-                v: &mut v,
-                way: &mut way,
-                p: &mut p,
-                minv: &mut minv,
-                used: &mut used,
-            },
-        )
+        Matching::default().solve(n, &cost)
     }
 }
 
