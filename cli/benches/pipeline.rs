@@ -12,12 +12,18 @@
 //! once. The `cross_check` bench measures what it costs. Both sides use the
 //! `pregen` binary's allocator (mimalloc).
 //!
+//! Each round also prints the game's own time per seed on both sides (generate
+//! and solve, as timed around the game's call: the workers' figures from the
+//! pack's Parquet files, the loop's from its outcomes), which splits a ratio
+//! under 1 into the game running slower in the pipeline (its threads share
+//! the cores with the coordinator's) and work around the game.
+//!
 //! `cargo bench -p pregen-cli --bench pipeline -- [COUNT] [ROUNDS]`
 //! (defaults: 10,000 levels, 8 rounds)
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use pregen_coordinator::Job;
@@ -51,6 +57,8 @@ struct Timed {
     writing: f64,
     /// CPU seconds the process used meanwhile, all threads.
     cpu: f64,
+    /// Seconds inside the game's calls, all seeds (the threads' sum).
+    game: f64,
 }
 
 async fn pipeline(count: u64, cores: usize, out: PathBuf) -> Timed {
@@ -77,12 +85,14 @@ async fn pipeline(count: u64, cores: usize, out: PathBuf) -> Timed {
         .expect("worker joins")
         .expect("worker ends well");
     running.stop().await;
+    let (wall, cpu) = (started.elapsed().as_secs_f64(), cpu_used(cpu));
     Timed {
-        wall: started.elapsed().as_secs_f64(),
+        wall,
         seeds: summary.progress.seeds,
         accepted: summary.accepted,
         writing: summary.writing.as_secs_f64(),
-        cpu: cpu_used(cpu),
+        cpu,
+        game: game_seconds(&summary.dir),
     }
 }
 
@@ -97,11 +107,17 @@ fn plain_loop(seeds: u64, cores: usize) -> Timed {
         .expect("valid params");
     let started = Instant::now();
     let cpu = cpu_seconds();
-    let accepted = pool.install(|| {
+    let (accepted, game_ms) = pool.install(|| {
         (0..seeds)
             .into_par_iter()
-            .filter(|&seed| game.run(seed, &Budget::nodes(200_000)).result.is_ok())
-            .count() as u64
+            .map(|seed| {
+                let outcome = game.run(seed, &Budget::nodes(200_000));
+                (
+                    u64::from(outcome.result.is_ok()),
+                    outcome.generate_ms + outcome.solve_ms,
+                )
+            })
+            .reduce(|| (0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1))
     });
     Timed {
         wall: started.elapsed().as_secs_f64(),
@@ -109,7 +125,40 @@ fn plain_loop(seeds: u64, cores: usize) -> Timed {
         accepted,
         writing: 0.0,
         cpu: cpu_used(cpu),
+        game: game_ms / 1000.0,
     }
+}
+
+/// Seconds the pack's seeds spent in the game, as the workers timed them:
+/// `generate_ms` plus `solve_ms` over its levels and rejects.
+fn game_seconds(pack: &Path) -> f64 {
+    let mut files = vec![pack.join(pregen_pack::dir::REJECTS_FILE)];
+    let parts = pregen_pack::dir::PackDir::new(pack).level_parts();
+    files.extend(
+        parts
+            .expect("the pack's parts")
+            .into_iter()
+            .map(|(_, part)| part),
+    );
+    let mut ms = 0.0;
+    for file in files {
+        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+            std::fs::File::open(&file).expect("pack file"),
+        )
+        .and_then(|b| b.build())
+        .expect("a Parquet file");
+        for batch in reader {
+            let batch = batch.expect("a record batch");
+            for name in ["generate_ms", "solve_ms"] {
+                let column = batch
+                    .column_by_name(name)
+                    .and_then(|c| c.as_any().downcast_ref::<arrow_array::Float64Array>())
+                    .expect("a float column");
+                ms += column.values().iter().sum::<f64>();
+            }
+        }
+    }
+    ms / 1000.0
 }
 
 /// CPU seconds used since `before` (NaN where they cannot be read).
@@ -142,6 +191,7 @@ fn main() {
     let mut ratios = Vec::new();
     let mut work_ratios = Vec::new();
     let mut cpu_ratios = Vec::new();
+    let mut game_ratios = Vec::new();
     for round in 1..=rounds {
         let out = packs.path().join(format!("round-{round}"));
         // The loop runs the seeds the pipeline tried; in even rounds, when it
@@ -163,11 +213,15 @@ fn main() {
         // costs beside the game's, less moved by other tenants' load than
         // the wall time (the loop's seeds differ by a few in even rounds).
         let cpu_ratio = (pipe.seeds as f64 / pipe.cpu) / (loop_run.seeds as f64 / loop_run.cpu);
+        // The game's time per seed, the loop's over the pipeline's: under 1
+        // when the game itself ran slower in the pipeline.
+        let game_ratio = (loop_run.game / loop_run.seeds as f64) / (pipe.game / pipe.seeds as f64);
         println!(
             "  round {round}: pipeline {} seeds in {:.2} s ({pipe_rate:.0} seeds/s, of which \
              pack files {:.2} s), plain loop {} seeds ({} accepted) in {:.2} s \
              ({loop_rate:.0} seeds/s); ratio {ratio:.3}, without the pack files {work_ratio:.3}; \
-             CPU {:.2} s against {:.2} s, seeds per CPU second {cpu_ratio:.3}",
+             CPU {:.2} s against {:.2} s, seeds per CPU second {cpu_ratio:.3}; \
+             game time per seed {:.0} us against {:.0} us, ratio {game_ratio:.3}",
             pipe.seeds,
             pipe.wall,
             pipe.writing,
@@ -176,10 +230,13 @@ fn main() {
             loop_run.wall,
             pipe.cpu,
             loop_run.cpu,
+            1e6 * pipe.game / pipe.seeds as f64,
+            1e6 * loop_run.game / loop_run.seeds as f64,
         );
         ratios.push(ratio);
         work_ratios.push(work_ratio);
         cpu_ratios.push(cpu_ratio);
+        game_ratios.push(game_ratio);
     }
     let spread = |v: &[f64]| {
         let (lo, hi) = v
@@ -195,5 +252,9 @@ fn main() {
     println!(
         "  pipeline / plain loop seeds per CPU second, median: {}",
         spread(&cpu_ratios)
+    );
+    println!(
+        "  plain loop / pipeline game time per seed, median: {}",
+        spread(&game_ratios)
     );
 }
