@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 use pregen_coordinator::Job;
 use pregen_coordinator::server::{RunOptions, Started, start_job};
 use pregen_games::{Budget, GameKind};
+use pregen_pack::read::{f64_column, read_batches};
 use pregen_worker::{WorkerConfig, run_worker};
 use rayon::prelude::*;
 use tokio_util::sync::CancellationToken;
@@ -142,19 +143,12 @@ fn game_seconds(pack: &Path) -> f64 {
     );
     let mut ms = 0.0;
     for file in files {
-        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
-            std::fs::File::open(&file).expect("pack file"),
-        )
-        .and_then(|b| b.build())
-        .expect("a Parquet file");
-        for batch in reader {
-            let batch = batch.expect("a record batch");
+        for batch in read_batches(&file).expect("a Parquet file") {
             for name in ["generate_ms", "solve_ms"] {
-                let column = batch
-                    .column_by_name(name)
-                    .and_then(|c| c.as_any().downcast_ref::<arrow_array::Float64Array>())
-                    .expect("a float column");
-                ms += column.values().iter().sum::<f64>();
+                ms += f64_column(&batch, name, &file)
+                    .expect("a float column")
+                    .iter()
+                    .sum::<f64>();
             }
         }
     }

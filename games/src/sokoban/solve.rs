@@ -305,7 +305,8 @@ impl Board {
                 }
                 side[c] = NO_SIDE;
                 for (e, slot) in around[c].iter_mut().enumerate() {
-                    if side[step(c, e, w)] == d as u8 && board.floor[step(c, e, w)] {
+                    let m = step(c, e, w);
+                    if side[m] == d as u8 && board.floor[m] {
                         *slot = d as u8;
                     }
                 }
