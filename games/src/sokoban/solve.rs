@@ -23,6 +23,11 @@
 //! and carries phase 1's proven lower bound on the pushes. When phase 2 runs
 //! out, phase 1's solution stands with `move_optimal: false`.
 //!
+//! Boxes frozen on goals (locked there for good) are walls for the bound
+//! of every position below them: a board per set of such boxes gives the
+//! others the distances of the floor left ([`FrozenBoards`]), which sees a
+//! goal corridor filled out of order as a deadlock.
+//!
 //! Boxes on goals in pockets the player can never enter (sealed by walls)
 //! are already solved: they become walls for the search. Such a pocket with a
 //! box off a goal, or a goal without a box, makes the level unsolvable.
@@ -34,7 +39,7 @@ use std::hash::BuildHasher;
 use std::time::Instant;
 
 use hashbrown::HashTable;
-use rustc_hash::FxBuildHasher;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use super::level::{Dir, Level};
 use crate::search::Bfs;
@@ -51,6 +56,9 @@ const REMATCH_MIN_BOXES: usize = 5;
 
 /// A lone box's push distance that no push sequence achieves.
 const FAR: u16 = u16::MAX;
+
+/// Memory the boards with frozen boxes as walls may take, per solve.
+const FROZEN_BOARDS_BYTES: usize = 64 << 20;
 
 /// The fallback's weights on the lower bound, in quarters (4 would be A*):
 /// each run is pruned by the best answer the runs before it found.
@@ -355,6 +363,31 @@ impl Board {
         board
     }
 
+    /// This board with the boxes on `frozen` (sorted goal cells) as walls and
+    /// their goals gone: what the other boxes play on once those can never
+    /// move.
+    fn with_frozen(&self, frozen: &[u16]) -> Board {
+        let is_frozen = |c: usize| frozen.binary_search(&(c as u16)).is_ok();
+        let level = Level {
+            width: self.width,
+            height: self.cells / self.width,
+            walls: (0..self.cells)
+                .map(|c| !self.floor[c] || is_frozen(c))
+                .collect(),
+            goals: (0..self.cells)
+                .filter(|&c| self.goal[c] && !is_frozen(c))
+                .collect(),
+            boxes: Vec::new(),
+            player: 0,
+        };
+        Board::new(&level)
+    }
+
+    /// Bytes the board's tables take.
+    fn bytes(&self) -> usize {
+        self.side_of.len() + 2 * self.dist.len() + 3 * self.cells
+    }
+
     /// The side of a lone box on `c` that the player at `p` walks on.
     fn side(&self, c: usize, p: usize) -> usize {
         if self.side_of.is_empty() {
@@ -533,6 +566,17 @@ struct Scratch<'a> {
     used: &'a mut [bool],
 }
 
+/// The costs of `n` rows by `n` columns, row by row: the Hungarian method
+/// looks a cost up many times, and the search's costs take a few look-ups
+/// each.
+fn fill_costs(n: usize, cost: &impl Fn(usize, usize) -> i64, matrix: &mut [i64]) {
+    for (i, row) in matrix.chunks_exact_mut(n.max(1)).enumerate() {
+        for (j, slot) in row.iter_mut().enumerate() {
+            *slot = cost(i, j);
+        }
+    }
+}
+
 fn hungarian_in(n: usize, cost: &impl Fn(usize, usize) -> i64, mut s: Scratch<'_>) -> i64 {
     for i in 1..=n {
         add_row(i, n, cost, &mut s);
@@ -601,11 +645,15 @@ fn add_row(i: usize, n: usize, cost: &impl Fn(usize, usize) -> i64, s: &mut Scra
 }
 
 /// A least-cost matching of boxes to goals kept whole (potentials and
-/// assignment, 1-based, `n + 1` long each), so that a position one push
-/// away is matched again by one augmenting path, O(n^2), instead of anew,
-/// O(n^3).
+/// assignment, 1-based, `n + 1` long each, and the costs), so that a position
+/// one push away is matched again by one augmenting path, O(n^2), instead of
+/// anew, O(n^3), with only the pushed box's costs taken anew.
 #[derive(Default)]
 struct Matching {
+    /// The costs, `n` by `n`, row-major.
+    costs: Vec<i64>,
+    /// The row matched again's costs.
+    line: Vec<i64>,
     u: Vec<i64>,
     v: Vec<i64>,
     way: Vec<usize>,
@@ -634,11 +682,16 @@ impl Matching {
 
     /// Matches `n` rows anew; the total cost.
     fn solve(&mut self, n: usize, cost: &impl Fn(usize, usize) -> i64) -> i64 {
+        let mut costs = std::mem::take(&mut self.costs);
+        costs.resize(n * n, 0);
+        fill_costs(n, cost, &mut costs);
         let s = self.scratch(n);
         s.u.fill(0);
         s.v.fill(0);
         s.p.fill(0);
-        hungarian_in(n, cost, s)
+        let total = hungarian_in(n, &|i, j| costs[i * n + j], s);
+        self.costs = costs;
+        total
     }
 
     /// `from`'s matching with row `row` (0-based) given new costs: that row
@@ -650,6 +703,13 @@ impl Matching {
         row: usize,
         cost: &impl Fn(usize, usize) -> i64,
     ) -> i64 {
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
+        line.extend((0..n).map(|j| cost(row, j)));
+        let costs = &from.costs;
+        let cost = |i: usize, j: usize| {
+            if i == row { line[j] } else { costs[i * n + j] }
+        };
         let mut s = self.scratch(n);
         s.u.copy_from_slice(&from.u[..=n]);
         s.v.copy_from_slice(&from.v[..=n]);
@@ -663,8 +723,10 @@ impl Matching {
             .map(|j| cost(row, j - 1) - s.v[j])
             .min()
             .unwrap_or(0);
-        add_row(i, n, cost, &mut s);
-        (1..=n).map(|j| cost(s.p[j] - 1, j - 1)).sum()
+        add_row(i, n, &cost, &mut s);
+        let total = (1..=n).map(|j| cost(s.p[j] - 1, j - 1)).sum();
+        self.line = line;
+        total
     }
 }
 
@@ -712,9 +774,14 @@ struct Search<'a> {
     pushes: Vec<u32>,
     moves: Vec<u32>,
     bound: Vec<u32>,
+    /// The board each state's bound is taken on ([`FrozenBoards`]).
+    table: Vec<u32>,
     closed: Vec<bool>,
     /// Whether a cheaper path means fewer (pushes, moves) or fewer pushes alone.
     by_moves: bool,
+    /// Whether the run is one of the exact searches (A* on pushes, or on
+    /// moves under the fewest pushes), whose answers are proven.
+    exact: bool,
     /// Whether push-counting runs expand only a PI-corral's pushes when the
     /// position has one (off only to cross-check the pruning).
     pi_corrals: bool,
@@ -737,12 +804,20 @@ struct Search<'a> {
     matching: Matching,
     matched: u32,
     rematched: Matching,
+    /// Scratch for the matchings of positions not one push from the
+    /// expanded one's.
+    fresh: Matching,
     /// Per cell, the unreachable area it belongs to (`u32::MAX`: none), for
     /// the PI-corral analysis; `areas_stamp` says which expansion set it.
     area: Vec<u32>,
     area_stamp: Vec<u32>,
     /// Buffers an expansion reuses rather than allocates.
     scratch: Expansion,
+    frozen: FrozenBoards,
+    /// The boxes a bound is matched over (those not frozen on goals): the
+    /// expanded position's and its child's.
+    rest: Vec<u16>,
+    rest_child: Vec<u16>,
 }
 
 /// A push an expansion may make: the box's index and cell, the direction,
@@ -780,6 +855,88 @@ struct Known {
     index: HashTable<u32>,
 }
 
+/// Boxes frozen on goals (by walls, dead squares and each other, as the
+/// freeze deadlock test finds them) can never move again: for the rest of
+/// the search they are walls, and their goals are filled. A board per set of
+/// such boxes, built the first time a position has it, gives the other boxes
+/// the distances of that floor: goals behind them out of reach (a dead-end
+/// goal corridor filled out of order is a deadlock), detours around them.
+///
+/// Table 0 is the level's own board. A frozen box stays frozen, so a push
+/// only adds walls, and a lone box's distance with more walls is never
+/// shorter: the bound stays admissible and consistent. Past
+/// [`FROZEN_BOARDS_BYTES`] no board is built; a position whose set has none
+/// keeps its parent's (a subset of its walls, still admissible), and the
+/// bound of a position then depends on the path that found it first, so
+/// the exact searches reopen a closed position reached more cheaply.
+struct FrozenBoards {
+    /// Bytes the boards may take; 0: none are built (the level's board
+    /// only, as if no box ever froze on a goal).
+    limit: usize,
+    /// Board `t` is `boards[t - 1]`, its frozen cells `cells[t - 1]`.
+    boards: Vec<Board>,
+    cells: Vec<Vec<u16>>,
+    tables: FxHashMap<Vec<u16>, u32>,
+    bytes: usize,
+    /// Whether a set went without its board.
+    full: bool,
+    /// Scratch: the set being looked up.
+    set: Vec<u16>,
+}
+
+impl FrozenBoards {
+    fn new(limit: usize) -> FrozenBoards {
+        FrozenBoards {
+            limit,
+            boards: Vec::new(),
+            cells: Vec::new(),
+            tables: FxHashMap::default(),
+            bytes: 0,
+            full: false,
+            set: Vec::new(),
+        }
+    }
+
+    /// The frozen cells of table `t` (none for the level's board).
+    fn cells(&self, t: u32) -> &[u16] {
+        match t {
+            0 => &[],
+            t => &self.cells[t as usize - 1],
+        }
+    }
+
+    /// The board of table `t`, `base` being the level's.
+    fn board<'b>(&'b self, t: u32, base: &'b Board) -> &'b Board {
+        match t {
+            0 => base,
+            t => &self.boards[t as usize - 1],
+        }
+    }
+
+    /// The table of the set in `self.set` (sorted); `fallback` when it has no
+    /// board and the memory for one is spent.
+    fn table(&mut self, board: &Board, fallback: u32) -> u32 {
+        if self.set.is_empty() || self.limit == 0 {
+            return 0;
+        }
+        if let Some(&t) = self.tables.get(self.set.as_slice()) {
+            return t;
+        }
+        let average = self.bytes / self.boards.len().max(1);
+        if self.bytes + average.max(board.bytes()) > self.limit {
+            self.full = true;
+            return fallback;
+        }
+        let frozen = board.with_frozen(&self.set);
+        self.bytes += frozen.bytes();
+        self.boards.push(frozen);
+        self.cells.push(self.set.clone());
+        let t = self.boards.len() as u32;
+        self.tables.insert(self.set.clone(), t);
+        t
+    }
+}
+
 impl Known {
     fn find(&self, boxes: &[u16], region: u16) -> Option<usize> {
         let k = self.k;
@@ -809,8 +966,10 @@ impl<'a> Search<'a> {
             pushes: Vec::new(),
             moves: Vec::new(),
             bound: Vec::new(),
+            table: Vec::new(),
             closed: Vec::new(),
             by_moves: false,
+            exact: false,
             pi_corrals: true,
             known: None,
             index: HashTable::new(),
@@ -827,7 +986,49 @@ impl<'a> Search<'a> {
             matching: Matching::default(),
             matched: ROOT,
             rematched: Matching::default(),
+            fresh: Matching::default(),
+            frozen: FrozenBoards::new(FROZEN_BOARDS_BYTES),
+            rest: Vec::new(),
+            rest_child: Vec::new(),
         }
+    }
+
+    /// The table of the position `boxes` (marked in `occupied`), whose
+    /// parent's table is `parent`: the parent's frozen boxes (frozen still)
+    /// and every other box frozen on its goal.
+    fn table_of(&mut self, boxes: &[u16], parent: u32) -> u32 {
+        let board = self.board;
+        let mut set = std::mem::take(&mut self.frozen.set);
+        set.clear();
+        let inherited = self.frozen.cells(parent);
+        let mut group = Vec::new();
+        for &b in boxes {
+            let frozen = inherited.binary_search(&b).is_ok()
+                || (board.goal[b as usize] && {
+                    group.clear();
+                    board.frozen(b as usize, &self.occupied, &mut self.wall, &mut group)
+                });
+            if frozen {
+                set.push(b);
+            }
+        }
+        self.frozen.set = set;
+        self.frozen.table(board, parent)
+    }
+
+    /// The bound of `boxes` on table `t`, the player at `player`.
+    fn bound_on(&mut self, t: u32, boxes: &[u16], player: usize) -> Option<u32> {
+        let mut rest = std::mem::take(&mut self.rest_child);
+        rest.clear();
+        let frozen = self.frozen.cells(t);
+        rest.extend(boxes.iter().filter(|b| frozen.binary_search(b).is_err()));
+        let board = self.frozen.board(t, self.board);
+        let total = self.fresh.solve(
+            rest.len(),
+            &board.matching_cost(&rest, player, usize::MAX, 0),
+        );
+        self.rest_child = rest;
+        (total < UNMATCHED).then_some(total as u32)
     }
 
     fn clear(&mut self) {
@@ -838,6 +1039,7 @@ impl<'a> Search<'a> {
         self.pushes.clear();
         self.moves.clear();
         self.bound.clear();
+        self.table.clear();
         self.closed.clear();
         self.index.clear();
         self.matched = ROOT;
@@ -961,36 +1163,52 @@ impl<'a> Search<'a> {
     }
 
     /// The bound of the position `id` (its boxes `boxes`) after the push of
-    /// box `bi` to `to` (`child`, its boxes sorted): from enough boxes on,
-    /// `id`'s matching with that box's row matched again.
+    /// box `bi` to `to` (`child`, its boxes sorted, on table `t`): from
+    /// enough boxes on, when the push froze no box, `id`'s matching with that
+    /// box's row matched again.
     fn child_bound(
         &mut self,
         id: u32,
         boxes: &[u16],
         bi: usize,
         to: usize,
-        child: &[u16],
+        (child, t): (&[u16], u32),
     ) -> Option<u32> {
-        let board = self.board;
-        let n = boxes.len();
         // After the push the player stands where the box stood.
         let player = usize::from(boxes[bi]);
-        if n < REMATCH_MIN_BOXES {
-            return board.lower_bound(child, player);
+        if t != self.table[id as usize] {
+            return self.bound_on(t, child, player);
         }
-        if self.matched != id {
-            let at = usize::from(self.player[id as usize]);
-            let total = self
-                .matching
-                .solve(n, &board.matching_cost(boxes, at, usize::MAX, 0));
-            debug_assert!(total < UNMATCHED, "an expanded position has a matching");
-            self.matched = id;
+        // The rows: the boxes not frozen; the pushed one (a frozen box has
+        // no push) at `row`.
+        let mut rest = std::mem::take(&mut self.rest);
+        rest.clear();
+        let frozen = self.frozen.cells(t);
+        rest.extend(boxes.iter().filter(|b| frozen.binary_search(b).is_err()));
+        let n = rest.len();
+        let row = rest.iter().position(|&b| b == boxes[bi]);
+        let rematched = row.filter(|_| n >= REMATCH_MIN_BOXES).map(|row| {
+            let board = self.frozen.board(t, self.board);
+            if self.matched != id {
+                let at = usize::from(self.player[id as usize]);
+                let total = self
+                    .matching
+                    .solve(n, &board.matching_cost(&rest, at, usize::MAX, 0));
+                debug_assert!(total < UNMATCHED, "an expanded position has a matching");
+                self.matched = id;
+            }
+            let cost = board.matching_cost(&rest, player, row, to as u16);
+            let total = self.rematched.rematch(&self.matching, n, row, &cost);
+            (total < UNMATCHED).then_some(total as u32)
+        });
+        self.rest = rest;
+        match rematched {
+            Some(bound) => {
+                debug_assert_eq!(bound, self.bound_on(t, child, player), "a matching redone");
+                bound
+            }
+            None => self.bound_on(t, child, player),
         }
-        let cost = board.matching_cost(boxes, player, bi, to as u16);
-        let total = self.rematched.rematch(&self.matching, n, bi, &cost);
-        let bound = (total < UNMATCHED).then_some(total as u32);
-        debug_assert_eq!(bound, board.lower_bound(child, player), "a matching redone");
-        bound
     }
 
     /// The heap key of a state: smaller pops first.
@@ -1011,10 +1229,8 @@ impl<'a> Search<'a> {
     fn run(&mut self, start: &Start, mode: Mode, limit: u64) -> Result<Option<Vec<Push>>, Stop> {
         self.clear();
         self.by_moves = matches!(mode, Mode::Moves { .. });
+        self.exact = matches!(mode, Mode::FewestPushes | Mode::Moves { weight: 4, .. });
         let board = self.board;
-        let Some(h0) = board.lower_bound(&start.boxes, usize::from(start.player)) else {
-            return Ok(None);
-        };
         let mut boxes = start.boxes.clone();
         boxes.sort_unstable();
         for &b in &boxes {
@@ -1024,10 +1240,14 @@ impl<'a> Search<'a> {
             Mode::Moves { .. } => start.player,
             _ => self.flood(start.player as usize),
         };
+        let t0 = self.table_of(&boxes, 0);
         for &b in &boxes {
             self.occupied[b as usize] = false;
         }
-        self.insert(&boxes, key_player, ROOT, (0, 0), 0, 0, h0);
+        let Some(h0) = self.bound_on(t0, &boxes, usize::from(start.player)) else {
+            return Ok(None);
+        };
+        self.insert(&boxes, key_player, ROOT, (0, 0), 0, 0, (h0, t0));
         let mut open = BinaryHeap::new();
         open.push(Reverse((Self::priority(mode, 0, 0, h0), 0u32)));
         let work_before = self.work;
@@ -1127,25 +1347,32 @@ impl<'a> Search<'a> {
                     });
                     match known {
                         Some((pushes, _)) if g + 1 > pushes => None,
-                        Some((_, h)) => Some((h, key_player)),
+                        Some((_, h)) => {
+                            let t = self.table_of(&child, self.table[i]);
+                            Some(((h, t), key_player))
+                        }
                         None => match self.find(&child, key_player) {
                             // Seen already: the bound is the boxes', stored.
-                            Some(seen) => Some((self.bound[seen as usize], key_player)),
+                            Some(seen) => {
+                                let seen = seen as usize;
+                                Some(((self.bound[seen], self.table[seen]), key_player))
+                            }
                             None => {
                                 // The bound is a cubic matching: with many
                                 // boxes it, not the expansions, is the work,
                                 // and it counts against the node budget
                                 // (nothing for 25 boxes or fewer).
                                 self.work += matching_cost;
-                                self.child_bound(id, &boxes, bi, to, &child)
-                                    .map(|h| (h, key_player))
+                                let t = self.table_of(&child, self.table[i]);
+                                self.child_bound(id, &boxes, bi, to, (&child, t))
+                                    .map(|h| ((h, t), key_player))
                             }
                         },
                     }
                 };
                 self.occupied[to] = false;
                 self.occupied[b] = true;
-                let Some((h, key_player)) = next else {
+                let Some(((h, t), key_player)) = next else {
                     continue;
                 };
                 let (g2, m2) = (g + 1, m + walk + 1);
@@ -1155,7 +1382,7 @@ impl<'a> Search<'a> {
                     continue;
                 }
                 if let Some(cid) =
-                    self.insert(&child, key_player, id, (b as u16, d as u8), g2, m2, h)
+                    self.insert(&child, key_player, id, (b as u16, d as u8), g2, m2, (h, t))
                 {
                     open.push(Reverse((Self::priority(mode, g2, m2, h), cid)));
                 }
@@ -1229,7 +1456,7 @@ impl<'a> Search<'a> {
         push: Push,
         pushes: u32,
         moves: u32,
-        bound: u32,
+        (bound, table): (u32, u32),
     ) -> Option<u32> {
         let hash = Self::hash(boxes, player);
         let k = self.k;
@@ -1245,9 +1472,13 @@ impl<'a> Search<'a> {
             } else {
                 pushes < self.pushes[i]
             };
-            if self.closed[i] || !cheaper {
+            // A closed position is final, unless a board went unbuilt and
+            // the bound may have fallen along a push ([`FrozenBoards`]).
+            let reopen = self.frozen.full && self.exact;
+            if (self.closed[i] && !reopen) || !cheaper {
                 return None;
             }
+            self.closed[i] = false;
             self.parent[i] = parent;
             self.push[i] = push;
             self.pushes[i] = pushes;
@@ -1262,6 +1493,7 @@ impl<'a> Search<'a> {
         self.pushes.push(pushes);
         self.moves.push(moves);
         self.bound.push(bound);
+        self.table.push(table);
         self.closed.push(false);
         let (all_boxes, players) = (&self.boxes, &self.player);
         self.index.insert_unique(hash, id, |&id| {
@@ -1641,6 +1873,76 @@ mod tests {
         );
         assert!(levels >= 60, "{levels} levels");
         assert!(nodes[1] < nodes[0], "{nodes:?}");
+    }
+
+    /// Boxes frozen on goals as walls keep the fewest pushes and moves: on
+    /// reverse-play levels of 5 and 6 boxes and on a level whose goals end in
+    /// a dead-end corridor, the push and move searches find the same counts
+    /// with no board built (the level's bound alone), with the boards'
+    /// memory spent after the first (positions then keep their parent's
+    /// board, and closed ones reopen) and as built by default; the corridor
+    /// level, filled out of order, takes far fewer nodes with them.
+    #[test]
+    fn frozen_boxes_as_walls_keep_the_fewest_pushes_and_moves() {
+        let corridor = Level::from_xsb(
+            "########\n#.#    #\n#.# $  #\n#.#$ $ #\n#.  $  #\n#. $ @ #\n########\n",
+        )
+        .expect("an XSB level");
+        let mut levels: Vec<(String, Level)> = vec![("corridor".into(), corridor)];
+        for boxes in 5..=6 {
+            levels.extend(
+                reverse_levels(0..30, boxes)
+                    .map(|(seed, level, _, _)| (format!("{boxes}/{seed}"), level)),
+            );
+        }
+        let mut nodes = [0u64; 3];
+        let mut reopened_runs = 0;
+        for (name, level) in &levels {
+            let board = Board::new(level);
+            let start = Start::of(level);
+            let budget = Budget::nodes(u64::MAX);
+            let one_board = board.bytes() + 1;
+            let mut found = Vec::new();
+            for (i, limit) in [0, one_board, FROZEN_BOARDS_BYTES].into_iter().enumerate() {
+                let mut search = Search::new(&board, &budget);
+                search.frozen = FrozenBoards::new(limit);
+                let Ok(Some(pushes)) = search.run(&start, Mode::FewestPushes, 3_000_000) else {
+                    panic!("{name}: solvable within the nodes");
+                };
+                level
+                    .replay(&board.lurd(&start, &pushes))
+                    .expect("the pushes replay");
+                nodes[i] += search.nodes;
+                if name == "corridor" && i > 0 {
+                    assert!(
+                        !search.frozen.boards.is_empty(),
+                        "{name}: a board was built"
+                    );
+                }
+                reopened_runs += usize::from(search.frozen.full);
+                let cap = pushes.len() as u32;
+                let moves = search
+                    .run(&start, Mode::Moves { weight: 4, cap }, u64::MAX)
+                    .ok()
+                    .flatten()
+                    .expect("the move search finds it");
+                found.push((cap, board.lurd(&start, &moves).len()));
+                if name == "corridor" && i == 1 {
+                    assert!(search.frozen.full, "{name}: only one board fits");
+                }
+            }
+            assert!(
+                found.windows(2).all(|w| w[0] == w[1]),
+                "{name}: {found:?}\n{}",
+                level.to_xsb()
+            );
+        }
+        eprintln!(
+            "{} levels: nodes {nodes:?}, {reopened_runs} runs past the memory",
+            levels.len()
+        );
+        assert!(nodes[2] < nodes[0], "{nodes:?}");
+        assert!(reopened_runs > 0);
     }
 
     /// Issue 21: the fallback's answer is never worse than the greedy search's
