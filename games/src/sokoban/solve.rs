@@ -730,6 +730,101 @@ impl Matching {
     }
 }
 
+/// The matchings of the children the last expansion matched again from its
+/// own: the next expansion is often one of them (deeper first among equal
+/// f), and starts from its kept matching instead of matching anew.
+#[derive(Default)]
+struct Kept {
+    /// The expanded position, its rows (boxes not frozen, sorted) and costs.
+    parent: u32,
+    rows: Vec<u16>,
+    costs: Vec<i64>,
+    /// Per child: its id, the pushed box's row and new cell; its `u`, `v`
+    /// and `p` (`n + 1` each) and its row's costs (`n`), in turn, in
+    /// `arrays`.
+    children: Vec<(u32, usize, u16)>,
+    arrays: Vec<i64>,
+    /// Scratch: the kept rows' places in the child's order.
+    perm: Vec<usize>,
+}
+
+impl Kept {
+    /// Keeps `child`'s matching (`matched`, from `parent`'s `from` over
+    /// the rows `rows`).
+    fn keep(
+        &mut self,
+        parent: u32,
+        rows: &[u16],
+        from: &Matching,
+        child: (u32, usize, u16),
+        matched: &Matching,
+    ) {
+        let n = rows.len();
+        if self.parent != parent || self.children.is_empty() {
+            self.parent = parent;
+            self.rows.clear();
+            self.rows.extend_from_slice(rows);
+            self.costs.clear();
+            self.costs.extend_from_slice(&from.costs[..n * n]);
+            self.children.clear();
+            self.arrays.clear();
+        }
+        self.children.push(child);
+        self.arrays.extend_from_slice(&matched.u[..=n]);
+        self.arrays.extend_from_slice(&matched.v[..=n]);
+        self.arrays
+            .extend(matched.p[..=n].iter().map(|&r| r as i64));
+        self.arrays.extend_from_slice(&matched.line[..n]);
+    }
+
+    /// Puts the kept matching of `id` (its rows `rest`, sorted) in `into`,
+    /// rows in `rest`'s order; false when none is kept.
+    fn restore(&mut self, id: u32, rest: &[u16], into: &mut Matching) -> bool {
+        let n = rest.len();
+        let Some(k) = self.children.iter().position(|c| c.0 == id) else {
+            return false;
+        };
+        if n != self.rows.len() {
+            return false;
+        }
+        let (_, row, to) = self.children[k];
+        self.perm.clear();
+        for i in 0..n {
+            let cell = if i == row { to } else { self.rows[i] };
+            match rest.binary_search(&cell) {
+                Ok(at) => self.perm.push(at),
+                Err(_) => return false,
+            }
+        }
+        let stride = 4 * n + 3;
+        let a = &self.arrays[k * stride..(k + 1) * stride];
+        let (u, v) = (&a[..=n], &a[n + 1..2 * n + 2]);
+        let (p, line) = (&a[2 * n + 2..3 * n + 3], &a[3 * n + 3..]);
+        into.costs.resize(n * n, 0);
+        for (i, &to_row) in self.perm.iter().enumerate() {
+            let from = if i == row {
+                line
+            } else {
+                &self.costs[i * n..(i + 1) * n]
+            };
+            into.costs[to_row * n..(to_row + 1) * n].copy_from_slice(from);
+        }
+        let s = into.scratch(n);
+        s.u[0] = u[0];
+        for (i, &to_row) in self.perm.iter().enumerate() {
+            s.u[to_row + 1] = u[i + 1];
+        }
+        s.v.copy_from_slice(v);
+        for (slot, &r) in s.p.iter_mut().zip(p) {
+            *slot = match r as usize {
+                0 => 0,
+                r => self.perm[r - 1] + 1,
+            };
+        }
+        true
+    }
+}
+
 /// What a search optimises.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Mode {
@@ -807,6 +902,10 @@ struct Search<'a> {
     /// Scratch for the matchings of positions not one push from the
     /// expanded one's.
     fresh: Matching,
+    kept: Kept,
+    /// The pushed box's row and cell when the last child's bound was
+    /// matched again from the expanded position's matching.
+    last_rematch: Option<(usize, u16)>,
     /// Per cell, the unreachable area it belongs to (`u32::MAX`: none), for
     /// the PI-corral analysis; `areas_stamp` says which expansion set it.
     area: Vec<u32>,
@@ -987,6 +1086,8 @@ impl<'a> Search<'a> {
             matched: ROOT,
             rematched: Matching::default(),
             fresh: Matching::default(),
+            kept: Kept::default(),
+            last_rematch: None,
             frozen: FrozenBoards::new(FROZEN_BOARDS_BYTES),
             rest: Vec::new(),
             rest_child: Vec::new(),
@@ -1043,6 +1144,7 @@ impl<'a> Search<'a> {
         self.closed.clear();
         self.index.clear();
         self.matched = ROOT;
+        self.kept.children.clear();
     }
 
     fn state_boxes(&self, id: u32) -> &[u16] {
@@ -1190,15 +1292,18 @@ impl<'a> Search<'a> {
         let rematched = row.filter(|_| n >= REMATCH_MIN_BOXES).map(|row| {
             let board = self.frozen.board(t, self.board);
             if self.matched != id {
-                let at = usize::from(self.player[id as usize]);
-                let total = self
-                    .matching
-                    .solve(n, &board.matching_cost(&rest, at, usize::MAX, 0));
-                debug_assert!(total < UNMATCHED, "an expanded position has a matching");
+                if !self.kept.restore(id, &rest, &mut self.matching) {
+                    let at = usize::from(self.player[id as usize]);
+                    let total = self
+                        .matching
+                        .solve(n, &board.matching_cost(&rest, at, usize::MAX, 0));
+                    debug_assert!(total < UNMATCHED, "an expanded position has a matching");
+                }
                 self.matched = id;
             }
             let cost = board.matching_cost(&rest, player, row, to as u16);
             let total = self.rematched.rematch(&self.matching, n, row, &cost);
+            self.last_rematch = Some((row, to as u16));
             (total < UNMATCHED).then_some(total as u32)
         });
         self.rest = rest;
@@ -1319,6 +1424,7 @@ impl<'a> Search<'a> {
                 children.retain(|&(bi, _, d, _, _)| corral.contains(&(bi, d)));
             }
             for &(bi, b, d, to, walk) in &children {
+                self.last_rematch = None;
                 self.occupied[b] = false;
                 self.occupied[to] = true;
                 let deadlock = board.freeze_deadlock(to, &self.occupied, &mut self.wall);
@@ -1385,6 +1491,15 @@ impl<'a> Search<'a> {
                     self.insert(&child, key_player, id, (b as u16, d as u8), g2, m2, (h, t))
                 {
                     open.push(Reverse((Self::priority(mode, g2, m2, h), cid)));
+                    if let Some((row, to)) = self.last_rematch {
+                        self.kept.keep(
+                            id,
+                            &self.rest,
+                            &self.matching,
+                            (cid, row, to),
+                            &self.rematched,
+                        );
+                    }
                 }
             }
             self.scratch.children = children;
