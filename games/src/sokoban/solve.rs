@@ -914,8 +914,10 @@ struct Search<'a> {
     scratch: Expansion,
     frozen: FrozenBoards,
     /// The boxes a bound is matched over (those not frozen on goals): the
-    /// expanded position's and its child's.
+    /// expanded position's (`rest_of`: its id, or `ROOT` for none yet) and
+    /// its child's.
     rest: Vec<u16>,
+    rest_of: u32,
     rest_child: Vec<u16>,
 }
 
@@ -1090,6 +1092,7 @@ impl<'a> Search<'a> {
             last_rematch: None,
             frozen: FrozenBoards::new(FROZEN_BOARDS_BYTES),
             rest: Vec::new(),
+            rest_of: ROOT,
             rest_child: Vec::new(),
         }
     }
@@ -1144,6 +1147,7 @@ impl<'a> Search<'a> {
         self.closed.clear();
         self.index.clear();
         self.matched = ROOT;
+        self.rest_of = ROOT;
         self.kept.children.clear();
     }
 
@@ -1281,12 +1285,15 @@ impl<'a> Search<'a> {
         if t != self.table[id as usize] {
             return self.bound_on(t, child, player);
         }
-        // The rows: the boxes not frozen; the pushed one (a frozen box has
-        // no push) at `row`.
+        // The rows: the boxes not frozen, taken once an expansion; the
+        // pushed one (a frozen box has no push) at `row`.
         let mut rest = std::mem::take(&mut self.rest);
-        rest.clear();
-        let frozen = self.frozen.cells(t);
-        rest.extend(boxes.iter().filter(|b| frozen.binary_search(b).is_err()));
+        if self.rest_of != id {
+            rest.clear();
+            let frozen = self.frozen.cells(t);
+            rest.extend(boxes.iter().filter(|b| frozen.binary_search(b).is_err()));
+            self.rest_of = id;
+        }
         let n = rest.len();
         let row = rest.iter().position(|&b| b == boxes[bi]);
         let rematched = row.filter(|_| n >= REMATCH_MIN_BOXES).map(|row| {
