@@ -26,7 +26,11 @@
 //! Boxes frozen on goals (locked there for good) are walls for the bound
 //! of every position below them: a board per set of such boxes gives the
 //! others the distances of the floor left ([`FrozenBoards`]), which sees a
-//! goal corridor filled out of order as a deadlock.
+//! goal corridor filled out of order as a deadlock. A box on a goal that
+//! must leave it (a wall there would shut another box from every goal, or
+//! a goal from every box: [`Search::must_leave`]) costs two pushes on that
+//! goal, and among equal f the push search expands positions with fewer
+//! such boxes first.
 //!
 //! Boxes on goals in pockets the player can never enter (sealed by walls)
 //! are already solved: they become walls for the search. Such a pocket with a
@@ -53,6 +57,14 @@ const KNOWN_MIN_BOXES: usize = 6;
 /// Boxes from which a pushed position's bound comes from its parent's
 /// matching, one augmenting path, rather than a matching anew.
 const REMATCH_MIN_BOXES: usize = 5;
+
+/// Boxes from which a bound charges the boxes that must leave their goals
+/// ([`Search::must_leave`]); with fewer it costs more than it saves.
+const LEAVING_MIN_BOXES: usize = 5;
+
+/// [`FrozenBoards::plus`]'s answers: not asked yet, and `None`.
+const PLUS_UNKNOWN: u32 = u32::MAX;
+const PLUS_NONE: u32 = u32::MAX - 1;
 
 /// A lone box's push distance that no push sequence achieves.
 const FAR: u16 = u16::MAX;
@@ -225,6 +237,8 @@ struct Board {
     goal: Vec<bool>,
     dead: Vec<bool>,
     goals: usize,
+    /// The cell of each goal, in the order of `dist`.
+    goal_cells: Vec<u16>,
     /// `dist[(g * cells + c) * SIDES + s]`: pushes bringing a lone box from
     /// `c` to goal `g`, the player on side `s` of it (see `side_of`).
     dist: Vec<u16>,
@@ -273,6 +287,7 @@ impl Board {
             goal,
             dead: vec![true; cells],
             goals: level.goals.len(),
+            goal_cells: level.goals.iter().map(|&g| g as u16).collect(),
             dist: vec![FAR; level.goals.len() * cells * SIDES],
             side_of: Vec::new(),
             cells,
@@ -381,6 +396,21 @@ impl Board {
             player: 0,
         };
         Board::new(&level)
+    }
+
+    /// Whether every goal of this board is reached from the same cells, on
+    /// some side, as on `other`, which is this board without a wall on `x`.
+    fn reaches_as(&self, other: &Board, x: usize) -> bool {
+        let reaches = |board: &Board, g: usize, c: usize| {
+            let at = (g * board.cells + c) * SIDES;
+            board.dist[at..at + SIDES].iter().any(|&d| d != FAR)
+        };
+        self.goal_cells.iter().enumerate().all(|(g, cell)| {
+            let Some(h) = other.goal_cells.iter().position(|c| c == cell) else {
+                return false;
+            };
+            (0..self.cells).all(|c| c == x || reaches(self, g, c) == reaches(other, h, c))
+        })
     }
 
     /// Bytes the board's tables take.
@@ -556,6 +586,19 @@ pub(super) fn hungarian(n: usize, cost: impl Fn(usize, usize) -> i64) -> i64 {
 }
 
 /// The Hungarian method's arrays, `n + 1` long each.
+/// `cost` with the boxes on `leaving` (the cell of row `i` is `cell(i)`)
+/// charged two pushes on their own goals, the only goals a box is 0 from.
+fn charge<'c>(
+    cost: &'c impl Fn(usize, usize) -> i64,
+    cell: impl Fn(usize) -> u16 + 'c,
+    leaving: &'c [u16],
+) -> impl Fn(usize, usize) -> i64 + 'c {
+    move |i, j| match cost(i, j) {
+        0 if !leaving.is_empty() && leaving.contains(&cell(i)) => 2,
+        c => c,
+    }
+}
+
 struct Scratch<'a> {
     u: &'a mut [i64],
     v: &'a mut [i64],
@@ -739,6 +782,9 @@ struct Kept {
     parent: u32,
     rows: Vec<u16>,
     costs: Vec<i64>,
+    /// The boxes its matching (and so its children's) charges for having
+    /// to leave their goals.
+    leaving: Vec<u16>,
     /// Per child: its id, the pushed box's row and new cell; its `u`, `v`
     /// and `p` (`n + 1` each) and its row's costs (`n`), in turn, in
     /// `arrays`.
@@ -753,8 +799,7 @@ impl Kept {
     /// the rows `rows`).
     fn keep(
         &mut self,
-        parent: u32,
-        rows: &[u16],
+        (parent, rows, leaving): (u32, &[u16], &[u16]),
         from: &Matching,
         child: (u32, usize, u16),
         matched: &Matching,
@@ -764,6 +809,8 @@ impl Kept {
             self.parent = parent;
             self.rows.clear();
             self.rows.extend_from_slice(rows);
+            self.leaving.clear();
+            self.leaving.extend_from_slice(leaving);
             self.costs.clear();
             self.costs.extend_from_slice(&from.costs[..n * n]);
             self.children.clear();
@@ -778,8 +825,15 @@ impl Kept {
     }
 
     /// Puts the kept matching of `id` (its rows `rest`, sorted) in `into`,
-    /// rows in `rest`'s order; false when none is kept.
-    fn restore(&mut self, id: u32, rest: &[u16], into: &mut Matching) -> bool {
+    /// rows in `rest`'s order, and the boxes it charges in `leaving`; false
+    /// when none is kept.
+    fn restore(
+        &mut self,
+        id: u32,
+        rest: &[u16],
+        into: &mut Matching,
+        leaving: &mut Vec<u16>,
+    ) -> bool {
         let n = rest.len();
         let Some(k) = self.children.iter().position(|c| c.0 == id) else {
             return false;
@@ -809,6 +863,8 @@ impl Kept {
             };
             into.costs[to_row * n..(to_row + 1) * n].copy_from_slice(from);
         }
+        leaving.clear();
+        leaving.extend_from_slice(&self.leaving);
         let s = into.scratch(n);
         s.u[0] = u[0];
         for (i, &to_row) in self.perm.iter().enumerate() {
@@ -871,6 +927,9 @@ struct Search<'a> {
     bound: Vec<u32>,
     /// The board each state's bound is taken on ([`FrozenBoards`]).
     table: Vec<u32>,
+    /// The boxes each state's bound charges for having to leave their goals
+    /// ([`Search::must_leave`]).
+    owed: Vec<u8>,
     closed: Vec<bool>,
     /// Whether a cheaper path means fewer (pushes, moves) or fewer pushes alone.
     by_moves: bool,
@@ -880,6 +939,16 @@ struct Search<'a> {
     /// Whether push-counting runs expand only a PI-corral's pushes when the
     /// position has one (off only to cross-check the pruning).
     pi_corrals: bool,
+    /// Whether bounds charge the boxes that must leave their goals (off
+    /// only to cross-check it).
+    leave_check: bool,
+    /// The boxes of the position being bounded that must leave their goals,
+    /// and scratch for finding them: the goals some box reaches.
+    leaving: Vec<u16>,
+    reached: Vec<bool>,
+    /// The boxes that must leave their goals in the expanded position, as
+    /// its matching charges them.
+    matched_leaving: Vec<u16>,
     /// The positions of the push-optimal search that found the fewest
     /// pushes, for the move search that follows it.
     known: Option<Known>,
@@ -981,6 +1050,9 @@ struct FrozenBoards {
     bytes: usize,
     /// Whether a set went without its board.
     full: bool,
+    /// Per table, per cell: [`FrozenBoards::plus`]'s answer once known
+    /// (`PLUS_NONE` for `None`, `PLUS_UNKNOWN` before it is asked).
+    plus_one: Vec<Vec<u32>>,
     /// Scratch: the set being looked up.
     set: Vec<u16>,
 }
@@ -994,6 +1066,7 @@ impl FrozenBoards {
             tables: FxHashMap::default(),
             bytes: 0,
             full: false,
+            plus_one: Vec::new(),
             set: Vec::new(),
         }
     }
@@ -1020,21 +1093,78 @@ impl FrozenBoards {
         if self.set.is_empty() || self.limit == 0 {
             return 0;
         }
-        if let Some(&t) = self.tables.get(self.set.as_slice()) {
-            return t;
-        }
-        let average = self.bytes / self.boards.len().max(1);
-        if self.bytes + average.max(board.bytes()) > self.limit {
+        self.built(board).unwrap_or_else(|| {
             self.full = true;
-            return fallback;
+            fallback
+        })
+    }
+
+    /// The table of the set in `self.set` (sorted, not empty), its board
+    /// built if there is room for it.
+    fn built(&mut self, board: &Board) -> Option<u32> {
+        if let Some(&t) = self.tables.get(self.set.as_slice()) {
+            return Some(t);
+        }
+        if !self.room(board) {
+            return None;
         }
         let frozen = board.with_frozen(&self.set);
+        Some(self.keep(frozen))
+    }
+
+    /// Whether another board fits in the memory left.
+    fn room(&self, board: &Board) -> bool {
+        let average = self.bytes / self.boards.len().max(1);
+        self.bytes + average.max(board.bytes()) <= self.limit
+    }
+
+    /// Keeps `frozen`, the board of the set in `self.set`; its table.
+    fn keep(&mut self, frozen: Board) -> u32 {
         self.bytes += frozen.bytes();
         self.boards.push(frozen);
         self.cells.push(self.set.clone());
         let t = self.boards.len() as u32;
         self.tables.insert(self.set.clone(), t);
         t
+    }
+
+    /// The table of table `t`'s frozen cells and the goal cell `x` (not
+    /// among them); `None` when a wall on `x` takes no goal out of reach of
+    /// any cell (a box on `x` then never has to leave), or when there is no
+    /// room for its board.
+    fn plus(&mut self, t: u32, x: u16, base: &Board) -> Option<u32> {
+        if self.limit == 0 {
+            return None;
+        }
+        let (ti, xi) = (t as usize, usize::from(x));
+        if self.plus_one.len() <= ti {
+            self.plus_one.resize(ti + 1, Vec::new());
+        }
+        if self.plus_one[ti].is_empty() {
+            self.plus_one[ti] = vec![PLUS_UNKNOWN; base.cells];
+        }
+        match self.plus_one[ti][xi] {
+            PLUS_UNKNOWN => {}
+            PLUS_NONE => return None,
+            known => return Some(known),
+        }
+        let mut set = std::mem::take(&mut self.set);
+        set.clear();
+        set.extend_from_slice(self.cells(t));
+        let at = set.binary_search(&x).unwrap_or_else(|at| at);
+        set.insert(at, x);
+        self.set = set;
+        let found = match self.tables.get(self.set.as_slice()) {
+            Some(&tx) => Some(tx),
+            None if !self.room(base) => None,
+            None => {
+                let walled = base.with_frozen(&self.set);
+                let same = walled.reaches_as(self.board(t, base), usize::from(x));
+                (!same).then(|| self.keep(walled))
+            }
+        };
+        self.plus_one[ti][xi] = found.unwrap_or(PLUS_NONE);
+        found
     }
 }
 
@@ -1068,10 +1198,15 @@ impl<'a> Search<'a> {
             moves: Vec::new(),
             bound: Vec::new(),
             table: Vec::new(),
+            owed: Vec::new(),
             closed: Vec::new(),
             by_moves: false,
             exact: false,
             pi_corrals: true,
+            leave_check: true,
+            leaving: Vec::new(),
+            reached: Vec::new(),
+            matched_leaving: Vec::new(),
             known: None,
             index: HashTable::new(),
             occupied: vec![false; board.cells],
@@ -1120,19 +1255,87 @@ impl<'a> Search<'a> {
         self.frozen.table(board, parent)
     }
 
-    /// The bound of `boxes` on table `t`, the player at `player`.
+    /// The bound of `boxes` (sorted) on table `t`, the player at `player`.
     fn bound_on(&mut self, t: u32, boxes: &[u16], player: usize) -> Option<u32> {
+        let mut leaving = std::mem::take(&mut self.leaving);
+        self.must_leave(t, boxes, player, &mut leaving);
+        self.leaving = leaving;
+        self.matched_anew(t, boxes, player)
+    }
+
+    /// [`Search::bound_on`], the boxes that must leave their goals found
+    /// already (in `self.leaving`): a matching anew, in which such a box costs
+    /// two pushes on its own goal (it leaves, and it or another box comes
+    /// back), its lone-box distances elsewhere. Admissible: each of them
+    /// must leave its goal whatever the others do. Consistent: a box stops
+    /// having to leave only when it is pushed, which takes its cost on that
+    /// goal from two to one, and no other cost falls by more than one.
+    fn matched_anew(&mut self, t: u32, boxes: &[u16], player: usize) -> Option<u32> {
         let mut rest = std::mem::take(&mut self.rest_child);
         rest.clear();
         let frozen = self.frozen.cells(t);
         rest.extend(boxes.iter().filter(|b| frozen.binary_search(b).is_err()));
         let board = self.frozen.board(t, self.board);
-        let total = self.fresh.solve(
-            rest.len(),
-            &board.matching_cost(&rest, player, usize::MAX, 0),
-        );
+        let total = {
+            let cost = board.matching_cost(&rest, player, usize::MAX, 0);
+            let cost = charge(&cost, |i| rest[i], &self.leaving);
+            self.fresh.solve(rest.len(), &cost)
+        };
         self.rest_child = rest;
         (total < UNMATCHED).then_some(total as u32)
+    }
+
+    /// Finds, into `leaving` (in `boxes`' order), the boxes of `boxes` (sorted; on table `t`,
+    /// the player at `player`) that sit on goals, not frozen, and cannot
+    /// stay there for good: with such a box a wall too (a board per table
+    /// and cell, [`FrozenBoards::plus`]), some other box not frozen reaches
+    /// no goal left, or some goal without a box is reached by none. A goal
+    /// box that blocks the way into a goal corridor behind it, or the only
+    /// way out of a room, must make way and come back.
+    fn must_leave(&mut self, t: u32, boxes: &[u16], player: usize, leaving: &mut Vec<u16>) {
+        leaving.clear();
+        if !self.leave_check || boxes.len() < LEAVING_MIN_BOXES {
+            return;
+        }
+        let base = self.board;
+        let mut reached = std::mem::take(&mut self.reached);
+        for &x in boxes {
+            if !base.goal[x as usize] || self.frozen.cells(t).binary_search(&x).is_ok() {
+                continue;
+            }
+            let Some(tx) = self.frozen.plus(t, x, base) else {
+                continue;
+            };
+            let (walls, board) = (self.frozen.cells(tx), self.frozen.board(tx, base));
+            let cells = board.cells;
+            reached.clear();
+            reached.resize(board.goals, false);
+            let mut stuck = false;
+            for &b in boxes.iter().filter(|b| walls.binary_search(b).is_err()) {
+                let at = usize::from(b);
+                let side = board.side(at, player);
+                let mut any = false;
+                for (g, seen) in reached.iter_mut().enumerate() {
+                    if board.dist[(g * cells + at) * SIDES + side] != FAR {
+                        (any, *seen) = (true, true);
+                    }
+                }
+                if !any {
+                    stuck = true;
+                    break;
+                }
+            }
+            stuck = stuck
+                || board
+                    .goal_cells
+                    .iter()
+                    .zip(&reached)
+                    .any(|(g, &seen)| !seen && boxes.binary_search(g).is_err());
+            if stuck {
+                leaving.push(x);
+            }
+        }
+        self.reached = reached;
     }
 
     fn clear(&mut self) {
@@ -1144,6 +1347,7 @@ impl<'a> Search<'a> {
         self.moves.clear();
         self.bound.clear();
         self.table.clear();
+        self.owed.clear();
         self.closed.clear();
         self.index.clear();
         self.matched = ROOT;
@@ -1296,38 +1500,68 @@ impl<'a> Search<'a> {
         }
         let n = rest.len();
         let row = rest.iter().position(|&b| b == boxes[bi]);
-        let rematched = row.filter(|_| n >= REMATCH_MIN_BOXES).map(|row| {
-            let board = self.frozen.board(t, self.board);
-            if self.matched != id {
-                if !self.kept.restore(id, &rest, &mut self.matching) {
-                    let at = usize::from(self.player[id as usize]);
-                    let total = self
-                        .matching
-                        .solve(n, &board.matching_cost(&rest, at, usize::MAX, 0));
-                    debug_assert!(total < UNMATCHED, "an expanded position has a matching");
-                }
-                self.matched = id;
+        let row = row.filter(|_| n >= REMATCH_MIN_BOXES);
+        if row.is_some() && self.matched != id {
+            let mut leaving = std::mem::take(&mut self.matched_leaving);
+            if !self
+                .kept
+                .restore(id, &rest, &mut self.matching, &mut leaving)
+            {
+                let at = usize::from(self.player[id as usize]);
+                self.must_leave(t, boxes, at, &mut leaving);
+                let board = self.frozen.board(t, self.board);
+                let cost = board.matching_cost(&rest, at, usize::MAX, 0);
+                let total = self
+                    .matching
+                    .solve(n, &charge(&cost, |i| rest[i], &leaving));
+                debug_assert!(total < UNMATCHED, "an expanded position has a matching");
             }
-            let cost = board.matching_cost(&rest, player, row, to as u16);
-            let total = self.rematched.rematch(&self.matching, n, row, &cost);
-            self.last_rematch = Some((row, to as u16));
-            (total < UNMATCHED).then_some(total as u32)
-        });
+            self.matched_leaving = leaving;
+            self.matched = id;
+        }
+        let mut leaving = std::mem::take(&mut self.leaving);
+        self.must_leave(t, child, player, &mut leaving);
+        self.leaving = leaving;
+        // The expanded position's matching, its pushed box's row matched
+        // again, unless the boxes that must leave differ.
+        let rematched = row
+            .filter(|_| self.leaving == self.matched_leaving)
+            .map(|row| {
+                let board = self.frozen.board(t, self.board);
+                let to = to as u16;
+                let cost = board.matching_cost(&rest, player, row, to);
+                let cell = |i: usize| if i == row { to } else { rest[i] };
+                let cost = charge(&cost, cell, &self.leaving);
+                let total = self.rematched.rematch(&self.matching, n, row, &cost);
+                self.last_rematch = Some((row, to));
+                (total < UNMATCHED).then_some(total as u32)
+            });
         self.rest = rest;
         match rematched {
             Some(bound) => {
                 debug_assert_eq!(bound, self.bound_on(t, child, player), "a matching redone");
                 bound
             }
-            None => self.bound_on(t, child, player),
+            None => self.matched_anew(t, child, player),
         }
     }
 
+    /// The boxes the bound just taken charged for having to leave their
+    /// goals, for the order of the push search.
+    fn owed_now(&self) -> u8 {
+        self.leaving.len().min(usize::from(u8::MAX)) as u8
+    }
+
     /// The heap key of a state: smaller pops first.
-    fn priority(mode: Mode, pushes: u32, moves: u32, bound: u32) -> u64 {
+    fn priority(mode: Mode, pushes: u32, moves: u32, bound: u32, owed: u8) -> u64 {
         let (first, second) = match mode {
-            // Deeper first among equal f: reaches goals sooner.
-            Mode::FewestPushes => (pushes + bound, u32::MAX - pushes),
+            // Deeper first among equal f: reaches goals sooner. A box that
+            // must leave its goal counts as a push not made (the bound
+            // charges it the least it costs; it often costs more).
+            Mode::FewestPushes => (
+                pushes + bound,
+                u32::MAX - pushes - (u32::from(u8::MAX) - u32::from(owed)),
+            ),
             Mode::Greedy => (bound, pushes),
             // Every push left is a move: moves + bound never overestimates
             // the moves left on a fewest-pushes path, and never falls.
@@ -1359,16 +1593,20 @@ impl<'a> Search<'a> {
         let Some(h0) = self.bound_on(t0, &boxes, usize::from(start.player)) else {
             return Ok(None);
         };
-        self.insert(&boxes, key_player, ROOT, (0, 0), 0, 0, (h0, t0));
+        let owed = self.owed_now();
+        self.insert(&boxes, key_player, ROOT, (0, 0), 0, 0, (h0, t0, owed));
         let mut open = BinaryHeap::new();
-        open.push(Reverse((Self::priority(mode, 0, 0, h0), 0u32)));
+        open.push(Reverse((
+            Self::priority(mode, 0, 0, h0, self.owed[0]),
+            0u32,
+        )));
         let work_before = self.work;
         let matching_cost = (self.k as u64).pow(3) >> 14;
         let mut child = vec![0u16; self.k];
         while let Some(Reverse((priority, id))) = open.pop() {
             let i = id as usize;
             let (g, m, h) = (self.pushes[i], self.moves[i], self.bound[i]);
-            if self.closed[i] || priority != Self::priority(mode, g, m, h) {
+            if self.closed[i] || priority != Self::priority(mode, g, m, h, self.owed[i]) {
                 continue; // expanded already, or superseded by a cheaper path
             }
             self.closed[i] = true;
@@ -1462,13 +1700,14 @@ impl<'a> Search<'a> {
                         Some((pushes, _)) if g + 1 > pushes => None,
                         Some((_, h)) => {
                             let t = self.table_of(&child, self.table[i]);
-                            Some(((h, t), key_player))
+                            Some(((h, t, 0), key_player))
                         }
                         None => match self.find(&child, key_player) {
                             // Seen already: the bound is the boxes', stored.
                             Some(seen) => {
                                 let seen = seen as usize;
-                                Some(((self.bound[seen], self.table[seen]), key_player))
+                                let known = (self.bound[seen], self.table[seen], self.owed[seen]);
+                                Some((known, key_player))
                             }
                             None => {
                                 // The bound is a cubic matching: with many
@@ -1478,14 +1717,14 @@ impl<'a> Search<'a> {
                                 self.work += matching_cost;
                                 let t = self.table_of(&child, self.table[i]);
                                 self.child_bound(id, &boxes, bi, to, (&child, t))
-                                    .map(|h| ((h, t), key_player))
+                                    .map(|h| ((h, t, self.owed_now()), key_player))
                             }
                         },
                     }
                 };
                 self.occupied[to] = false;
                 self.occupied[b] = true;
-                let Some(((h, t), key_player)) = next else {
+                let Some(((h, t, owed), key_player)) = next else {
                     continue;
                 };
                 let (g2, m2) = (g + 1, m + walk + 1);
@@ -1494,14 +1733,22 @@ impl<'a> Search<'a> {
                 {
                     continue;
                 }
-                if let Some(cid) =
-                    self.insert(&child, key_player, id, (b as u16, d as u8), g2, m2, (h, t))
-                {
-                    open.push(Reverse((Self::priority(mode, g2, m2, h), cid)));
+                if let Some(cid) = self.insert(
+                    &child,
+                    key_player,
+                    id,
+                    (b as u16, d as u8),
+                    g2,
+                    m2,
+                    (h, t, owed),
+                ) {
+                    open.push(Reverse((
+                        Self::priority(mode, g2, m2, h, self.owed[cid as usize]),
+                        cid,
+                    )));
                     if let Some((row, to)) = self.last_rematch {
                         self.kept.keep(
-                            id,
-                            &self.rest,
+                            (id, &self.rest, &self.matched_leaving),
                             &self.matching,
                             (cid, row, to),
                             &self.rematched,
@@ -1578,7 +1825,7 @@ impl<'a> Search<'a> {
         push: Push,
         pushes: u32,
         moves: u32,
-        (bound, table): (u32, u32),
+        (bound, table, owed): (u32, u32, u8),
     ) -> Option<u32> {
         let hash = Self::hash(boxes, player);
         let k = self.k;
@@ -1616,6 +1863,7 @@ impl<'a> Search<'a> {
         self.moves.push(moves);
         self.bound.push(bound);
         self.table.push(table);
+        self.owed.push(owed);
         self.closed.push(false);
         let (all_boxes, players) = (&self.boxes, &self.player);
         self.index.insert_unique(hash, id, |&id| {
@@ -2069,6 +2317,68 @@ mod tests {
             "{corridor_nodes:?}"
         );
         assert!(past_memory > 0);
+    }
+
+    /// Boxes that must leave their goals: the bound charges them, the
+    /// pushes and moves found stay the fewest, with the check and without.
+    #[test]
+    fn boxes_that_must_leave_their_goals_raise_the_bound_not_the_pushes() {
+        // Microban's #93: the four goal boxes about the player shut the
+        // rooms where the other boxes are; each must leave and come back.
+        let rooms = Level::from_xsb(
+            " #########\n##   #   ##\n#    #    #\n#  $ # $  #\n#   *.*   #\n\
+             ####.@.####\n#   *.*   #\n#  $ # $  #\n#    #    #\n##   #   ##\n #########\n",
+        )
+        .expect("an XSB level");
+        let board = Board::new(&rooms);
+        let start = Start::of(&rooms);
+        let mut boxes = start.boxes.clone();
+        boxes.sort_unstable();
+        let budget = Budget::nodes(u64::MAX);
+        let bounds = [false, true].map(|check| {
+            let mut search = Search::new(&board, &budget);
+            search.leave_check = check;
+            let bound = search.bound_on(0, &boxes, usize::from(start.player));
+            (bound, search.leaving.len())
+        });
+        assert_eq!(bounds[0].1, 0);
+        assert_eq!(bounds[1].1, 4, "{bounds:?}");
+        assert_eq!(bounds[1].0, bounds[0].0.map(|b| b + 8), "{bounds:?}");
+
+        let corridor = Level::from_xsb(
+            "#########\n#.#     #\n#.# $ $ #\n#.#$  $ #\n#.  $   #\n#.. $ @ #\n#########\n",
+        )
+        .expect("an XSB level");
+        let mut levels: Vec<(String, Level)> = vec![("corridor".into(), corridor)];
+        levels.extend(
+            reverse_levels(0..40, 5).map(|(seed, level, _, _)| (format!("5+/{seed}"), level)),
+        );
+        let mut charged = 0;
+        for (name, level) in &levels {
+            let board = Board::new(level);
+            let start = Start::of(level);
+            let mut found = Vec::new();
+            for check in [false, true] {
+                let mut search = Search::new(&board, &budget);
+                search.leave_check = check;
+                let Ok(Some(pushes)) = search.run(&start, Mode::FewestPushes, 3_000_000) else {
+                    panic!("{name}: solvable within the nodes");
+                };
+                charged += search.owed.iter().filter(|&&o| o > 0).count();
+                let cap = pushes.len() as u32;
+                let moves = search
+                    .run(&start, Mode::Moves { weight: 4, cap }, u64::MAX)
+                    .ok()
+                    .flatten()
+                    .expect("the move search finds it");
+                level
+                    .replay(&board.lurd(&start, &moves))
+                    .expect("the moves replay");
+                found.push((cap, board.lurd(&start, &moves).len()));
+            }
+            assert_eq!(found[0], found[1], "{name}\n{}", level.to_xsb());
+        }
+        assert!(charged > 0, "no position had a box that must leave");
     }
 
     /// Issue 21: the fallback's answer is never worse than the greedy search's
