@@ -29,8 +29,8 @@
 //! goal corridor filled out of order as a deadlock. A box on a goal that
 //! must leave it (a wall there would shut another box from every goal, or
 //! a goal from every box: [`Search::must_leave`]) costs two pushes on that
-//! goal, and among equal f the push search expands positions with fewer
-//! such boxes first.
+//! goal, and counts as a push not made in the push search's order among
+//! equal f (deeper first).
 //!
 //! Boxes on goals in pockets the player can never enter (sealed by walls)
 //! are already solved: they become walls for the search. Such a pocket with a
@@ -1267,9 +1267,13 @@ impl<'a> Search<'a> {
     /// already (in `self.leaving`): a matching anew, in which such a box costs
     /// two pushes on its own goal (it leaves, and it or another box comes
     /// back), its lone-box distances elsewhere. Admissible: each of them
-    /// must leave its goal whatever the others do. Consistent: a box stops
-    /// having to leave only when it is pushed, which takes its cost on that
-    /// goal from two to one, and no other cost falls by more than one.
+    /// must leave its goal whatever the others do. Consistent as long as a
+    /// box stops having to leave only when it is pushed (which takes its
+    /// cost on that goal from two to one, and no other cost falls by more
+    /// than one); but the test is weaker on some tables than on others (a
+    /// board unbuilt for want of memory, the quick test of
+    /// [`FrozenBoards::plus`]), so the exact searches reopen a closed
+    /// position reached more cheaply.
     fn matched_anew(&mut self, t: u32, boxes: &[u16], player: usize) -> Option<u32> {
         let mut rest = std::mem::take(&mut self.rest_child);
         rest.clear();
@@ -1841,9 +1845,12 @@ impl<'a> Search<'a> {
             } else {
                 pushes < self.pushes[i]
             };
-            // A closed position is final, unless a board went unbuilt and
-            // the bound may have fallen along a push ([`FrozenBoards`]).
-            let reopen = self.frozen.full && self.exact;
+            // A closed position is final, unless the bound may have fallen
+            // along a push: a board went unbuilt ([`FrozenBoards`]), or a
+            // box that had to leave its goal is no longer found to
+            // ([`Search::must_leave`]).
+            let charging = self.leave_check && self.k >= LEAVING_MIN_BOXES;
+            let reopen = self.exact && (self.frozen.full || charging);
             if (self.closed[i] && !reopen) || !cheaper {
                 return None;
             }
