@@ -2261,10 +2261,7 @@ mod tests {
     /// level, filled out of order, takes far fewer nodes with them.
     #[test]
     fn frozen_boxes_as_walls_keep_the_fewest_pushes_and_moves() {
-        let corridor = Level::from_xsb(
-            "#########\n#.#     #\n#.# $ $ #\n#.#$  $ #\n#.  $   #\n#.. $ @ #\n#########\n",
-        )
-        .expect("an XSB level");
+        let corridor = Level::from_xsb(CORRIDOR).expect("an XSB level");
         let mut levels: Vec<(String, Level)> = vec![("corridor".into(), corridor)];
         for boxes in 5..=6 {
             levels.extend(
@@ -2297,11 +2294,7 @@ mod tests {
                 }
                 past_memory += usize::from(search.frozen.full);
                 let cap = pushes.len() as u32;
-                let moves = search
-                    .run(&start, Mode::Moves { weight: 4, cap }, u64::MAX)
-                    .ok()
-                    .flatten()
-                    .expect("the move search finds it");
+                let moves = fewest_moves(&mut search, &start, cap);
                 found.push((cap, board.lurd(&start, &moves).len()));
                 if name == "corridor" && i == 1 {
                     assert!(search.frozen.full, "{name}: only one board fits");
@@ -2324,6 +2317,19 @@ mod tests {
             "{corridor_nodes:?}"
         );
         assert!(past_memory > 0);
+    }
+
+    /// A dead-end goal corridor to be filled in order (six boxes).
+    const CORRIDOR: &str =
+        "#########\n#.#     #\n#.# $ $ #\n#.#$  $ #\n#.  $   #\n#.. $ @ #\n#########\n";
+
+    /// The move search's answer under `cap` pushes, the fewest.
+    fn fewest_moves(search: &mut Search<'_>, start: &Start, cap: u32) -> Vec<Push> {
+        search
+            .run(start, Mode::Moves { weight: 4, cap }, u64::MAX)
+            .ok()
+            .flatten()
+            .expect("the move search finds it")
     }
 
     /// Boxes that must leave their goals: the bound charges them, the
@@ -2352,10 +2358,7 @@ mod tests {
         assert_eq!(bounds[1].1, 4, "{bounds:?}");
         assert_eq!(bounds[1].0, bounds[0].0.map(|b| b + 8), "{bounds:?}");
 
-        let corridor = Level::from_xsb(
-            "#########\n#.#     #\n#.# $ $ #\n#.#$  $ #\n#.  $   #\n#.. $ @ #\n#########\n",
-        )
-        .expect("an XSB level");
+        let corridor = Level::from_xsb(CORRIDOR).expect("an XSB level");
         let mut levels: Vec<(String, Level)> = vec![("corridor".into(), corridor)];
         levels.extend(
             reverse_levels(0..40, 5).map(|(seed, level, _, _)| (format!("5+/{seed}"), level)),
@@ -2373,11 +2376,7 @@ mod tests {
                 };
                 charged += search.owed.iter().filter(|&&o| o > 0).count();
                 let cap = pushes.len() as u32;
-                let moves = search
-                    .run(&start, Mode::Moves { weight: 4, cap }, u64::MAX)
-                    .ok()
-                    .flatten()
-                    .expect("the move search finds it");
+                let moves = fewest_moves(&mut search, &start, cap);
                 level
                     .replay(&board.lurd(&start, &moves))
                     .expect("the moves replay");
