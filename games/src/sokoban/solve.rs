@@ -594,7 +594,7 @@ fn charge<'c>(
     leaving: &'c [u16],
 ) -> impl Fn(usize, usize) -> i64 + 'c {
     move |i, j| match cost(i, j) {
-        0 if !leaving.is_empty() && leaving.contains(&cell(i)) => 2,
+        0 if leaving.contains(&cell(i)) => 2,
         c => c,
     }
 }
@@ -1257,10 +1257,15 @@ impl<'a> Search<'a> {
 
     /// The bound of `boxes` (sorted) on table `t`, the player at `player`.
     fn bound_on(&mut self, t: u32, boxes: &[u16], player: usize) -> Option<u32> {
+        self.find_leaving(t, boxes, player);
+        self.matched_anew(t, boxes, player)
+    }
+
+    /// [`Search::must_leave`] into `self.leaving`.
+    fn find_leaving(&mut self, t: u32, boxes: &[u16], player: usize) {
         let mut leaving = std::mem::take(&mut self.leaving);
         self.must_leave(t, boxes, player, &mut leaving);
         self.leaving = leaving;
-        self.matched_anew(t, boxes, player)
     }
 
     /// [`Search::bound_on`], the boxes that must leave their goals found
@@ -1523,9 +1528,7 @@ impl<'a> Search<'a> {
             self.matched_leaving = leaving;
             self.matched = id;
         }
-        let mut leaving = std::mem::take(&mut self.leaving);
-        self.must_leave(t, child, player, &mut leaving);
-        self.leaving = leaving;
+        self.find_leaving(t, child, player);
         // The expanded position's matching, its pushed box's row matched
         // again, unless the boxes that must leave differ.
         let rematched = row
