@@ -205,6 +205,7 @@ pub struct CommitLog {
     /// The whole log in memory while this process wrote all of it and it
     /// fits the limit given to [`CommitLog::keep_in_memory`].
     kept: Option<Kept>,
+    encoder: SegmentEncoder,
     /// Holds the advisory lock while the log is open.
     _lock: File,
 }
@@ -235,6 +236,8 @@ impl CommitLog {
             job_id: job.id(),
             next_segment,
             kept: None,
+            encoder: SegmentEncoder::new()
+                .map_err(|e| CoordinatorError::server("a zstd compressor")(e.into()))?,
             _lock: lock,
         })
     }
@@ -398,7 +401,9 @@ impl CommitLog {
             return Ok(());
         }
         let name = segment_name(self.next_segment);
-        let bytes = encode_segment(&self.job_id, self.next_segment, records)
+        let bytes = self
+            .encoder
+            .encode(&self.job_id, self.next_segment, records)
             .map_err(|e| CoordinatorError::server(format!("encoding {name}"))(e.into()))?;
         write_durably(&self.dir, &name, &bytes)?;
         self.next_segment += 1;
@@ -410,28 +415,44 @@ fn segment_name(n: u64) -> String {
     format!("seg-{n:08}.bin")
 }
 
-/// A binary segment: its header line and its zstd body.
-fn encode_segment(job_id: &str, n: u64, records: &[Entry]) -> std::io::Result<Vec<u8>> {
-    let mut raw = Vec::with_capacity(records.len() * 256);
-    for r in records {
-        r.encode(&mut raw)?;
+/// Encodes binary segments. The zstd context is kept from one segment to the
+/// next: a fresh one allocates (and the kernel zeroes) megabytes of tables.
+struct SegmentEncoder(zstd::bulk::Compressor<'static>);
+
+impl std::fmt::Debug for SegmentEncoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SegmentEncoder")
     }
-    let body = zstd::bulk::compress(&raw, ZSTD_LEVEL)?;
-    let header = Header {
-        format: FORMAT_NAME.into(),
-        version: FORMAT_VERSION,
-        job_id: job_id.into(),
-        segment: n,
-        records: records.len() as u64,
-        body: Some(Body {
-            bytes: body.len() as u64,
-            sha256: sha256_hex(&body),
-        }),
-    };
-    let mut bytes = serde_json::to_vec(&header)?;
-    bytes.push(b'\n');
-    bytes.extend_from_slice(&body);
-    Ok(bytes)
+}
+
+impl SegmentEncoder {
+    fn new() -> std::io::Result<SegmentEncoder> {
+        zstd::bulk::Compressor::new(ZSTD_LEVEL).map(SegmentEncoder)
+    }
+
+    /// A binary segment: its header line and its zstd body.
+    fn encode(&mut self, job_id: &str, n: u64, records: &[Entry]) -> std::io::Result<Vec<u8>> {
+        let mut raw = Vec::with_capacity(records.len() * 256);
+        for r in records {
+            r.encode(&mut raw)?;
+        }
+        let body = self.0.compress(&raw)?;
+        let header = Header {
+            format: FORMAT_NAME.into(),
+            version: FORMAT_VERSION,
+            job_id: job_id.into(),
+            segment: n,
+            records: records.len() as u64,
+            body: Some(Body {
+                bytes: body.len() as u64,
+                sha256: sha256_hex(&body),
+            }),
+        };
+        let mut bytes = serde_json::to_vec(&header)?;
+        bytes.push(b'\n');
+        bytes.extend_from_slice(&body);
+        Ok(bytes)
+    }
 }
 
 /// A record line's checksum: the first 16 hex digits of its JSON's SHA-256.
@@ -607,7 +628,8 @@ fn read_binary(
     if torn && mode == Mode::Repair {
         tracing::warn!(file = %segment.path.display(), kept = read, lost = header.records - read,
             "cutting a torn last segment back to its whole entries");
-        let bytes = encode_segment(segment.job_id, segment.n, &records[start..])
+        let bytes = SegmentEncoder::new()
+            .and_then(|mut encoder| encoder.encode(segment.job_id, segment.n, &records[start..]))
             .map_err(|e| CoordinatorError::server("re-encoding a torn segment")(e.into()))?;
         let dir = segment.path.parent().unwrap_or(Path::new("."));
         write_durably(dir, &segment_name(segment.n), &bytes)?;
@@ -949,8 +971,9 @@ mod tests {
             seed: 2199023255552,
             ..record(2)
         };
-        let segment =
-            encode_segment(&job(5).id(), 1, &[rec(1), Entry::Result(foreign)]).expect("encode");
+        let segment = SegmentEncoder::new()
+            .and_then(|mut e| e.encode(&job(5).id(), 1, &[rec(1), Entry::Result(foreign)]))
+            .expect("encode");
         fs::write(&seg1, segment).expect("write");
         let err = error(a.path(), &job(5));
         assert!(
