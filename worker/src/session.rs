@@ -54,7 +54,7 @@ fn code_name(code: Code) -> &'static str {
 }
 
 /// Results ready on the pool are sent together at most this often.
-const GATHER: Duration = Duration::from_millis(10);
+const GATHER: Duration = Duration::from_millis(50);
 
 /// Results sent in one message at most, well under the transport's message limit.
 const MAX_BATCH: usize = 256;
