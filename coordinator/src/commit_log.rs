@@ -176,6 +176,19 @@ struct Header {
     body: Option<Body>,
 }
 
+impl Header {
+    fn new(version: u32, job_id: &str, segment: u64, records: usize, body: Option<Body>) -> Header {
+        Header {
+            format: FORMAT_NAME.into(),
+            version,
+            job_id: job_id.into(),
+            segment,
+            records: records as u64,
+            body,
+        }
+    }
+}
+
 /// A binary segment's body, as its header describes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -437,17 +450,16 @@ impl SegmentEncoder {
             r.encode(&mut raw)?;
         }
         let body = self.0.compress(&raw)?;
-        let header = Header {
-            format: FORMAT_NAME.into(),
-            version: FORMAT_VERSION,
-            job_id: job_id.into(),
-            segment: n,
-            records: records.len() as u64,
-            body: Some(Body {
+        let header = Header::new(
+            FORMAT_VERSION,
+            job_id,
+            n,
+            records.len(),
+            Some(Body {
                 bytes: body.len() as u64,
                 sha256: sha256_hex(&body),
             }),
-        };
+        );
         let mut bytes = serde_json::to_vec(&header)?;
         bytes.push(b'\n');
         bytes.extend_from_slice(&body);
@@ -1034,14 +1046,7 @@ mod tests {
 
     /// A segment as versions 2 and 3 wrote it: JSON lines, each checksummed.
     fn text_segment(job: &Job, n: u64, entries: &[Entry]) -> String {
-        let header = Header {
-            format: FORMAT_NAME.into(),
-            version: LAST_TEXT_VERSION,
-            job_id: job.id(),
-            segment: n,
-            records: entries.len() as u64,
-            body: None,
-        };
+        let header = Header::new(LAST_TEXT_VERSION, &job.id(), n, entries.len(), None);
         let mut text = serde_json::to_string(&header).expect("json") + "\n";
         for e in entries {
             let json = e.to_json().expect("json");
