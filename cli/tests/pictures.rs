@@ -2,8 +2,11 @@
 //! every game's HTML report, with its gallery and campaign strip, renders in
 //! headless Chromium without a console message.
 
+use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use crate::common::{pregen, pregen_stdout, write_job};
 
@@ -108,6 +111,73 @@ fn render_draws_a_level_as_svg_and_png_regression_19() {
     );
 }
 
+/// How long one headless Chromium run may take: it takes a few seconds, but
+/// now and then it hangs (seen on a loaded 2-core machine), and a test must
+/// stop by itself.
+const CHROMIUM_LIMIT: Duration = Duration::from_secs(90);
+
+/// Chromium's screenshot of `page` into `shot`, with the DOM it parsed on
+/// stdout: a run that outlives [`CHROMIUM_LIMIT`] is killed and tried again,
+/// twice at most, each with a fresh profile under `user_data`.
+fn screenshot(user_data: &Path, shot: &Path, page: &Path) -> Output {
+    for attempt in 1..=3 {
+        let mut child = chromium(&user_data.join(format!("attempt-{attempt}")))
+            .arg(format!("--screenshot={}", shot.display()))
+            .arg("--dump-dom")
+            .arg(format!("file://{}", page.display()))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            // Its own process group, so that a kill reaches its helpers too
+            // (they hold the pipes open).
+            .process_group(0)
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!("headless Chromium (`chromium`, or $CHROMIUM) must be installed: {e}")
+            });
+        let drain = |mut pipe: Box<dyn Read + Send>| {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                let _ = pipe.read_to_end(&mut bytes);
+                bytes
+            })
+        };
+        let stdout = drain(Box::new(child.stdout.take().expect("piped stdout")));
+        let stderr = drain(Box::new(child.stderr.take().expect("piped stderr")));
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait for chromium") {
+                break Some(status);
+            }
+            if started.elapsed() > CHROMIUM_LIMIT {
+                let _ = Command::new("kill")
+                    .args(["-KILL", "--", &format!("-{}", child.id())])
+                    .status();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        let (stdout, stderr) = (
+            stdout.join().expect("stdout reader"),
+            stderr.join().expect("stderr reader"),
+        );
+        match status {
+            Some(status) => {
+                return Output {
+                    status,
+                    stdout,
+                    stderr,
+                };
+            }
+            None => eprintln!(
+                "chromium hung for {} s (attempt {attempt} of 3); killed",
+                CHROMIUM_LIMIT.as_secs()
+            ),
+        }
+    }
+    panic!("headless Chromium hung three times on {}", page.display())
+}
+
 #[test]
 fn every_games_report_shows_its_levels_in_chromium_regression_19() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -138,14 +208,7 @@ fn every_games_report_shows_its_levels_in_chromium_regression_19() {
         assert!(tiers >= 1, "{game}: a gallery");
 
         let shot = dir.path().join(format!("{game}.png"));
-        let run = chromium(&dir.path().join(format!("chromium-{game}")))
-            .arg(format!("--screenshot={}", shot.display()))
-            .arg("--dump-dom")
-            .arg(format!("file://{}", page.display()))
-            .output()
-            .unwrap_or_else(|e| {
-                panic!("headless Chromium (`chromium`, or $CHROMIUM) must be installed: {e}")
-            });
+        let run = screenshot(&dir.path().join(format!("chromium-{game}")), &shot, &page);
         let (dom, log) = (
             String::from_utf8_lossy(&run.stdout),
             String::from_utf8_lossy(&run.stderr),
