@@ -149,14 +149,14 @@ fn screenshot(user_data: &Path, shot: &Path, page: &Path) -> Output {
                 break Some(status);
             }
             if started.elapsed() > CHROMIUM_LIMIT {
-                let _ = Command::new("kill")
-                    .args(["-KILL", "--", &format!("-{}", child.id())])
-                    .status();
+                kill_group(child.id());
                 let _ = child.wait();
                 break None;
             }
             std::thread::sleep(Duration::from_millis(100));
         };
+        // A helper left behind after a clean exit would keep the pipes open.
+        kill_group(child.id());
         let (stdout, stderr) = (
             stdout.join().expect("stdout reader"),
             stderr.join().expect("stderr reader"),
@@ -176,6 +176,14 @@ fn screenshot(user_data: &Path, shot: &Path, page: &Path) -> Output {
         }
     }
     panic!("headless Chromium hung three times on {}", page.display())
+}
+
+/// Kills every process of the group `leader` leads (none left is fine).
+fn kill_group(leader: u32) {
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{leader}")])
+        .stderr(Stdio::null())
+        .status();
 }
 
 #[test]
