@@ -134,15 +134,8 @@ fn screenshot(user_data: &Path, shot: &Path, page: &Path) -> Output {
             .unwrap_or_else(|e| {
                 panic!("headless Chromium (`chromium`, or $CHROMIUM) must be installed: {e}")
             });
-        let drain = |mut pipe: Box<dyn Read + Send>| {
-            std::thread::spawn(move || {
-                let mut bytes = Vec::new();
-                let _ = pipe.read_to_end(&mut bytes);
-                bytes
-            })
-        };
-        let stdout = drain(Box::new(child.stdout.take().expect("piped stdout")));
-        let stderr = drain(Box::new(child.stderr.take().expect("piped stderr")));
+        let stdout = drain(child.stdout.take().expect("piped stdout"));
+        let stderr = drain(child.stderr.take().expect("piped stderr"));
         let started = Instant::now();
         let status = loop {
             if let Some(status) = child.try_wait().expect("wait for chromium") {
@@ -176,6 +169,15 @@ fn screenshot(user_data: &Path, shot: &Path, page: &Path) -> Output {
         }
     }
     panic!("headless Chromium hung three times on {}", page.display())
+}
+
+/// Reads `pipe` to its end on a thread of its own.
+fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        bytes
+    })
 }
 
 /// Kills every process of the group `leader` leads (none left is fine).
