@@ -46,6 +46,8 @@ const OLDEST_VERSION: u32 = 2;
 
 /// The zstd level of segment bodies.
 const ZSTD_LEVEL: i32 = 3;
+/// The encoder's buffers keep at most this much between segments.
+const KEPT_BUFFER: usize = 4 << 20;
 /// The largest entry a segment may hold (a hostile length is refused before
 /// anything is allocated for it).
 const MAX_ENTRY_BYTES: usize = 64 << 20;
@@ -428,9 +430,17 @@ fn segment_name(n: u64) -> String {
     format!("seg-{n:08}.bin")
 }
 
-/// Encodes binary segments. The zstd context is kept from one segment to the
-/// next: a fresh one allocates (and the kernel zeroes) megabytes of tables.
-struct SegmentEncoder(zstd::bulk::Compressor<'static>);
+/// Encodes binary segments. The zstd context and the buffers are kept from
+/// one segment to the next: a fresh context allocates (and the kernel zeroes)
+/// its tables, and fresh buffers of a segment's size are fresh pages each
+/// flush.
+struct SegmentEncoder {
+    zstd: zstd::bulk::Compressor<'static>,
+    /// The entries of the segment being encoded, before compression.
+    raw: Vec<u8>,
+    /// Its compressed body.
+    body: Vec<u8>,
+}
 
 impl std::fmt::Debug for SegmentEncoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -440,29 +450,40 @@ impl std::fmt::Debug for SegmentEncoder {
 
 impl SegmentEncoder {
     fn new() -> std::io::Result<SegmentEncoder> {
-        zstd::bulk::Compressor::new(ZSTD_LEVEL).map(SegmentEncoder)
+        Ok(SegmentEncoder {
+            zstd: zstd::bulk::Compressor::new(ZSTD_LEVEL)?,
+            raw: Vec::new(),
+            body: Vec::new(),
+        })
     }
 
     /// A binary segment: its header line and its zstd body.
     fn encode(&mut self, job_id: &str, n: u64, records: &[Entry]) -> std::io::Result<Vec<u8>> {
-        let mut raw = Vec::with_capacity(records.len() * 256);
+        self.raw.clear();
         for r in records {
-            r.encode(&mut raw)?;
+            r.encode(&mut self.raw)?;
         }
-        let body = self.0.compress(&raw)?;
+        self.body.clear();
+        self.body
+            .reserve(zstd::zstd_safe::compress_bound(self.raw.len()));
+        self.zstd.compress_to_buffer(&self.raw, &mut self.body)?;
         let header = Header::new(
             FORMAT_VERSION,
             job_id,
             n,
             records.len(),
             Some(Body {
-                bytes: body.len() as u64,
-                sha256: sha256_hex(&body),
+                bytes: self.body.len() as u64,
+                sha256: sha256_hex(&self.body),
             }),
         );
         let mut bytes = serde_json::to_vec(&header)?;
         bytes.push(b'\n');
-        bytes.extend_from_slice(&body);
+        bytes.extend_from_slice(&self.body);
+        // A segment of a log that fell behind can be large; what is kept
+        // between flushes stays small.
+        self.raw.shrink_to(KEPT_BUFFER);
+        self.body.shrink_to(KEPT_BUFFER);
         Ok(bytes)
     }
 }
