@@ -44,8 +44,9 @@ pub const FORMAT_VERSION: u32 = 4;
 const LAST_TEXT_VERSION: u32 = 3;
 const OLDEST_VERSION: u32 = 2;
 
-/// The zstd level of segment bodies.
-const ZSTD_LEVEL: i32 = 3;
+/// The zstd level of segment bodies: level 1 compresses a run's segments
+/// about half again as fast as level 3, for about 5% more bytes.
+const ZSTD_LEVEL: i32 = 1;
 /// The encoder's buffers keep at most this much between segments.
 const KEPT_BUFFER: usize = 4 << 20;
 /// The largest entry a segment may hold (a hostile length is refused before
