@@ -18,6 +18,11 @@
 //! under 1 into the game running slower in the pipeline (its threads share
 //! the cores with the coordinator's) and work around the game.
 //!
+//! With six rounds or more, each median comes with a 95% confidence interval
+//! that assumes nothing of the rounds' distribution (order statistics): the
+//! figure clears a line when the interval does. This machine's noise needs
+//! about 20 rounds for an interval narrower than a few points.
+//!
 //! `cargo bench -p pregen-cli --bench pipeline -- [COUNT] [ROUNDS]`
 //! (defaults: 10,000 levels, 8 rounds)
 
@@ -34,7 +39,7 @@ use pregen_worker::{WorkerConfig, run_worker};
 use rayon::prelude::*;
 use tokio_util::sync::CancellationToken;
 
-use common::{cpu_seconds, median};
+use common::{cpu_seconds, median, median_interval};
 
 /// The allocator of the `pregen` binary, so that both sides run as shipped.
 #[global_allocator]
@@ -236,7 +241,13 @@ fn main() {
         let (lo, hi) = v
             .iter()
             .fold((f64::MAX, f64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
-        format!("{:.3} (rounds {lo:.3} to {hi:.3})", median(&mut v.to_vec()))
+        let interval = median_interval(v).map_or(String::new(), |(a, b)| {
+            format!("95% interval {a:.3} to {b:.3}, ")
+        });
+        format!(
+            "{:.3} ({interval}rounds {lo:.3} to {hi:.3})",
+            median(&mut v.to_vec())
+        )
     };
     println!(
         "  pipeline / plain loop throughput ratio, median: {}; without writing the pack: {}",

@@ -11,6 +11,37 @@ pub fn median(values: &mut [f64]) -> f64 {
     }
 }
 
+/// A confidence interval of at least 95% for the median of what the values
+/// were drawn from, free of any assumption about their distribution: the
+/// k-th smallest and the k-th largest value, with k the largest for which
+/// fewer than k values fall below the median (or above it) with probability
+/// 2.5% at most each (a binomial of n draws at one half). `None` below six
+/// values, too few for such an interval.
+#[allow(dead_code)]
+pub fn median_interval(values: &[f64]) -> Option<(f64, f64)> {
+    let n = values.len();
+    // P(X <= j) for X ~ Binomial(n, 1/2), summed term by term.
+    let mut term = 0.5f64.powi(n as i32);
+    let mut below = 0.0;
+    let mut k = 0;
+    for j in 0..n {
+        below += term;
+        if below > 0.025 {
+            break;
+        }
+        // At most j values below the median has probability `below`, so the
+        // (j + 1)-th smallest is below it with probability 97.5% at least.
+        k = j + 1;
+        term *= (n - j) as f64 / (j + 1) as f64;
+    }
+    if k == 0 {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    Some((sorted[k - 1], sorted[n - k]))
+}
+
 /// CPU seconds (user and system) this process's threads have used so far,
 /// from `/proc/self/stat` (clock ticks, taken as 100 a second); `None` where
 /// it cannot be read.
