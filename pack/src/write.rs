@@ -961,8 +961,11 @@ impl TableFile {
             path: path.into(),
             source,
         };
+        // Level 1: every column chunk gets a zstd context of its own, whose
+        // tables are fresh pages to zero; level 3's are several times larger,
+        // for files only 0.5% smaller (a 10,000-level tilt pack).
         let mut props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).map_err(parquet)?))
+            .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).map_err(parquet)?))
             .set_statistics_enabled(EnabledStatistics::Page)
             .set_sorting_columns(Some(table.sorting_columns()))
             .set_max_row_group_row_count(Some(options.rows_per_group.max(1)))
