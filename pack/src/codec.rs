@@ -5,6 +5,7 @@
 //! level on a seed that was not accepted), is refused.
 
 use prost::Message;
+use prost::encoding::WireType;
 
 use crate::record::{LevelRecord, SeedRecord, Status};
 
@@ -68,33 +69,116 @@ fn status_code(status: Status) -> u32 {
     STATUSES.iter().position(|&s| s == status).unwrap_or(0) as u32
 }
 
-/// Appends `record`'s binary form to `out`.
+/// Appends `record`'s binary form to `out`: the bytes `RecordProto`'s
+/// encoding gives, written from the record's fields in place (a test holds
+/// the two equal), for the commit log encodes every result and copying its
+/// strings into a message first was most of the work.
 pub fn encode(record: &SeedRecord, out: &mut Vec<u8>) {
-    let proto = RecordProto {
-        seed: record.seed,
-        status: status_code(record.status),
-        reason: record.reason.clone(),
-        level: record.level.as_ref().map(|l| LevelProto {
-            difficulty: l.difficulty,
-            moves: l.moves,
-            moves_optimal: l.moves_optimal,
-            layout: l.layout.clone(),
-            level_json: l.level_json.clone(),
-            solution: l.solution.clone(),
-            metric_names: l.metrics.keys().cloned().collect(),
-            metric_values: l.metrics.values().copied().collect(),
-            level_hash: l.level_hash.clone(),
-            canonical: l.canonical.clone(),
-        }),
-        generate_ms: record.generate_ms,
-        solve_ms: record.solve_ms,
-        nodes: record.nodes,
-        worker: record.worker.clone(),
-        attempt: record.attempt,
-    };
-    proto
-        .encode(out)
-        .unwrap_or_else(|_| unreachable!("a Vec grows as needed"));
+    use prost::encoding::{double, encode_key, encode_varint, uint32, uint64};
+    if record.seed != 0 {
+        uint64::encode(1, &record.seed, out);
+    }
+    let status = status_code(record.status);
+    if status != 0 {
+        uint32::encode(2, &status, out);
+    }
+    encode_str(3, &record.reason, out);
+    if let Some(level) = &record.level {
+        encode_key(4, WireType::LengthDelimited, out);
+        encode_varint(level_len(level) as u64, out);
+        encode_level(level, out);
+    }
+    if record.generate_ms != 0.0 {
+        double::encode(5, &record.generate_ms, out);
+    }
+    if record.solve_ms != 0.0 {
+        double::encode(6, &record.solve_ms, out);
+    }
+    if record.nodes != 0 {
+        uint64::encode(7, &record.nodes, out);
+    }
+    encode_str(8, &record.worker, out);
+    if record.attempt != 0 {
+        uint32::encode(9, &record.attempt, out);
+    }
+}
+
+/// `LevelProto`'s fields of `level`, as its encoding writes them.
+fn encode_level(level: &LevelRecord, out: &mut Vec<u8>) {
+    use prost::encoding::{bool, double, encode_key, encode_varint, uint32};
+    if level.difficulty != 0.0 {
+        double::encode(1, &level.difficulty, out);
+    }
+    if level.moves != 0 {
+        uint32::encode(2, &level.moves, out);
+    }
+    if level.moves_optimal {
+        bool::encode(3, &level.moves_optimal, out);
+    }
+    encode_str(4, &level.layout, out);
+    encode_str(5, &level.level_json, out);
+    encode_str(6, &level.solution, out);
+    for name in level.metrics.keys() {
+        // Repeated strings are written one field each, empty ones too.
+        put_str(7, name, out);
+    }
+    if !level.metrics.is_empty() {
+        // Packed, as proto3 writes repeated numbers.
+        encode_key(8, WireType::LengthDelimited, out);
+        encode_varint(8 * level.metrics.len() as u64, out);
+        for value in level.metrics.values() {
+            out.extend_from_slice(&value.to_le_bytes());
+        }
+    }
+    encode_str(9, &level.level_hash, out);
+    if let Some(canonical) = &level.canonical {
+        // Optional: written when present, even empty.
+        put_str(10, canonical, out);
+    }
+}
+
+/// The bytes [`encode_level`] writes.
+fn level_len(level: &LevelRecord) -> usize {
+    use prost::encoding::{encoded_len_varint, key_len};
+    let str_len = |tag: u32, s: &str| key_len(tag) + encoded_len_varint(s.len() as u64) + s.len();
+    let nonempty_len = |tag: u32, s: &str| if s.is_empty() { 0 } else { str_len(tag, s) };
+    let packed = 8 * level.metrics.len();
+    usize::from(level.difficulty != 0.0) * (key_len(1) + 8)
+        + if level.moves == 0 {
+            0
+        } else {
+            key_len(2) + encoded_len_varint(u64::from(level.moves))
+        }
+        + usize::from(level.moves_optimal) * (key_len(3) + 1)
+        + nonempty_len(4, &level.layout)
+        + nonempty_len(5, &level.level_json)
+        + nonempty_len(6, &level.solution)
+        + level
+            .metrics
+            .keys()
+            .map(|name| str_len(7, name))
+            .sum::<usize>()
+        + if packed == 0 {
+            0
+        } else {
+            key_len(8) + encoded_len_varint(packed as u64) + packed
+        }
+        + nonempty_len(9, &level.level_hash)
+        + level.canonical.as_deref().map_or(0, |c| str_len(10, c))
+}
+
+/// A proto3 string field: left out when empty.
+fn encode_str(tag: u32, value: &str, out: &mut Vec<u8>) {
+    if !value.is_empty() {
+        put_str(tag, value, out);
+    }
+}
+
+/// A string field, written whatever its value.
+fn put_str(tag: u32, value: &str, out: &mut Vec<u8>) {
+    prost::encoding::encode_key(tag, WireType::LengthDelimited, out);
+    prost::encoding::encode_varint(value.len() as u64, out);
+    out.extend_from_slice(value.as_bytes());
 }
 
 /// A record from its binary form, or why it is not one.
@@ -144,6 +228,32 @@ pub fn decode(bytes: &[u8]) -> Result<SeedRecord, String> {
 mod tests {
     use super::*;
 
+    /// `record` as the message whose encoding [`encode`] writes.
+    fn to_proto(record: &SeedRecord) -> RecordProto {
+        RecordProto {
+            seed: record.seed,
+            status: status_code(record.status),
+            reason: record.reason.clone(),
+            level: record.level.as_ref().map(|l| LevelProto {
+                difficulty: l.difficulty,
+                moves: l.moves,
+                moves_optimal: l.moves_optimal,
+                layout: l.layout.clone(),
+                level_json: l.level_json.clone(),
+                solution: l.solution.clone(),
+                metric_names: l.metrics.keys().cloned().collect(),
+                metric_values: l.metrics.values().copied().collect(),
+                level_hash: l.level_hash.clone(),
+                canonical: l.canonical.clone(),
+            }),
+            generate_ms: record.generate_ms,
+            solve_ms: record.solve_ms,
+            nodes: record.nodes,
+            worker: record.worker.clone(),
+            attempt: record.attempt,
+        }
+    }
+
     fn level() -> LevelRecord {
         LevelRecord {
             difficulty: 0.1 + 0.2,
@@ -192,6 +302,73 @@ mod tests {
             let back = decode(&bytes).expect("decodes");
             assert_eq!(back, r);
             assert_eq!(back.solve_ms.to_bits(), r.solve_ms.to_bits());
+        }
+    }
+
+    #[test]
+    fn the_encoding_is_the_messages() {
+        let base = SeedRecord {
+            seed: 1 << 40,
+            status: Status::Accepted,
+            reason: String::new(),
+            level: Some(level()),
+            generate_ms: 1.5,
+            solve_ms: 0.25,
+            nodes: 300,
+            worker: "w#1".into(),
+            attempt: 1,
+        };
+        let long = "x".repeat(200);
+        let mut records = vec![base.clone()];
+        let variants: Vec<fn(&mut SeedRecord, &str)> = vec![
+            |r, _| r.seed = 0,
+            |r, _| r.seed = u64::MAX,
+            |r, _| r.generate_ms = -0.0,
+            |r, _| r.solve_ms = f64::NAN,
+            |r, _| r.nodes = 0,
+            |r, _| r.worker = String::new(),
+            |r, _| r.attempt = 0,
+            |r, long| {
+                r.status = Status::Rejected;
+                r.reason = long.into();
+                r.level = None;
+            },
+        ];
+        let level_variants: Vec<fn(&mut LevelRecord, &str)> = vec![
+            |l, _| l.difficulty = 0.0,
+            |l, _| l.difficulty = -0.0,
+            |l, _| l.moves = 0,
+            |l, _| l.moves = u32::MAX,
+            |l, _| l.moves_optimal = true,
+            |l, _| l.layout = String::new(),
+            |l, long| l.level_json = long.repeat(100),
+            |l, _| l.solution = String::new(),
+            |l, _| l.metrics.clear(),
+            |l, _| {
+                l.metrics.insert(String::new(), -0.0);
+            },
+            |l, long| {
+                l.metrics
+                    .extend((0..20).map(|i| (format!("{long}{i}"), f64::from(i))));
+            },
+            |l, _| l.level_hash = String::new(),
+            |l, _| l.canonical = None,
+            |l, _| l.canonical = Some(String::new()),
+        ];
+        for change in level_variants {
+            let mut r = base.clone();
+            change(r.level.as_mut().expect("a level"), &long);
+            records.push(r);
+        }
+        for change in variants {
+            let mut r = base.clone();
+            change(&mut r, &long);
+            records.push(r);
+        }
+        for r in records {
+            let mut bytes = vec![7];
+            encode(&r, &mut bytes);
+            assert_eq!(bytes[1..], to_proto(&r).encode_to_vec(), "{r:?}");
         }
     }
 
