@@ -226,10 +226,12 @@ pub struct CommitLog {
     _lock: File,
 }
 
-/// The entries of the log in order, with the memory they take and may take.
+/// The entries of the log in order, as the segments were appended (each
+/// segment's entries kept as they came, not copied into one growing list),
+/// with the memory they take and may take.
 #[derive(Debug)]
 struct Kept {
-    entries: Vec<Entry>,
+    segments: Vec<Vec<Entry>>,
     bytes: usize,
     limit: usize,
 }
@@ -265,7 +267,7 @@ impl CommitLog {
     pub fn keep_in_memory(&mut self, limit: usize) {
         if self.next_segment == 1 {
             self.kept = Some(Kept {
-                entries: Vec::new(),
+                segments: Vec::new(),
                 bytes: 0,
                 limit,
             });
@@ -282,7 +284,7 @@ impl CommitLog {
         if kept.bytes > kept.limit {
             self.kept = None;
         } else {
-            kept.entries.extend(entries);
+            kept.segments.push(entries);
         }
     }
 
@@ -296,7 +298,7 @@ impl CommitLog {
     ) -> Result<(), CoordinatorError> {
         match self.kept.take() {
             Some(kept) => {
-                kept.entries.into_iter().for_each(on_entry);
+                kept.segments.into_iter().flatten().for_each(on_entry);
                 Ok(())
             }
             None => Self::for_each(&self.dir, job, &mut on_entry),

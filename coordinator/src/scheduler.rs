@@ -1044,9 +1044,11 @@ impl Scheduler {
         self.unflushed.len()
     }
 
-    /// Entries not yet handed to the commit log.
+    /// Entries not yet handed to the commit log. The next ones are gathered
+    /// in a list of the size these took, so that it does not grow by steps.
     pub fn take_unflushed(&mut self) -> Vec<Entry> {
-        let entries = std::mem::take(&mut self.unflushed);
+        let capacity = self.unflushed.len();
+        let entries = std::mem::replace(&mut self.unflushed, Vec::with_capacity(capacity));
         #[cfg(test)]
         self.logged.extend(entries.iter().cloned());
         entries
