@@ -11,8 +11,9 @@
 //! about log_FAN_IN(runs) times).
 //!
 //! A run file is a sequence of `key (16 bytes, big-endian) | length (4 bytes)
-//! | record` in the binary form of [`crate::codec`], unnamed in the spill
-//! folder (gone when closed, even after a crash).
+//! | item` in the item's binary form ([`Spill`]; a record's is that of
+//! [`crate::codec`]), unnamed in the spill folder (gone when closed, even
+//! after a crash).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -30,10 +31,53 @@ pub const FAN_IN: usize = 16;
 /// Bytes of read buffer per run being merged.
 const RUN_BUFFER: usize = 1 << 16;
 
-/// Records by key, sorted in memory up to a limit and on disk beyond it.
+/// What a [`Sorter`] can hold: an item with a memory estimate and a binary
+/// form to spill in.
+pub trait Spill: Sized {
+    /// About how many bytes the item takes in memory.
+    fn memory(&self) -> usize;
+    /// Appends the binary form to `out`.
+    fn encode(&self, out: &mut Vec<u8>);
+    /// The item back from its binary form, or why it is not one.
+    fn decode(bytes: &[u8]) -> Result<Self, String>;
+}
+
+impl Spill for SeedRecord {
+    fn memory(&self) -> usize {
+        SeedRecord::memory(self)
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        codec::encode(self, out);
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self, String> {
+        codec::decode(bytes)
+    }
+}
+
+/// What a string is taken to cost in memory beyond its text.
+const STRING_OVERHEAD: usize = 64;
+
+impl Spill for String {
+    fn memory(&self) -> usize {
+        STRING_OVERHEAD + self.len()
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.as_bytes());
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self, String> {
+        String::from_utf8(bytes.to_vec()).map_err(|e| e.to_string())
+    }
+}
+
+/// Items (records unless named) by key, sorted in memory up to a limit and
+/// on disk beyond it.
 #[derive(Debug)]
-pub struct Sorter {
-    buffer: Vec<(u128, SeedRecord)>,
+pub struct Sorter<T = SeedRecord> {
+    buffer: Vec<(u128, T)>,
     held: usize,
     limit: usize,
     spill_dir: PathBuf,
@@ -43,8 +87,8 @@ pub struct Sorter {
     len: u64,
 }
 
-impl Sorter {
-    /// A sorter holding about `limit` bytes of records before it spills
+impl<T: Spill> Sorter<T> {
+    /// A sorter holding about `limit` bytes of items before it spills
     /// into `spill_dir`.
     pub fn new(limit: usize, spill_dir: &Path) -> Self {
         Sorter {
@@ -79,8 +123,8 @@ impl Sorter {
         self.runs.len()
     }
 
-    /// Adds a record under `key`.
-    pub fn push(&mut self, key: u128, record: SeedRecord) -> Result<(), PackError> {
+    /// Adds an item under `key`.
+    pub fn push(&mut self, key: u128, record: T) -> Result<(), PackError> {
         self.held += record.memory();
         self.buffer.push((key, record));
         self.len += 1;
@@ -110,15 +154,15 @@ impl Sorter {
                 self.runs.extend(tail);
                 break;
             }
-            let merged = merge(tail.into_iter().map(|(_, f)| f), &self.spill_dir)?;
+            let merged: Sorted<T> = merge(tail.into_iter().map(|(_, f)| f), &self.spill_dir)?;
             self.runs
                 .push((level + 1, write_run(&self.spill_dir, merged)?));
         }
         Ok(())
     }
 
-    /// Every record in key order.
-    pub fn finish(mut self) -> Result<Sorted, PackError> {
+    /// Every item in key order.
+    pub fn finish(mut self) -> Result<Sorted<T>, PackError> {
         if self.runs.is_empty() {
             self.buffer.sort_unstable_by_key(|(k, _)| *k);
             return Ok(Sorted(Source::Memory(self.buffer.into_iter())));
@@ -130,9 +174,9 @@ impl Sorter {
 
 /// Records in key order written as a run to an unnamed file in `dir`,
 /// rewound for reading.
-fn write_run(
+fn write_run<T: Spill>(
     dir: &Path,
-    records: impl IntoIterator<Item = Result<(u128, SeedRecord), PackError>>,
+    records: impl IntoIterator<Item = Result<(u128, T), PackError>>,
 ) -> Result<File, PackError> {
     let file = tempfile::tempfile_in(dir).map_err(PackError::io("write a sort run in", dir))?;
     let mut out = BufWriter::with_capacity(1 << 20, file);
@@ -140,7 +184,7 @@ fn write_run(
     for item in records {
         let (key, record) = item?;
         bytes.clear();
-        codec::encode(&record, &mut bytes);
+        record.encode(&mut bytes);
         out.write_all(&key.to_be_bytes())
             .and_then(|()| out.write_all(&(bytes.len() as u32).to_be_bytes()))
             .and_then(|()| out.write_all(&bytes))
@@ -155,7 +199,10 @@ fn write_run(
 }
 
 /// The records of `files` (each a run, in key order) merged.
-fn merge(files: impl IntoIterator<Item = File>, dir: &Path) -> Result<Sorted, PackError> {
+fn merge<T: Spill>(
+    files: impl IntoIterator<Item = File>,
+    dir: &Path,
+) -> Result<Sorted<T>, PackError> {
     let mut runs: Vec<Run> = files
         .into_iter()
         .map(|f| Run {
@@ -184,7 +231,7 @@ struct Run {
 }
 
 impl Run {
-    fn next(&mut self) -> Result<Option<(u128, SeedRecord)>, PackError> {
+    fn next<T: Spill>(&mut self) -> Result<Option<(u128, T)>, PackError> {
         let mut head = [0u8; 20];
         match self.reader.read_exact(&mut head) {
             Ok(()) => {}
@@ -198,7 +245,7 @@ impl Run {
         self.reader
             .read_exact(&mut bytes)
             .map_err(PackError::io("read a sort run in", &self.dir))?;
-        let record = codec::decode(&bytes)
+        let record = T::decode(&bytes)
             .map_err(|e| PackError::invalid(&self.dir, format!("a sort run is damaged: {e}")))?;
         Ok(Some((key, record)))
     }
@@ -206,46 +253,46 @@ impl Run {
 
 /// The smallest key of a run not yet given out.
 #[derive(Debug)]
-struct Head {
+struct Head<T> {
     key: Reverse<u128>,
     run: usize,
-    record: SeedRecord,
+    record: T,
 }
 
-impl PartialEq for Head {
+impl<T> PartialEq for Head<T> {
     fn eq(&self, other: &Self) -> bool {
         self.key == other.key
     }
 }
-impl Eq for Head {}
-impl PartialOrd for Head {
+impl<T> Eq for Head<T> {}
+impl<T> PartialOrd for Head<T> {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))
     }
 }
-impl Ord for Head {
+impl<T> Ord for Head<T> {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.key.cmp(&other.key)
     }
 }
 
-/// A sorter's records in key order.
+/// A sorter's items in key order.
 #[derive(Debug)]
-pub struct Sorted(Source);
+pub struct Sorted<T = SeedRecord>(Source<T>);
 
 #[derive(Debug)]
-enum Source {
+enum Source<T> {
     /// Nothing spilled.
-    Memory(std::vec::IntoIter<(u128, SeedRecord)>),
-    /// Runs merged: the runs, and the smallest record of each not yet given out.
+    Memory(std::vec::IntoIter<(u128, T)>),
+    /// Runs merged: the runs, and the smallest item of each not yet given out.
     Merge {
         runs: Vec<Run>,
-        heads: BinaryHeap<Head>,
+        heads: BinaryHeap<Head<T>>,
     },
 }
 
-impl Iterator for Sorted {
-    type Item = Result<(u128, SeedRecord), PackError>;
+impl<T: Spill> Iterator for Sorted<T> {
+    type Item = Result<(u128, T), PackError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         match &mut self.0 {

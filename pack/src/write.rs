@@ -343,7 +343,9 @@ impl PackWriter {
                 difficulty: 0.0,
             })
             .collect();
-        let mut in_campaigns = Sorter::new(self.options.sort_memory / 2, &self.spill);
+        // A campaign's levels wait as the text of their release entries.
+        let mut in_campaigns: Sorter<String> =
+            Sorter::new(self.options.sort_memory / 2, &self.spill);
         let budget = self.options.sort_memory / 2;
         let in_flight = AtomicUsize::new(0);
         let written = Mutex::new(Vec::new());
@@ -368,7 +370,8 @@ impl PackWriter {
                     s.tier = tier;
                     s.difficulty = level.difficulty;
                     let key = (u128::from(s.campaign) << 32) | u128::from(s.position);
-                    in_campaigns.push(key, record.clone())?;
+                    let title = format!("position {}", s.position);
+                    in_campaigns.push(key, release_entry(job, &record, level, tier, &title))?;
                 }
                 let way = current.get_or_insert_with(|| TierOnItsWay {
                     tier,
@@ -499,13 +502,13 @@ impl PackWriter {
     /// lock (and spin on it), so the other threads write the tiers meanwhile.
     fn campaign_files(
         &self,
-        levels: Sorter,
+        levels: Sorter<String>,
         slots: &[CampaignSlot],
         out: &mut Written,
     ) -> Result<(), PackError> {
         let mut slots = slots.iter();
-        let mut campaign: Vec<(&CampaignSlot, SeedRecord)> = Vec::new();
-        let mut write = |campaign: &mut Vec<(&CampaignSlot, SeedRecord)>| {
+        let mut campaign: Vec<(&CampaignSlot, String)> = Vec::new();
+        let mut write = |campaign: &mut Vec<(&CampaignSlot, String)>| {
             if !campaign.is_empty() {
                 let (c, sum) = self.campaign_file(campaign)?;
                 out.release_file(dir::release_campaign(c), sum);
@@ -514,7 +517,7 @@ impl PackWriter {
             Ok::<(), PackError>(())
         };
         for item in levels.finish()? {
-            let (_, record) = item?;
+            let (_, entry) = item?;
             let Some(slot) = slots.next() else { break };
             if campaign
                 .first()
@@ -522,15 +525,16 @@ impl PackWriter {
             {
                 write(&mut campaign)?;
             }
-            campaign.push((slot, record));
+            campaign.push((slot, entry));
         }
         write(&mut campaign)
     }
 
-    /// One campaign's release file; its number and checksum.
+    /// One campaign's release file, from its levels' release entries; its
+    /// number and checksum.
     fn campaign_file(
         &self,
-        levels: &[(&CampaignSlot, SeedRecord)],
+        levels: &[(&CampaignSlot, String)],
     ) -> Result<(u64, String), PackError> {
         let job = &self.job;
         let campaign = levels.first().map_or(0, |(s, _)| s.campaign);
@@ -540,11 +544,8 @@ impl PackWriter {
             "; pack {} game {} campaign {campaign}\n\n",
             job.pack, job.game
         ))?;
-        for (slot, record) in levels {
-            if let Some(level) = record.accepted() {
-                let title = format!("position {}", slot.position);
-                file.write_text(&release_entry(job, record, level, slot.tier, &title))?;
-            }
+        for (_, entry) in levels {
+            file.write_text(entry)?;
         }
         Ok((campaign, file.close()?))
     }
