@@ -378,6 +378,25 @@ mod tests {
     }
 
     #[test]
+    fn strings_spill_and_read_back_whole() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut s: Sorter<String> = Sorter::new(1 << 10, dir.path());
+        let texts: Vec<String> = (0..300u64)
+            .map(|i| format!("; position {i}\n; é{}\n\n", "#".repeat(i as usize % 40)))
+            .collect();
+        for (i, t) in texts.iter().enumerate().rev() {
+            s.push(i as u128, t.clone()).expect("push");
+        }
+        assert!(s.spills() > 1, "{} spills", s.spills());
+        let back: Vec<String> = s
+            .finish()
+            .expect("finish")
+            .map(|r| r.expect("read").1)
+            .collect();
+        assert_eq!(back, texts);
+    }
+
+    #[test]
     fn difficulty_keys_sort_like_total_cmp() {
         let mut values = [3.5, -0.0, 0.0, -2.0, f64::INFINITY, 1e-300, -1e300, 0.5];
         let mut by_key = values.to_vec();
