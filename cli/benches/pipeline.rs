@@ -18,6 +18,16 @@
 //! under 1 into the game running slower in the pipeline (its threads share
 //! the cores with the coordinator's) and work around the game.
 //!
+//! Each round also counts the pipeline's CPU around the game: what its threads
+//! other than the worker's game threads (`pregen-worker-N`) used during the
+//! run (the async threads, the blocking threads that check levels and write
+//! the log, the pool that writes the pack), as a share of the process's CPU
+//! meanwhile. Read per thread from `/proc`, it moves far less with other
+//! tenants' load than the ratios do, so it shows a change in the pipeline's
+//! own work that the ratios cannot resolve. (A thread that ends within the
+//! run is not counted; the runtime here keeps its blocking threads for the
+//! whole bench so that none does.)
+//!
 //! With six rounds or more, each median comes with a 95% confidence interval
 //! that assumes nothing of the rounds' distribution (order statistics): the
 //! figure clears a line when the interval does. On the 2-core machine of
@@ -39,7 +49,7 @@ use pregen_worker::{WorkerConfig, run_worker};
 use rayon::prelude::*;
 use tokio_util::sync::CancellationToken;
 
-use common::{cpu_seconds, median, median_interval};
+use common::{cpu_seconds, median, median_interval, thread_cpu};
 
 /// The allocator of the `pregen` binary, so that both sides run as shipped.
 #[global_allocator]
@@ -65,9 +75,12 @@ struct Timed {
     cpu: f64,
     /// Seconds inside the game's calls, all seeds (the threads' sum).
     game: f64,
+    /// CPU seconds of the threads other than the game's (the pipeline's).
+    around: f64,
 }
 
 async fn pipeline(count: u64, cores: usize, out: PathBuf) -> Timed {
+    let threads = thread_cpu();
     let started = Instant::now();
     let cpu = cpu_seconds();
     let started_job = start_job(
@@ -92,6 +105,11 @@ async fn pipeline(count: u64, cores: usize, out: PathBuf) -> Timed {
         .expect("worker ends well");
     running.stop().await;
     let (wall, cpu) = (started.elapsed().as_secs_f64(), cpu_used(cpu));
+    let around = thread_cpu()
+        .into_iter()
+        .filter(|(_, (name, _))| !name.starts_with("pregen-worker"))
+        .map(|(tid, (_, now))| now - threads.get(&tid).map_or(0.0, |(_, before)| *before))
+        .sum();
     Timed {
         wall,
         seeds: summary.progress.seeds,
@@ -99,6 +117,7 @@ async fn pipeline(count: u64, cores: usize, out: PathBuf) -> Timed {
         writing: summary.writing.as_secs_f64(),
         cpu,
         game: game_seconds(&summary.dir),
+        around,
     }
 }
 
@@ -132,6 +151,7 @@ fn plain_loop(seeds: u64, cores: usize) -> Timed {
         writing: 0.0,
         cpu: cpu_used(cpu),
         game: game_ms / 1000.0,
+        around: 0.0,
     }
 }
 
@@ -174,7 +194,13 @@ fn main() {
     let count = numbers.next().unwrap_or(10_000);
     let rounds = numbers.next().unwrap_or(8).max(1);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    // Blocking threads kept for the whole bench: one that ended within a run
+    // would take its CPU out of the count around the game.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_keep_alive(Duration::from_secs(24 * 3600))
+        .build()
+        .expect("runtime");
     // Packs are kept until the end: deleting thousands of files just before
     // creating as many slows some filesystems down (ext4 skips recently freed
     // inodes), which would measure the disk's bookkeeping, not the pipeline.
@@ -191,6 +217,7 @@ fn main() {
     let mut work_ratios = Vec::new();
     let mut cpu_ratios = Vec::new();
     let mut game_ratios = Vec::new();
+    let mut around_shares = Vec::new();
     for round in 1..=rounds {
         let out = packs.path().join(format!("round-{round}"));
         // The loop runs the seeds the pipeline tried; in even rounds, when it
@@ -215,12 +242,14 @@ fn main() {
         // The game's time per seed, the loop's over the pipeline's: under 1
         // when the game itself ran slower in the pipeline.
         let game_ratio = (loop_run.game / loop_run.seeds as f64) / (pipe.game / pipe.seeds as f64);
+        let around_share = pipe.around / pipe.cpu;
         println!(
             "  round {round}: pipeline {} seeds in {:.2} s ({pipe_rate:.0} seeds/s, of which \
              pack files {:.2} s), plain loop {} seeds ({} accepted) in {:.2} s \
              ({loop_rate:.0} seeds/s); ratio {ratio:.3}, without the pack files {work_ratio:.3}; \
              CPU {:.2} s against {:.2} s, seeds per CPU second {cpu_ratio:.3}; \
-             game time per seed {:.0} us against {:.0} us, ratio {game_ratio:.3}",
+             game time per seed {:.0} us against {:.0} us, ratio {game_ratio:.3}; \
+             around the game {:.2} s of CPU, {:.1}%",
             pipe.seeds,
             pipe.wall,
             pipe.writing,
@@ -231,11 +260,14 @@ fn main() {
             loop_run.cpu,
             1e6 * pipe.game / pipe.seeds as f64,
             1e6 * loop_run.game / loop_run.seeds as f64,
+            pipe.around,
+            100.0 * around_share,
         );
         ratios.push(ratio);
         work_ratios.push(work_ratio);
         cpu_ratios.push(cpu_ratio);
         game_ratios.push(game_ratio);
+        around_shares.push(around_share);
     }
     let spread = |v: &[f64]| {
         let (lo, hi) = v
@@ -261,5 +293,9 @@ fn main() {
     println!(
         "  plain loop / pipeline game time per seed, median: {}",
         spread(&game_ratios)
+    );
+    println!(
+        "  the pipeline's CPU around the game (threads other than the game's), share, median: {}",
+        spread(&around_shares)
     );
 }

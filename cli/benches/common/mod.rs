@@ -55,3 +55,24 @@ pub fn cpu_seconds() -> Option<f64> {
     let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
     Some(ticks as f64 / 100.0)
 }
+
+/// Seconds on a CPU of each thread of this process alive now, by thread id,
+/// with the thread's name: from `/proc/self/task/*/schedstat` (nanoseconds,
+/// unlike the clock ticks of `stat`) and `comm`. Empty where it cannot be
+/// read.
+#[allow(dead_code)]
+pub fn thread_cpu() -> std::collections::HashMap<u32, (String, f64)> {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Default::default();
+    };
+    tasks
+        .filter_map(|task| {
+            let task = task.ok()?;
+            let tid = task.file_name().to_str()?.parse::<u32>().ok()?;
+            let schedstat = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
+            let ns = schedstat.split_whitespace().next()?.parse::<u64>().ok()?;
+            let name = std::fs::read_to_string(task.path().join("comm")).ok()?;
+            Some((tid, (name.trim_end().to_string(), ns as f64 / 1e9)))
+        })
+        .collect()
+}
