@@ -84,9 +84,15 @@ pub fn encode(record: &SeedRecord, out: &mut Vec<u8>) {
     }
     encode_str(3, &record.reason, out);
     if let Some(level) = &record.level {
-        encode_key(4, WireType::LengthDelimited, out);
-        encode_varint(level_len(level) as u64, out);
+        // The level's fields first, then its key and length put before them.
+        let start = out.len();
         encode_level(level, out);
+        let mut head = [0u8; 16];
+        let mut free = &mut head[..];
+        encode_key(4, WireType::LengthDelimited, &mut free);
+        encode_varint((out.len() - start) as u64, &mut free);
+        let used = 16 - free.len();
+        out.splice(start..start, head[..used].iter().copied());
     }
     if record.generate_ms != 0.0 {
         double::encode(5, &record.generate_ms, out);
@@ -135,36 +141,6 @@ fn encode_level(level: &LevelRecord, out: &mut Vec<u8>) {
         // Optional: written when present, even empty.
         put_str(10, canonical, out);
     }
-}
-
-/// The bytes [`encode_level`] writes.
-fn level_len(level: &LevelRecord) -> usize {
-    use prost::encoding::{encoded_len_varint, key_len};
-    let str_len = |tag: u32, s: &str| key_len(tag) + encoded_len_varint(s.len() as u64) + s.len();
-    let nonempty_len = |tag: u32, s: &str| if s.is_empty() { 0 } else { str_len(tag, s) };
-    let packed = 8 * level.metrics.len();
-    usize::from(level.difficulty != 0.0) * (key_len(1) + 8)
-        + if level.moves == 0 {
-            0
-        } else {
-            key_len(2) + encoded_len_varint(u64::from(level.moves))
-        }
-        + usize::from(level.moves_optimal) * (key_len(3) + 1)
-        + nonempty_len(4, &level.layout)
-        + nonempty_len(5, &level.level_json)
-        + nonempty_len(6, &level.solution)
-        + level
-            .metrics
-            .keys()
-            .map(|name| str_len(7, name))
-            .sum::<usize>()
-        + if packed == 0 {
-            0
-        } else {
-            key_len(8) + encoded_len_varint(packed as u64) + packed
-        }
-        + nonempty_len(9, &level.level_hash)
-        + level.canonical.as_deref().map_or(0, |c| str_len(10, c))
 }
 
 /// A proto3 string field: left out when empty.

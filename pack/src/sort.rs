@@ -39,7 +39,7 @@ pub trait Spill: Sized {
     /// Appends the binary form to `out`.
     fn encode(&self, out: &mut Vec<u8>);
     /// The item back from its binary form, or why it is not one.
-    fn decode(bytes: &[u8]) -> Result<Self, String>;
+    fn decode(bytes: Vec<u8>) -> Result<Self, String>;
 }
 
 impl Spill for SeedRecord {
@@ -51,8 +51,8 @@ impl Spill for SeedRecord {
         codec::encode(self, out);
     }
 
-    fn decode(bytes: &[u8]) -> Result<Self, String> {
-        codec::decode(bytes)
+    fn decode(bytes: Vec<u8>) -> Result<Self, String> {
+        codec::decode(&bytes)
     }
 }
 
@@ -68,8 +68,8 @@ impl Spill for String {
         out.extend_from_slice(self.as_bytes());
     }
 
-    fn decode(bytes: &[u8]) -> Result<Self, String> {
-        String::from_utf8(bytes.to_vec()).map_err(|e| e.to_string())
+    fn decode(bytes: Vec<u8>) -> Result<Self, String> {
+        String::from_utf8(bytes).map_err(|e| e.to_string())
     }
 }
 
@@ -245,7 +245,7 @@ impl Run {
         self.reader
             .read_exact(&mut bytes)
             .map_err(PackError::io("read a sort run in", &self.dir))?;
-        let record = T::decode(&bytes)
+        let record = T::decode(bytes)
             .map_err(|e| PackError::invalid(&self.dir, format!("a sort run is damaged: {e}")))?;
         Ok(Some((key, record)))
     }
