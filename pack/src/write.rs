@@ -209,7 +209,7 @@ impl PackWriter {
             job.first_seed,
         );
         let (levels, rejects) = rayon::join(
-            || self.write_levels(accepted, threshold_tiers, &draw),
+            || self.write_levels(accepted, threshold_tiers, draw),
             || self.write_rejects(rejects),
         );
         let LevelsPass {
@@ -314,7 +314,7 @@ impl PackWriter {
         &self,
         accepted: Sorter,
         threshold_tiers: BTreeMap<u32, u64>,
-        draw: &[(u64, u32, usize)],
+        draw: Vec<(u64, u32, usize)>,
     ) -> Result<LevelsPass, PackError> {
         let job = &self.job;
         let n = accepted.len() as usize;
@@ -343,6 +343,8 @@ impl PackWriter {
                 difficulty: 0.0,
             })
             .collect();
+        // The draw (24 bytes a level) is in `slot_of` and `slots` now.
+        drop(draw);
         // A campaign's levels wait as the text of their release entries.
         let mut in_campaigns: Sorter<String> =
             Sorter::new(self.options.sort_memory / 2, &self.spill);
