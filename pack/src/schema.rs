@@ -66,8 +66,10 @@ pub struct Column {
     pub kind: ColumnType,
     /// What it holds.
     pub doc: &'static str,
-    /// Whether its values never repeat (stored plain, without a dictionary).
-    pub unique_text: bool,
+    /// Whether its values (almost) never repeat: stored plain, without a
+    /// dictionary, which would be as large as the column and cost its
+    /// building.
+    pub never_repeats: bool,
 }
 
 const fn col(name: &'static str, kind: ColumnType, doc: &'static str) -> Column {
@@ -75,7 +77,15 @@ const fn col(name: &'static str, kind: ColumnType, doc: &'static str) -> Column 
         name,
         kind,
         doc,
-        unique_text: false,
+        never_repeats: false,
+    }
+}
+
+/// A column whose values (almost) never repeat: seeds, timings.
+const fn distinct(name: &'static str, kind: ColumnType, doc: &'static str) -> Column {
+    Column {
+        never_repeats: true,
+        ..col(name, kind, doc)
     }
 }
 
@@ -84,7 +94,7 @@ const fn unique(name: &'static str, doc: &'static str) -> Column {
         name,
         kind: ColumnType::String,
         doc,
-        unique_text: true,
+        never_repeats: true,
     }
 }
 
@@ -131,7 +141,7 @@ pub const LEVELS: Table = Table {
     name: "levels",
     columns: &[
         col("game", Text, "game name"),
-        col(
+        distinct(
             "seed",
             UInt64,
             "the seed; (game, params, seed) rebuilds the level",
@@ -148,12 +158,12 @@ pub const LEVELS: Table = Table {
         unique("level_json", "JSON form (parses back into the level)"),
         unique("solution", "solution in the game's notation"),
         unique("level_hash", "SHA-256 of `level_json`, lower-case hex"),
-        col(
+        distinct(
             "generate_ms",
             Float64,
             "generation time (a fact of the run)",
         ),
-        col("solve_ms", Float64, "verification time (a fact of the run)"),
+        distinct("solve_ms", Float64, "verification time (a fact of the run)"),
         col("nodes", UInt64, "search nodes of the verifier"),
         col("worker", Text, "worker name (a fact of the run)"),
         col(
@@ -185,7 +195,7 @@ pub const TIER_PARTITION: &str = "tier";
 pub const REJECTS: Table = Table {
     name: "rejects",
     columns: &[
-        col("seed", UInt64, "the seed"),
+        distinct("seed", UInt64, "the seed"),
         col(
             "status",
             Text,
@@ -201,8 +211,8 @@ pub const REJECTS: Table = Table {
             Text,
             "the reason's particulars (`3 moves < min_moves 4`; may be empty)",
         ),
-        col("generate_ms", Float64, "generation time"),
-        col("solve_ms", Float64, "verification time"),
+        distinct("generate_ms", Float64, "generation time"),
+        distinct("solve_ms", Float64, "verification time"),
         col(
             "nodes",
             UInt64,
@@ -227,7 +237,7 @@ pub const CAMPAIGNS: Table = Table {
             UInt32,
             "position, 1-based: drawn from difficulty group `position`",
         ),
-        col("seed", UInt64, "the level's seed"),
+        distinct("seed", UInt64, "the level's seed"),
         col("tier", UInt32, "the level's tier"),
         col("difficulty", Float64, "the level's difficulty"),
         PACK,

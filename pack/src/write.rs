@@ -942,7 +942,7 @@ impl Stamp {
 }
 
 /// A Parquet file of one table, written a batch at a time: zstd, page
-/// statistics, the sort columns declared, text that never repeats stored plain,
+/// statistics, the sort columns declared, values that never repeat stored plain,
 /// the [`Stamp`] in every row and in the footer.
 struct TableFile {
     writer: ArrowWriter<HashingFile>,
@@ -975,7 +975,7 @@ impl TableFile {
             .set_created_by(format!("pregen {}", env!("CARGO_PKG_VERSION")))
             .set_key_value_metadata(Some(stamp.metadata()));
         // A dictionary of values that never repeat is built only to be dropped.
-        for column in table.columns.iter().filter(|c| c.unique_text) {
+        for column in table.columns.iter().filter(|c| c.never_repeats) {
             props = props.set_column_dictionary_enabled(ColumnPath::from(column.name), false);
         }
         let file = HashingFile::create_parquet(root, path)?;
