@@ -974,7 +974,8 @@ impl TableFile {
             .set_max_row_group_row_count(Some(options.rows_per_group.max(1)))
             .set_created_by(format!("pregen {}", env!("CARGO_PKG_VERSION")))
             .set_key_value_metadata(Some(stamp.metadata()));
-        // A dictionary of values that never repeat is built only to be dropped.
+        // A dictionary of values that never repeat is as large as the column
+        // (or dropped once past its page's limit), and costs its building.
         for column in table.columns.iter().filter(|c| c.never_repeats) {
             props = props.set_column_dictionary_enabled(ColumnPath::from(column.name), false);
         }
