@@ -89,13 +89,9 @@ const fn distinct(name: &'static str, kind: ColumnType, doc: &'static str) -> Co
     }
 }
 
+/// A text column whose values never repeat.
 const fn unique(name: &'static str, doc: &'static str) -> Column {
-    Column {
-        name,
-        kind: ColumnType::String,
-        doc,
-        never_repeats: true,
-    }
+    distinct(name, ColumnType::String, doc)
 }
 
 /// One Parquet table of a pack.

@@ -201,15 +201,9 @@ impl PackWriter {
         let rejects = std::mem::replace(&mut self.rejects, Sorter::new(0, &self.spill));
         let threshold_tiers = std::mem::take(&mut self.threshold_tiers);
         let job = &self.job;
-        let n = accepted.len() as usize;
-        let draw = draw_campaigns(
-            n,
-            job.campaigns.length,
-            job.campaign_count(),
-            job.first_seed,
-        );
+        let n = accepted.len();
         let (levels, rejects) = rayon::join(
-            || self.write_levels(accepted, threshold_tiers, draw),
+            || self.write_levels(accepted, threshold_tiers),
             || self.write_rejects(rejects),
         );
         let LevelsPass {
@@ -261,7 +255,7 @@ impl PackWriter {
                 tried: self.tried,
             },
             counts: Counts {
-                accepted: n as u64,
+                accepted: n,
                 tiers: match &job.tiers {
                     TierScheme::Equal { count } => *count,
                     TierScheme::Thresholds { thresholds } => thresholds.len() as u32 + 1,
@@ -314,10 +308,15 @@ impl PackWriter {
         &self,
         accepted: Sorter,
         threshold_tiers: BTreeMap<u32, u64>,
-        draw: Vec<(u64, u32, usize)>,
     ) -> Result<LevelsPass, PackError> {
         let job = &self.job;
         let n = accepted.len() as usize;
+        let draw = draw_campaigns(
+            n,
+            job.campaigns.length,
+            job.campaign_count(),
+            job.first_seed,
+        );
         let tiers = Tiers::new(n, &job.tiers);
         let mut tier_sizes: BTreeMap<u32, u64> = match &job.tiers {
             TierScheme::Equal { count } => equal_groups(n, *count as usize)
