@@ -31,7 +31,7 @@
 //! With six rounds or more, each median comes with a 95% confidence interval
 //! that assumes nothing of the rounds' distribution (order statistics): the
 //! figure clears a line when the interval does. On the 2-core machine of
-//! docs/scale.md, 20 rounds gave intervals about 6 points wide.
+//! docs/scale.md, 30 rounds gave intervals 6 to 8 points wide.
 //!
 //! `cargo bench -p pregen-cli --bench pipeline -- [COUNT] [ROUNDS]`
 //! (defaults: 10,000 levels, 8 rounds)
