@@ -28,6 +28,10 @@
 //! run is not counted; the runtime here keeps its blocking threads for the
 //! whole bench so that none does.)
 //!
+//! The summary ends with the cores each side kept busy (CPU seconds a second
+//! of wall time): both near 2 on two cores, or the side that idles is not
+//! measured at its best and the ratio says so too.
+//!
 //! With six rounds or more, each median comes with a 95% confidence interval
 //! that assumes nothing of the rounds' distribution (order statistics): the
 //! figure clears a line when the interval does. On the 2-core machine of
@@ -123,11 +127,11 @@ async fn pipeline(count: u64, cores: usize, out: PathBuf) -> Timed {
 
 /// The same seeds, run by rayon in this process, nothing else: one seed at a
 /// time to each thread that is free (`with_max_len(1)`), as the worker's
-/// feed hands them out. Left to split the range as it likes, rayon ends with
-/// one thread still on a long stretch of seeds while the other has nothing
-/// left to take: that loop kept 1.76 to 1.98 of the two cores busy (about
-/// 1.92 in most rounds) where this one keeps 1.99, so it ran some 4% slower
-/// than the seeds allow and flattered the pipeline by as much.
+/// feed hands them out. Left to split the range itself, rayon kept only
+/// 1.76 to 1.98 of the two cores busy (about 1.92 in most rounds; near the
+/// end one thread is still on a long piece of the range while the other
+/// finds nothing left to take), where this loop keeps 1.99: it ran some 4%
+/// slower than the seeds allow and flattered the pipeline by as much.
 fn plain_loop(seeds: u64, cores: usize) -> Timed {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(cores)
