@@ -973,8 +973,7 @@ impl TableFile {
             .set_max_row_group_row_count(Some(options.rows_per_group.max(1)))
             .set_created_by(format!("pregen {}", env!("CARGO_PKG_VERSION")))
             .set_key_value_metadata(Some(stamp.metadata()));
-        // A dictionary of values that never repeat is as large as the column
-        // (or dropped once past its page's limit), and costs its building.
+        // Why these go without a dictionary: `Column::never_repeats`.
         for column in table.columns.iter().filter(|c| c.never_repeats) {
             props = props.set_column_dictionary_enabled(ColumnPath::from(column.name), false);
         }
