@@ -159,6 +159,9 @@ struct Scratch {
     target: Vec<Option<Pos>>,
     blocked: Vec<bool>,
     ahead: Vec<Option<usize>>,
+    known: Vec<bool>,
+    chain: Vec<usize>,
+    occupant: Vec<usize>,
     mouths: Vec<Pos>,
     snapshot: Vec<Object>,
 }
@@ -175,49 +178,68 @@ fn slide(
         target,
         blocked,
         ahead,
+        known,
+        chain,
+        occupant,
         ..
     } = scratch;
     let mut moved = false;
     loop {
-        // Where each object would step, ignoring other objects.
+        // Where each object would step, ignoring other objects; a fruit
+        // stepping onto a hedgehog loses the level.
         target.clear();
-        target.extend(objects.iter().map(|o| {
-            let q = level.step(o.at, dir)?;
-            let open = cells.at(q) & (WALL | FIXED) == 0 && !cells.forbids(o.at, dir);
-            open.then_some(q)
-        }));
         for o in objects.iter() {
             let Some(q) = level.step(o.at, dir) else {
+                target.push(None);
                 continue;
             };
-            if o.colour.is_some() && cells.at(q) & HEDGEHOG != 0 && !cells.forbids(o.at, dir) {
+            let (flags, gated) = (cells.at(q), cells.forbids(o.at, dir));
+            if o.colour.is_some() && flags & HEDGEHOG != 0 && !gated {
                 return Err(format!(
                     "a fruit at ({},{}) runs into a hedgehog",
                     o.at.x, o.at.y
                 ));
             }
+            target.push((flags & (WALL | FIXED) == 0 && !gated).then_some(q));
         }
         // An object is blocked if it cannot step or the object ahead is blocked.
         blocked.clear();
         blocked.extend(target.iter().map(Option::is_none));
-        // The object each would step into (objects stand still meanwhile).
+        // The object each would step into (objects stand still meanwhile),
+        // read from a grid of the objects' places (1 + index, 0 for none).
+        occupant.clear();
+        occupant.resize(cells.flags.len(), 0);
+        for (i, o) in objects.iter().enumerate() {
+            occupant[cells.index(o.at)] = i + 1;
+        }
         ahead.clear();
         ahead.extend(
             target
                 .iter()
-                .map(|t| t.and_then(|q| objects.iter().position(|o| o.at == q))),
+                .map(|t| t.and_then(|q| occupant[cells.index(q)].checked_sub(1))),
         );
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for i in 0..objects.len() {
-                if blocked[i] {
-                    continue;
-                }
-                if ahead[i].is_some_and(|j| blocked[j]) {
-                    blocked[i] = true;
-                    changed = true;
-                }
+        // Objects ahead are further along `dir`, so the chains end: each is
+        // walked to its first object with a verdict, which every object on
+        // it shares.
+        known.clear();
+        known.extend(
+            blocked
+                .iter()
+                .zip(ahead.iter())
+                .map(|(&b, a)| b || a.is_none()),
+        );
+        for i in 0..objects.len() {
+            chain.clear();
+            let mut k = i;
+            // An object without a verdict has one ahead (`known` says so).
+            while let (false, Some(next)) = (known[k], ahead[k]) {
+                chain.push(k);
+                k = next;
+            }
+            let verdict = blocked[k];
+            for &c in chain.iter() {
+                blocked[c] = verdict;
+                known[c] = true;
             }
         }
         if blocked.iter().all(|&b| b) {
