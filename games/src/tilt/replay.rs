@@ -159,8 +159,6 @@ struct Scratch {
     target: Vec<Option<Pos>>,
     blocked: Vec<bool>,
     ahead: Vec<Option<usize>>,
-    known: Vec<bool>,
-    chain: Vec<usize>,
     occupant: Vec<usize>,
     mouths: Vec<Pos>,
     snapshot: Vec<Object>,
@@ -178,8 +176,6 @@ fn slide(
         target,
         blocked,
         ahead,
-        known,
-        chain,
         occupant,
         ..
     } = scratch;
@@ -218,29 +214,15 @@ fn slide(
                 .iter()
                 .map(|t| t.and_then(|q| occupant[cells.index(q)].checked_sub(1))),
         );
-        // Objects ahead are further along `dir`, so the chains end: each is
-        // walked to its first object with a verdict, which every object on
-        // it shares.
-        known.clear();
-        known.extend(
-            blocked
-                .iter()
-                .zip(ahead.iter())
-                .map(|(&b, a)| b || a.is_none()),
-        );
+        // Objects ahead are further along `dir`, so each chain ends: an
+        // object is blocked when its chain reaches a blocked object before
+        // one with nothing ahead.
         for i in 0..objects.len() {
-            chain.clear();
             let mut k = i;
-            // An object without a verdict has one ahead (`known` says so).
-            while let (false, Some(next)) = (known[k], ahead[k]) {
-                chain.push(k);
+            while let (false, Some(next)) = (blocked[k], ahead[k]) {
                 k = next;
             }
-            let verdict = blocked[k];
-            for &c in chain.iter() {
-                blocked[c] = verdict;
-                known[c] = true;
-            }
+            blocked[i] = blocked[k];
         }
         if blocked.iter().all(|&b| b) {
             return Ok(moved);
