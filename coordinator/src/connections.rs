@@ -57,6 +57,13 @@ pub fn capped(listener: TcpListener, cap: usize) -> ReceiverStream<io::Result<Co
                 );
                 continue;
             };
+            // Replies are small frames (lease grants, acknowledgements): with
+            // Nagle's algorithm on, one waits for the peer's delayed ACK, some
+            // 40 ms, stalling a worker that asked for work. Tonic sets this on
+            // the connections it accepts itself; these it does not see first.
+            if let Err(error) = stream.set_nodelay(true) {
+                tracing::debug!(%error, %peer, "cannot set TCP_NODELAY");
+            }
             let tx = tx.clone();
             tokio::spawn(async move {
                 let mut first = [0u8; 1];
@@ -121,5 +128,28 @@ impl AsyncWrite for Counted {
 
     fn is_write_vectored(&self) -> bool {
         self.stream.is_write_vectored()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::AsyncWriteExt;
+    use tokio_stream::StreamExt;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn accepted_connections_send_without_delay() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("address");
+        let mut accepted = capped(listener, 4);
+        let mut client = TcpStream::connect(addr).await.expect("connect");
+        client.write_all(b"x").await.expect("first bytes");
+        let counted = accepted
+            .next()
+            .await
+            .expect("a connection")
+            .expect("accepted");
+        assert!(counted.stream.nodelay().expect("TCP_NODELAY readable"));
     }
 }
