@@ -349,8 +349,18 @@ impl Level {
 
     /// The text layout.
     pub fn to_text(&self) -> String {
-        let mut grid: Vec<Vec<char>> = self.terrain.iter().map(|r| r.chars().collect()).collect();
-        let mut put = |p: Pos, c: char| grid[usize::from(p.y)][usize::from(p.x)] = c;
+        // The rows' cells in one buffer, each row followed by its newline.
+        let mut grid: Vec<char> =
+            Vec::with_capacity(self.terrain.iter().map(|r| r.len() + 1).sum());
+        let mut rows = Vec::with_capacity(self.terrain.len());
+        for row in &self.terrain {
+            let start = grid.len();
+            grid.extend(row.chars());
+            rows.push(start..grid.len());
+            grid.push('\n');
+        }
+        // Out of the grid panics, as indexing does.
+        let mut put = |p: Pos, c: char| grid[rows[usize::from(p.y)].clone()][usize::from(p.x)] = c;
         for f in &self.fruits {
             put(f.at, char::from(b'0' + f.colour));
         }
@@ -371,11 +381,7 @@ impl Level {
         for &h in &self.hedgehogs {
             put(h, 'H');
         }
-        let mut text = String::new();
-        for row in grid {
-            text.extend(row);
-            text.push('\n');
-        }
+        let mut text: String = grid.into_iter().collect();
         for g in &self.gates {
             let _ = writeln!(text, "gate {},{} {}", g.at.x, g.at.y, g.dir.arrow());
         }
