@@ -157,7 +157,22 @@ pub fn release_seeds(tier: u32) -> String {
 
 /// A level's id: `<game>-<seed, 20 digits>`.
 pub fn level_id(game: &str, seed: u64) -> String {
-    format!("{game}-{seed:020}")
+    LevelId { game, seed }.to_string()
+}
+
+/// A level's id ([`level_id`]) written where it is formatted, without a
+/// string of its own.
+pub struct LevelId<'a> {
+    /// The game's name.
+    pub game: &'a str,
+    /// The level's seed.
+    pub seed: u64,
+}
+
+impl std::fmt::Display for LevelId<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}-{:020}", self.game, self.seed)
+    }
 }
 
 /// A campaign's release file name inside `release/`: `campaigns/campaign-00001.txt`.

@@ -6,6 +6,7 @@
 //! campaigns and release files whatever the number of workers.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -73,6 +74,10 @@ impl Default for WriteOptions {
 
 /// Rows encoded at a time (a row group is written in batches this long).
 const BATCH_ROWS: usize = 4096;
+
+/// Room for a release entry of a small level (a tilt level's takes about
+/// 170 bytes); a larger one grows its string.
+const RELEASE_ENTRY_BYTES: usize = 256;
 
 /// Writes a pack whose records are all in `records` (in any order).
 pub fn write_pack(
@@ -371,8 +376,10 @@ impl PackWriter {
                     s.tier = tier;
                     s.difficulty = level.difficulty;
                     let key = (u128::from(s.campaign) << 32) | u128::from(s.position);
-                    let title = format!("position {}", s.position);
-                    in_campaigns.push(key, release_entry(job, &record, level, tier, &title))?;
+                    let mut entry = String::with_capacity(RELEASE_ENTRY_BYTES);
+                    let title = format_args!("position {}", s.position);
+                    write_release_entry(&mut entry, job, &record, level, tier, title);
+                    in_campaigns.push(key, entry)?;
                 }
                 let way = current.get_or_insert_with(|| TierOnItsWay {
                     tier,
@@ -600,33 +607,36 @@ enum Held {
     Streaming(Box<TierFiles>),
 }
 
-/// One level in a release file: a comment header (with the solution when the
-/// job ships them inline) and its layout.
-fn release_entry(
+/// Appends one level's entry in a release file to `out`: a comment header
+/// (with the solution when the job ships them inline) and its layout.
+fn write_release_entry(
+    out: &mut String,
     job: &Job,
     record: &SeedRecord,
     level: &LevelRecord,
     tier: u32,
-    title: &str,
-) -> String {
-    let solution = match job.release.solutions {
-        Solutions::Inline => format!("; solution {}\n", level.solution),
-        Solutions::Apart | Solutions::None => String::new(),
+    title: std::fmt::Arguments<'_>,
+) {
+    let id = dir::LevelId {
+        game: &job.game,
+        seed: record.seed,
     };
-    format!(
-        "; {title}\n; id {} seed {} tier {} difficulty {} moves {}{}\n{solution}{}\n\n",
-        dir::level_id(&job.game, record.seed),
-        record.seed,
-        tier,
-        level.difficulty,
-        level.moves,
-        if level.moves_optimal {
-            ""
-        } else {
-            " (best found)"
-        },
-        level.layout.trim_end(),
-    )
+    let best = if level.moves_optimal {
+        ""
+    } else {
+        " (best found)"
+    };
+    // Writing to a string cannot fail.
+    let _ = writeln!(
+        out,
+        "; {title}\n; id {id} seed {} tier {tier} difficulty {} moves {}{best}",
+        record.seed, level.difficulty, level.moves,
+    );
+    if let Solutions::Inline = job.release.solutions {
+        let _ = writeln!(out, "; solution {}", level.solution);
+    }
+    out.push_str(level.layout.trim_end());
+    out.push_str("\n\n");
 }
 
 /// The first line of a tier's seed file: what a client that links the games
@@ -673,6 +683,8 @@ struct TierFiles {
     levels: u64,
     parts: Vec<(String, String)>,
     stratum_of: Job,
+    /// The text being written to a release file, kept from level to level.
+    line: String,
 }
 
 impl TierFiles {
@@ -719,21 +731,30 @@ impl TierFiles {
             levels: 0,
             parts: Vec::new(),
             stratum_of: job.clone(),
+            line: String::with_capacity(RELEASE_ENTRY_BYTES),
         })
     }
 
     fn add(&mut self, record: SeedRecord) -> Result<(), PackError> {
         self.levels += 1;
         if let Some(level) = record.accepted() {
-            let title = format!("level {}", self.levels);
-            let entry = release_entry(&self.stratum_of, &record, level, self.tier, &title);
-            self.text.write_text(&entry)?;
+            let line = &mut self.line;
+            line.clear();
+            let title = format_args!("level {}", self.levels);
+            write_release_entry(line, &self.stratum_of, &record, level, self.tier, title);
+            self.text.write_text(line)?;
             if let Some(solutions) = &mut self.solutions {
-                let id = dir::level_id(&self.job_game, record.seed);
-                solutions.write_text(&format!("{id} {}\n", level.solution))?;
+                line.clear();
+                let id = dir::LevelId {
+                    game: &self.job_game,
+                    seed: record.seed,
+                };
+                let _ = writeln!(line, "{id} {}", level.solution);
+                solutions.write_text(line)?;
             }
-            self.seeds
-                .write_text(&format!("{} {}\n", record.seed, level.level_hash))?;
+            line.clear();
+            let _ = writeln!(line, "{} {}", record.seed, level.level_hash);
+            self.seeds.write_text(line)?;
         }
         self.batch.push(record);
         let rows = self.part.as_ref().map_or(0, |(_, t)| t.rows) + self.batch.len() as u64;
