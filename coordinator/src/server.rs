@@ -470,6 +470,7 @@ fn write_from_log(
     mut selection: Selection,
     facts: &RunFacts,
 ) -> Result<(), CoordinatorError> {
+    writer.expect(job.count, selection.seeds().saturating_sub(job.count));
     let mut failed = None;
     log.take_entries(job, |entry| {
         if failed.is_some() {

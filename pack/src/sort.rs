@@ -123,6 +123,16 @@ impl<T: Spill> Sorter<T> {
         self.runs.len()
     }
 
+    /// Room for `items` in memory, so that the buffer is sized once instead
+    /// of copied each time it doubles: at most half the limit in the
+    /// buffer's own bytes (an item's memory counts its place in the buffer
+    /// and more, so a fuller buffer spills soon; past that it grows as before).
+    pub fn reserve(&mut self, items: u64) {
+        let most = self.limit / (2 * std::mem::size_of::<(u128, T)>()).max(1);
+        let room = usize::try_from(items).unwrap_or(usize::MAX).min(most);
+        self.buffer.reserve(room.saturating_sub(self.buffer.len()));
+    }
+
     /// Adds an item under `key`.
     pub fn push(&mut self, key: u128, record: T) -> Result<(), PackError> {
         self.held += record.memory();
@@ -394,6 +404,22 @@ mod tests {
             .map(|r| r.expect("read").1)
             .collect();
         assert_eq!(back, texts);
+    }
+
+    #[test]
+    fn room_is_reserved_within_half_the_limit() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let place = std::mem::size_of::<(u128, SeedRecord)>();
+        let mut small: Sorter = Sorter::new(100 * place, dir.path());
+        small.reserve(10);
+        assert!(small.buffer.capacity() >= 10);
+        let mut large: Sorter = Sorter::new(100 * place, dir.path());
+        large.reserve(1_000_000);
+        assert!(
+            (50..60).contains(&large.buffer.capacity()),
+            "{}",
+            large.buffer.capacity()
+        );
     }
 
     #[test]

@@ -174,6 +174,13 @@ impl PackWriter {
         self
     }
 
+    /// Room for the records to come, `levels` accepted and `rejects` not,
+    /// as far as the sorts' memory allows (a hint: more or fewer may come).
+    pub fn expect(&mut self, levels: u64, rejects: u64) {
+        self.accepted.reserve(levels);
+        self.rejects.reserve(rejects);
+    }
+
     /// Adds one seed's record (each seed once).
     pub fn add(&mut self, record: SeedRecord) -> Result<(), PackError> {
         self.progress.records.fetch_add(1, Ordering::Relaxed);
