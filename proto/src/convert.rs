@@ -26,7 +26,7 @@ impl From<Candidate> for Level {
             layout: c.layout,
             level_json: c.level_json,
             solution: c.solution,
-            metrics: c.metrics.into_iter().collect(),
+            metrics: c.metrics,
             level_hash: c.level_hash,
             canonical: c.canonical.unwrap_or_default(),
         }
@@ -42,7 +42,7 @@ impl From<Level> for Candidate {
             layout: l.layout,
             level_json: l.level_json,
             solution: l.solution,
-            metrics: l.metrics.into_iter().collect(),
+            metrics: l.metrics,
             level_hash: l.level_hash,
             canonical: Some(l.canonical).filter(|c| !c.is_empty()),
         }
