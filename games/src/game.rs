@@ -337,6 +337,11 @@ pub trait Game: 'static {
     /// Parses the text layout.
     fn from_text(text: &str) -> Result<Self::Level, GameError>;
 
+    /// Whether the text layout holds the whole level: `from_text` of a
+    /// level's `to_text` gives the level back. The coordinator's check then
+    /// reads a level from its layout rather than its JSON, which costs less.
+    const WHOLE_TEXT: bool = false;
+
     /// Reads a file of levels with their titles, each level on its own (one
     /// malformed level does not hide the others): by default one level,
     /// untitled. `Err` only when the file holds no level at all.

@@ -164,6 +164,43 @@ fn parse_level<G: Game>(level_json: &str) -> Result<G::Level, CheckError> {
         .map_err(|e| CheckError(format!("the level JSON is not a {} level: {e}", G::NAME)))
 }
 
+/// The level of a candidate whose layout reads back to itself and to the
+/// level whose canonical JSON is `level_json`; `None` when any of that fails
+/// ([`read_level`] then says what). It is what [`read_level`] accepts, read
+/// from the text form instead of the JSON (the JSON is the level's canonical
+/// form, so it reads back to the level it is written from): the common case
+/// without a JSON parse and a second rendering.
+fn read_agreeing<G: Game>(c: &Candidate) -> Option<G::Level> {
+    let level = G::from_text(&c.layout).ok()?;
+    let agrees = G::to_text(&level) == c.layout
+        && serde_json::to_string(&level).is_ok_and(|json| json == c.level_json);
+    agrees.then_some(level)
+}
+
+/// The level of a candidate, read from its JSON: the JSON parses and is
+/// canonical, the level is well-formed (its text form reads back) and its
+/// text form is the layout. Each failure says which.
+fn read_level<G: Game>(c: &Candidate) -> Result<G::Level, CheckError> {
+    let level = parse_level::<G>(&c.level_json)?;
+    let json = serde_json::to_string(&level)
+        .map_err(|e| CheckError(format!("the level does not serialize: {e}")))?;
+    if json != c.level_json {
+        return Err(CheckError::new(
+            "the level JSON is not in its canonical form",
+        ));
+    }
+    let text = G::to_text(&level);
+    let read_back = G::from_text(&text)
+        .map_err(|e| CheckError(format!("the level is not well-formed: {e}")))?;
+    if G::to_text(&read_back) != text {
+        return Err(CheckError::new("the level's text form does not read back"));
+    }
+    if text != c.layout {
+        return Err(CheckError::new("the layout is not the level's"));
+    }
+    Ok(level)
+}
+
 /// Why a level does not pass [`PreparedGame::check`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -240,25 +277,17 @@ impl<G: Game> Ready for WithParams<G> {
     }
 
     fn check(&self, c: &Candidate) -> Result<(), CheckError> {
-        let level = parse_level::<G>(&c.level_json)?;
-        let json = serde_json::to_string(&level)
-            .map_err(|e| CheckError(format!("the level does not serialize: {e}")))?;
-        if json != c.level_json {
-            return Err(CheckError::new(
-                "the level JSON is not in its canonical form",
-            ));
-        }
-        if sha256_hex(json.as_bytes()) != c.level_hash {
+        let agreeing = if G::WHOLE_TEXT {
+            read_agreeing::<G>(c)
+        } else {
+            None
+        };
+        let level = match agreeing {
+            Some(level) => level,
+            None => read_level::<G>(c)?,
+        };
+        if sha256_hex(c.level_json.as_bytes()) != c.level_hash {
             return Err(CheckError::new("level_hash is not the hash of the level"));
-        }
-        let text = G::to_text(&level);
-        let read_back = G::from_text(&text)
-            .map_err(|e| CheckError(format!("the level is not well-formed: {e}")))?;
-        if G::to_text(&read_back) != text {
-            return Err(CheckError::new("the level's text form does not read back"));
-        }
-        if text != c.layout {
-            return Err(CheckError::new("the layout is not the level's"));
         }
         G::replay(&level, &c.solution)
             .map_err(|e| CheckError(format!("the solution does not win: {e}")))?;
@@ -406,6 +435,34 @@ mod tests {
                 }
                 assert!(game.check(&bad).is_err(), "{name}: tampered {what} passed");
             }
+        }
+    }
+
+    /// The check reads a level from its layout when the game's text form is
+    /// whole and the layout and the JSON agree: a level of a game that says
+    /// so does (and one of a game that does not say so does not, or the
+    /// game should say so), and one whose JSON names another level does not.
+    #[test]
+    fn a_level_is_read_from_its_layout_when_the_text_is_whole() {
+        fn agrees<G: Game>(c: &Candidate) -> (bool, bool) {
+            (read_agreeing::<G>(c).is_some(), G::WHOLE_TEXT)
+        }
+        for (game, level) in first_levels() {
+            let name = game.kind().name();
+            let agrees: fn(&Candidate) -> (bool, bool) = match name {
+                "cube" => agrees::<Cube>,
+                "doors" => agrees::<Doors>,
+                "dungeon" => agrees::<Dungeon>,
+                "sokoban" => agrees::<Sokoban>,
+                "synthetic" => agrees::<Synthetic>,
+                "tilt" => agrees::<Tilt>,
+                other => panic!("a game this test does not know: {other}"),
+            };
+            let (agreed, whole) = agrees(&level);
+            assert_eq!(agreed, whole, "{name}: WHOLE_TEXT is {whole}");
+            let mut other = level.clone();
+            other.level_json.insert(0, ' ');
+            assert!(!agrees(&other).0, "{name}");
         }
     }
 

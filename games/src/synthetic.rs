@@ -312,6 +312,8 @@ impl Game for Synthetic {
         })
     }
 
+    const WHOLE_TEXT: bool = true;
+
     fn replay(level: &Level, solution: &str) -> Result<(), GameError> {
         let mut count = 0;
         for (i, c) in solution.chars().enumerate() {

@@ -283,6 +283,8 @@ impl Game for Cube {
         Level::from_text(text)
     }
 
+    const WHOLE_TEXT: bool = true;
+
     fn replay(level: &Level, solution: &str) -> Result<(), GameError> {
         replay::replay(level, solution)
     }

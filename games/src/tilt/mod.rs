@@ -235,6 +235,8 @@ impl Game for Tilt {
         Level::from_text(text)
     }
 
+    const WHOLE_TEXT: bool = true;
+
     fn replay(level: &Level, solution: &str) -> Result<(), GameError> {
         replay::replay(level, solution)
     }
