@@ -267,7 +267,9 @@ async fn session_loop(
                         Event::Result(result) => {
                             // Everything already waiting goes in one message, in
                             // order: a lease's end is sent after its results.
-                            let mut results = vec![*result];
+                            let mut results =
+                                Vec::with_capacity((events_rx.len() + 1).min(MAX_BATCH));
+                            results.push(*result);
                             while results.len() < MAX_BATCH {
                                 match events_rx.try_recv() {
                                     Ok(Event::Result(result)) => results.push(*result),
