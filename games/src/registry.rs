@@ -277,12 +277,7 @@ impl<G: Game> Ready for WithParams<G> {
     }
 
     fn check(&self, c: &Candidate) -> Result<(), CheckError> {
-        let agreeing = if G::WHOLE_TEXT {
-            read_agreeing::<G>(c)
-        } else {
-            None
-        };
-        let level = match agreeing {
+        let level = match G::WHOLE_TEXT.then(|| read_agreeing::<G>(c)).flatten() {
             Some(level) => level,
             None => read_level::<G>(c)?,
         };
@@ -444,18 +439,18 @@ mod tests {
     /// game should say so), and one whose JSON names another level does not.
     #[test]
     fn a_level_is_read_from_its_layout_when_the_text_is_whole() {
-        fn agrees<G: Game>(c: &Candidate) -> (bool, bool) {
+        fn reads<G: Game>(c: &Candidate) -> (bool, bool) {
             (read_agreeing::<G>(c).is_some(), G::WHOLE_TEXT)
         }
         for (game, level) in first_levels() {
             let name = game.kind().name();
             let agrees: fn(&Candidate) -> (bool, bool) = match name {
-                "cube" => agrees::<Cube>,
-                "doors" => agrees::<Doors>,
-                "dungeon" => agrees::<Dungeon>,
-                "sokoban" => agrees::<Sokoban>,
-                "synthetic" => agrees::<Synthetic>,
-                "tilt" => agrees::<Tilt>,
+                "cube" => reads::<Cube>,
+                "doors" => reads::<Doors>,
+                "dungeon" => reads::<Dungeon>,
+                "sokoban" => reads::<Sokoban>,
+                "synthetic" => reads::<Synthetic>,
+                "tilt" => reads::<Tilt>,
                 other => panic!("a game this test does not know: {other}"),
             };
             let (agreed, whole) = agrees(&level);
