@@ -1808,10 +1808,19 @@ mod tests {
     /// Takes leases for `session` (as `worker`) and answers them until it is
     /// told to wait; returns the leases it ran.
     fn work(s: &mut Scheduler, session: SessionId, worker: &str) -> Vec<Lease> {
+        work_with(s, session, |seed| answer(worker, seed))
+    }
+
+    /// [`work`] with the answers of `answer`.
+    fn work_with(
+        s: &mut Scheduler,
+        session: SessionId,
+        answer: impl Fn(u64) -> SeedRecord,
+    ) -> Vec<Lease> {
         let mut ran = Vec::new();
         while let Grant::Lease(l) = s.grant(session, Instant::now()) {
             let batch = (l.first_seed..l.first_seed + l.seed_count)
-                .map(|seed| (l.id, answer(worker, seed)))
+                .map(|seed| (l.id, answer(seed)))
                 .collect();
             if s.record_batch(session, batch, Instant::now()).is_err() {
                 break;
@@ -1916,6 +1925,76 @@ mod tests {
         assert!(resumed.refusal("liar").is_some());
         let replayed = resumed.take_pack_records().expect("complete after replay");
         assert_eq!(verdicts(&replayed), verdicts(&honest_pack));
+    }
+
+    /// An accepted seed's true result, with a level.
+    fn leveled(worker: &str, seed: u64) -> SeedRecord {
+        let mut r = by(worker, result(seed));
+        if r.status == Status::Accepted {
+            r.nodes = 40 + seed;
+            r.level = Some(pregen_games::Candidate {
+                difficulty: seed as f64 / 7.0,
+                moves: 5,
+                moves_optimal: true,
+                layout: format!("level {seed}"),
+                level_json: format!("{{\"seed\":{seed}}}"),
+                solution: "U R D".into(),
+                metrics: [("pushes".to_string(), 3.0)].into(),
+                level_hash: format!("{seed:064x}"),
+                canonical: None,
+            });
+        }
+        r
+    }
+
+    #[test]
+    fn issue_52_any_deterministic_field_that_differs_is_a_dispute() {
+        type Forgery = (&'static str, fn(&mut SeedRecord));
+        let forgeries: [Forgery; 7] = [
+            ("difficulty", |r| {
+                r.level.as_mut().expect("level").difficulty += 1e-9;
+            }),
+            ("a metric", |r| {
+                r.level.as_mut().expect("level").metrics.insert("pushes".into(), 4.0);
+            }),
+            ("a metric added", |r| {
+                r.level.as_mut().expect("level").metrics.insert("agents".into(), 0.0);
+            }),
+            ("moves_optimal", |r| {
+                r.level.as_mut().expect("level").moves_optimal = false;
+            }),
+            ("the solution", |r| {
+                r.level.as_mut().expect("level").solution = "U R D D U".into();
+            }),
+            ("nodes", |r| r.nodes += 1),
+            ("the layout", |r| {
+                r.level.as_mut().expect("level").layout.push(' ');
+            }),
+        ];
+        for (what, forge) in forgeries {
+            let mut s = checked(4, 6, 1.0);
+            s.session_started(1, "liar", 0).expect("open");
+            s.session_started(2, "honest", 0).expect("open");
+            work_with(&mut s, 1, |seed| {
+                let mut r = leveled("liar", seed);
+                if seed == 105 {
+                    forge(&mut r);
+                }
+                r
+            });
+            work_with(&mut s, 2, |seed| leveled("honest", seed));
+            assert_eq!(s.progress().cross_check.disputes, 1, "{what}");
+            let work = s.coordinator_work(Instant::now(), Duration::ZERO);
+            for &(_, seed) in &work {
+                s.coordinator_result(leveled(COORDINATOR, seed));
+            }
+            assert!(
+                s.refusal("liar").is_some_and(|r| r.contains("seed 105")),
+                "{what}: {:?}",
+                s.refusal("liar")
+            );
+            assert!(s.refusal("honest").is_none(), "{what}");
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! whatever the levels weigh.
 
 use std::collections::{BTreeMap, HashMap};
-use std::hash::{BuildHasher, RandomState};
+use std::hash::{BuildHasher, Hash, RandomState};
 
 use pregen_pack::{Reason, SeedRecord, Status};
 use sha2::{Digest, Sha256};
@@ -13,8 +13,9 @@ use sha2::{Digest, Sha256};
 /// A seed's verdict as the scheduler keeps it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Verdict {
-    /// A keyed hash of the deterministic part of the result (status, reason,
-    /// level hash): two results with one fingerprint are the same verdict.
+    /// A keyed hash of every deterministic field of the result
+    /// ([`Verdicts::fingerprint`]): two results with one fingerprint are the
+    /// same verdict.
     pub fingerprint: u32,
     /// The worker that sent the result counted ([`Names`] id + 1; 0: none).
     pub worker: u32,
@@ -80,11 +81,37 @@ impl Verdicts {
         }
     }
 
-    /// The keyed fingerprint of a record's verdict (the key is drawn per
-    /// process, so a worker cannot craft a result that collides).
+    /// The keyed fingerprint of every deterministic field of a record: its
+    /// status, reason and nodes, and for a level every field a worker sends
+    /// (difficulty and metrics bit for bit, moves, the optimal flag, layout,
+    /// JSON, solution, hashes). What describes the run (times, worker,
+    /// attempt) is left out. The key is drawn per process, so a worker cannot
+    /// craft a result that collides.
     pub fn fingerprint(&self, r: &SeedRecord) -> u32 {
-        let hash = r.level.as_ref().map(|l| l.level_hash.as_str());
-        self.hasher.hash_one((r.status, &r.reason, hash)) as u32
+        use std::hash::Hasher;
+        let mut h = self.hasher.build_hasher();
+        r.status.hash(&mut h);
+        r.reason.hash(&mut h);
+        // A watchdog timeout's nodes are what the clock allowed.
+        if r.status != Status::Timeout {
+            h.write_u64(r.nodes);
+        }
+        if let Some(l) = &r.level {
+            h.write_u64(l.difficulty.to_bits());
+            h.write_u32(l.moves);
+            l.moves_optimal.hash(&mut h);
+            l.layout.hash(&mut h);
+            l.level_json.hash(&mut h);
+            l.solution.hash(&mut h);
+            l.level_hash.hash(&mut h);
+            l.canonical.hash(&mut h);
+            h.write_usize(l.metrics.len());
+            for (key, value) in &l.metrics {
+                key.hash(&mut h);
+                h.write_u64(value.to_bits());
+            }
+        }
+        h.finish() as u32
     }
 
     /// The name of a verdict's worker.
