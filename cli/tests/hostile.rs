@@ -113,7 +113,8 @@ async fn forged_results_are_refused_whole_and_the_pack_is_the_honest_one() {
             refusal.message()
         );
         if refusal.code() == tonic::Code::PermissionDenied {
-            let again = Rogue::try_join(&mut client, &name).await;
+            let key = rogue.welcome.worker_key.clone();
+            let again = Rogue::try_join_with_key(&mut client, &name, &key).await;
             assert_eq!(
                 again.err().map(|e| e.code()),
                 Some(tonic::Code::PermissionDenied),
@@ -152,7 +153,7 @@ async fn forged_results_are_refused_whole_and_the_pack_is_the_honest_one() {
         entries
             .iter()
             .filter_map(Entry::result)
-            .all(|r| r.worker == "honest" || r.worker == COORDINATOR),
+            .all(|r| r.worker.starts_with("honest#") || r.worker == COORDINATOR),
         "nothing the rogues sent was recorded"
     );
     let refused = entries
@@ -235,11 +236,13 @@ async fn a_lying_worker_is_caught_refused_and_leaves_no_trace_in_the_pack() {
     .expect("the liar is refused within 120 s");
     assert_eq!(refusal.code(), tonic::Code::PermissionDenied);
     assert!(
-        refusal.message().contains("worker liar is refused: seed"),
+        refusal.message().starts_with("worker liar#")
+            && refusal.message().contains(" is refused: seed"),
         "{}",
         refusal.message()
     );
-    let again = Rogue::try_join(&mut client, "liar").await;
+    let key = liar.welcome.worker_key.clone();
+    let again = Rogue::try_join_with_key(&mut client, "liar", &key).await;
     assert_eq!(
         again.err().map(|e| e.code()),
         Some(tonic::Code::PermissionDenied)
@@ -254,27 +257,99 @@ async fn a_lying_worker_is_caught_refused_and_leaves_no_trace_in_the_pack() {
     let why = manifest
         .cross_check
         .refused
-        .get("liar")
+        .get(&liar.welcome.worker_id)
         .expect("the liar is named");
     assert!(why.contains("the coordinator's own run found"), "{why}");
     assert!(manifest.cross_check.confirmed > 0);
     let entries = CommitLog::read(&pack.join("commit"), &job).expect("log opens");
     let refused_at = entries
         .iter()
-        .position(|e| matches!(e, Entry::Refused { worker, .. } if worker == "liar"))
+        .position(
+            |e| matches!(e, Entry::Refused { worker, .. } if *worker == liar.welcome.worker_id),
+        )
         .expect("the refusal is logged");
     assert!(
         entries[..refused_at]
             .iter()
             .filter_map(Entry::result)
-            .any(|r| r.worker == "liar"),
+            .any(|r| r.worker == liar.welcome.worker_id),
         "the liar's results were taken before it was caught"
     );
     assert!(
         entries[refused_at..]
             .iter()
             .filter_map(Entry::result)
-            .all(|r| r.worker != "liar"),
+            .all(|r| !r.worker.starts_with("liar#")),
         "nothing of the liar's is taken after"
+    );
+}
+
+/// A rogue that takes an honest worker's name and sends a forged level is
+/// refused alone: the name is a label, the identity is the coordinator's
+/// (#52). The honest `w1` goes on, nothing of its is dropped, and a session
+/// presenting the rogue's key is refused while a new one is not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_52_a_stolen_name_refuses_only_the_thief() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = job_text(COUNT);
+    let job = Job::parse(&text).expect("job");
+    let mut served = serve(dir.path(), &text, 15_000);
+    let addr = served
+        .url
+        .strip_prefix("http://")
+        .and_then(|a| a.parse().ok())
+        .expect("address");
+    let mut honest_w1 = worker(&served.url, "w1", TOKEN);
+    crate::common::wait_for_segments(&dir.path().join("out/e2e"), 1, Duration::from_secs(120));
+    let mut client = client(addr).await;
+    let mut thief = Rogue::join(&mut client, "w1").await;
+    // Honest leases until one holds an accepted level, which it forges.
+    let mut results = loop {
+        let grant = thief.lease().await;
+        let results = honest(&job, &grant);
+        if results.iter().any(|r| r.level.is_some()) {
+            break results;
+        }
+        thief.results(results).await;
+        thief
+            .send(Out::LeaseDone(LeaseDone {
+                lease_id: grant.lease_id,
+            }))
+            .await;
+    };
+    let (i, mut forged) = accepted(&results);
+    forged.level.as_mut().expect("level").moves += 1;
+    results[i] = forged;
+    thief.results(results).await;
+    let refusal = thief.refusal().await;
+    assert_eq!(refusal.code(), tonic::Code::PermissionDenied);
+    let thief_id = thief.welcome.worker_id.clone();
+    let key = thief.welcome.worker_key.clone();
+    let again = Rogue::try_join_with_key(&mut client, "w1", &key).await;
+    assert_eq!(
+        again.err().map(|e| e.code()),
+        Some(tonic::Code::PermissionDenied)
+    );
+    drop(Rogue::join(&mut client, "w1").await);
+
+    assert!(wait(&mut served.child, Duration::from_secs(120)).success());
+    assert!(wait(&mut honest_w1, Duration::from_secs(30)).success());
+    let pack = dir.path().join("out/e2e");
+    PackContent::read(&pack).assert_same(reference());
+    let manifest = pregen_pack::Manifest::read(&pack.join("manifest.json")).expect("manifest");
+    assert_eq!(
+        manifest.cross_check.refused.keys().collect::<Vec<_>>(),
+        [&thief_id],
+        "only the thief is refused"
+    );
+    let entries = CommitLog::read(&pack.join("commit"), &job).expect("log opens");
+    let honest_results = entries
+        .iter()
+        .filter_map(Entry::result)
+        .filter(|r| r.worker.starts_with("w1#") && r.worker != thief_id)
+        .count();
+    assert!(
+        honest_results as u64 >= COUNT,
+        "the honest w1's results stay: {honest_results}"
     );
 }

@@ -78,10 +78,12 @@ fn a_served_job_exposes_its_progress_as_prometheus_metrics() {
     let during = scrape(&metrics);
     let seeds = sample(&during, "pregen_seeds_total").expect("seeds");
     assert!(seeds > 0, "{during}");
-    assert!(
-        sample(&during, "pregen_worker_results_total{worker=\"w1\"}").is_some_and(|n| n > 0),
-        "{during}"
-    );
+    // Labelled by the identity the coordinator gave: the name, then its ID.
+    let w1 = during
+        .lines()
+        .find(|l| l.starts_with("pregen_worker_results_total{worker=\"w1#"))
+        .and_then(|l| l.rsplit(' ').next()?.parse::<u64>().ok());
+    assert!(w1.is_some_and(|n| n > 0), "{during}");
     assert!(
         sample(
             &during,

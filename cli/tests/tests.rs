@@ -14,4 +14,5 @@ mod refusals;
 mod release;
 mod scale;
 mod solve;
+mod strangers;
 mod tls;

@@ -1,11 +1,22 @@
-//! A cap on open connections: past it, a new connection is closed at once
-//! with a log line, and a connection that stays silent is closed after a few
-//! seconds, so idle or hostile clients cannot use up the process's file
-//! descriptors (which the commit log needs) or the places of real workers.
+//! Bounded listeners: a cap on open connections, a deadline on every
+//! connection until the service admits it, and the process's file limit.
+//!
+//! Past the cap a new connection is closed at once with a log line. A
+//! connection that sends nothing for [`FIRST_BYTES_WITHIN`] is closed before
+//! it reaches the server. Then, until the service admits it ([`Admission`]:
+//! the gRPC service does after a valid Hello), its reads and writes fail once
+//! its deadline passes: a byte, half an HTTP/2 preface or half a TLS hello
+//! cannot hold a place. The metrics listener admits nobody, so its deadline is
+//! a connection's whole life. Idle or hostile clients cannot use up the
+//! file descriptors (which the commit log needs) or the places of real
+//! workers: [`raise_file_limit`] lifts the soft limit to the hard one and
+//! the caps are checked against it, so accepting stops before writing would.
 
+use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 
 use std::time::Duration;
@@ -13,24 +24,72 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::time::Sleep;
 use tokio_stream::wrappers::ReceiverStream;
-use tonic::transport::server::{Connected, TcpConnectInfo};
+use tonic::transport::server::{Connected, TcpConnectInfo, TlsConnectInfo};
 
 /// An accepted connection holding one of the cap's places until it closes.
 #[derive(Debug)]
 pub struct Counted {
     stream: TcpStream,
     _place: OwnedSemaphorePermit,
+    admission: Admission,
+    /// Past it, an unadmitted connection's reads and writes fail.
+    deadline: Pin<Box<Sleep>>,
+}
+
+/// A connection as a request sees it: its address, and the switch that lifts
+/// its deadline.
+#[derive(Debug, Clone)]
+pub struct Admission {
+    tcp: TcpConnectInfo,
+    admitted: Arc<AtomicBool>,
+}
+
+impl Admission {
+    /// Lifts the connection's deadline: it has shown it is a worker.
+    pub fn admit(&self) {
+        self.admitted.store(true, Ordering::Relaxed);
+    }
+
+    /// The peer's address.
+    pub fn remote_addr(&self) -> Option<std::net::SocketAddr> {
+        self.tcp.remote_addr()
+    }
+
+    /// The admission of the connection a request came on (plain or TLS).
+    pub fn of<T>(request: &tonic::Request<T>) -> Option<&Admission> {
+        let extensions = request.extensions();
+        extensions.get::<Admission>().or_else(|| {
+            extensions
+                .get::<TlsConnectInfo<Admission>>()
+                .map(TlsConnectInfo::get_ref)
+        })
+    }
 }
 
 /// A connection that sends nothing for this long after it is accepted is
 /// closed, so silent clients cannot hold the cap's places.
 pub const FIRST_BYTES_WITHIN: Duration = Duration::from_secs(5);
 
+/// A gRPC connection not admitted (a valid Hello) within this long after it
+/// is accepted is closed: time for a TLS handshake, HTTP/2's preface and
+/// [`crate::service::HELLO_TIMEOUT`].
+pub const ADMIT_WITHIN: Duration = Duration::from_secs(10);
+
+/// Descriptors kept beyond the listeners' caps for the commit log, the pack's
+/// files, the sort's runs (merged 16 at a time) and the runtime.
+pub const RESERVED_FILES: u64 = 128;
+
 /// The connections `listener` accepts, at most `cap` open at once, each
-/// handed on once it has sent its first bytes. Accepting stops when the
-/// returned stream is dropped.
-pub fn capped(listener: TcpListener, cap: usize) -> ReceiverStream<io::Result<Counted>> {
+/// handed on once it has sent its first bytes and closed `deadline` after it
+/// was accepted unless admitted by then. Accepting stops when the returned
+/// stream is dropped.
+pub fn capped(
+    listener: TcpListener,
+    cap: usize,
+    deadline: Duration,
+) -> ReceiverStream<io::Result<Counted>> {
     let (tx, rx) = mpsc::channel(64);
     let places = Arc::new(Semaphore::new(cap));
     tokio::spawn(async move {
@@ -65,13 +124,20 @@ pub fn capped(listener: TcpListener, cap: usize) -> ReceiverStream<io::Result<Co
                 tracing::debug!(%error, %peer, "cannot set TCP_NODELAY");
             }
             let tx = tx.clone();
+            let ends = tokio::time::Instant::now() + deadline;
             tokio::spawn(async move {
                 let mut first = [0u8; 1];
                 match tokio::time::timeout(FIRST_BYTES_WITHIN, stream.peek(&mut first)).await {
                     Ok(Ok(1..)) => {
+                        let admission = Admission {
+                            tcp: stream.connect_info(),
+                            admitted: Arc::default(),
+                        };
                         let counted = Counted {
                             stream,
                             _place: place,
+                            admission,
+                            deadline: Box::pin(tokio::time::sleep_until(ends)),
                         };
                         let _ = tx.send(Ok(counted)).await;
                     }
@@ -83,11 +149,27 @@ pub fn capped(listener: TcpListener, cap: usize) -> ReceiverStream<io::Result<Co
     ReceiverStream::new(rx)
 }
 
+impl Counted {
+    /// An error once the deadline has passed on a connection not admitted
+    /// (the deadline's timer wakes the task that waits on the connection).
+    fn expired(&mut self, cx: &mut Context<'_>) -> Option<io::Error> {
+        if self.admission.admitted.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.deadline.as_mut().poll(cx).is_ready().then(|| {
+            io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the connection was not admitted in time",
+            )
+        })
+    }
+}
+
 impl Connected for Counted {
-    type ConnectInfo = TcpConnectInfo;
+    type ConnectInfo = Admission;
 
     fn connect_info(&self) -> Self::ConnectInfo {
-        self.stream.connect_info()
+        self.admission.clone()
     }
 }
 
@@ -97,6 +179,9 @@ impl AsyncRead for Counted {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
+        if let Some(e) = self.expired(cx) {
+            return Poll::Ready(Err(e));
+        }
         Pin::new(&mut self.stream).poll_read(cx, buf)
     }
 }
@@ -107,6 +192,9 @@ impl AsyncWrite for Counted {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
+        if let Some(e) = self.expired(cx) {
+            return Poll::Ready(Err(e));
+        }
         Pin::new(&mut self.stream).poll_write(cx, buf)
     }
 
@@ -123,6 +211,9 @@ impl AsyncWrite for Counted {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
+        if let Some(e) = self.expired(cx) {
+            return Poll::Ready(Err(e));
+        }
         Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
     }
 
@@ -130,6 +221,86 @@ impl AsyncWrite for Counted {
         self.stream.is_write_vectored()
     }
 }
+
+/// The listener `axum::serve` takes: the capped connections of a listener.
+pub struct CappedListener {
+    accepted: ReceiverStream<io::Result<Counted>>,
+    local: std::net::SocketAddr,
+}
+
+impl CappedListener {
+    /// `listener`'s connections, capped as [`capped`] does.
+    pub fn new(listener: TcpListener, cap: usize, deadline: Duration) -> io::Result<Self> {
+        let local = listener.local_addr()?;
+        Ok(CappedListener {
+            accepted: capped(listener, cap, deadline),
+            local,
+        })
+    }
+}
+
+impl axum::serve::Listener for CappedListener {
+    type Io = Counted;
+    type Addr = std::net::SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        use tokio_stream::StreamExt;
+        loop {
+            match self.accepted.next().await {
+                Some(Ok(counted)) => {
+                    let peer = counted.admission.remote_addr().unwrap_or(self.local);
+                    return (counted, peer);
+                }
+                Some(Err(_)) => continue,
+                // The accepting task ended (it ends only with this stream).
+                None => std::future::pending::<()>().await,
+            }
+        }
+    }
+
+    fn local_addr(&self) -> io::Result<Self::Addr> {
+        Ok(self.local)
+    }
+}
+
+/// Lifts the soft limit on open files to the hard limit; gives the limit
+/// now in force (`None` when it is unlimited or cannot be read).
+pub fn raise_file_limit() -> Option<u64> {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    let raised = rustix::process::Rlimit {
+        current: limit.maximum,
+        maximum: limit.maximum,
+    };
+    if limit.current != limit.maximum
+        && let Err(error) = setrlimit(Resource::Nofile, raised)
+    {
+        tracing::warn!(%error, "cannot raise the open-file limit to its hard limit");
+        return limit.current;
+    }
+    limit.maximum
+}
+
+/// Checks that `connections` listeners' places and [`RESERVED_FILES`] fit in
+/// the file limit `limit`.
+pub fn fits_file_limit(connections: u64, limit: Option<u64>) -> Result<(), String> {
+    match limit {
+        Some(limit) if connections + RESERVED_FILES > limit => Err(format!(
+            "{connections} connections and {RESERVED_FILES} files of the coordinator's own \
+             need more descriptors than the open-file limit of {limit}: lower \
+             --max-connections to at most {} or raise the hard limit (ulimit -Hn)",
+            limit.saturating_sub(RESERVED_FILES + METRICS_CONNECTIONS as u64)
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Connections the metrics listener serves at once (a scraper needs one).
+pub const METRICS_CONNECTIONS: usize = 16;
+
+/// How long a metrics connection lives (a scrape takes milliseconds; a
+/// scraper reconnects).
+pub const METRICS_CONNECTION_LIFE: Duration = Duration::from_secs(10);
 
 #[cfg(test)]
 mod tests {
@@ -142,7 +313,7 @@ mod tests {
     async fn accepted_connections_send_without_delay() {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("address");
-        let mut accepted = capped(listener, 4);
+        let mut accepted = capped(listener, 4, Duration::from_secs(5));
         let mut client = TcpStream::connect(addr).await.expect("connect");
         client.write_all(b"x").await.expect("first bytes");
         let counted = accepted

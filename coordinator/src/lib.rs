@@ -3,6 +3,7 @@
 //! - [`scheduler`]: leases and results, the pack-completion rule (no network).
 //! - [`commit_log`]: the durable, resumable log of results.
 //! - [`cross_check`]: the sampled second runs that catch a lying worker.
+//! - [`identity`]: the worker identities the coordinator issues.
 //! - [`verdicts`]: the few bytes kept per seed, and the selection the pack is
 //!   written from.
 //! - [`service`]: the gRPC adapter over the scheduler.
@@ -17,6 +18,7 @@
 pub mod commit_log;
 pub mod connections;
 pub mod cross_check;
+pub mod identity;
 pub mod metrics;
 pub mod scheduler;
 pub mod server;
@@ -56,10 +58,12 @@ pub enum CoordinatorError {
         /// How long the coordinator waited.
         seconds: u64,
     },
-    /// The commit log could not be written for too long (e.g. the disk is full).
+    /// The commit log could not be written for too long (e.g. the disk is
+    /// full, or no file descriptor is left).
     #[error(
-        "the commit log could not be written for {seconds} s; free space and run the same \
-         job again to resume from what was written"
+        "the commit log could not be written for {seconds} s ({source}); fix the cause (disk \
+         space, the open-file limit, permissions) and run the same job again to resume from \
+         what was written"
     )]
     LogWrite {
         /// How long writes kept failing.

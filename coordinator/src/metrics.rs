@@ -1,6 +1,11 @@
 //! Prometheus metrics of a running job, served over HTTP at `/metrics`
 //! (`pregen serve --metrics ADDR`, `pregen run --metrics ADDR`).
 //!
+//! The listener is bounded like the workers' ([`crate::connections`]): at
+//! most [`METRICS_CONNECTIONS`] open, each closed after
+//! [`METRICS_CONNECTION_LIFE`], so clients that connect and stay silent
+//! cannot take the descriptors the commit log needs.
+//!
 //! Every scrape reads one snapshot of the scheduler's counters (the figures of
 //! the progress bar), so the metrics cost nothing between scrapes. Rates come
 //! from Prometheus: `rate(pregen_accepted_total[1m])` is accepted levels per second.
@@ -22,6 +27,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::CoordinatorError;
+use crate::connections::{CappedListener, METRICS_CONNECTION_LIFE, METRICS_CONNECTIONS};
 use crate::service::Shared;
 
 /// The job's counters, read on each scrape.
@@ -123,21 +129,40 @@ impl Collector for JobCollector {
         )?;
         for (key, &count) in &p.rejected {
             let (status, reason) = key.split_once(": ").unwrap_or((key.as_str(), ""));
-            let labels = [("status", status), ("reason", reason)];
+            let labels = [("status", label(status)), ("reason", label(reason))];
             ConstCounter::new(count).encode(rejected.encode_family(&labels)?)?;
         }
         let mut per_worker = encoder.encode_descriptor(
             "pregen_worker_results",
-            "Results received, by worker name.",
+            "Results received, by worker identity (NAME#ID).",
             None,
             MetricType::Counter,
         )?;
         for (worker, &count) in &p.per_worker {
-            let labels = [("worker", worker.as_str())];
+            let labels = [("worker", label(worker))];
             ConstCounter::new(count).encode(per_worker.encode_family(&labels)?)?;
         }
         Ok(())
     }
+}
+
+/// A label value as the exposition format writes it: `\\`, `"` and line
+/// feeds escaped (the encoder writes values as given, and a reason comes
+/// from a worker), so no value can end its label or its line.
+fn label(value: &str) -> std::borrow::Cow<'_, str> {
+    if !value.contains(['\\', '"', '\n']) {
+        return value.into();
+    }
+    let mut escaped = String::with_capacity(value.len() + 8);
+    for c in value.chars() {
+        match c {
+            '\\' => escaped.push_str("\\\\"),
+            '"' => escaped.push_str("\\\""),
+            '\n' => escaped.push_str("\\n"),
+            c => escaped.push(c),
+        }
+    }
+    escaped.into()
 }
 
 /// Serves `/metrics` on `addr` until `stop`; returns the bound address.
@@ -163,6 +188,8 @@ pub async fn serve_metrics(
             async move { scrape(&registry) }
         }),
     );
+    let listener = CappedListener::new(listener, METRICS_CONNECTIONS, METRICS_CONNECTION_LIFE)
+        .map_err(|e| CoordinatorError::server("metrics address")(e.into()))?;
     tokio::spawn(async move {
         let served = axum::serve(listener, app)
             .with_graceful_shutdown(async move { stop.cancelled().await })

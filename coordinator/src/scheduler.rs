@@ -923,6 +923,12 @@ impl Scheduler {
         self.checks.refusal(worker)
     }
 
+    /// The coordinator's secret for this log (the cross-check's key), which
+    /// also keys the worker identities it issues.
+    pub fn secret(&self) -> [u8; 16] {
+        self.config.check_key
+    }
+
     /// The session is gone (stream ended or broke): all its leases are released.
     pub fn session_ended(&mut self, session: SessionId) {
         self.last_result.remove(&session);
@@ -1057,7 +1063,9 @@ impl Scheduler {
     /// Seeds the coordinator must run itself, as (stratum, seed): disputed
     /// ones, and sampled ones that waited `grace` with no open session of
     /// another worker to check them, or a lease TTL whatever the sessions
-    /// (a worker that never asks for work holds nothing back). Each is
+    /// (a worker that never asks for work holds nothing back), or that a
+    /// checker holds too long (a lease TTL at the tail, the progress limit
+    /// before: a session that keeps taking checks holds nothing back). Each is
     /// handed out once; its result comes back through
     /// [`Scheduler::coordinator_result`] (or [`Scheduler::coordinator_failed`]).
     pub fn coordinator_work(&mut self, now: Instant, grace: Duration) -> Vec<(u32, u64)> {
@@ -1076,6 +1084,7 @@ impl Scheduler {
             }
         }
         let patience = self.config.lease_ttl;
+        let progress_limit = self.config.progress_limit;
         // At the tail no worker gets new seeds: waiting for another one to
         // come only delays the pack.
         let at_tail = self.strata.iter().all(|st| {
@@ -1083,9 +1092,14 @@ impl Scheduler {
         });
         for (&seed, p) in self.checks.pending.iter_mut() {
             let other = names.iter().any(|n| *n != p.first.worker);
+            // Counted from when the check was first queued: a session that
+            // takes it again and again (returning it, or letting its lease
+            // lapse) does not make it younger.
             let waited = now.saturating_duration_since(p.since);
             let alone = !other && (waited >= grace || at_tail);
-            if p.state == CheckState::Queued && (waited >= patience || alone) {
+            let held_too_long = matches!(p.state, CheckState::Leased(_))
+                && waited >= if at_tail { patience } else { progress_limit };
+            if (p.state == CheckState::Queued && (waited >= patience || alone)) || held_too_long {
                 p.state = CheckState::Coordinator;
                 work.push((p.stratum, seed));
             }
@@ -1955,10 +1969,18 @@ mod tests {
                 r.level.as_mut().expect("level").difficulty += 1e-9;
             }),
             ("a metric", |r| {
-                r.level.as_mut().expect("level").metrics.insert("pushes".into(), 4.0);
+                r.level
+                    .as_mut()
+                    .expect("level")
+                    .metrics
+                    .insert("pushes".into(), 4.0);
             }),
             ("a metric added", |r| {
-                r.level.as_mut().expect("level").metrics.insert("agents".into(), 0.0);
+                r.level
+                    .as_mut()
+                    .expect("level")
+                    .metrics
+                    .insert("agents".into(), 0.0);
             }),
             ("moves_optimal", |r| {
                 r.level.as_mut().expect("level").moves_optimal = false;
@@ -2058,6 +2080,40 @@ mod tests {
         assert_eq!(s.coordinator_work(later, Duration::from_secs(1)), vec![]);
         let ttl = Instant::now() + Duration::from_secs(11);
         assert!(s.coordinator_work(ttl, Duration::from_secs(1)).len() >= 12);
+    }
+
+    #[test]
+    fn issue_52_a_session_that_hoards_checks_does_not_hold_the_pack_back() {
+        let mut s = checked(4, 6, 1.0);
+        s.session_started(1, "a", 0).expect("open");
+        s.session_started(2, "hoarder", 0).expect("open");
+        work(&mut s, 1, "a");
+        let start = Instant::now();
+        // The hoarder takes checks and never answers; what it gives back it
+        // takes again at once.
+        let mut held: Vec<Lease> = Vec::new();
+        while let Grant::Lease(l) = s.grant(2, start) {
+            held.push(l);
+        }
+        assert!(!held.is_empty() && held.iter().all(|l| l.check));
+        s.lease_returned(2, held[0].id);
+        let again = lease(s.grant(2, start));
+        assert_eq!(again.first_seed, held[0].first_seed);
+        s.heartbeat(2, start + Duration::from_secs(9));
+        // A lease TTL on, at the tail, the coordinator runs every check.
+        let later = start + Duration::from_secs(11);
+        let work = s.coordinator_work(later, Duration::from_secs(1));
+        for l in held.iter().skip(1).chain([&again]) {
+            assert!(
+                work.iter().any(|&(_, seed)| seed == l.first_seed),
+                "{work:?}"
+            );
+        }
+        for &(_, seed) in &work {
+            s.coordinator_result(by(COORDINATOR, result(seed)));
+        }
+        assert!(s.is_complete(), "the hoarder holds nothing back");
+        assert!(s.refusal("hoarder").is_none(), "holding is not lying");
     }
 
     #[test]

@@ -23,9 +23,11 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Identity, Server, ServerTlsConfig};
 
 use crate::commit_log::{CommitLog, Entry};
-use crate::connections::capped;
+use crate::connections::{
+    ADMIT_WITHIN, METRICS_CONNECTIONS, RESERVED_FILES, capped, fits_file_limit, raise_file_limit,
+};
 use crate::scheduler::{Progress, Scheduler, SchedulerConfig};
-use crate::service::{CoordinatorService, Shared, token_check};
+use crate::service::{CoordinatorService, MAX_SESSIONS_PER_CONNECTION, Shared, token_check};
 use crate::verdicts::Selection;
 use crate::{CoordinatorError, Job};
 
@@ -268,6 +270,29 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
     let log = Arc::new(Mutex::new(log));
 
     let stop_server = CancellationToken::new();
+    let file_limit = raise_file_limit();
+    let metrics_places = options.metrics.map_or(0, |_| METRICS_CONNECTIONS);
+    let mut max_connections = options.max_connections;
+    if let Err(why) = fits_file_limit((max_connections + metrics_places) as u64, file_limit) {
+        let refuse = |message| CoordinatorError::Server {
+            message,
+            source: None,
+        };
+        if max_connections != DEFAULT_MAX_CONNECTIONS {
+            return Err(refuse(why));
+        }
+        // The default is lowered to what the limit allows, with a word.
+        let limit = file_limit.unwrap_or(u64::MAX);
+        max_connections = limit.saturating_sub(RESERVED_FILES + metrics_places as u64) as usize;
+        if max_connections == 0 {
+            return Err(refuse(why));
+        }
+        tracing::warn!(
+            max_connections,
+            limit,
+            "the open-file limit lowers --max-connections"
+        );
+    }
     let listener = TcpListener::bind(options.listen).await.map_err(|e| {
         CoordinatorError::server(format!("cannot listen on {}", options.listen))(e.into())
     })?;
@@ -291,14 +316,16 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
         builder
             .http2_keepalive_interval(Some(Duration::from_secs(10)))
             .http2_keepalive_timeout(Some(Duration::from_secs(20)))
+            .max_concurrent_streams(Some(MAX_SESSIONS_PER_CONNECTION))
             .add_service(health_service)
             .add_service(InterceptedService::new(
                 service,
                 token_check(options.token.clone()),
             ))
-            .serve_with_incoming_shutdown(capped(listener, options.max_connections), async move {
-                stop.cancelled().await
-            })
+            .serve_with_incoming_shutdown(
+                capped(listener, max_connections, ADMIT_WITHIN),
+                async move { stop.cancelled().await },
+            )
     });
     let metrics = match options.metrics {
         Some(at) => Some(

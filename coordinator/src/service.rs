@@ -19,7 +19,9 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::Job;
+use crate::connections::Admission;
 use crate::cross_check::COORDINATOR;
+use crate::identity::Identities;
 use crate::scheduler::{Grant, RecordError, Scheduler, SessionId};
 
 /// State shared by every session and the coordinator's maintenance loop.
@@ -46,6 +48,8 @@ pub struct Shared {
     /// Batches checked at once: one per core, so a thousand sessions do not
     /// make a thousand blocking threads.
     checking: Semaphore,
+    /// Issues and checks the workers' identities.
+    identities: Identities,
 }
 
 /// Entries waiting for the commit log past which batches wait for a write:
@@ -67,7 +71,9 @@ impl Shared {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| PackError::Job(e.to_string()))?;
         let complete = scheduler.is_finished();
+        let identities = Identities::new(scheduler.secret());
         Ok(Arc::new(Shared {
+            identities,
             games: Arc::new(games),
             spec: JobSpec {
                 job_id: job.id(),
@@ -183,6 +189,15 @@ type Outbound = mpsc::Sender<Result<CoordinatorMessage, Status>>;
 /// A session that sends no Hello within this long is closed.
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// A session that sends nothing (not even a heartbeat, due every third of
+/// the lease TTL) for this long is closed, its leases released.
+pub fn session_idle_limit(lease_ttl: Duration) -> Duration {
+    (lease_ttl * 2).max(Duration::from_secs(10))
+}
+
+/// Sessions open at once on one HTTP/2 connection (a worker opens one).
+pub const MAX_SESSIONS_PER_CONNECTION: u32 = 4;
+
 #[tonic::async_trait]
 impl Coordinator for CoordinatorService {
     type SessionStream = ReceiverStream<Result<CoordinatorMessage, Status>>;
@@ -191,6 +206,7 @@ impl Coordinator for CoordinatorService {
         &self,
         request: Request<Streaming<WorkerMessage>>,
     ) -> Result<Response<Self::SessionStream>, Status> {
+        let admission = Admission::of(&request).cloned();
         let mut inbound = request.into_inner();
         let first = tokio::time::timeout(HELLO_TIMEOUT, inbound.message())
             .await
@@ -218,25 +234,25 @@ impl Coordinator for CoordinatorService {
         }
         let shared = self.shared.clone();
         let session = shared.next_session.fetch_add(1, Ordering::Relaxed);
-        let worker = if hello.worker_name.is_empty() {
-            format!("session-{session}")
-        } else {
-            hello.worker_name
-        };
-        if worker == COORDINATOR {
-            return Err(Status::invalid_argument(format!(
-                "the worker name `{COORDINATOR}` is the coordinator's own"
-            )));
-        }
+        let admitted = shared
+            .identities
+            .admit(&hello.worker_name, &hello.worker_key)
+            .map_err(Status::invalid_argument)?;
+        let worker = admitted.identity;
         shared
             .scheduler()
             .session_started(session, &worker, hello.threads)
             .map_err(|e| Status::permission_denied(e.to_string()))?;
+        // A worker with the token and a valid Hello: its connection stays.
+        if let Some(admission) = admission {
+            admission.admit();
+        }
         let (tx, rx) = mpsc::channel(256);
         let welcome = Welcome {
-            worker_id: format!("{worker}#{session}"),
+            worker_id: worker.clone(),
             job: Some(shared.spec.clone()),
             lease_ttl_ms: shared.lease_ttl.as_millis() as u64,
+            worker_key: admitted.key,
         };
         tx.send(Ok(CoordinatorMessage {
             kind: Some(Out::Welcome(welcome)),
@@ -274,9 +290,16 @@ async fn drive(
     tx: &Outbound,
 ) -> Result<(), Status> {
     let mut complete = shared.complete.subscribe();
+    let idle = session_idle_limit(shared.lease_ttl);
     loop {
         let message = tokio::select! {
-            m = inbound.message() => Some(m?),
+            m = tokio::time::timeout(idle, inbound.message()) => Some(m.map_err(|_| {
+                Status::deadline_exceeded(format!(
+                    "nothing from the worker for {} s (workers send a heartbeat every third \
+                     of the lease TTL)",
+                    idle.as_secs()
+                ))
+            })??),
             done = complete.wait_for(|&c| c) => {
                 drop(done);
                 None

@@ -27,6 +27,8 @@ pub async fn run_worker(
             })?,
     );
     let mut report = WorkerReport::default();
+    // The identity the coordinator issued, kept across reconnects.
+    let mut key = String::new();
     let mut backoff = Duration::from_millis(50);
     let mut unreachable_since: Option<Instant> = None;
     loop {
@@ -38,7 +40,7 @@ pub async fn run_worker(
             Ok(channel) => {
                 report.sessions += 1;
                 let welcomed = report.welcomed;
-                match run_session(&config, channel, &pool, &shutdown, &mut report).await {
+                match run_session(&config, channel, &pool, &shutdown, &mut report, &mut key).await {
                     Ok(()) => return Ok(report),
                     Err(SessionEnd::Refused(msg)) => return Err(WorkerError::Refused(msg)),
                     Err(SessionEnd::Job(msg)) => return Err(WorkerError::Job(msg)),

@@ -34,7 +34,9 @@ pub struct WorkerConfig {
     pub token: String,
     /// Threads for candidates (rayon pool size).
     pub threads: usize,
-    /// Name reported to the coordinator (stored in the `worker` column).
+    /// Name reported to the coordinator: 1 to 64 letters, digits and
+    /// `-_.:@`. The coordinator records the worker as `NAME#ID` (the
+    /// `worker` column), the ID its own.
     pub name: String,
     /// Leases kept waiting beyond those the pool is working on: a new one is
     /// asked for whenever a lease starts, so the pool never waits for a grant.

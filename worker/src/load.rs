@@ -106,7 +106,7 @@ async fn load_session(
     started: Instant,
 ) -> Result<(), SessionEnd> {
     let (out, out_rx) = mpsc::channel::<WorkerMessage>(64);
-    let hello = hello(format!("load-{}", index + 1), 1);
+    let hello = hello(format!("load-{}", index + 1), 1, String::new());
     let Opened {
         mut inbound,
         welcome,

@@ -65,9 +65,10 @@ pub(crate) async fn run_session(
     pool: &Arc<rayon::ThreadPool>,
     shutdown: &CancellationToken,
     report: &mut WorkerReport,
+    key: &mut String,
 ) -> Result<(), SessionEnd> {
     let (out, out_rx) = mpsc::channel::<WorkerMessage>(1024);
-    let hello = hello(config.name.clone(), config.threads as u32);
+    let hello = hello(config.name.clone(), config.threads as u32, key.clone());
     let Opened {
         mut inbound,
         welcome,
@@ -75,6 +76,7 @@ pub(crate) async fn run_session(
         strata,
     } = open(channel, &config.token, hello, &out, out_rx).await?;
     report.welcomed += 1;
+    key.clone_from(&welcome.worker_key);
     let job = Arc::new(JobRun {
         strata,
         max_nodes: spec.max_nodes,
@@ -113,13 +115,15 @@ pub(crate) async fn run_session(
     result
 }
 
-/// The Hello of a worker of this build named `name` with `threads` threads.
-pub(crate) fn hello(name: String, threads: u32) -> Hello {
+/// The Hello of a worker of this build named `name` with `threads` threads,
+/// presenting the `key` of its last Welcome (empty on first contact).
+pub(crate) fn hello(name: String, threads: u32, key: String) -> Hello {
     Hello {
         protocol_version: PROTOCOL_VERSION,
         generator_version: pregen_games::GENERATOR_VERSION.to_string(),
         worker_name: name,
         threads,
+        worker_key: key,
     }
 }
 

@@ -77,7 +77,49 @@ pub async fn run(args: RunArgs) -> Result<()> {
         })
         .collect();
     let view = ProgressView::start(&pack, count, !args.no_progress, running.watch());
-    let summary = running.complete().await;
+    let (ended_tx, mut ended) = tokio::sync::mpsc::channel(args.workers);
+    let workers: Vec<_> = workers
+        .into_iter()
+        .map(|w| {
+            let ended = ended_tx.clone();
+            tokio::spawn(async move {
+                let result = w.await;
+                let error = match &result {
+                    Ok(Ok(_)) => None,
+                    Ok(Err(e)) => Some(e.to_string()),
+                    Err(e) => Some(e.to_string()),
+                };
+                let _ = ended.send(error).await;
+                result
+            })
+        })
+        .collect();
+    // The run's own workers are its only workers: when every one of them
+    // has stopped with an error (refused, say), nothing will finish the pack.
+    let every_worker_failed = async {
+        let mut failed = 0;
+        while let Some(error) = ended.recv().await {
+            let Some(error) = error else {
+                return std::future::pending().await;
+            };
+            failed += 1;
+            if failed == args.workers {
+                return error;
+            }
+        }
+        std::future::pending::<String>().await
+    };
+    let summary = tokio::select! {
+        summary = running.complete() => summary,
+        error = every_worker_failed => {
+            view.finish();
+            running.stop().await;
+            bail!(
+                "every local worker stopped with an error before the pack was complete (the \
+                 last: {error}); the commit log is kept: run the same job again to resume"
+            );
+        }
+    };
     view.finish();
     if summary.is_err() {
         workers_stop.cancel();
@@ -85,8 +127,8 @@ pub async fn run(args: RunArgs) -> Result<()> {
     // Sessions have been told Finished; give workers a moment to hang up.
     for w in workers {
         match tokio::time::timeout(Duration::from_secs(10), w).await {
-            Ok(Ok(Ok(_))) => {}
-            Ok(Ok(Err(e))) => tracing::warn!(error = %e, "local worker failed"),
+            Ok(Ok(Ok(Ok(_)))) => {}
+            Ok(Ok(Ok(Err(e)))) => tracing::warn!(error = %e, "local worker failed"),
             _ => tracing::warn!("local worker did not stop in time"),
         }
     }

@@ -6,7 +6,9 @@ use std::net::SocketAddr;
 use pregen_proto::v1::coordinator_client::CoordinatorClient;
 use pregen_proto::v1::coordinator_message::Kind as In;
 use pregen_proto::v1::worker_message::Kind as Out;
-use pregen_proto::v1::{Hello, LeaseGrant, LeaseRequest, Results, SeedResult, WorkerMessage};
+use pregen_proto::v1::{
+    Hello, LeaseGrant, LeaseRequest, Results, SeedResult, Welcome, WorkerMessage,
+};
 use pregen_proto::{AUTH_HEADER, PROTOCOL_VERSION};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -93,6 +95,8 @@ pub async fn client(addr: SocketAddr) -> Client {
 pub struct Rogue {
     tx: mpsc::Sender<WorkerMessage>,
     inbound: Streaming<pregen_proto::v1::CoordinatorMessage>,
+    /// The coordinator's Welcome: the identity it gave and its key.
+    pub welcome: Welcome,
 }
 
 impl Rogue {
@@ -103,6 +107,15 @@ impl Rogue {
 
     /// Says Hello as `name`: the session, or the coordinator's refusal.
     pub async fn try_join(client: &mut Client, name: &str) -> Result<Rogue, tonic::Status> {
+        Self::try_join_with_key(client, name, "").await
+    }
+
+    /// Says Hello as `name` presenting `key`: the session, or the refusal.
+    pub async fn try_join_with_key(
+        client: &mut Client,
+        name: &str,
+        key: &str,
+    ) -> Result<Rogue, tonic::Status> {
         let (tx, rx) = mpsc::channel(8);
         // The coordinator answers the call once Hello is in.
         let hello = Hello {
@@ -110,18 +123,23 @@ impl Rogue {
             generator_version: pregen_games::GENERATOR_VERSION.into(),
             worker_name: name.into(),
             threads: 1,
+            worker_key: key.into(),
         };
         tx.send(WorkerMessage {
             kind: Some(Out::Hello(hello)),
         })
         .await
         .expect("send");
-        let mut rogue = Rogue {
-            tx,
-            inbound: client.session(ReceiverStream::new(rx)).await?.into_inner(),
+        let mut inbound = client.session(ReceiverStream::new(rx)).await?.into_inner();
+        let welcome = match inbound.message().await?.and_then(|m| m.kind) {
+            Some(In::Welcome(welcome)) => welcome,
+            other => panic!("expected a Welcome, got {other:?}"),
         };
-        assert!(matches!(rogue.next().await, Some(In::Welcome(_))));
-        Ok(rogue)
+        Ok(Rogue {
+            tx,
+            inbound,
+            welcome,
+        })
     }
 
     /// Sends one message.
