@@ -417,3 +417,58 @@ async fn issue_52_hostile_names_and_reasons_cannot_forge_a_metric() {
     );
     shutdown.cancel();
 }
+
+/// A log whose entries were written with valid checksums but hold a level
+/// the coordinator's check refuses (an edited move count, a level of other
+/// params) stops the resume with an error naming the seed; nothing merges.
+#[test]
+fn issue_52_a_log_edited_with_fresh_checksums_is_refused_on_resume() {
+    use pregen_games::{Budget, GameKind};
+    use pregen_pack::SeedRecord;
+    let text = job_text(50);
+    let job = Job::parse(&text).expect("job");
+    let game = GameKind::from_name("tilt")
+        .and_then(|g| g.prepare(&job.plan()[0].params))
+        .expect("game");
+    let wider = GameKind::from_name("tilt")
+        .and_then(|g| {
+            g.prepare(&serde_json::json!({"width": 6, "height": 6, "pairs": 2, "min_moves": 3}))
+        })
+        .expect("game");
+    let accepted = |game: &pregen_games::PreparedGame| {
+        (0..200u64)
+            .find_map(|seed| {
+                let outcome = game.run(seed, &Budget::nodes(job.budget.max_nodes));
+                outcome
+                    .result
+                    .is_ok()
+                    .then(|| SeedRecord::from_outcome(seed, outcome, "w#000000000000".into(), 1))
+            })
+            .expect("an accepted seed")
+    };
+    let mut edited = accepted(&game);
+    edited.level.as_mut().expect("level").moves += 1;
+    let foreign = accepted(&wider);
+    for (what, record) in [("an edited move count", edited), ("a 6x6 level", foreign)] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let seed = record.seed;
+        let commit = dir.path().join("out/e2e/commit");
+        let mut log = CommitLog::open(&commit, &job, |_| {}).expect("log");
+        log.append(&[Entry::Result(record)]).expect("append");
+        drop(log);
+        let path = write_job(dir.path(), &text);
+        let out = pregen()
+            .args(["run", "--no-progress", "--out"])
+            .arg(dir.path().join("out"))
+            .arg(&path)
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{what}");
+        assert!(
+            stderr.contains(&format!("the commit log's level for seed {seed} fails")),
+            "{what}: {stderr}"
+        );
+        assert!(!PackDir::new(dir.path().join("out/e2e")).is_complete());
+    }
+}

@@ -226,6 +226,53 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The check every accepted record of the log passes again on resume, as
+/// it passed when it came from a worker: a log edited with its checksums
+/// made anew, or written for other params, is refused rather than merged.
+struct ReplayCheck {
+    /// Each stratum's first seed and its game with its params.
+    strata: Vec<(u64, pregen_games::PreparedGame)>,
+}
+
+impl ReplayCheck {
+    fn new(job: &Job) -> Result<Self, CoordinatorError> {
+        let game = job.game_kind()?;
+        let strata = job
+            .plan()
+            .iter()
+            .map(|p| Ok((p.first_seed, game.prepare(&p.params)?)))
+            .collect::<Result<Vec<_>, pregen_games::GameError>>()
+            .map_err(|e| pregen_pack::PackError::Job(e.to_string()))?;
+        Ok(ReplayCheck { strata })
+    }
+
+    fn check(&self, record: &SeedRecord) -> Result<(), String> {
+        let Some(level) = &record.level else {
+            return Ok(());
+        };
+        let game = self
+            .strata
+            .iter()
+            .rev()
+            .find(|(first, _)| *first <= record.seed)
+            .map(|(_, game)| game)
+            .ok_or_else(|| {
+                format!(
+                    "the commit log holds seed {}, not one of the job's",
+                    record.seed
+                )
+            })?;
+        game.check(level).map_err(|e| {
+            format!(
+                "the commit log's level for seed {} fails the coordinator's check ({e}): the log \
+                 was changed after it was written; move the pack's commit/ folder away to \
+                 start afresh",
+                record.seed
+            )
+        })
+    }
+}
+
 /// Opens the pack's commit log, resumes, and starts serving `job`.
 pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, CoordinatorError> {
     let started = Instant::now();
@@ -255,10 +302,24 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
     };
     let mut scheduler = Scheduler::start(config);
     let mut resumed_seeds = 0;
+    let replay_check = ReplayCheck::new(&job)?;
+    let mut forged = None;
     let mut log = CommitLog::open(&dir.commit(), &job, |entry| {
-        resumed_seeds += usize::from(entry.result().is_some());
+        if forged.is_some() {
+            return;
+        }
+        if let Some(record) = entry.result() {
+            if let Err(why) = replay_check.check(record) {
+                forged = Some(why);
+                return;
+            }
+            resumed_seeds += 1;
+        }
         scheduler.replay(entry);
     })?;
+    if let Some(why) = forged {
+        return Err(CoordinatorError::Resume(why));
+    }
     scheduler.end_replay();
     if new_key {
         write_durably(&dir.commit(), CHECK_KEY_FILE, hex(&check_key).as_bytes())?;
