@@ -126,6 +126,35 @@ async fn forged_results_are_refused_whole_and_the_pack_is_the_honest_one() {
         }
     }
 
+    // Another seed's real level passes every check of the level itself; the
+    // coordinator makes the seed's level again and refuses it (#52).
+    let mut rogue = Rogue::join(&mut client, "swapper").await;
+    let (mut results, grant) = loop {
+        let grant = rogue.lease().await;
+        let results = honest(&job, &grant);
+        if results.iter().filter(|r| r.level.is_some()).count() >= 2 {
+            break (results, grant);
+        }
+        rogue.results(results).await;
+        rogue
+            .send(Out::LeaseDone(LeaseDone {
+                lease_id: grant.lease_id,
+            }))
+            .await;
+    };
+    let levels: Vec<usize> = (0..results.len())
+        .filter(|&i| results[i].level.is_some())
+        .collect();
+    results[levels[0]].level = results[levels[1]].level.clone();
+    rogue.results(results).await;
+    let refusal = rogue.refusal().await;
+    assert_eq!(refusal.code(), tonic::Code::PermissionDenied, "{grant:?}");
+    assert!(
+        refusal.message().contains("is not the one seed"),
+        "{}",
+        refusal.message()
+    );
+
     // A valid result beside one outside the lease: neither counts.
     let mut rogue = Rogue::join(&mut client, "rogue").await;
     let grant = rogue.lease().await;
@@ -161,29 +190,25 @@ async fn forged_results_are_refused_whole_and_the_pack_is_the_honest_one() {
         .filter(|e| matches!(e, Entry::Refused { .. }))
         .count();
     assert_eq!(
-        refused, 5,
+        refused, 6,
         "every worker whose level failed the check is refused"
     );
     let manifest =
         pregen_pack::Manifest::read(&summary.dir.join("manifest.json")).expect("manifest");
-    assert_eq!(manifest.cross_check.refused.len(), 5);
+    assert_eq!(manifest.cross_check.refused.len(), 6);
 }
 
 /// What a liar sends for a lease: the true results, except that every other
-/// accepted seed is called rejected, and the level of one accepted seed is
-/// sent as the level of another (a real level that passes every check, but
-/// not the seed's).
+/// accepted seed is called rejected (a lie only a second run finds; another
+/// seed's real level is refused by the check, below).
 fn lies(job: &Job, grant: &LeaseGrant, told: &mut u64) -> Vec<SeedResult> {
     let mut results = honest(job, grant);
-    let levels: Vec<_> = results.iter().filter_map(|r| r.level.clone()).collect();
     for r in results.iter_mut().filter(|r| r.level.is_some()) {
         *told += 1;
         if told.is_multiple_of(2) {
             r.level = None;
             r.status = pregen_proto::v1::seed_result::Status::Rejected as i32;
             r.reason = "too easy: 2 moves < min_moves 3".into();
-        } else if let Some(other) = levels.iter().find(|l| Some(*l) != r.level.as_ref()) {
-            r.level = Some(other.clone());
         }
     }
     results

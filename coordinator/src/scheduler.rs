@@ -11,6 +11,7 @@
 //! inside it.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::hash::BuildHasher;
 use std::time::{Duration, Instant};
 
 use pregen_pack::{SeedRecord, Status};
@@ -147,6 +148,10 @@ pub struct SchedulerConfig {
     pub cross_check: f64,
     /// The key of the cross-check's sample (drawn at start, never sent).
     pub check_key: [u8; 16],
+    /// Whether a level met at two seeds has both run by the coordinator:
+    /// for games whose levels the coordinator does not make again from
+    /// their seeds (for the others the check finds another seed's level).
+    pub audit_duplicate_levels: bool,
 }
 
 /// Leases one session may hold at once: enough for a worker to run one and
@@ -290,6 +295,11 @@ pub struct Scheduler {
     seed_cost_ms: Option<f64>,
     /// Sampled seeds, disputes and refused workers.
     checks: CrossCheck,
+    /// With [`SchedulerConfig::audit_duplicate_levels`]: the first seed of
+    /// each accepted level, by a keyed hash of its level hash (16 bytes a
+    /// level).
+    level_seeds: HashMap<u64, u64>,
+    level_hasher: std::hash::RandomState,
     /// Every entry replayed or handed to the log (the tests' log).
     #[cfg(test)]
     logged: Vec<Entry>,
@@ -343,6 +353,8 @@ impl Scheduler {
             threads_open: 0,
             seed_cost_ms: None,
             checks,
+            level_seeds: HashMap::new(),
+            level_hasher: std::hash::RandomState::new(),
             #[cfg(test)]
             logged: Vec::new(),
         }
@@ -817,8 +829,59 @@ impl Scheduler {
             );
             self.checks.queue.push_back(record.seed);
         }
+        self.audit_if_met_before(&record);
         self.store(&record);
         self.unflushed.push(Entry::Result(record));
+    }
+
+    /// A level already recorded for another seed: one of the two seeds may
+    /// carry the other's level (a real level passes every check), so the
+    /// coordinator runs both, and whoever sent a level its seed does not
+    /// make is refused. Honest twins (two seeds that make one level) cost
+    /// the two runs and nothing more.
+    fn audit_if_met_before(&mut self, record: &SeedRecord) {
+        let Some(level) = record.accepted() else {
+            return;
+        };
+        if !self.config.audit_duplicate_levels || record.worker == COORDINATOR {
+            return;
+        }
+        let key = self.level_hasher.hash_one(&level.level_hash);
+        let first = *self.level_seeds.entry(key).or_insert(record.seed);
+        if first == record.seed {
+            return;
+        }
+        let claims = [(
+            record.seed,
+            Claim::of(record, self.verdicts.fingerprint(record)),
+        )]
+        .into_iter()
+        .chain(
+            self.verdicts
+                .get(first)
+                .filter(|v| self.verdicts.worker(v) != COORDINATOR)
+                .map(|v| (first, self.claim_of(&v))),
+        )
+        .collect::<Vec<_>>();
+        for (seed, claim) in claims {
+            if self.checks.disputes.contains_key(&seed) {
+                continue;
+            }
+            tracing::info!(
+                seed,
+                other = first.max(record.seed),
+                "a level met at two seeds: the coordinator runs it"
+            );
+            let stratum = self.stratum_of(seed).unwrap_or(0) as u32;
+            self.checks.disputes.insert(
+                seed,
+                Dispute {
+                    stratum,
+                    results: [claim.clone(), claim],
+                    running: false,
+                },
+            );
+        }
     }
 
     /// Counts a record and keeps its verdict; the prefix of its stratum moves on.
@@ -1321,6 +1384,7 @@ mod tests {
             progress_limit: Duration::from_secs(3600),
             cross_check: 0.0,
             check_key: [0; 16],
+            audit_duplicate_levels: false,
         }
     }
 
@@ -1701,6 +1765,7 @@ mod tests {
                 progress_limit: Duration::from_secs(3600),
                 cross_check: 0.0,
                 check_key: [0; 16],
+                audit_duplicate_levels: false,
             },
             Vec::new(),
         );
@@ -2017,6 +2082,45 @@ mod tests {
             );
             assert!(s.refusal("honest").is_none(), "{what}");
         }
+    }
+
+    #[test]
+    fn issue_52_another_seeds_level_has_both_seeds_run_by_the_coordinator() {
+        let audited = || SchedulerConfig {
+            audit_duplicate_levels: true,
+            ..config(4, 6)
+        };
+        let mut s = Scheduler::new(audited(), vec![]);
+        s.session_started(1, "liar", 0).expect("open");
+        // Seed 102 carries seed 105's real level; nothing else is wrong.
+        work_with(&mut s, 1, |seed| {
+            let mut r = leveled("liar", if seed == 102 { 105 } else { seed });
+            r.seed = seed;
+            r
+        });
+        assert!(!s.is_complete(), "the two seeds wait for the coordinator");
+        let mut work = s.coordinator_work(Instant::now(), Duration::from_secs(60));
+        work.sort_unstable();
+        assert_eq!(work, [(0, 102), (0, 105)]);
+        for &(_, seed) in &work {
+            s.coordinator_result(leveled(COORDINATOR, seed));
+        }
+        assert!(s.refusal("liar").is_some_and(|r| r.contains("seed 102")));
+
+        // Honest twins (two seeds, one level) cost two runs and refuse no one.
+        let mut s = Scheduler::new(audited(), vec![]);
+        s.session_started(1, "honest", 0).expect("open");
+        let twin = |seed: u64| {
+            let mut r = leveled("honest", if seed == 102 { 105 } else { seed });
+            r.seed = seed;
+            r
+        };
+        work_with(&mut s, 1, twin);
+        for (_, seed) in s.coordinator_work(Instant::now(), Duration::from_secs(60)) {
+            s.coordinator_result(by(COORDINATOR, twin(seed)));
+        }
+        assert!(s.refusal("honest").is_none());
+        assert!(s.is_complete());
     }
 
     #[test]

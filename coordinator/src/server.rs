@@ -232,6 +232,7 @@ fn hex(bytes: &[u8]) -> String {
 struct ReplayCheck {
     /// Each stratum's first seed and its game with its params.
     strata: Vec<(u64, pregen_games::PreparedGame)>,
+    budget: pregen_games::Budget,
 }
 
 impl ReplayCheck {
@@ -243,7 +244,15 @@ impl ReplayCheck {
             .map(|p| Ok((p.first_seed, game.prepare(&p.params)?)))
             .collect::<Result<Vec<_>, pregen_games::GameError>>()
             .map_err(|e| pregen_pack::PackError::Job(e.to_string()))?;
-        Ok(ReplayCheck { strata })
+        Ok(ReplayCheck {
+            strata,
+            budget: pregen_games::Budget::nodes(job.budget.max_nodes),
+        })
+    }
+
+    /// Whether the job's game makes levels again from their seeds.
+    fn regenerates(&self) -> bool {
+        self.strata.iter().all(|(_, game)| game.regenerates())
     }
 
     fn check(&self, record: &SeedRecord) -> Result<(), String> {
@@ -262,7 +271,9 @@ impl ReplayCheck {
                     record.seed
                 )
             })?;
-        game.check(level).map_err(|e| {
+        game.check(level)
+            .and_then(|()| game.made_by(record.seed, &level.level_json, &self.budget))
+            .map_err(|e| {
             format!(
                 "the commit log's level for seed {} fails the coordinator's check ({e}): the log \
                  was changed after it was written; move the pack's commit/ folder away to \
@@ -291,6 +302,7 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
         }));
     }
     let (check_key, new_key) = check_key(&dir.commit())?;
+    let replay_check = ReplayCheck::new(&job)?;
     let config = SchedulerConfig {
         strata: job.plan().iter().map(|p| (p.first_seed, p.count)).collect(),
         seeds_per_lease: job.seeds_per_lease,
@@ -299,10 +311,10 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
         progress_limit: Duration::from_millis(job.budget.watchdog_ms) + options.lease_ttl,
         cross_check: job.cross_check,
         check_key,
+        audit_duplicate_levels: !replay_check.regenerates(),
     };
     let mut scheduler = Scheduler::start(config);
     let mut resumed_seeds = 0;
-    let replay_check = ReplayCheck::new(&job)?;
     let mut forged = None;
     let mut log = CommitLog::open(&dir.commit(), &job, |entry| {
         if forged.is_some() {

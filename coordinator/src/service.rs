@@ -398,6 +398,7 @@ async fn check_batch(
             .map_err(|e| Status::invalid_argument(e.to_string()))?
     };
     let games = shared.games.clone();
+    let budget = Budget::nodes(shared.spec.max_nodes);
     let _permit = shared
         .checking
         .acquire()
@@ -408,7 +409,10 @@ async fn check_batch(
             let (Some(level), Some(game)) = (&record.level, games.get(stratum as usize)) else {
                 continue;
             };
-            if let Err(e) = game.check(level) {
+            if let Err(e) = game
+                .check(level)
+                .and_then(|()| game.made_by(record.seed, &level.level_json, &budget))
+            {
                 return Err(format!("seed {}: refused: {e}", record.seed));
             }
         }

@@ -107,6 +107,7 @@ pub fn commit_segment(data: &[u8]) {
         progress_limit: Duration::from_secs(1),
         cross_check: 0.5,
         check_key: [7; 16],
+        audit_duplicate_levels: true,
     };
     let mut scheduler = Scheduler::new(config, entries);
     let _ = scheduler.grant(1, Instant::now());

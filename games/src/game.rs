@@ -342,6 +342,13 @@ pub trait Game: 'static {
     /// reads a level from its layout rather than its JSON, which costs less.
     const WHOLE_TEXT: bool = false;
 
+    /// Whether making a level costs little beside verifying it: the
+    /// coordinator then makes each worker's level again from its seed and
+    /// refuses one the seed does not make (another seed's real level, say).
+    /// For the others a level hash met at two seeds has both seeds run by
+    /// the coordinator.
+    const REGENERATE: bool = false;
+
     /// Reads a file of levels with their titles, each level on its own (one
     /// malformed level does not hide the others): by default one level,
     /// untitled. `Err` only when the file holds no level at all.

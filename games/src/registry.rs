@@ -151,6 +151,22 @@ impl PreparedGame {
             .unwrap_or_else(|_| Err(CheckError::new("the check panicked")))
     }
 
+    /// Whether [`PreparedGame::made_by`] makes the level again ([`Game::REGENERATE`]).
+    pub fn regenerates(&self) -> bool {
+        self.ready.regenerates()
+    }
+
+    /// Checks that `seed` makes the level whose JSON is `level_json`, by
+    /// making it again, for games whose generation is cheap
+    /// ([`Game::REGENERATE`]; for the others, `Ok` without a look). Never
+    /// panics.
+    pub fn made_by(&self, seed: u64, level_json: &str, budget: &Budget) -> Result<(), CheckError> {
+        catch_unwind(AssertUnwindSafe(|| {
+            self.ready.made_by(seed, level_json, budget)
+        }))
+        .unwrap_or_else(|_| Err(CheckError::new("the generator panicked")))
+    }
+
     /// The hash of a level's canonical form under these params (`None` for
     /// games that keep every level), as [`Candidate::canonical`] holds it.
     pub fn canonical_hash(&self, level_json: &str) -> Result<Option<String>, CheckError> {
@@ -258,6 +274,8 @@ trait Registered: Sync {
 trait Ready: Send + Sync {
     fn run(&self, seed: u64, budget: &Budget) -> Outcome;
     fn check(&self, level: &Candidate) -> Result<(), CheckError>;
+    fn regenerates(&self) -> bool;
+    fn made_by(&self, seed: u64, level_json: &str, budget: &Budget) -> Result<(), CheckError>;
     fn canonical_hash(&self, level_json: &str) -> Result<Option<String>, CheckError>;
 }
 
@@ -269,6 +287,26 @@ struct WithParams<G: Game>(G::Params);
 impl<G: Game> Ready for WithParams<G> {
     fn run(&self, seed: u64, budget: &Budget) -> Outcome {
         run_game::<G>(&self.0, seed, budget)
+    }
+
+    fn regenerates(&self) -> bool {
+        G::REGENERATE
+    }
+
+    fn made_by(&self, seed: u64, level_json: &str, budget: &Budget) -> Result<(), CheckError> {
+        if !G::REGENERATE {
+            return Ok(());
+        }
+        let made = G::generate(&self.0, &mut crate::rng::Rng::new(seed), budget)
+            .map_err(|r| CheckError(format!("seed {seed} makes no level ({r})")))?;
+        let json = serde_json::to_string(&made)
+            .map_err(|e| CheckError(format!("the level does not serialize: {e}")))?;
+        if json != level_json {
+            return Err(CheckError(format!(
+                "the level is not the one seed {seed} makes"
+            )));
+        }
+        Ok(())
     }
 
     fn canonical_hash(&self, level_json: &str) -> Result<Option<String>, CheckError> {
