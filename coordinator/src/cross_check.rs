@@ -241,6 +241,33 @@ mod tests {
         assert!((0..1000).all(|s| CrossCheck::new(1.0, [1; 16]).sampled(s)));
     }
 
+    /// The chance that a worker lying on `lies` seeds has at least one of
+    /// them sampled, over 2,000 coordinator keys, against 1 - (1 - share)^lies
+    /// (the README's table of catch rates is this test's output).
+    #[test]
+    fn the_catch_rate_of_a_liar_is_what_the_share_promises() {
+        for (share, lies) in [(0.01, 1), (0.01, 10), (0.01, 100), (0.05, 10), (0.1, 10)] {
+            let keys = 2_000u32;
+            let caught = (0..keys)
+                .filter(|&k| {
+                    let mut key = [0u8; 16];
+                    key[..4].copy_from_slice(&k.to_le_bytes());
+                    let c = CrossCheck::new(share, key);
+                    (0..lies).any(|i| c.sampled(1_000 + 37 * i))
+                })
+                .count() as f64
+                / f64::from(keys);
+            let expected = 1.0 - (1.0 - share).powi(lies as i32);
+            // Four standard deviations of a binomial share of 2,000.
+            let tolerance = 4.0 * (expected * (1.0 - expected) / f64::from(keys)).sqrt() + 0.002;
+            println!("share {share}, {lies} lies: caught {caught:.3}, expected {expected:.3}");
+            assert!(
+                (caught - expected).abs() <= tolerance,
+                "{share} {lies}: {caught} vs {expected}"
+            );
+        }
+    }
+
     #[test]
     fn a_worker_never_checks_its_own_result() {
         let mut c = CrossCheck::new(1.0, [0; 16]);

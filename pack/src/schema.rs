@@ -161,7 +161,11 @@ pub const LEVELS: Table = Table {
         ),
         distinct("solve_ms", Float64, "verification time (a fact of the run)"),
         col("nodes", UInt64, "search nodes of the verifier"),
-        col("worker", Text, "worker name (a fact of the run)"),
+        col(
+            "worker",
+            Text,
+            "the worker as the coordinator records it: NAME#ID, its name and the ID the coordinator issued (a fact of the run)",
+        ),
         col(
             "attempt",
             UInt32,
@@ -214,7 +218,11 @@ pub const REJECTS: Table = Table {
             UInt64,
             "search nodes spent: the whole budget when it ran out, the verifier's count when the level was refused after its search, else 0",
         ),
-        col("worker", Text, "worker name"),
+        col(
+            "worker",
+            Text,
+            "the worker as the coordinator records it: NAME#ID",
+        ),
         col("attempt", UInt32, "attempt"),
         PACK,
         JOB_ID,
