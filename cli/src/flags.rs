@@ -24,27 +24,27 @@ pub struct JobArgs {
     #[arg(long)]
     game: Option<String>,
     /// Accepted levels wanted.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
     count: Option<u64>,
-    /// First seed.
-    #[arg(long)]
+    /// First seed (below 2^63: a job's integers are TOML's, signed 64-bit).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
     first_seed: Option<u64>,
     /// Seeds per lease at most (leases are sized to about 3 s of a worker's
     /// threads from the cost per seed seen so far).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
     seeds_per_lease: Option<u64>,
     /// Give up after this many seeds per stratum without enough levels.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
     max_seeds: Option<u64>,
     /// The share of seeds (0 to 1, default 0.01) run a second time by another
     /// worker to catch a worker whose results are wrong; 0 turns it off.
     #[arg(long, value_name = "SHARE")]
     cross_check: Option<f64>,
     /// Search nodes per level.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
     max_nodes: Option<u64>,
     /// Wall-clock watchdog per level (ms).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
     watchdog_ms: Option<u64>,
     /// Equal-size tiers.
     #[arg(long)]

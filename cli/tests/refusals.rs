@@ -127,7 +127,17 @@ async fn result_outside_the_lease_is_refused_and_nothing_is_recorded() {
 
     coordinator.shutdown.cancel();
     let result = coordinator.run.await.expect("join");
-    assert!(result.is_err(), "interrupted run reports it");
+    // Reported as interrupted, not as a log that cannot be resumed (#52).
+    assert!(
+        matches!(
+            result,
+            Err(pregen_coordinator::CoordinatorError::Interrupted {
+                committed: 0,
+                wanted: 50
+            })
+        ),
+        "{result:?}"
+    );
     let records = pregen_coordinator::commit_log::CommitLog::read(
         &dir.path().join("e2e/commit"),
         &Job::parse(&job_text(50)).expect("job"),
@@ -222,4 +232,87 @@ fn an_empty_room_ends_the_coordinator_at_the_idle_limit() {
     assert_eq!(status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("no worker connected for 2 s"), "{stderr}");
     assert!(dir.path().join("out/e2e/commit/job.json").exists());
+}
+
+/// Limits of zero, seeds TOML cannot hold and numbers JSON cannot hold are
+/// refused by name; a busy port or a TLS key that is not one stops `serve`
+/// before it writes anything (#52).
+#[test]
+fn issue_52_bad_flags_are_refused_by_name_and_leave_nothing_behind() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = write_job(dir.path(), &job_text(50));
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let busy = taken.local_addr().expect("address").to_string();
+    let junk = dir.path().join("junk.pem");
+    std::fs::write(&junk, "not a key").expect("write");
+    let junk = junk.to_str().expect("utf-8").to_string();
+    let cases: [(&[&str], &str); 9] = [
+        (
+            &["serve", "--token", "t", "--max-connections", "0"],
+            "--max-connections",
+        ),
+        (
+            &["serve", "--token", "t", "--lease-ttl-ms", "0"],
+            "--lease-ttl-ms",
+        ),
+        (
+            &["serve", "--token", "t", "--write-give-up-s", "0"],
+            "--write-give-up-s",
+        ),
+        (
+            &["serve", "--token", "t", "--idle-exit-s", "0"],
+            "--idle-exit-s",
+        ),
+        (
+            &["run", "--first-seed", "9223372036854775808"],
+            "--first-seed",
+        ),
+        (&["run", "--param", "min_moves=inf"], "params.min_moves"),
+        (
+            &["serve", "--token", "t", "--listen", &busy],
+            "cannot listen on",
+        ),
+        (
+            &[
+                "serve",
+                "--token",
+                "t",
+                "--listen",
+                "127.0.0.1:0",
+                "--metrics",
+                &busy,
+            ],
+            "cannot serve metrics",
+        ),
+        (
+            &[
+                "serve",
+                "--token",
+                "t",
+                "--listen",
+                "127.0.0.1:0",
+                "--tls-cert",
+                &junk,
+                "--tls-key",
+                &junk,
+            ],
+            "TLS",
+        ),
+    ];
+    for (args, named) in cases {
+        let out = pregen()
+            .args(args)
+            .arg("--out")
+            .arg(dir.path().join("out"))
+            .arg(&job)
+            .output()
+            .expect("run pregen");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} was accepted");
+        assert!(stderr.contains(named), "{args:?}: {stderr}");
+        assert!(
+            !dir.path().join("out").exists(),
+            "{args:?} left files behind"
+        );
+    }
 }

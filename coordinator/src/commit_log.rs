@@ -504,8 +504,9 @@ fn checksum(json: &str) -> String {
 
 fn damaged(path: &Path, what: String) -> CoordinatorError {
     CoordinatorError::Resume(format!(
-        "{}: {what}; the commit log was edited, damaged or mixed with another job's (move the \
-         file away to recompute its seeds)",
+        "{}: {what}; the commit log was edited, damaged or mixed with another job's (move this \
+         segment and every later one away to recompute their seeds: segments are numbered \
+         without gaps)",
         path.display()
     ))
 }

@@ -120,8 +120,8 @@ impl CrossCheck {
         }
         self.refused.insert(worker.to_string(), reason.to_string());
         self.pending.retain(|_, p| p.first.worker != worker);
-        self.disputes
-            .retain(|_, d| d.results.iter().all(|r| r.worker != worker));
+        // Its disputes stay: the other side may be lying too, and only the
+        // coordinator's run can tell.
         true
     }
 

@@ -37,6 +37,15 @@ pub enum CoordinatorError {
     /// The output folder cannot be resumed.
     #[error("cannot resume: {0}")]
     Resume(String),
+    /// The run was stopped (a signal, or the caller's token) before the
+    /// pack was complete; the commit log is kept.
+    #[error("interrupted with {committed} of {wanted} levels in; run the same job again to resume")]
+    Interrupted {
+        /// Levels of the pack that were in.
+        committed: u64,
+        /// Levels the job asks for.
+        wanted: u64,
+    },
     /// The server could not start.
     #[error("server: {message}")]
     Server {

@@ -165,16 +165,21 @@ fn label(value: &str) -> std::borrow::Cow<'_, str> {
     escaped.into()
 }
 
-/// Serves `/metrics` on `addr` until `stop`; returns the bound address.
+/// Binds the metrics listener on `addr` (before anything is written, so a
+/// busy port stops a run at once).
+pub async fn bind_metrics(addr: SocketAddr) -> Result<TcpListener, CoordinatorError> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|e| CoordinatorError::server(format!("cannot serve metrics on {addr}"))(e.into()))
+}
+
+/// Serves `/metrics` on `listener` until `stop`; returns the bound address.
 pub async fn serve_metrics(
-    addr: SocketAddr,
+    listener: TcpListener,
     shared: Arc<Shared>,
     wanted: u64,
     stop: CancellationToken,
 ) -> Result<SocketAddr, CoordinatorError> {
-    let listener = TcpListener::bind(addr).await.map_err(|e| {
-        CoordinatorError::server(format!("cannot serve metrics on {addr}"))(e.into())
-    })?;
     let bound = listener
         .local_addr()
         .map_err(|e| CoordinatorError::server("metrics address")(e.into()))?;

@@ -742,6 +742,11 @@ impl Scheduler {
     /// recorded (and, if sampled, waits for a second run); one from another
     /// worker is compared with it.
     fn take_result(&mut self, record: SeedRecord, now: Instant) {
+        if record.worker == COORDINATOR {
+            // Replayed: the coordinator's run settled the seed's dispute (the
+            // refusals it made follow it in the log).
+            self.checks.disputes.remove(&record.seed);
+        }
         let Some(old) = self.verdicts.get(record.seed) else {
             self.insert(record, now);
             return;
@@ -2121,6 +2126,33 @@ mod tests {
         }
         assert!(s.refusal("honest").is_none());
         assert!(s.is_complete());
+    }
+
+    #[test]
+    fn issue_52_a_dispute_between_two_liars_outlives_the_refusal_of_one() {
+        let mut s = checked(4, 6, 1.0);
+        s.session_started(1, "liar-a", 0).expect("open");
+        s.session_started(2, "liar-b", 0).expect("open");
+        let lie = |worker: &'static str, by: f64| {
+            move |seed: u64| {
+                let mut r = leveled(worker, seed);
+                if seed == 105 {
+                    r.level.as_mut().expect("level").difficulty += by;
+                }
+                r
+            }
+        };
+        work_with(&mut s, 1, lie("liar-a", 1.0));
+        work_with(&mut s, 2, lie("liar-b", 2.0));
+        assert_eq!(s.progress().cross_check.disputes, 1);
+        // liar-a is refused for something else first.
+        s.refuse("liar-a", "seed 7: a forged level");
+        let work = s.coordinator_work(Instant::now(), Duration::ZERO);
+        assert!(work.contains(&(0, 105)), "the dispute stays: {work:?}");
+        for &(_, seed) in &work {
+            s.coordinator_result(leveled(COORDINATOR, seed));
+        }
+        assert!(s.refusal("liar-b").is_some_and(|r| r.contains("seed 105")));
     }
 
     #[test]

@@ -301,47 +301,8 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
             progress: Progress::default(),
         }));
     }
-    let (check_key, new_key) = check_key(&dir.commit())?;
-    let replay_check = ReplayCheck::new(&job)?;
-    let config = SchedulerConfig {
-        strata: job.plan().iter().map(|p| (p.first_seed, p.count)).collect(),
-        seeds_per_lease: job.seeds_per_lease,
-        lease_ttl: options.lease_ttl,
-        max_seeds: job.max_seeds,
-        progress_limit: Duration::from_millis(job.budget.watchdog_ms) + options.lease_ttl,
-        cross_check: job.cross_check,
-        check_key,
-        audit_duplicate_levels: !replay_check.regenerates(),
-    };
-    let mut scheduler = Scheduler::start(config);
-    let mut resumed_seeds = 0;
-    let mut forged = None;
-    let mut log = CommitLog::open(&dir.commit(), &job, |entry| {
-        if forged.is_some() {
-            return;
-        }
-        if let Some(record) = entry.result() {
-            if let Err(why) = replay_check.check(record) {
-                forged = Some(why);
-                return;
-            }
-            resumed_seeds += 1;
-        }
-        scheduler.replay(entry);
-    })?;
-    if let Some(why) = forged {
-        return Err(CoordinatorError::Resume(why));
-    }
-    scheduler.end_replay();
-    if new_key {
-        write_durably(&dir.commit(), CHECK_KEY_FILE, hex(&check_key).as_bytes())?;
-    }
-    let shared = Shared::new(&job, scheduler, options.lease_ttl)?;
-    // A new log is kept in memory as well while it fits the sort's memory,
-    // so that the pack need not read it back.
-    log.keep_in_memory(options.write.sort_memory);
-    let log = Arc::new(Mutex::new(log));
-
+    // The port and the TLS identity first: a busy port or a bad key stops
+    // the run before anything is written under the pack folder.
     let stop_server = CancellationToken::new();
     let file_limit = raise_file_limit();
     let metrics_places = options.metrics.map_or(0, |_| METRICS_CONNECTIONS);
@@ -372,18 +333,61 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
     let addr = listener
         .local_addr()
         .map_err(|e| CoordinatorError::server("the listening address")(e.into()))?;
-    let (health, health_service) = tonic_health::server::health_reporter();
-    health
-        .set_serving::<CoordinatorServer<CoordinatorService>>()
-        .await;
-    let service = CoordinatorServer::new(CoordinatorService::new(shared.clone()))
-        .max_decoding_message_size(MAX_MESSAGE_BYTES);
+    let metrics_listener = match options.metrics {
+        Some(at) => Some(crate::metrics::bind_metrics(at).await?),
+        None => None,
+    };
     let mut builder = Server::builder();
     if let Some(tls) = &options.tls {
         builder = builder
             .tls_config(ServerTlsConfig::new().identity(Identity::from_pem(&tls.cert, &tls.key)))
             .map_err(|e| CoordinatorError::server("TLS")(e.into()))?;
     }
+    let (check_key, new_key) = check_key(&dir.commit())?;
+    let replay_check = ReplayCheck::new(&job)?;
+    let config = SchedulerConfig {
+        strata: job.plan().iter().map(|p| (p.first_seed, p.count)).collect(),
+        seeds_per_lease: job.seeds_per_lease,
+        lease_ttl: options.lease_ttl,
+        max_seeds: job.max_seeds,
+        progress_limit: Duration::from_millis(job.budget.watchdog_ms) + options.lease_ttl,
+        cross_check: job.cross_check,
+        check_key,
+        audit_duplicate_levels: !replay_check.regenerates(),
+    };
+    let mut scheduler = Scheduler::start(config);
+    let mut forged = None;
+    let mut log = CommitLog::open(&dir.commit(), &job, |entry| {
+        if forged.is_some() {
+            return;
+        }
+        if let Some(Err(why)) = entry.result().map(|r| replay_check.check(r)) {
+            forged = Some(why);
+            return;
+        }
+        scheduler.replay(entry);
+    })?;
+    if let Some(why) = forged {
+        return Err(CoordinatorError::Resume(why));
+    }
+    scheduler.end_replay();
+    // Seeds, not entries: a checked seed has two results in the log.
+    let resumed_seeds = scheduler.progress().seeds as usize;
+    if new_key {
+        write_durably(&dir.commit(), CHECK_KEY_FILE, hex(&check_key).as_bytes())?;
+    }
+    let shared = Shared::new(&job, scheduler, options.lease_ttl)?;
+    // A new log is kept in memory as well while it fits the sort's memory,
+    // so that the pack need not read it back.
+    log.keep_in_memory(options.write.sort_memory);
+    let log = Arc::new(Mutex::new(log));
+
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health
+        .set_serving::<CoordinatorServer<CoordinatorService>>()
+        .await;
+    let service = CoordinatorServer::new(CoordinatorService::new(shared.clone()))
+        .max_decoding_message_size(MAX_MESSAGE_BYTES);
     let server = tokio::spawn({
         let stop = stop_server.clone();
         builder
@@ -400,9 +404,9 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
                 async move { stop.cancelled().await },
             )
     });
-    let metrics = match options.metrics {
-        Some(at) => Some(
-            crate::metrics::serve_metrics(at, shared.clone(), job.count, stop_server.clone())
+    let metrics = match metrics_listener {
+        Some(listener) => Some(
+            crate::metrics::serve_metrics(listener, shared.clone(), job.count, stop_server.clone())
                 .await?,
         ),
         None => None,
@@ -492,10 +496,10 @@ impl RunningJob {
         flush(&self.shared, &self.log).await?;
         let progress = self.shared.scheduler().progress();
         if interrupted {
-            return Err(CoordinatorError::Resume(format!(
-                "interrupted with {} of {} levels; run the same job again to resume",
-                progress.committed, job.count
-            )));
+            return Err(CoordinatorError::Interrupted {
+                committed: progress.committed,
+                wanted: job.count,
+            });
         }
         let exhausted = self.shared.scheduler().exhausted();
         if let Some(e) = exhausted {

@@ -266,13 +266,33 @@ impl Coordinator for CoordinatorService {
             shared.connected.fetch_sub(1, Ordering::Relaxed);
             match result {
                 Ok(()) => tracing::debug!(worker, session, "session ended"),
-                Err(status) => {
+                Err(Ended::Lost(status)) => {
+                    tracing::info!(worker, session, error = %status.message(),
+                        "session lost: the worker's stream broke (its leases go to others)");
+                }
+                Err(Ended::Refused(status)) if status.code() == tonic::Code::Cancelled => {
+                    tracing::info!(worker, session, "session lost: the worker hung up");
+                }
+                Err(Ended::Refused(status)) => {
                     tracing::warn!(worker, session, error = %status.message(), "session refused");
                     let _ = tx.send(Err(status)).await;
                 }
             }
         });
         Ok(Response::new(ReceiverStream::new(rx)))
+    }
+}
+
+/// How a session ended early: refused by the coordinator (the worker is
+/// told why), or lost (its stream broke: the worker died or was cut off).
+enum Ended {
+    Refused(Status),
+    Lost(Status),
+}
+
+impl From<Status> for Ended {
+    fn from(status: Status) -> Self {
+        Ended::Refused(status)
     }
 }
 
@@ -288,7 +308,7 @@ async fn drive(
     worker: &str,
     inbound: &mut Streaming<WorkerMessage>,
     tx: &Outbound,
-) -> Result<(), Status> {
+) -> Result<(), Ended> {
     let mut complete = shared.complete.subscribe();
     let idle = session_idle_limit(shared.lease_ttl);
     loop {
@@ -299,20 +319,20 @@ async fn drive(
                      of the lease TTL)",
                     idle.as_secs()
                 ))
-            })??),
+            })?.map_err(Ended::Lost)?),
             done = complete.wait_for(|&c| c) => {
                 drop(done);
                 None
             }
         };
         let Some(message) = message else {
-            return send(tx, Out::Finished(Finished {})).await;
+            return Ok(send(tx, Out::Finished(Finished {})).await?);
         };
         let Some(kind) = message.and_then(|m| m.kind) else {
             return Ok(());
         };
         match kind {
-            In::Hello(_) => return Err(Status::invalid_argument("Hello sent twice")),
+            In::Hello(_) => return Err(Status::invalid_argument("Hello sent twice").into()),
             In::LeaseRequest(_) => {
                 refused(shared, worker)?;
                 let grant = shared.scheduler().grant(session, Instant::now());
@@ -344,7 +364,8 @@ async fn drive(
                         shared.scheduler().refuse(worker, &forged);
                         return Err(Status::permission_denied(format!(
                             "worker {worker} is refused: {forged}"
-                        )));
+                        ))
+                        .into());
                     }
                 };
                 {

@@ -204,6 +204,74 @@ impl Budget {
 /// text is not one.
 pub type Collection<L> = Vec<(String, Result<L, GameError>)>;
 
+/// A file of levels in the form of a pack's release files, for games whose
+/// text form holds no blank line: levels apart by blank lines and `;`
+/// comment lines. A level's title is the ID of its `; id ID ...` comment,
+/// else the last comment before it (`; TITLE`), else `level N`. A level's parse error names the file's line; `Err` only
+/// when the file holds no level.
+pub(crate) fn collection_of_blocks<L>(
+    text: &str,
+    parse: impl Fn(&str) -> Result<L, GameError>,
+) -> Result<Collection<L>, GameError> {
+    let mut levels = Vec::new();
+    let mut id: Option<String> = None;
+    let mut note: Option<String> = None;
+    let mut block = String::new();
+    let mut first_line = 0;
+    let mut finish = |block: &mut String,
+                      id: &mut Option<String>,
+                      note: &mut Option<String>,
+                      first_line: usize| {
+        if block.is_empty() {
+            return;
+        }
+        let n = levels.len() + 1;
+        let title = id
+            .take()
+            .or_else(|| note.take())
+            .unwrap_or_else(|| format!("level {n}"));
+        let level = parse(block).map_err(|e| match e {
+            GameError::Parse {
+                line,
+                column,
+                message,
+            } => GameError::Parse {
+                line: line + first_line,
+                column,
+                message,
+            },
+            other => other,
+        });
+        levels.push((title, level));
+        block.clear();
+    };
+    for (i, line) in text.lines().enumerate() {
+        let comment = line.trim_start().starts_with(';');
+        if comment || line.trim().is_empty() {
+            finish(&mut block, &mut id, &mut note, first_line);
+            if let Some(rest) = line.trim_start().strip_prefix(';') {
+                let mut words = rest.split_whitespace();
+                if words.next() == Some("id") {
+                    id = words.next().map(String::from);
+                } else if !rest.trim().is_empty() {
+                    note = Some(rest.trim().to_string());
+                }
+            }
+            continue;
+        }
+        if block.is_empty() {
+            first_line = i;
+        }
+        block.push_str(line);
+        block.push('\n');
+    }
+    finish(&mut block, &mut id, &mut note, first_line);
+    if levels.is_empty() {
+        return Err(GameError::parse_at(0, 0, "no level in the file".into()));
+    }
+    Ok(levels)
+}
+
 /// The published form of a game's figures: the Parquet `metrics` map.
 pub type Metrics = BTreeMap<String, f64>;
 

@@ -443,6 +443,51 @@ mod tests {
             .collect()
     }
 
+    /// `pregen solve` reads a pack's own release files: every level of a
+    /// file in their form, titled by its ID, a broken one named by the
+    /// file's line (#52).
+    #[test]
+    fn issue_52_every_game_reads_its_release_files_as_collections() {
+        for (game, level) in first_levels() {
+            let name = game.kind().name();
+            let file = format!(
+                "; pack p game {name} tier 01: 2 levels\n\n; level 1\n; id {name}-1 seed 1\n{}\n\
+                 ; level 2\n; id {name}-2 seed 2\n{}",
+                level.layout.trim_end(),
+                level.layout.trim_end(),
+            );
+            let mut seen = Vec::new();
+            game.kind()
+                .solve_text(&file, &|| Budget::nodes(2_000_000), &mut |v| {
+                    seen.push((v.title.clone(), matches!(v.verdict, Verdict::Solved(_))));
+                })
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(
+                seen,
+                [(format!("{name}-1"), true), (format!("{name}-2"), true)],
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn issue_52_a_level_text_with_more_after_it_is_refused() {
+        let cube = GameKind::from_name("cube").expect("cube");
+        let (_, level) = first_levels()
+            .into_iter()
+            .find(|(g, _)| g.kind() == cube)
+            .expect("a cube level");
+        let text = format!("{}garbage\n", level.layout);
+        let err = crate::cube::Cube::from_text(&text).expect_err("trailing text");
+        assert!(
+            err.to_string().contains("line 14") && err.to_string().contains("text after"),
+            "{err}"
+        );
+        let rows = "#".repeat(5) + "\n";
+        let err = crate::tilt::Tilt::from_text(&rows.repeat(300)).expect_err("too tall");
+        assert!(err.to_string().contains("more than 8 grid rows"), "{err}");
+    }
+
     #[test]
     fn a_games_own_levels_pass_its_check_and_tampered_ones_do_not() {
         for (game, level) in first_levels() {

@@ -314,6 +314,11 @@ impl Game for Synthetic {
 
     const WHOLE_TEXT: bool = true;
 
+    /// A file of levels as a pack's release files hold them.
+    fn from_collection(text: &str) -> Result<crate::game::Collection<Level>, GameError> {
+        crate::game::collection_of_blocks(text, Self::from_text)
+    }
+
     fn replay(level: &Level, solution: &str) -> Result<(), GameError> {
         let mut count = 0;
         for (i, c) in solution.chars().enumerate() {

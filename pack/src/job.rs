@@ -274,6 +274,20 @@ impl Job {
             Ok(g) => g,
             Err(e) => return bad("game", e.to_string()),
         };
+        let tables = std::iter::once(("params".to_string(), &self.params)).chain(
+            self.strata
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (format!("strata[{i}].params"), &s.params)),
+        );
+        for (at, table) in tables {
+            if let Some((key, value)) = non_finite(table) {
+                return bad(
+                    &format!("{at}.{key}"),
+                    format!("{value} is not a finite number"),
+                );
+            }
+        }
         if let Err(e) = game.validate_params(&self.params_json()) {
             return bad("params", e.to_string());
         }
@@ -429,6 +443,29 @@ impl Job {
             k => k,
         }
     }
+}
+
+/// The first float of `table` (nested tables and arrays included) that is
+/// infinite or NaN, with its key: JSON, the games' form, has no such number.
+fn non_finite(table: &toml::Table) -> Option<(String, f64)> {
+    fn walk(value: &toml::Value) -> Option<(String, f64)> {
+        match value {
+            toml::Value::Float(f) if !f.is_finite() => Some((String::new(), *f)),
+            toml::Value::Table(t) => non_finite(t),
+            toml::Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .find_map(|(i, v)| walk(v).map(|(k, f)| (format!("[{i}]{k}"), f))),
+            _ => None,
+        }
+    }
+    table.iter().find_map(|(key, value)| {
+        walk(value).map(|(rest, f)| match rest.as_str() {
+            "" => (key.clone(), f),
+            r if r.starts_with('[') => (format!("{key}{r}"), f),
+            r => (format!("{key}.{r}"), f),
+        })
+    })
 }
 
 #[cfg(test)]

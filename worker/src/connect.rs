@@ -91,6 +91,8 @@ fn with_causes(error: &dyn std::error::Error) -> String {
     text
 }
 
+const CERT_BEGIN: &str = "-----BEGIN CERTIFICATE-----";
+
 /// The coordinator's endpoint: plain for `http://`, TLS for `https://` (the
 /// system's roots plus `tls_ca`).
 pub(crate) fn endpoint(config: &WorkerConfig) -> Result<Endpoint, WorkerError> {
@@ -108,6 +110,16 @@ pub(crate) fn endpoint(config: &WorkerConfig) -> Result<Endpoint, WorkerError> {
     }
     let mut tls = ClientTlsConfig::new().with_native_roots();
     if let Some(pem) = &config.tls_ca {
+        // Anything else would be dropped without a word, leaving only the
+        // system's roots and an "unknown issuer" later.
+        if !pem
+            .windows(CERT_BEGIN.len())
+            .any(|w| w == CERT_BEGIN.as_bytes())
+        {
+            return Err(address(
+                &"the TLS CA is not a PEM certificate (no `-----BEGIN CERTIFICATE-----` line)",
+            ));
+        }
         tls = tls.ca_certificate(Certificate::from_pem(pem));
     }
     endpoint.tls_config(tls).map_err(|e| address(&e))

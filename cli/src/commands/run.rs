@@ -33,7 +33,8 @@ pub struct RunArgs {
     /// While commit-log writes fail (e.g. a full disk) they are retried, no
     /// new leases granted, for this many seconds; then the run stops with an
     /// error (exit status 1) and a rerun resumes from what was written.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..))]
     write_give_up_s: u64,
 }
 

@@ -24,7 +24,8 @@ pub struct ServeArgs {
     #[arg(long, env = "PREGEN_TOKEN", hide_env_values = true)]
     token: String,
     /// Re-issue a lease not heard of for this long (ms).
-    #[arg(long, default_value_t = 15_000)]
+    #[arg(long, default_value_t = 15_000,
+          value_parser = clap::value_parser!(u64).range(100..=86_400_000))]
     lease_ttl_ms: u64,
     /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 0.0.0.0:9100).
     #[arg(long, value_name = "ADDR")]
@@ -38,17 +39,19 @@ pub struct ServeArgs {
     tls_key: Option<PathBuf>,
     /// Connections open at once; past it new ones are closed with a log
     /// line. Keep it under the process's file limit (`ulimit -n`).
-    #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS)]
+    #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS,
+          value_parser = at_least_one)]
     max_connections: usize,
     /// Stop with an error (exit status 1, the commit log kept for a resume)
     /// after this many seconds with no worker connected. Without it the
     /// coordinator waits, saying every 30 s how long it has waited.
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     idle_exit_s: Option<u64>,
     /// While commit-log writes fail (e.g. a full disk) they are retried, no
     /// new leases granted, for this many seconds; then the run stops with an
     /// error (exit status 1) and a rerun resumes from what was written.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..))]
     write_give_up_s: u64,
 }
 
@@ -93,4 +96,13 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     running.stop().await;
     super::report(&summary?);
     Ok(())
+}
+
+/// A count of at least 1.
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }

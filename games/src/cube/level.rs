@@ -194,6 +194,18 @@ impl Level {
                 format!("expected `karma_goal N difficulty D`, found `{goal_line}`"),
             )
         })?;
+        if let Some(extra) = lines[13..]
+            .iter()
+            .position(|l| l.iter().any(|c| !c.is_whitespace()))
+        {
+            return Err(err(
+                13 + extra,
+                0,
+                "text after the level (one level per text; `pregen solve` reads a file of \
+                 several, apart by blank lines)"
+                    .into(),
+            ));
+        }
         let level = Level {
             cells,
             karma_goal,

@@ -284,6 +284,11 @@ impl Game for Cube {
     }
 
     const WHOLE_TEXT: bool = true;
+
+    /// A file of levels as a pack's release files hold them.
+    fn from_collection(text: &str) -> Result<crate::game::Collection<Self::Level>, GameError> {
+        crate::game::collection_of_blocks(text, Self::from_text)
+    }
     // Making a level is 2-4% of a seed's time: the coordinator makes each
     // worker's level again from its seed.
     const REGENERATE: bool = true;

@@ -665,45 +665,10 @@ impl Game for Doors {
         })
     }
 
-    /// Levels each headed by a `;` title line (as `pregen analysis levels`
-    /// prints them), or one level.
+    /// Levels apart by blank or `;` comment lines, as a pack's release
+    /// files and `pregen analysis levels` print them, or one level.
     fn from_collection(text: &str) -> Result<Collection<Puzzle>, GameError> {
-        if !text.lines().any(|l| l.starts_with(';')) {
-            return Ok(vec![(String::new(), Self::from_text(text))]);
-        }
-        let mut levels = Vec::new();
-        let mut title = None::<(usize, String)>;
-        let mut body = String::new();
-        let mut finish = |title: Option<(usize, String)>, body: &str| {
-            let Some((line, name)) = title else {
-                return;
-            };
-            let puzzle = Self::from_text(body).map_err(|e| match e {
-                GameError::Parse {
-                    line: l,
-                    column,
-                    message,
-                } => GameError::Parse {
-                    line: l + line,
-                    column,
-                    message,
-                },
-                other => other,
-            });
-            levels.push((name, puzzle));
-        };
-        for (i, line) in text.lines().enumerate() {
-            if let Some(name) = line.strip_prefix(';') {
-                finish(title.take(), &body);
-                body.clear();
-                title = Some((i + 1, name.trim().to_string()));
-            } else {
-                body.push_str(line);
-                body.push('\n');
-            }
-        }
-        finish(title, &body);
-        Ok(levels)
+        crate::game::collection_of_blocks(text, Self::from_text)
     }
 
     fn replay(puzzle: &Puzzle, solution: &str) -> Result<(), GameError> {

@@ -275,6 +275,11 @@ impl Game for Dungeon {
 
     const WHOLE_TEXT: bool = true;
 
+    /// A file of levels as a pack's release files hold them.
+    fn from_collection(text: &str) -> Result<crate::game::Collection<Self::Level>, GameError> {
+        crate::game::collection_of_blocks(text, Self::from_text)
+    }
+
     fn replay(level: &Level, solution: &str) -> Result<(), GameError> {
         replay::replay(level, solution)
     }

@@ -440,7 +440,8 @@ pub fn read_collection(text: &str) -> Result<Collection<Level>, GameError> {
         // the last `;` comment (a file's header comes before level 1's own).
         let line = line.trim();
         if let Some(t) = title_of(line) {
-            let explicit = line.starts_with("Title:");
+            // A pack's release files name a level by its `; id ID ...` line.
+            let explicit = line.starts_with("Title:") || id_of(line).is_some();
             if explicit || !pending_explicit {
                 pending_title = Some(t);
                 pending_explicit = explicit;
@@ -458,7 +459,16 @@ pub fn read_collection(text: &str) -> Result<Collection<Level>, GameError> {
     Ok(levels)
 }
 
+/// The ID of a release file's `; id ID seed ...` comment.
+fn id_of(line: &str) -> Option<&str> {
+    let mut words = line.strip_prefix(';')?.split_whitespace();
+    (words.next() == Some("id")).then(|| words.next()).flatten()
+}
+
 fn title_of(line: &str) -> Option<String> {
+    if let Some(id) = id_of(line) {
+        return Some(id.to_string());
+    }
     line.strip_prefix("Title:")
         .or_else(|| line.strip_prefix(';'))
         .map(|t| t.trim().to_string())

@@ -896,6 +896,7 @@ enum Mode {
 }
 
 /// Why a search stopped without an answer.
+#[derive(Debug)]
 enum Stop {
     /// Out of nodes, or past the caller's time limit.
     Budget,
@@ -1055,11 +1056,16 @@ struct FrozenBoards {
     plus_one: Vec<Vec<u32>>,
     /// Scratch: the set being looked up.
     set: Vec<u16>,
+    /// Past this moment no board is built (a board of a large level takes
+    /// a good share of a second): a time limit of `pregen solve`, never set
+    /// in a pack.
+    stop: Option<Instant>,
 }
 
 impl FrozenBoards {
     fn new(limit: usize) -> FrozenBoards {
         FrozenBoards {
+            stop: None,
             limit,
             boards: Vec::new(),
             cells: Vec::new(),
@@ -1105,11 +1111,16 @@ impl FrozenBoards {
         if let Some(&t) = self.tables.get(self.set.as_slice()) {
             return Some(t);
         }
-        if !self.room(board) {
+        if !self.room(board) || self.stopped() {
             return None;
         }
         let frozen = board.with_frozen(&self.set);
         Some(self.keep(frozen))
+    }
+
+    /// Whether the time for building boards is up.
+    fn stopped(&self) -> bool {
+        self.stop.is_some_and(|t| Instant::now() >= t)
     }
 
     /// Whether another board fits in the memory left.
@@ -1156,7 +1167,7 @@ impl FrozenBoards {
         self.set = set;
         let found = match self.tables.get(self.set.as_slice()) {
             Some(&tx) => Some(tx),
-            None if !self.room(base) => None,
+            None if !self.room(base) || self.stopped() => None,
             None => {
                 let walled = base.with_frozen(&self.set);
                 let same = walled.reaches_as(self.board(t, base), usize::from(x));
@@ -1608,6 +1619,13 @@ impl<'a> Search<'a> {
             0u32,
         )));
         let work_before = self.work;
+        // The clock is read every 1024 units of work, nodes and the
+        // matching's cost alike, so a level of 100 boxes stops on time too.
+        let mut next_clock = self.work;
+        self.frozen.stop = match (self.soft_stop, self.budget.time_limit) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let matching_cost = (self.k as u64).pow(3) >> 14;
         let mut child = vec![0u16; self.k];
         while let Some(Reverse((priority, id))) = open.pop() {
@@ -1628,7 +1646,8 @@ impl<'a> Search<'a> {
             if self.work - work_before > limit {
                 return Err(Stop::Budget);
             }
-            if self.nodes.is_multiple_of(1024) {
+            if self.work >= next_clock {
+                next_clock = self.work + 1024;
                 if self.soft_stop.is_some_and(|t| Instant::now() >= t) {
                     return Err(Stop::Budget);
                 }
@@ -2253,6 +2272,48 @@ mod tests {
         );
         assert!(levels >= 60, "{levels} levels");
         assert!(nodes[1] < nodes[0], "{nodes:?}");
+    }
+
+    /// A time limit that has passed stops the search at its first node and
+    /// builds no board: on a 60x60 room of 100 boxes a board takes a good
+    /// share of a second and the matching a millisecond a node, so reading
+    /// the clock every 1024 nodes let `solve --time-limit 1` run 10 s (#52).
+    #[test]
+    fn issue_52_a_passed_time_limit_stops_the_search_before_any_board() {
+        let mut text = String::new();
+        for y in 0..60 {
+            for x in 0..60 {
+                let rim = x == 0 || y == 0 || x == 59 || y == 59;
+                let inner = (2..58).contains(&x) && (2..58).contains(&y);
+                let i = (y * 60 + x) as usize;
+                text.push(match () {
+                    () if rim => '#',
+                    () if inner && i % 7 == 3 && y < 30 && (x + y) % 2 == 0 && x < 30 => '$',
+                    () if inner && i % 7 == 3 && y >= 30 && (x + y) % 2 == 0 && x < 30 => '.',
+                    () if (x, y) == (40, 40) => '@',
+                    () => ' ',
+                });
+            }
+            text.push('\n');
+        }
+        let level = Level::from_xsb(&text).expect("an XSB level");
+        assert!(level.boxes.len() >= 50, "{} boxes", level.boxes.len());
+        let level = playable(&level).expect("playable");
+        let board = Board::new(&level);
+        let start = Start::of(&level);
+        let budget = Budget {
+            time_limit: Some(Instant::now()),
+            ..Budget::nodes(u64::MAX)
+        };
+        let mut search = Search::new(&board, &budget);
+        search.soft_stop = budget.time_limit;
+        let stopped = search.run(&start, Mode::FewestPushes, u64::MAX);
+        assert!(matches!(stopped, Err(Stop::Budget)), "{stopped:?}");
+        assert!(search.nodes <= 1, "{} nodes after the limit", search.nodes);
+        assert!(
+            search.frozen.boards.is_empty(),
+            "a board built after the limit"
+        );
     }
 
     /// Boxes frozen on goals as walls keep the fewest pushes and moves: on

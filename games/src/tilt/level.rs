@@ -425,6 +425,9 @@ impl Level {
             if !level.gates.is_empty() {
                 return Err(err(n, 1, "grid row after a gate line".into()));
             }
+            if terrain.len() >= usize::from(MAX_SIDE) {
+                return Err(err(n, 1, format!("more than {MAX_SIDE} grid rows")));
+            }
             let y = terrain.len() as u8;
             let mut row = String::new();
             for (j, c) in line.chars().enumerate() {
@@ -483,7 +486,7 @@ impl Level {
         if terrain.is_empty() {
             return Err(err(1, 1, "no grid rows".into()));
         }
-        level.height = terrain.len().min(255) as u8;
+        level.height = terrain.len() as u8;
         level.width = terrain[0].len() as u8;
         level.terrain = terrain;
         level.check().map_err(|m| err(1, 1, m))?;
