@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::Args;
 use pregen_pack::Job;
 use pregen_pack::job::TierScheme;
@@ -77,6 +77,14 @@ impl JobArgs {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .with_context(|| format!("cannot read job file {}", path.display()))?;
+                // A value of the wrong type is reported against the file's
+                // own lines (the text parsed below is the file re-written
+                // with the flags); a field a flag may still give is not.
+                if let Err(e) = toml::from_str::<Job>(&text)
+                    && e.span().is_some()
+                {
+                    bail!("invalid job file {}: {e}", path.display());
+                }
                 text.parse::<toml::Table>()
                     .map_err(|e| anyhow::anyhow!("invalid job {}: {e}", path.display()))?
             }

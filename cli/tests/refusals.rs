@@ -25,6 +25,11 @@ fn malformed_job_file_is_refused_naming_the_field_and_nothing_is_written() {
             "pack = \"x\"\ngame = \"tilt\"\ncount = 5\n[budget]\nmax_nodes = \"many\"\n",
             "max_nodes",
         ),
+        // A type error names the file's own line (#52).
+        (
+            "pack = \"x\"\ngame = \"tilt\"\n\n\ncount = 5\n[budget]\nmax_nodes = \"many\"\n",
+            "line 7",
+        ),
         (
             "pack = \"x\"\ngame = \"tilt\"\ncount = 5\n[tiers]\nscheme = \"median\"\n",
             "thresholds",

@@ -87,6 +87,77 @@ fn certificates(dir: &Path) {
     ]);
 }
 
+/// A worker certificate the test CA signed, for client authentication, and
+/// the ID the coordinator gives its holder (the first 12 hex digits of the
+/// certificate's SHA-256).
+fn client_certificate(dir: &Path) -> String {
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("openssl runs");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    openssl(&[
+        "req",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        "client.key",
+        "-out",
+        "client.csr",
+        "-subj",
+        "/CN=worker-7",
+    ]);
+    std::fs::write(
+        dir.join("client.ext"),
+        "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=clientAuth\n",
+    )
+    .expect("write extensions");
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "client.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "client.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "client.ext",
+    ]);
+    let fingerprint = openssl(&[
+        "x509",
+        "-in",
+        "client.pem",
+        "-noout",
+        "-fingerprint",
+        "-sha256",
+    ]);
+    let hex: String = fingerprint
+        .split_once('=')
+        .expect("a fingerprint")
+        .1
+        .chars()
+        .filter(char::is_ascii_hexdigit)
+        .collect();
+    hex[..12].to_ascii_lowercase()
+}
+
 fn tls_worker(url: &str, ca: Option<&Path>) -> std::process::Child {
     let mut cmd = pregen();
     cmd.args([
@@ -149,4 +220,73 @@ fn a_pack_is_made_over_tls_and_an_untrusting_worker_is_refused() {
     assert!(PackDir::new(&pack).is_complete(), "pack written over TLS");
     let summary = pregen_analysis::summarize(&pack).expect("summary");
     assert_eq!(summary.statuses.get("accepted"), Some(&100));
+}
+
+/// `serve --tls-client-ca`: a worker without a certificate the CA signed
+/// gets no session; one with it makes the pack, recorded under the
+/// certificate's ID whatever name it gives (#52).
+#[test]
+fn issue_52_client_certificates_are_the_workers_identity() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    certificates(dir.path());
+    let id = client_certificate(dir.path());
+    let path = |f: &str| dir.path().join(f);
+    let (cert, key, ca) = (path("server.pem"), path("server.key"), path("ca.pem"));
+    let mut served = serve_with(
+        dir.path(),
+        &job_text(100),
+        15_000,
+        &[
+            OsStr::new("--tls-cert"),
+            cert.as_os_str(),
+            OsStr::new("--tls-key"),
+            key.as_os_str(),
+            OsStr::new("--tls-client-ca"),
+            ca.as_os_str(),
+        ],
+    );
+    let port = served.url.rsplit(':').next().expect("port").to_string();
+    let url = format!("https://localhost:{port}");
+
+    let anonymous = tls_worker(&url, Some(&ca))
+        .wait_with_output()
+        .expect("worker exits");
+    assert!(
+        !anonymous.status.success(),
+        "a worker without a certificate got in"
+    );
+
+    let mut holder = pregen()
+        .args([
+            "worker",
+            "--coordinator",
+            &url,
+            "--token",
+            TOKEN,
+            "--threads",
+            "1",
+        ])
+        .args(["--name", "anything"])
+        .arg("--tls-ca")
+        .arg(&ca)
+        .arg("--tls-cert")
+        .arg(path("client.pem"))
+        .arg("--tls-key")
+        .arg(path("client.key"))
+        .spawn()
+        .expect("spawn worker");
+    assert!(wait(&mut holder, Duration::from_secs(120)).success());
+    assert!(wait(&mut served.child, Duration::from_secs(60)).success());
+    let pack = dir.path().join("out").join("e2e");
+    let job = pregen_coordinator::Job::parse(&job_text(100)).expect("job");
+    let entries =
+        pregen_coordinator::commit_log::CommitLog::read(&pack.join("commit"), &job).expect("log");
+    let expected = format!("anything#{id}");
+    assert!(
+        entries
+            .iter()
+            .filter_map(pregen_coordinator::commit_log::Entry::result)
+            .all(|r| r.worker == expected || r.worker == "coordinator"),
+        "recorded as {expected}"
+    );
 }

@@ -57,6 +57,14 @@ impl Admission {
         self.tcp.remote_addr()
     }
 
+    /// The first certificate the peer of a request's TLS connection showed
+    /// (DER), when the server asks for client certificates.
+    pub fn peer_cert<T>(request: &tonic::Request<T>) -> Option<Vec<u8>> {
+        let info = request.extensions().get::<TlsConnectInfo<Admission>>()?;
+        let certs = info.peer_certs()?;
+        certs.first().map(|c| c.as_ref().to_vec())
+    }
+
     /// The admission of the connection a request came on (plain or TLS).
     pub fn of<T>(request: &tonic::Request<T>) -> Option<&Admission> {
         let extensions = request.extensions();

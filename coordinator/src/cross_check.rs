@@ -108,9 +108,18 @@ impl CrossCheck {
         draw < self.share
     }
 
-    /// Why `worker` is refused, if it is.
+    /// Why `worker` is refused, if it is: by its identity, or by its ID
+    /// under another name (a client certificate's ID is the same whatever
+    /// name its holder gives).
     pub fn refusal(&self, worker: &str) -> Option<&str> {
-        self.refused.get(worker).map(String::as_str)
+        if let Some(reason) = self.refused.get(worker) {
+            return Some(reason);
+        }
+        let id = worker.rsplit_once('#')?.1;
+        self.refused
+            .iter()
+            .find(|(refused, _)| refused.rsplit_once('#').is_some_and(|(_, r)| r == id))
+            .map(|(_, reason)| reason.as_str())
     }
 
     /// Records the refusal; false if the worker was refused already.

@@ -9,7 +9,9 @@
 //! the key on every later session and keeps its identity; a key the
 //! coordinator did not issue gets a fresh identity. So a name proves
 //! nothing: a refusal of `w1#5c0f...` leaves another `w1` alone, and no one
-//! can speak as a refused worker's identity without its key.
+//! can speak as a refused worker's identity without its key. Where workers
+//! hold TLS client certificates (`serve --tls-client-ca`), the ID is the
+//! certificate's: a refused certificate stays refused under any name.
 
 use sha2::{Digest, Sha256};
 
@@ -38,10 +40,17 @@ impl Identities {
     }
 
     /// The identity of a worker named `name` that presents `key` (empty on
-    /// first contact). A name outside [`check_name`]'s rules is refused.
-    pub fn admit(&self, name: &str, key: &str) -> Result<Admitted, String> {
+    /// first contact) or, over TLS with client certificates, the
+    /// certificate `cert` (DER): its ID is then the certificate's, the
+    /// first 12 hex digits of its SHA-256, whatever the key. A name outside
+    /// [`check_name`]'s rules is refused.
+    pub fn admit(&self, name: &str, key: &str, cert: Option<&[u8]>) -> Result<Admitted, String> {
         let name = check_name(name)?;
         let id = match key.split_once('.') {
+            _ if cert.is_some() => {
+                let digest = Sha256::digest(cert.unwrap_or_default());
+                hex(&digest[..6])
+            }
             Some((id, mac)) if is_id(id) && same(mac.as_bytes(), self.mac(name, id).as_bytes()) => {
                 id.to_string()
             }
@@ -126,11 +135,11 @@ mod tests {
     #[test]
     fn a_key_keeps_the_identity_and_a_name_does_not() {
         let ids = Identities::new([7; 16]);
-        let first = ids.admit("w1", "").expect("admitted");
+        let first = ids.admit("w1", "", None).expect("admitted");
         assert!(first.identity.starts_with("w1#"));
-        let again = ids.admit("w1", &first.key).expect("admitted");
+        let again = ids.admit("w1", &first.key, None).expect("admitted");
         assert_eq!(again, first, "the key brings the identity back");
-        let other = ids.admit("w1", "").expect("admitted");
+        let other = ids.admit("w1", "", None).expect("admitted");
         assert_ne!(
             other.identity, first.identity,
             "the same name, another worker"
@@ -142,17 +151,43 @@ mod tests {
             format!("{id}."),
             id.to_string(),
         ] {
-            let admitted = ids.admit("w1", &forged).expect("admitted");
+            let admitted = ids.admit("w1", &forged, None).expect("admitted");
             assert_ne!(admitted.identity, first.identity, "{forged}");
         }
         let elsewhere = Identities::new([8; 16])
-            .admit("w1", &first.key)
+            .admit("w1", &first.key, None)
             .expect("admitted");
         assert_ne!(elsewhere.identity, first.identity);
         // A key is the identity's, name included.
-        let renamed = ids.admit("w2", &first.key).expect("admitted");
+        let renamed = ids.admit("w2", &first.key, None).expect("admitted");
         assert!(renamed.identity.starts_with("w2#"));
         assert_ne!(renamed.identity[3..], first.identity[3..]);
+    }
+
+    #[test]
+    fn a_certificate_is_the_identity_whatever_the_key() {
+        let ids = Identities::new([7; 16]);
+        let a = ids
+            .admit("w1", "", Some(b"certificate a"))
+            .expect("admitted");
+        let again = ids
+            .admit("w1", "", Some(b"certificate a"))
+            .expect("admitted");
+        assert_eq!(a.identity, again.identity);
+        let b = ids
+            .admit("w1", &a.key, Some(b"certificate b"))
+            .expect("admitted");
+        assert_ne!(
+            a.identity, b.identity,
+            "another certificate, another worker"
+        );
+        let renamed = ids
+            .admit("w2", "", Some(b"certificate a"))
+            .expect("admitted");
+        assert_eq!(
+            renamed.identity.split_once('#').map(|p| p.1),
+            a.identity.split_once('#').map(|p| p.1)
+        );
     }
 
     #[test]

@@ -86,13 +86,17 @@ impl RunOptions {
     }
 }
 
-/// The coordinator's TLS identity: certificate chain and private key, PEM.
+/// The coordinator's TLS identity: certificate chain and private key, PEM;
+/// and, to ask every worker for a certificate, the CA that signs them.
 #[derive(Clone)]
 pub struct ServerTls {
     /// The certificate chain, leaf first.
     pub cert: Vec<u8>,
     /// The private key.
     pub key: Vec<u8>,
+    /// With it, a worker must show a certificate this CA signed (PEM), and
+    /// its identity's ID is the certificate's ([`crate::identity`]).
+    pub client_ca: Option<Vec<u8>>,
 }
 
 impl std::fmt::Debug for ServerTls {
@@ -100,6 +104,7 @@ impl std::fmt::Debug for ServerTls {
         f.debug_struct("ServerTls")
             .field("cert", &format_args!("{} bytes", self.cert.len()))
             .field("key", &"(hidden)")
+            .field("client_ca", &self.client_ca.as_ref().map(Vec::len))
             .finish()
     }
 }
@@ -339,8 +344,12 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
     };
     let mut builder = Server::builder();
     if let Some(tls) = &options.tls {
+        let mut config = ServerTlsConfig::new().identity(Identity::from_pem(&tls.cert, &tls.key));
+        if let Some(ca) = &tls.client_ca {
+            config = config.client_ca_root(tonic::transport::Certificate::from_pem(ca));
+        }
         builder = builder
-            .tls_config(ServerTlsConfig::new().identity(Identity::from_pem(&tls.cert, &tls.key)))
+            .tls_config(config)
             .map_err(|e| CoordinatorError::server("TLS")(e.into()))?;
     }
     let (check_key, new_key) = check_key(&dir.commit())?;

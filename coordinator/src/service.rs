@@ -207,6 +207,7 @@ impl Coordinator for CoordinatorService {
         request: Request<Streaming<WorkerMessage>>,
     ) -> Result<Response<Self::SessionStream>, Status> {
         let admission = Admission::of(&request).cloned();
+        let cert = Admission::peer_cert(&request);
         let mut inbound = request.into_inner();
         let first = tokio::time::timeout(HELLO_TIMEOUT, inbound.message())
             .await
@@ -236,7 +237,7 @@ impl Coordinator for CoordinatorService {
         let session = shared.next_session.fetch_add(1, Ordering::Relaxed);
         let admitted = shared
             .identities
-            .admit(&hello.worker_name, &hello.worker_key)
+            .admit(&hello.worker_name, &hello.worker_key, cert.as_deref())
             .map_err(Status::invalid_argument)?;
         let worker = admitted.identity;
         shared

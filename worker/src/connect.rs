@@ -103,8 +103,8 @@ pub(crate) fn endpoint(config: &WorkerConfig) -> Result<Endpoint, WorkerError> {
         .connect_timeout(Duration::from_secs(5))
         .tcp_nodelay(true);
     if !config.coordinator.starts_with("https://") {
-        if config.tls_ca.is_some() {
-            return Err(address(&"a TLS CA was given but the URL is not https://"));
+        if config.tls_ca.is_some() || config.tls_identity.is_some() {
+            return Err(address(&"TLS files were given but the URL is not https://"));
         }
         return Ok(endpoint);
     }
@@ -121,6 +121,9 @@ pub(crate) fn endpoint(config: &WorkerConfig) -> Result<Endpoint, WorkerError> {
             ));
         }
         tls = tls.ca_certificate(Certificate::from_pem(pem));
+    }
+    if let Some((cert, key)) = &config.tls_identity {
+        tls = tls.identity(tonic::transport::Identity::from_pem(cert, key));
     }
     endpoint.tls_config(tls).map_err(|e| address(&e))
 }

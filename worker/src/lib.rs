@@ -46,6 +46,9 @@ pub struct WorkerConfig {
     /// For an `https://` coordinator: a CA certificate (PEM) to trust besides
     /// the system's roots, e.g. a cluster's own CA.
     pub tls_ca: Option<Vec<u8>>,
+    /// For a coordinator that asks for client certificates: this worker's
+    /// certificate and private key (PEM).
+    pub tls_identity: Option<(Vec<u8>, Vec<u8>)>,
     /// For load tests: every seed's time is stretched this many times (the
     /// worker sleeps the difference), as on a machine that much slower. 1
     /// (the default) runs seeds as they come.
@@ -63,6 +66,7 @@ impl WorkerConfig {
             leases_ahead: 1,
             connect_timeout: Duration::from_secs(60),
             tls_ca: None,
+            tls_identity: None,
             slowdown: 1,
         }
     }

@@ -37,6 +37,12 @@ pub struct ServeArgs {
     /// The TLS certificate's private key (PEM).
     #[arg(long, value_name = "PEM", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
+    /// Ask every worker for a TLS client certificate this CA signed (PEM):
+    /// a per-worker credential beside the token. A worker's identity is then
+    /// its certificate's (`NAME#ID`, ID from the certificate's SHA-256), so
+    /// a refused certificate stays refused under any name.
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    tls_client_ca: Option<PathBuf>,
     /// Connections open at once; past it new ones are closed with a log
     /// line. Keep it under the process's file limit (`ulimit -n`).
     #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS,
@@ -66,6 +72,11 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         (Some(cert), Some(key)) => Some(ServerTls {
             cert: super::read_file(cert)?,
             key: super::read_file(key)?,
+            client_ca: args
+                .tls_client_ca
+                .as_deref()
+                .map(super::read_file)
+                .transpose()?,
         }),
         _ => None,
     };

@@ -29,6 +29,13 @@ pub struct WorkerArgs {
     /// besides the system's roots.
     #[arg(long, value_name = "PEM")]
     tls_ca: Option<PathBuf>,
+    /// For a coordinator that asks for client certificates
+    /// (`serve --tls-client-ca`): this worker's certificate (PEM).
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The client certificate's private key (PEM).
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
 }
 
 /// Runs the worker until its job is finished or SIGTERM has drained it.
@@ -37,6 +44,9 @@ pub async fn run(args: WorkerArgs) -> Result<()> {
     let mut config = WorkerConfig::new(args.coordinator, args.token);
     if let Some(path) = &args.tls_ca {
         config.tls_ca = Some(super::read_file(path)?);
+    }
+    if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
+        config.tls_identity = Some((super::read_file(cert)?, super::read_file(key)?));
     }
     if let Some(t) = args.threads {
         config.threads = t;
