@@ -378,3 +378,123 @@ async fn issue_52_a_stolen_name_refuses_only_the_thief() {
         "the honest w1's results stay: {honest_results}"
     );
 }
+
+/// At `cross_check = 1.0` a worker that shifts the difficulty of its levels
+/// (and so their tiers, campaign places and release order) is caught: two
+/// results agree only when every deterministic field does (#52).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_52_a_shifted_difficulty_is_a_lie_the_cross_check_catches() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = job_text(400).replacen('\n', "\ncross_check = 1.0\n", 1);
+    let job = Job::parse(&text).expect("job");
+    let mut served = serve(dir.path(), &text, 15_000);
+    let addr = served
+        .url
+        .strip_prefix("http://")
+        .and_then(|a| a.parse().ok())
+        .expect("address");
+    let mut client = client(addr).await;
+    let mut shifter = Rogue::join(&mut client, "shifter").await;
+    let mut honest_worker = None;
+    let refusal = tokio::time::timeout(Duration::from_secs(120), async {
+        loop {
+            shifter.offer(Out::LeaseRequest(LeaseRequest {})).await;
+            match shifter.next_or_refusal().await {
+                Ok(Some(In::Grant(grant))) => {
+                    let mut results = honest(&job, &grant);
+                    for level in results.iter_mut().filter_map(|r| r.level.as_mut()) {
+                        level.difficulty += 0.5;
+                    }
+                    shifter.offer(Out::Results(Results { results })).await;
+                    shifter
+                        .offer(Out::LeaseDone(LeaseDone {
+                            lease_id: grant.lease_id,
+                        }))
+                        .await;
+                    honest_worker.get_or_insert_with(|| worker(&served.url, "honest", TOKEN));
+                }
+                Ok(Some(In::NoWork(_))) => tokio::time::sleep(Duration::from_millis(50)).await,
+                Ok(other) => panic!("the shifter was never caught: {other:?}"),
+                Err(status) => return status,
+            }
+        }
+    })
+    .await
+    .expect("the shifter is refused within 120 s");
+    assert_eq!(refusal.code(), tonic::Code::PermissionDenied);
+    let mut honest_worker = honest_worker.unwrap_or_else(|| worker(&served.url, "honest", TOKEN));
+    assert!(wait(&mut served.child, Duration::from_secs(120)).success());
+    wait(&mut honest_worker, Duration::from_secs(30));
+    let pack = dir.path().join("out/e2e");
+    let manifest = pregen_pack::Manifest::read(&pack.join("manifest.json")).expect("manifest");
+    assert!(
+        manifest
+            .cross_check
+            .refused
+            .contains_key(&shifter.welcome.worker_id),
+        "{:?}",
+        manifest.cross_check.refused
+    );
+    // Every level in the pack has the difficulty its seed gives.
+    let game = GameKind::from_name("tilt")
+        .and_then(|g| g.prepare(&job.plan()[0].params))
+        .expect("game");
+    let content = PackContent::read(&pack);
+    assert_eq!(content.levels.len(), 400);
+    for (seed, difficulty) in content.levels.iter().map(|l| (l.seed, l.difficulty)) {
+        let truth = game.run(seed, &Budget::nodes(job.budget.max_nodes));
+        assert_eq!(
+            truth.result.map(|c| c.difficulty).ok(),
+            Some(difficulty),
+            "seed {seed}"
+        );
+    }
+}
+
+/// A session that takes the cross-check's leases and never answers them
+/// (giving back every other lease) does not hold the pack back while it
+/// stays: the coordinator runs a check held a lease TTL at the tail (#52).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_52_a_session_hoarding_checks_does_not_hold_the_pack_back() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = job_text(200).replacen('\n', "\ncross_check = 1.0\n", 1);
+    let coordinator = coordinator(dir.path(), &text, Duration::from_secs(2)).await;
+    let mut client = client(coordinator.addr).await;
+    let mut hoarder = Rogue::join(&mut client, "hoarder").await;
+    let mut honest_worker = worker(&format!("http://{}", coordinator.addr), "honest", TOKEN);
+    let mut run = coordinator.run;
+    let mut held = 0;
+    // Well under the progress limit (the job's 60 s watchdog + the TTL), past
+    // which a held lease went back to the queue before.
+    let summary = tokio::time::timeout(Duration::from_secs(45), async {
+        loop {
+            hoarder.offer(Out::LeaseRequest(LeaseRequest {})).await;
+            hoarder
+                .offer(Out::Heartbeat(pregen_proto::v1::Heartbeat {}))
+                .await;
+            let next = tokio::select! {
+                done = &mut run => return done,
+                next = hoarder.next_or_refusal() => next,
+            };
+            match next {
+                Ok(Some(In::Grant(grant))) if grant.seed_count == 1 => held += 1,
+                Ok(Some(In::Grant(grant))) => {
+                    hoarder
+                        .offer(Out::LeaseReturn(pregen_proto::v1::LeaseReturn {
+                            lease_id: grant.lease_id,
+                        }))
+                        .await;
+                }
+                Ok(Some(In::Finished(_)) | None) | Err(_) => return run.await,
+                Ok(Some(_)) => tokio::time::sleep(Duration::from_millis(100)).await,
+            }
+        }
+    })
+    .await
+    .expect("the pack is written while the hoarder stays")
+    .expect("join")
+    .expect("the pack completes");
+    assert!(held > 0, "the hoarder held checks");
+    wait(&mut honest_worker, Duration::from_secs(30));
+    assert!(pregen_pack::PackDir::new(&summary.dir).is_complete());
+}
