@@ -86,13 +86,13 @@ Title: After the rows
         ],
         "{stdout}"
     );
-    assert!(rows[2][9].contains("unknown character `?`"), "{stdout}");
+    assert!(rows[2][10].contains("unknown character `?`"), "{stdout}");
     let levels = read_collection(collection).expect("levels");
     for (row, (title, level)) in rows.iter().zip(&levels) {
         if row[2] == "optimal" {
             let level = level.as_ref().expect("a level");
             level
-                .replay(row[9])
+                .replay(row[10])
                 .unwrap_or_else(|e| panic!("{title}: {e}\n{stdout}"));
             assert_eq!(row[4], row[6], "the bound of a proven answer is its pushes");
         }
@@ -165,9 +165,95 @@ fn pushes_proven_and_moves_not_is_push_optimal() {
     );
     let levels = read_collection(level).expect("levels");
     let level = levels[0].1.as_ref().expect("a level");
-    level.replay(&cut[9]).expect("the answer replays");
+    level.replay(&cut[10]).expect("the answer replays");
     let full = solve("100000");
     assert_eq!(full[2], "optimal", "{full:?}");
     assert_eq!(full[4], cut[4], "as many pushes");
     assert!(full[3].parse::<u32>().expect("moves") <= cut[3].parse::<u32>().expect("moves"));
+}
+
+/// `solve` rates every level it solves with the game's built-in model, or
+/// with `--model FILE`, and `--terms` shows what each term adds (#53).
+#[test]
+fn solve_rates_levels_by_a_model_and_shows_its_terms() {
+    let level = "\
+########
+#      #
+# $  $ #
+#  ..  #
+#@ ..  #
+# $  $ #
+#      #
+########
+";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("four.xsb");
+    std::fs::write(&file, level).expect("write");
+    let solve = |extra: &[&str]| {
+        let out = pregen()
+            .args(["solve", "--game", "sokoban"])
+            .args(extra)
+            .arg(&file)
+            .output()
+            .expect("run solve");
+        let stdout = String::from_utf8(out.stdout).expect("utf-8");
+        assert!(
+            out.status.success(),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let rows: Vec<Vec<String>> = stdout
+            .lines()
+            .map(|l| l.split('\t').map(str::to_string).collect())
+            .collect();
+        rows
+    };
+    let plain = solve(&[]);
+    assert_eq!(plain[0][9], "difficulty");
+    let (moves, pushes): (f64, f64) = (
+        plain[1][3].parse().expect("moves"),
+        plain[1][4].parse().expect("pushes"),
+    );
+    let difficulty: f64 = plain[1][9].parse().expect("a difficulty");
+    assert!(
+        difficulty > pushes + 0.1 * (moves - pushes) + 8.0,
+        "4 boxes add 8: {difficulty}"
+    );
+
+    let with_terms = solve(&["--terms"]);
+    assert_eq!(
+        with_terms[0][10..14],
+        ["term:pushes", "term:moves", "term:push_nodes", "term:boxes"]
+    );
+    let sum: f64 = with_terms[1][10..14]
+        .iter()
+        .map(|t| t.parse::<f64>().expect("a term"))
+        .sum();
+    assert!((sum - difficulty).abs() < 1e-5, "{with_terms:?}");
+    assert_eq!(with_terms[1][14], plain[1][10], "the solution comes last");
+
+    let model = dir.path().join("pushes.toml");
+    std::fs::write(
+        &model,
+        "name = \"pushes-only\"\nversion = 1\ngame = \"sokoban\"\n\
+         [[terms]]\nfeature = \"pushes\"\nweight = 1.0\n",
+    )
+    .expect("write");
+    let custom = solve(&["--model", model.to_str().expect("utf-8")]);
+    assert_eq!(custom[1][9].parse::<f64>().expect("difficulty"), pushes);
+
+    std::fs::write(&model, "name = \"x\"\nversion = 1\ngame = \"sokoban\"\n[[terms]]\nfeature = \"fun\"\nweight = 1.0\n")
+        .expect("write");
+    let out = pregen()
+        .args(["solve", "--game", "sokoban", "--model"])
+        .arg(&model)
+        .arg(&file)
+        .output()
+        .expect("run solve");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("pushes.toml") && stderr.contains("`fun` is not a feature"),
+        "{stderr}"
+    );
 }

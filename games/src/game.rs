@@ -4,6 +4,8 @@
 //! lists them by name.
 
 use std::collections::BTreeMap;
+
+use crate::rating::{Model, RatingError};
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
@@ -393,8 +395,10 @@ pub trait Game: 'static {
         solved: &Solved<Self::Analysis>,
     ) -> Result<(), Rejection>;
 
-    /// The difficulty (higher is harder) from the verifier's figures.
-    fn rate(level: &Self::Level, solved: &Solved<Self::Analysis>) -> f64;
+    /// The built-in rating model (TOML, `games/models/<game>.toml`): the
+    /// difficulty, higher is harder, from the level's published metrics and
+    /// its moves ([`crate::rating::Model`]).
+    const RATING_MODEL: &'static str;
 
     /// The analysis in its published form: the pack's `metrics` map.
     fn metrics(level: &Self::Level, solved: &Solved<Self::Analysis>) -> Metrics;
@@ -452,9 +456,33 @@ pub trait Game: 'static {
     }
 }
 
-/// Runs one seed of game `G`: generate, verify, accept, rate. Never panics: a
-/// panic inside the game becomes [`Rejection::Error`].
+/// The built-in rating model of game `G`.
+pub fn default_model<G: Game>() -> Result<Model, RatingError> {
+    Model::parse(G::RATING_MODEL, G::NAME, G::METRICS)
+}
+
+/// Runs one seed of game `G` rated by its built-in model: generate, verify,
+/// accept, rate. Never panics: a panic inside the game becomes
+/// [`Rejection::Error`].
 pub fn run_game<G: Game>(params: &G::Params, seed: u64, budget: &Budget) -> Outcome {
+    match default_model::<G>() {
+        Ok(model) => run_game_rated::<G>(params, seed, budget, &model),
+        Err(e) => Outcome {
+            result: Err(Rejection::Error(e.to_string())),
+            generate_ms: 0.0,
+            solve_ms: 0.0,
+            nodes: 0,
+        },
+    }
+}
+
+/// [`run_game`] with the difficulty from `model` (checked against `G`).
+pub fn run_game_rated<G: Game>(
+    params: &G::Params,
+    seed: u64,
+    budget: &Budget,
+    model: &Model,
+) -> Outcome {
     let started = Instant::now();
     let generated = catch_unwind(AssertUnwindSafe(|| {
         let mut rng = Rng::new(seed);
@@ -489,12 +517,14 @@ pub fn run_game<G: Game>(params: &G::Params, seed: u64, budget: &Budget) -> Outc
         let solved = G::solve(&level, budget).map_err(|r| (r, 0))?;
         let refused = |r| (r, solved.nodes);
         G::accept(params, &level, &solved).map_err(refused)?;
-        let difficulty = G::rate(&level, &solved);
+        let metrics = G::metrics(&level, &solved);
+        let difficulty = model
+            .rate(Model::features(&metrics, solved.moves))
+            .map_err(|e| refused(Rejection::Error(e.to_string())))?;
         let level_json = serde_json::to_string(&level)
             .map_err(|e| refused(Rejection::Error(format!("level does not serialize: {e}"))))?;
         let level_hash = sha256_hex(level_json.as_bytes());
         let canonical = G::canonical(params, &level).map(|c| sha256_hex(c.as_bytes()));
-        let metrics = G::metrics(&level, &solved);
         Ok::<_, (Rejection, u64)>((
             solved.nodes,
             Candidate {

@@ -13,6 +13,8 @@
 //!   whose [`PreparedGame::run`] is the one entry point the worker calls per seed.
 //! - [`Budget`], [`Outcome`], [`Candidate`], [`Rejection`]: what a run is given and
 //!   what it returns.
+//! - [`rating::Model`]: a rating as data, each game's built-in one in
+//!   `games/models/`.
 //! - [`rng::Rng`]: the portable seeded PRNG.
 //! - [`seeds::SeedFile`]: a seed-only release's tier, regenerated level by level.
 
@@ -26,13 +28,14 @@ pub mod sokoban;
 pub mod synthetic;
 pub mod tilt;
 
+pub mod rating;
 pub mod registry;
 
 mod game;
 
 pub use game::{
     Budget, Candidate, Collection, Game, GameError, MetricDoc, Metrics, OUT_OF_NODES, Outcome,
-    Rejection, Solved, run_game, sha256_hex,
+    Rejection, Solved, default_model, run_game, run_game_rated, sha256_hex,
 };
 pub use registry::{CheckError, GameKind, LevelVerdict, PreparedGame, Verdict};
 

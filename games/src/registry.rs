@@ -15,8 +15,9 @@ use crate::doors::Doors;
 use crate::dungeon::Dungeon;
 use crate::game::{
     Budget, Candidate, Game, GameError, MetricDoc, Metrics, Outcome, Rejection, Solved, ms_since,
-    run_game, sha256_hex,
+    run_game_rated, sha256_hex,
 };
+use crate::rating::{Model, RatingError};
 use crate::sokoban::Sokoban;
 use crate::synthetic::Synthetic;
 use crate::tilt::Tilt;
@@ -99,6 +100,17 @@ impl GameKind {
     /// Replays a stored level (JSON form) with its solution.
     pub fn replay_json(self, level_json: &str, solution: &str) -> Result<(), GameError> {
         self.0.replay_json(level_json, solution)
+    }
+
+    /// The game's built-in rating model (`games/models/<game>.toml`).
+    pub fn default_model(self) -> Result<Model, RatingError> {
+        self.parse_model(self.0.rating_model())
+    }
+
+    /// Reads a rating model for this game from its TOML text, its features
+    /// checked against the game's metrics.
+    pub fn parse_model(self, text: &str) -> Result<Model, RatingError> {
+        Model::parse(text, self.name(), self.0.metric_docs())
     }
 }
 
@@ -260,6 +272,7 @@ pub enum Verdict {
 trait Registered: Sync {
     fn name(&self) -> &'static str;
     fn metric_docs(&self) -> &'static [MetricDoc];
+    fn rating_model(&self) -> &'static str;
     fn prepare(&self, params: &serde_json::Value) -> Result<Box<dyn Ready>, GameError>;
     fn solve_text(
         &self,
@@ -282,11 +295,11 @@ trait Ready: Send + Sync {
 /// The registry's entry for game `G`.
 struct Entry<G>(PhantomData<fn() -> G>);
 
-struct WithParams<G: Game>(G::Params);
+struct WithParams<G: Game>(G::Params, Model);
 
 impl<G: Game> Ready for WithParams<G> {
     fn run(&self, seed: u64, budget: &Budget) -> Outcome {
-        run_game::<G>(&self.0, seed, budget)
+        run_game_rated::<G>(&self.0, seed, budget, &self.1)
     }
 
     fn regenerates(&self) -> bool {
@@ -357,6 +370,10 @@ impl<G: Game> Registered for Entry<G> {
         G::METRICS
     }
 
+    fn rating_model(&self) -> &'static str {
+        G::RATING_MODEL
+    }
+
     fn prepare(&self, params: &serde_json::Value) -> Result<Box<dyn Ready>, GameError> {
         let parsed: G::Params =
             serde_json::from_value(params.clone()).map_err(|e| GameError::Params {
@@ -367,7 +384,11 @@ impl<G: Game> Registered for Entry<G> {
             game: G::NAME,
             message,
         })?;
-        Ok(Box::new(WithParams::<G>(parsed)))
+        let model = crate::game::default_model::<G>().map_err(|e| GameError::Params {
+            game: G::NAME,
+            message: e.to_string(),
+        })?;
+        Ok(Box::new(WithParams::<G>(parsed, model)))
     }
 
     fn solve_text(

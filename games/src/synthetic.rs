@@ -143,8 +143,14 @@ impl Game for Synthetic {
     type Analysis = ();
     const NAME: &'static str = "synthetic";
 
-    const METRICS: &'static [MetricDoc] =
-        &[metric("cost_us", "microseconds", "the seed's drawn cost")];
+    const METRICS: &'static [MetricDoc] = &[
+        metric("cost_us", "microseconds", "the seed's drawn cost"),
+        metric(
+            "key_fraction",
+            "0..1",
+            "a fraction read off the level's key (its rating's tie-break)",
+        ),
+    ];
 
     fn validate(p: &SyntheticParams) -> Result<(), String> {
         if p.cost_us > 10_000_000 {
@@ -218,14 +224,17 @@ impl Game for Synthetic {
         Ok(())
     }
 
-    /// The move count plus a fraction read off the key's top 53 bits.
-    fn rate(level: &Level, solved: &Solved<()>) -> f64 {
-        let fraction = (level.key >> 11) as f64 / (1u64 << 53) as f64;
-        crate::game::rounded_rating(f64::from(solved.moves) + fraction)
-    }
+    const RATING_MODEL: &'static str = include_str!("../models/synthetic.toml");
 
     fn metrics(level: &Level, _solved: &Solved<()>) -> Metrics {
-        Metrics::from([("cost_us".into(), level.cost_us as f64)])
+        Metrics::from([
+            ("cost_us".into(), level.cost_us as f64),
+            // The key's top 53 bits as a fraction.
+            (
+                "key_fraction".into(),
+                (level.key >> 11) as f64 / (1u64 << 53) as f64,
+            ),
+        ])
     }
 
     fn solution_moves(solution: &str) -> u32 {

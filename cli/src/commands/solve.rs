@@ -4,8 +4,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use clap::Args;
+use pregen_games::rating::Model;
 use pregen_games::{Budget, GameKind, Rejection, Verdict};
 
 /// Flags of `pregen solve`.
@@ -22,8 +23,16 @@ pub struct SolveArgs {
     /// Search nodes allowed per level and phase (none: the time limit alone).
     #[arg(long)]
     max_nodes: Option<u64>,
-    /// Level files: one level each, or collections (XSB for sokoban, `;`-titled
-    /// levels as `pregen analysis levels` prints them for the other games).
+    /// Rate with this model file (TOML) instead of the game's built-in one.
+    #[arg(long, value_name = "FILE")]
+    model: Option<PathBuf>,
+    /// Print each term's contribution to the difficulty, a column per term
+    /// (`term:FEATURE`), in the model's order.
+    #[arg(long)]
+    terms: bool,
+    /// Level files: one level each, or collections (XSB for sokoban; for the
+    /// other games levels apart by blank or `;` lines, as a pack's release
+    /// files and `pregen analysis levels` print them).
     #[arg(required = true)]
     files: Vec<PathBuf>,
 }
@@ -45,9 +54,30 @@ pub fn run(args: SolveArgs) -> Result<()> {
         game,
         time_limit,
         max_nodes,
+        model,
+        terms,
         files,
     } = args;
     let game = GameKind::from_name(&game)?;
+    let model = match &model {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            game.parse_model(&text)
+                .with_context(|| format!("model file {}", path.display()))?
+        }
+        None => game.default_model()?,
+    };
+    let term_names: Vec<String> = model
+        .terms
+        .iter()
+        .map(|t| format!("\tterm:{}", t.feature))
+        .collect();
+    let (term_header, no_terms) = if terms {
+        (term_names.concat(), "\t-".repeat(term_names.len()))
+    } else {
+        (String::new(), String::new())
+    };
     let limit = Duration::from_secs_f64(time_limit);
     // Each level gets its own clock; the watchdog only backs up a game that
     // does not watch the time limit.
@@ -62,27 +92,37 @@ pub fn run(args: SolveArgs) -> Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "file\tlevel\tstatus\tmoves\tpushes\toptimal\tpush_bound\tnodes\tms\tsolution_or_reason"
+        "file\tlevel\tstatus\tmoves\tpushes\toptimal\tpush_bound\tnodes\tms\tdifficulty{term_header}\t\
+         solution_or_reason"
     )?;
     let (mut levels, mut failed) = (0, 0);
     for file in &files {
         let name = file.display();
-        let mut print = |title: &str, status: &str, figures: String, ms: f64, detail: &str| {
-            levels += 1;
-            if !matches!(status, "optimal" | "push-optimal" | "solved") {
-                failed += 1;
-            }
-            // A broken pipe (`| head`) ends the output, not the command's checks.
-            let _ = writeln!(
-                out,
-                "{name}\t{title}\t{status}\t{figures}\t{ms:.1}\t{detail}"
-            );
-            let _ = out.flush();
-        };
+        let mut print =
+            |title: &str, status: &str, figures: String, ms: f64, rating: &str, detail: &str| {
+                levels += 1;
+                if !matches!(status, "optimal" | "push-optimal" | "solved") {
+                    failed += 1;
+                }
+                // A broken pipe (`| head`) ends the output, not the command's checks.
+                let _ = writeln!(
+                    out,
+                    "{name}\t{title}\t{status}\t{figures}\t{ms:.1}\t{rating}\t{detail}"
+                );
+                let _ = out.flush();
+            };
+        let unrated = format!("-{no_terms}");
         let text = match std::fs::read_to_string(file) {
             Ok(text) => text,
             Err(e) => {
-                print("-", "unreadable", NO_FIGURES.into(), 0.0, &e.to_string());
+                print(
+                    "-",
+                    "unreadable",
+                    NO_FIGURES.into(),
+                    0.0,
+                    &unrated,
+                    &e.to_string(),
+                );
                 continue;
             }
         };
@@ -119,7 +159,20 @@ pub fn run(args: SolveArgs) -> Result<()> {
                         (false, true) => "push-optimal",
                         (false, false) => "solved",
                     };
-                    print(title, status, figures, level.ms, &s.solution);
+                    let features = Model::features(&s.analysis, s.moves);
+                    let rating = match (model.rate(&features), model.contributions(&features)) {
+                        (Ok(difficulty), Ok(parts)) if terms => {
+                            let parts: String =
+                                parts.iter().map(|p| format!("\t{}", rounded(*p))).collect();
+                            format!("{difficulty}{parts}")
+                        }
+                        (Ok(difficulty), _) => difficulty.to_string(),
+                        (Err(e), _) => {
+                            tracing::warn!(error = %e, title, "cannot rate the level");
+                            unrated.clone()
+                        }
+                    };
+                    print(title, status, figures, level.ms, &rating, &s.solution);
                 }
                 Verdict::Failed(rejection) => {
                     let status = match rejection {
@@ -133,6 +186,7 @@ pub fn run(args: SolveArgs) -> Result<()> {
                         status,
                         NO_FIGURES.into(),
                         level.ms,
+                        &unrated,
                         rejection.reason(),
                     );
                 }
@@ -142,6 +196,7 @@ pub fn run(args: SolveArgs) -> Result<()> {
                         "malformed",
                         NO_FIGURES.into(),
                         level.ms,
+                        &unrated,
                         &e.to_string(),
                     );
                 }
@@ -149,13 +204,18 @@ pub fn run(args: SolveArgs) -> Result<()> {
         });
         if let Err(e) = solved {
             let reason = format!("not a {} level file: {e}", game.name());
-            print("-", "malformed", NO_FIGURES.into(), 0.0, &reason);
+            print("-", "malformed", NO_FIGURES.into(), 0.0, &unrated, &reason);
         }
     }
     if failed > 0 {
         bail!("{failed} of {levels} levels not solved");
     }
     Ok(())
+}
+
+/// A term's contribution as printed: six decimals, as the difficulty.
+fn rounded(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
 }
 
 /// The figures' columns of a level without an answer.

@@ -232,12 +232,7 @@ impl Game for Cube {
         params.prove_optimal
     }
 
-    /// Overall difficulty first, then the source's relative rating (0..4), as
-    /// the source sorts: `10 * d + rating`.
-    fn rate(level: &Level, solved: &Solved<CubeAnalysis>) -> f64 {
-        let raw = 10.0 * f64::from(level.difficulty) + solved.analysis.relative_rating();
-        crate::game::rounded_rating(raw)
-    }
+    const RATING_MODEL: &'static str = include_str!("../../models/cube.toml");
 
     fn metrics(level: &Level, solved: &Solved<CubeAnalysis>) -> Metrics {
         let a = &solved.analysis;

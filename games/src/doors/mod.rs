@@ -612,16 +612,7 @@ impl Game for Doors {
         crate::game::within(solved.moves, "moves", params.min_moves, params.max_moves)
     }
 
-    /// The shortest solution's moves, half the mean solution length, two per
-    /// solution fewer than five, and half the agents' missing points.
-    fn rate(_puzzle: &Puzzle, solved: &Solved<DoorsAnalysis>) -> f64 {
-        let a = &solved.analysis;
-        let raw = f64::from(solved.moves)
-            + 0.5 * a.mean_solution_length
-            + 2.0 * (5.0 - a.solutions as f64).max(0.0)
-            + 0.5 * (20.0 - a.grade.agents);
-        crate::game::rounded_rating(raw)
-    }
+    const RATING_MODEL: &'static str = include_str!("../../models/doors.toml");
 
     fn metrics(puzzle: &Puzzle, solved: &Solved<DoorsAnalysis>) -> Metrics {
         let a = &solved.analysis;

@@ -217,15 +217,7 @@ impl Game for Dungeon {
         Ok(())
     }
 
-    /// The complexity, raised a little by the size of the puzzle-state space
-    /// (more states: more ways to wander) and by switch flips on the way.
-    fn rate(_level: &Level, solved: &Solved<Analysis>) -> f64 {
-        let a = &solved.analysis;
-        let raw = f64::from(solved.moves)
-            + 0.25 * (a.states as f64).max(1.0).log2()
-            + 0.25 * f64::from(a.switch_flips());
-        crate::game::rounded_rating(raw)
-    }
+    const RATING_MODEL: &'static str = include_str!("../../models/dungeon.toml");
 
     fn metrics(level: &Level, solved: &Solved<Analysis>) -> Metrics {
         let a = &solved.analysis;

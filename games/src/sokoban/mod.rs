@@ -376,16 +376,7 @@ impl Game for Sokoban {
         crate::game::within(pushes, "pushes", params.min_pushes, params.max_pushes)
     }
 
-    /// From the solver's figures, not the source's congestion score:
-    /// `pushes + 0.1 x walking moves + 2 x log2(1 + push-search nodes) + 2 x boxes`.
-    fn rate(puzzle: &Puzzle, solved: &Solved<Answer>) -> f64 {
-        let a = &solved.analysis;
-        let raw = f64::from(a.pushes)
-            + 0.1 * (f64::from(a.moves) - f64::from(a.pushes))
-            + 2.0 * (1.0 + a.push_nodes as f64).log2()
-            + 2.0 * puzzle.level.boxes.len() as f64;
-        crate::game::rounded_rating(raw)
-    }
+    const RATING_MODEL: &'static str = include_str!("../../models/sokoban.toml");
 
     fn metrics(puzzle: &Puzzle, solved: &Solved<Answer>) -> Metrics {
         let a = &solved.analysis;

@@ -178,21 +178,7 @@ impl Game for Tilt {
         crate::game::within(solved.moves, "moves", params.min_moves, params.max_moves)
     }
 
-    /// Optimal moves, raised by how unforgiving the level is (8 x the share of
-    /// dead states, 4 x the share of losing first moves) and how large its
-    /// state space is, lowered by how many optimal solutions there are. The
-    /// weights are those under which the tiers of the demo pack rise in all
-    /// three things a player feels (moves, dead states, losing first moves)
-    /// and in how hard the agents find them (docs/tilt.md).
-    fn rate(_level: &Level, solved: &Solved<Analysis>) -> f64 {
-        let a = &solved.analysis;
-        let raw = f64::from(solved.moves)
-            + 8.0 * a.dead_state_share()
-            + 4.0 * share(a.losing_first_moves, a.first_moves)
-            + 0.5 * (a.states as f64).max(1.0).log2()
-            - 0.5 * (a.optimal_solutions as f64).max(1.0).log2();
-        crate::game::rounded_rating(raw)
-    }
+    const RATING_MODEL: &'static str = include_str!("../../models/tilt.toml");
 
     fn metrics(level: &Level, solved: &Solved<Analysis>) -> Metrics {
         let a = &solved.analysis;

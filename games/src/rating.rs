@@ -1,0 +1,311 @@
+//! Ratings as data: a game's difficulty is a [`Model`], a file of named
+//! features with a transform and a weight each, summed.
+//!
+//! A feature is a key of the game's published `metrics` (documented in
+//! `docs/schema.md`) or `moves`, the stored solution's move count. A term
+//! takes its feature, then, when it says so, less a second feature
+//! (`minus`), from a constant (`from`: c - x) or short of a constant
+//! (`below`: max(0, c - x)), then its `transform` (`identity`; `log2`:
+//! log2 of max(1, x); `log2_1p`: log2(1 + x)), times its `weight`. The
+//! difficulty is `bias` plus the terms in file order, rounded to six
+//! decimals: a deterministic function of the level and its analysis.
+//!
+//! Each game's built-in model is a file in `games/models/` (its
+//! [`crate::Game::RATING_MODEL`]); a model is named by its `name`, `version`
+//! and the SHA-256 of its text ([`Model::sha256`]).
+
+use serde::{Deserialize, Serialize};
+
+use crate::game::{MetricDoc, rounded_rating};
+
+/// A rating model: the features a game's difficulty is made of.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Model {
+    /// The model's name, e.g. `sokoban-default`.
+    pub name: String,
+    /// Its version: a change of weights is a new version.
+    pub version: u32,
+    /// The game it rates.
+    pub game: String,
+    /// What it is and where it comes from.
+    #[serde(default)]
+    pub about: String,
+    /// Added to the terms.
+    #[serde(default)]
+    pub bias: f64,
+    /// The terms, summed in this order.
+    pub terms: Vec<Term>,
+    /// The SHA-256 of the text it was read from (not part of the file).
+    #[serde(skip)]
+    sha256: String,
+}
+
+/// One term of a [`Model`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Term {
+    /// A metric key, or `moves`.
+    pub feature: String,
+    /// A second feature subtracted from the first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minus: Option<String>,
+    /// The term takes `from - x`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<f64>,
+    /// The term takes `max(0, below - x)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub below: Option<f64>,
+    /// Applied last, before the weight.
+    #[serde(default)]
+    pub transform: Transform,
+    /// The term's weight.
+    pub weight: f64,
+    /// What the term means to a designer.
+    #[serde(default)]
+    pub about: String,
+}
+
+/// How a term's value is shaped before its weight.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Transform {
+    /// The value itself.
+    #[default]
+    #[serde(rename = "identity")]
+    Identity,
+    /// log2 of max(1, x).
+    #[serde(rename = "log2")]
+    Log2,
+    /// log2(1 + x).
+    #[serde(rename = "log2_1p")]
+    Log2OnePlus,
+}
+
+/// Why a model cannot be read or used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RatingError {
+    /// The file is not a model.
+    #[error("rating model: {0}")]
+    Invalid(String),
+    /// A level lacks a feature the model needs.
+    #[error("rating model {model}: the level has no feature `{feature}`")]
+    MissingFeature {
+        /// The model's name.
+        model: String,
+        /// The feature.
+        feature: String,
+    },
+}
+
+/// The feature every game has beside its metrics.
+pub const MOVES: &str = "moves";
+
+impl Model {
+    /// Reads a model from its TOML text and checks it against `game`'s name
+    /// and the features it publishes.
+    pub fn parse(text: &str, game: &str, metrics: &[MetricDoc]) -> Result<Model, RatingError> {
+        let mut model: Model =
+            toml::from_str(text).map_err(|e| RatingError::Invalid(e.to_string()))?;
+        model.sha256 = crate::sha256_hex(text.as_bytes());
+        let invalid = |m: String| Err(RatingError::Invalid(format!("{}: {m}", model.name)));
+        if model.name.trim().is_empty() {
+            return Err(RatingError::Invalid("`name` is empty".into()));
+        }
+        if model.game != game {
+            return invalid(format!("rates `{}`, not `{game}`", model.game));
+        }
+        if model.terms.is_empty() {
+            return invalid("no terms".into());
+        }
+        if !model.bias.is_finite() {
+            return invalid("`bias` is not a finite number".into());
+        }
+        let known = |f: &str| f == MOVES || metrics.iter().any(|m| m.name == f);
+        for (i, t) in model.terms.iter().enumerate() {
+            let at = format!("term {} (`{}`)", i + 1, t.feature);
+            for f in std::iter::once(&t.feature).chain(&t.minus) {
+                if !known(f) {
+                    let names: Vec<&str> = std::iter::once(MOVES)
+                        .chain(metrics.iter().map(|m| m.name))
+                        .collect();
+                    return invalid(format!(
+                        "{at}: `{f}` is not a feature of {game} (features: {})",
+                        names.join(", ")
+                    ));
+                }
+            }
+            let numbers = [Some(t.weight), t.from, t.below];
+            if numbers.iter().flatten().any(|x| !x.is_finite()) {
+                return invalid(format!("{at}: a number that is not finite"));
+            }
+            if t.from.is_some() && t.below.is_some() {
+                return invalid(format!("{at}: `from` and `below` both given"));
+            }
+        }
+        Ok(model)
+    }
+
+    /// The SHA-256 of the text the model was read from: its identity in
+    /// manifests and Parquet footers.
+    pub fn sha256(&self) -> &str {
+        &self.sha256
+    }
+
+    /// Each term's contribution (weight included), in file order.
+    pub fn contributions(
+        &self,
+        feature: impl Fn(&str) -> Option<f64>,
+    ) -> Result<Vec<f64>, RatingError> {
+        let value = |f: &str| {
+            feature(f).ok_or_else(|| RatingError::MissingFeature {
+                model: self.name.clone(),
+                feature: f.to_string(),
+            })
+        };
+        self.terms
+            .iter()
+            .map(|t| {
+                let mut x = value(&t.feature)?;
+                if let Some(other) = &t.minus {
+                    x -= value(other)?;
+                }
+                if let Some(c) = t.from {
+                    x = c - x;
+                }
+                if let Some(c) = t.below {
+                    x = (c - x).max(0.0);
+                }
+                let shaped = match t.transform {
+                    Transform::Identity => x,
+                    Transform::Log2 => x.max(1.0).log2(),
+                    Transform::Log2OnePlus => (1.0 + x).log2(),
+                };
+                Ok(t.weight * shaped)
+            })
+            .collect()
+    }
+
+    /// The difficulty: `bias` plus the contributions in order, rounded to
+    /// six decimals.
+    pub fn rate(&self, feature: impl Fn(&str) -> Option<f64>) -> Result<f64, RatingError> {
+        let raw = self
+            .contributions(feature)?
+            .into_iter()
+            .fold(self.bias, |sum, c| sum + c);
+        Ok(rounded_rating(raw))
+    }
+
+    /// A level's features: its metrics, and `moves`.
+    pub fn features<'a>(
+        metrics: &'a crate::Metrics,
+        moves: u32,
+    ) -> impl Fn(&str) -> Option<f64> + 'a {
+        move |f| {
+            metrics
+                .get(f)
+                .copied()
+                .or_else(|| (f == MOVES).then_some(f64::from(moves)))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::GameKind;
+
+    #[test]
+    fn every_games_built_in_model_reads_and_rates_its_levels() {
+        for kind in GameKind::all() {
+            let model = kind
+                .default_model()
+                .unwrap_or_else(|e| panic!("{kind}: {e}"));
+            assert_eq!(model.game, kind.name());
+            assert_eq!(model.sha256().len(), 64);
+            let game = kind
+                .prepare(&serde_json::json!({}))
+                .expect("default params");
+            let level = (0..200)
+                .find_map(|seed| game.run(seed, &crate::Budget::nodes(2_000_000)).result.ok())
+                .expect("an accepted level");
+            let features = Model::features(&level.metrics, level.moves);
+            let rated = model.rate(&features).expect("rated");
+            assert_eq!(
+                rated, level.difficulty,
+                "{kind}: the pipeline rates by the model"
+            );
+            let sum: f64 = model.contributions(&features).expect("terms").iter().sum();
+            assert!(
+                (model.bias + sum - rated).abs() < 1e-5,
+                "{kind}: the terms add up"
+            );
+        }
+    }
+
+    fn model(terms: &str) -> Result<Model, RatingError> {
+        let text = format!("name = \"m\"\nversion = 1\ngame = \"sokoban\"\n{terms}");
+        GameKind::from_name("sokoban")
+            .expect("sokoban")
+            .parse_model(&text)
+    }
+
+    #[test]
+    fn a_model_says_what_is_wrong_with_it() {
+        let err = model("[[terms]]\nfeature = \"fun\"\nweight = 1.0\n").expect_err("unknown");
+        assert!(
+            err.to_string()
+                .contains("`fun` is not a feature of sokoban (features: moves, "),
+            "{err}"
+        );
+        let err = model("[[terms]]\nfeature = \"pushes\"\nweight = inf\n").expect_err("inf");
+        assert!(err.to_string().contains("not finite"), "{err}");
+        let err = model("[[terms]]\nfeature = \"pushes\"\nweight = 1.0\nfrom = 1.0\nbelow = 2.0\n")
+            .expect_err("both");
+        assert!(err.to_string().contains("`from` and `below`"), "{err}");
+        let err = model("[[terms]]\nfeature = \"pushes\"\nwieght = 1.0\n").expect_err("typo");
+        assert!(err.to_string().contains("wieght"), "{err}");
+        let err = model("").expect_err("no terms");
+        assert!(err.to_string().contains("terms"), "{err}");
+        let err = GameKind::from_name("tilt")
+            .expect("tilt")
+            .parse_model("name = \"m\"\nversion = 1\ngame = \"sokoban\"\n[[terms]]\nfeature = \"moves\"\nweight = 1.0\n")
+            .expect_err("another game's");
+        assert!(
+            err.to_string().contains("rates `sokoban`, not `tilt`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn each_term_shapes_its_feature_as_documented() {
+        let m = model(
+            "bias = 1.5\n\
+             [[terms]]\nfeature = \"moves\"\nminus = \"pushes\"\nweight = 2.0\n\
+             [[terms]]\nfeature = \"pushes\"\nfrom = 10.0\nweight = 1.0\n\
+             [[terms]]\nfeature = \"boxes\"\nbelow = 3.0\nweight = 1.0\n\
+             [[terms]]\nfeature = \"push_nodes\"\ntransform = \"log2_1p\"\nweight = 1.0\n\
+             [[terms]]\nfeature = \"push_nodes\"\ntransform = \"log2\"\nweight = 1.0\n",
+        )
+        .expect("a model");
+        let metrics: crate::Metrics = [
+            ("pushes".to_string(), 4.0),
+            ("boxes".to_string(), 5.0),
+            ("push_nodes".to_string(), 7.0),
+        ]
+        .into();
+        let terms = m
+            .contributions(Model::features(&metrics, 9))
+            .expect("terms");
+        assert_eq!(terms, [10.0, 6.0, 0.0, 3.0, 7f64.log2()]);
+        let rated = m.rate(Model::features(&metrics, 9)).expect("rated");
+        assert_eq!(
+            rated,
+            crate::game::rounded_rating(1.5 + 10.0 + 6.0 + 3.0 + 7f64.log2())
+        );
+        let err = m
+            .rate(Model::features(&crate::Metrics::new(), 9))
+            .expect_err("missing");
+        assert!(err.to_string().contains("no feature `pushes`"), "{err}");
+    }
+}
