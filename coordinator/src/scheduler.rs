@@ -848,7 +848,10 @@ impl Scheduler {
         let Some(level) = record.accepted() else {
             return;
         };
-        if !self.config.audit_duplicate_levels || record.worker == COORDINATOR {
+        // Once the pack is complete nothing is added to settle: the pack is
+        // being written from what is settled.
+        if !self.config.audit_duplicate_levels || record.worker == COORDINATOR || self.is_complete()
+        {
             return;
         }
         let key = self.level_hasher.hash_one(&level.level_hash);
