@@ -18,6 +18,7 @@ use pregen_pack::read::{
 };
 use pregen_pack::{PackDir, PackError, Reason};
 
+pub mod calibrate;
 pub mod diff;
 pub mod picture;
 mod report;

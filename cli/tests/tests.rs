@@ -2,6 +2,7 @@
 //! gRPC, real kills. One binary with modules.
 
 mod archive;
+mod calibrate;
 mod common;
 mod conventions;
 mod faults;

@@ -42,4 +42,4 @@ pub use registry::{CheckError, GameKind, LevelVerdict, PreparedGame, Verdict};
 /// The generator version: part of every pack's manifest, and a worker whose
 /// version differs from the coordinator's is refused. Bump it whenever any game's
 /// output for a given (params, seed) changes.
-pub const GENERATOR_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+gen9");
+pub const GENERATOR_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+gen10");

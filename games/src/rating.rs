@@ -152,11 +152,30 @@ impl Model {
         &self.sha256
     }
 
+    /// The model as a file: the comment lines of `header`, then its TOML.
+    pub fn to_file(&self, header: &str) -> String {
+        let mut text: String = header.lines().map(|l| format!("# {l}\n")).collect();
+        text.push_str(&toml::to_string(self).unwrap_or_default());
+        text
+    }
+
     /// Each term's contribution (weight included), in file order.
     pub fn contributions(
         &self,
         feature: impl Fn(&str) -> Option<f64>,
     ) -> Result<Vec<f64>, RatingError> {
+        let values = self.values(feature)?;
+        Ok(self
+            .terms
+            .iter()
+            .zip(values)
+            .map(|(t, v)| t.weight * v)
+            .collect())
+    }
+
+    /// Each term's value before its weight, in file order: what
+    /// calibration fits the weights to.
+    pub fn values(&self, feature: impl Fn(&str) -> Option<f64>) -> Result<Vec<f64>, RatingError> {
         let value = |f: &str| {
             feature(f).ok_or_else(|| RatingError::MissingFeature {
                 model: self.name.clone(),
@@ -176,12 +195,11 @@ impl Model {
                 if let Some(c) = t.below {
                     x = (c - x).max(0.0);
                 }
-                let shaped = match t.transform {
+                Ok(match t.transform {
                     Transform::Identity => x,
                     Transform::Log2 => x.max(1.0).log2(),
                     Transform::Log2OnePlus => (1.0 + x).log2(),
-                };
-                Ok(t.weight * shaped)
+                })
             })
             .collect()
     }

@@ -63,6 +63,12 @@ pub enum AnalysisCommand {
         #[arg(long, default_value_t = 1.0)]
         scale: f64,
     },
+    /// Fit a rating model's weights to labelled levels: classes of level
+    /// files, easiest first (say playtest success and failure, or public
+    /// levels others sorted). Prints the cross-validated agreement (AUC for
+    /// every pair of classes, with a 95% interval) of the base model and of
+    /// the fitted one, and writes the fitted model.
+    Calibrate(super::calibrate::CalibrateArgs),
     /// Write a self-contained HTML report of the pack (no scripts, nothing
     /// fetched): overview, a table per tier with the game's metrics, each
     /// tier's easiest, median and hardest level drawn, charts of difficulty,
@@ -80,6 +86,7 @@ pub enum AnalysisCommand {
 /// Runs one `analysis` subcommand.
 pub fn run(command: AnalysisCommand) -> Result<()> {
     match command {
+        AnalysisCommand::Calibrate(args) => super::calibrate::run(args),
         AnalysisCommand::Summary { pack, json } => {
             let summary = pregen_analysis::summarize(&pack)?;
             if json {

@@ -2,6 +2,7 @@
 
 pub mod analysis;
 pub mod archive;
+pub mod calibrate;
 pub mod census;
 pub mod load_test;
 pub mod run;
