@@ -117,13 +117,14 @@ def check_provenance(name, rows, manifest):
 
 
 def check_metadata(path, manifest):
-    """The footer's key-value metadata names the pack, job, generator and game."""
+    """The footer's key-value metadata names the pack, job, generator, game and rating model."""
     meta = {k.decode(): v.decode() for k, v in (pq.ParquetFile(path).metadata.metadata or {}).items()}
     want = {
         "pregen.pack": manifest["pack"],
         "pregen.job_id": manifest["job_id"],
         "pregen.generator": manifest["versions"]["generator"],
         "pregen.game": manifest["job"]["game"],
+        "pregen.rating_model": "{name} v{version} {sha256}".format(**manifest["rating"]),
     }
     assert set(want) == set(SCHEMA["metadata_keys"]), SCHEMA["metadata_keys"]
     for key, value in want.items():

@@ -186,11 +186,12 @@ fn solve(mut a: Vec<Vec<f64>>) -> Option<Vec<f64>> {
             return None;
         }
         a.swap(col, pivot);
-        for row in 0..k {
+        let pivot_row = a[col].clone();
+        for (row, values) in a.iter_mut().enumerate() {
             if row != col {
-                let f = a[row][col] / a[col][col];
-                for c in col..=k {
-                    a[row][c] -= f * a[col][c];
+                let f = values[col] / pivot_row[col];
+                for (v, p) in values[col..].iter_mut().zip(&pivot_row[col..]) {
+                    *v -= f * p;
                 }
             }
         }

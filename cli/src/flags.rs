@@ -111,6 +111,18 @@ impl JobArgs {
             self.max_seeds.map(|v| toml::Value::Integer(v as i64)),
         );
         set("cross_check", self.cross_check.map(toml::Value::Float));
+        // `[rating] model = "FILE"`: the file's text goes into the job (its
+        // identity covers the model), the path read beside the job file.
+        if let Some(toml::Value::Table(rating)) = table.get_mut("rating")
+            && let Some(toml::Value::String(path)) = rating.get("model")
+            && !rating.contains_key("model_text")
+        {
+            let base = self.job.as_deref().and_then(std::path::Path::parent);
+            let file = base.map_or_else(|| path.into(), |b| b.join(path));
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("field `rating.model`: cannot read {}", file.display()))?;
+            rating.insert("model_text".into(), toml::Value::String(text));
+        }
         let job_text = toml::to_string(&table)?;
         let mut job = Job::parse(&job_text).with_context(|| match &self.job {
             Some(p) => format!("job file {}", p.display()),

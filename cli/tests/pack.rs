@@ -605,3 +605,56 @@ fn analysis_diff_names_what_changed_between_two_packs_regression_19() {
         d.tiers[&1].before.count
     );
 }
+
+/// A job's `[rating] model = "FILE"` rates its levels: every difficulty is
+/// the model's, the manifest and every Parquet footer name the model, and
+/// the job's identity covers the model's text (#53).
+#[test]
+fn a_jobs_rating_model_rates_its_levels() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("moves.toml"),
+        "name = \"tilt-moves\"\nversion = 3\ngame = \"tilt\"\n\
+         [[terms]]\nfeature = \"moves\"\nweight = 2.0\n",
+    )
+    .expect("write the model");
+    let job = crate::common::job_text(60) + "[rating]\nmodel = \"moves.toml\"\n";
+    let pack = crate::common::run_pack(dir.path(), &job, 1);
+    let content = crate::common::PackContent::read(&pack);
+    assert_eq!(content.levels.len(), 60);
+    for level in &content.levels {
+        assert_eq!(
+            level.difficulty,
+            2.0 * f64::from(level.moves),
+            "seed {}",
+            level.seed
+        );
+    }
+    let manifest = pregen_pack::Manifest::read(&pack.join("manifest.json")).expect("manifest");
+    assert_eq!(
+        (manifest.rating.name.as_str(), manifest.rating.version),
+        ("tilt-moves", 3)
+    );
+    assert_eq!(manifest.rating.sha256.len(), 64);
+    let plain = pregen_pack::Job::parse(&crate::common::job_text(60)).expect("job");
+    assert_ne!(manifest.job_id, plain.id(), "the model is part of the job");
+    // A model that does not fit the game is refused by name, before any run.
+    std::fs::write(
+        dir.path().join("moves.toml"),
+        "name = \"x\"\nversion = 1\ngame = \"tilt\"\n[[terms]]\nfeature = \"pushes\"\nweight = 1.0\n",
+    )
+    .expect("write the model");
+    let path = crate::common::write_job(dir.path(), &job);
+    let out = crate::common::pregen()
+        .args(["run", "--no-progress", "--out"])
+        .arg(dir.path().join("out2"))
+        .arg(&path)
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("rating.model") && stderr.contains("`pushes` is not a feature of tilt"),
+        "{stderr}"
+    );
+}

@@ -448,8 +448,14 @@ fn issue_52_a_log_edited_with_fresh_checksums_is_refused_on_resume() {
     };
     let mut edited = accepted(&game);
     edited.level.as_mut().expect("level").moves += 1;
+    let mut harder = accepted(&game);
+    harder.level.as_mut().expect("level").difficulty += 1.0;
     let foreign = accepted(&wider);
-    for (what, record) in [("an edited move count", edited), ("a 6x6 level", foreign)] {
+    for (what, record) in [
+        ("an edited move count", edited),
+        ("an edited difficulty", harder),
+        ("a 6x6 level", foreign),
+    ] {
         let dir = tempfile::tempdir().expect("tempdir");
         let seed = record.seed;
         let commit = dir.path().join("out/e2e/commit");
@@ -466,7 +472,8 @@ fn issue_52_a_log_edited_with_fresh_checksums_is_refused_on_resume() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{what}");
         assert!(
-            stderr.contains(&format!("the commit log's level for seed {seed} fails")),
+            stderr.contains(&format!("the commit log's level for seed {seed} fails"))
+                || stderr.contains(&format!("the commit log's difficulty for seed {seed} is")),
             "{what}: {stderr}"
         );
         assert!(!PackDir::new(dir.path().join("out/e2e")).is_complete());

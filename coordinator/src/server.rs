@@ -154,6 +154,7 @@ pub async fn run_job(job: Job, options: RunOptions) -> Result<RunSummary, Coordi
 
 /// What [`start_job`] found.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // one per run
 pub enum Started {
     /// The pack was already written for this job: nothing runs.
     AlreadyComplete(RunSummary),
@@ -238,6 +239,8 @@ struct ReplayCheck {
     /// Each stratum's first seed and its game with its params.
     strata: Vec<(u64, pregen_games::PreparedGame)>,
     budget: pregen_games::Budget,
+    /// The job's rating model: a level's difficulty is its rating.
+    model: pregen_games::rating::Model,
 }
 
 impl ReplayCheck {
@@ -252,6 +255,7 @@ impl ReplayCheck {
         Ok(ReplayCheck {
             strata,
             budget: pregen_games::Budget::nodes(job.budget.max_nodes),
+            model: job.rating_model()?,
         })
     }
 
@@ -276,6 +280,19 @@ impl ReplayCheck {
                     record.seed
                 )
             })?;
+        let mut rated = record.clone();
+        crate::service::rate(&self.model, &mut rated)?;
+        let difficulty = rated.level.as_ref().map(|l| l.difficulty);
+        if difficulty.map(f64::to_bits) != Some(level.difficulty.to_bits()) {
+            return Err(format!(
+                "the commit log's difficulty for seed {} is {} but the job's rating model rates \
+                 its metrics {}: the log was changed after it was written; move the pack's \
+                 commit/ folder away to start afresh",
+                record.seed,
+                level.difficulty,
+                difficulty.unwrap_or(f64::NAN)
+            ));
+        }
         game.check(level)
             .and_then(|()| game.made_by(record.seed, &level.level_json, &self.budget))
             .map_err(|e| {

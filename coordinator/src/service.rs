@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use pregen_games::rating::Model;
 use pregen_games::{Budget, Outcome, PreparedGame};
 use pregen_pack::{PackError, SeedRecord};
 use pregen_proto::v1::coordinator_message::Kind as Out;
@@ -50,6 +51,20 @@ pub struct Shared {
     checking: Semaphore,
     /// Issues and checks the workers' identities.
     identities: Identities,
+    /// The job's rating model: every accepted level's difficulty is its
+    /// rating of the level's metrics, whatever a worker said.
+    model: Arc<Model>,
+}
+
+/// Sets an accepted record's difficulty to `model`'s rating of its metrics
+/// and moves (a level without a feature the model needs is an error).
+pub fn rate(model: &Model, record: &mut SeedRecord) -> Result<(), String> {
+    if let Some(level) = record.level.as_mut() {
+        level.difficulty = model
+            .rate(Model::features(&level.metrics, level.moves))
+            .map_err(|e| format!("seed {}: {e}", record.seed))?;
+    }
+    Ok(())
 }
 
 /// Entries waiting for the commit log past which batches wait for a write:
@@ -72,8 +87,10 @@ impl Shared {
             .map_err(|e| PackError::Job(e.to_string()))?;
         let complete = scheduler.is_finished();
         let identities = Identities::new(scheduler.secret());
+        let model = Arc::new(job.rating_model()?);
         Ok(Arc::new(Shared {
             identities,
+            model,
             games: Arc::new(games),
             spec: JobSpec {
                 job_id: job.id(),
@@ -150,12 +167,9 @@ impl Shared {
         );
         let wire = SeedResult::from_outcome(0, seed, game.run(seed, &budget));
         let outcome = Outcome::try_from(wire).map_err(|e| e.to_string())?;
-        Ok(SeedRecord::from_outcome(
-            seed,
-            outcome,
-            COORDINATOR.to_string(),
-            1,
-        ))
+        let mut record = SeedRecord::from_outcome(seed, outcome, COORDINATOR.to_string(), 1);
+        rate(&self.model, &mut record)?;
+        Ok(record)
     }
 }
 
@@ -420,6 +434,7 @@ async fn check_batch(
             .map_err(|e| Status::invalid_argument(e.to_string()))?
     };
     let games = shared.games.clone();
+    let model = shared.model.clone();
     let budget = Budget::nodes(shared.spec.max_nodes);
     let _permit = shared
         .checking
@@ -427,7 +442,9 @@ async fn check_batch(
         .await
         .map_err(|e| Status::internal(format!("the level check failed: {e}")))?;
     let checked = tokio::task::spawn_blocking(move || {
-        for ((_, record), stratum) in records.iter().zip(strata) {
+        let mut records = records;
+        for ((_, record), stratum) in records.iter_mut().zip(strata) {
+            rate(&model, record)?;
             let (Some(level), Some(game)) = (&record.level, games.get(stratum as usize)) else {
                 continue;
             };

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use pregen_games::GameKind;
+use pregen_games::rating::Model;
 use serde::{Deserialize, Serialize};
 
 use crate::PackError;
@@ -56,6 +57,10 @@ pub struct Job {
     /// so that jobs written before it existed keep their id.
     #[serde(default, skip_serializing_if = "ReleaseScheme::is_default")]
     pub release: ReleaseScheme,
+    /// `[rating]`: the model that rates the levels (default: the game's
+    /// built-in one).
+    #[serde(default, skip_serializing_if = "RatingSpec::is_default")]
+    pub rating: RatingSpec,
 }
 
 /// What the release files hold (the job's `[release]` table).
@@ -99,6 +104,25 @@ pub struct Stratum {
     pub params: toml::Table,
     /// Accepted levels wanted from this stratum.
     pub count: u64,
+}
+
+/// The `[rating]` section: a rating model file (docs/ratings.md).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RatingSpec {
+    /// The model file as the job names it (relative to the job file).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub model: String,
+    /// The file's text, read when the job is loaded: the job's identity
+    /// covers the model, not its path.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub model_text: String,
+}
+
+impl RatingSpec {
+    fn is_default(&self) -> bool {
+        *self == RatingSpec::default()
+    }
 }
 
 /// Seeds reserved for each stratum: stratum i tries seeds
@@ -291,6 +315,7 @@ impl Job {
         if let Err(e) = game.validate_params(&self.params_json()) {
             return bad("params", e.to_string());
         }
+        self.rating_model()?;
         if self.strata.len() > 1_000 {
             return bad(
                 "strata",
@@ -415,6 +440,20 @@ impl Job {
             );
         }
         Ok(())
+    }
+
+    /// The model that rates the job's levels: its `[rating]` model, or the
+    /// game's built-in one.
+    pub fn rating_model(&self) -> Result<Model, PackError> {
+        let game = self.game_kind()?;
+        let bad = |m: String| PackError::Job(format!("field `rating.model`: {m}"));
+        match (&*self.rating.model, &*self.rating.model_text) {
+            (_, text) if !text.is_empty() => game.parse_model(text).map_err(|e| bad(e.to_string())),
+            ("", _) => game.default_model().map_err(|e| bad(e.to_string())),
+            (path, _) => Err(bad(format!(
+                "{path} was not read (the command line reads it)"
+            ))),
+        }
     }
 
     /// The game, known valid after [`Job::validate`].

@@ -28,6 +28,9 @@ pub struct Manifest {
     pub mismatches: u64,
     /// The pack's name.
     pub pack: String,
+    /// The rating model that gave the levels their difficulty.
+    #[serde(default)]
+    pub rating: RatingFacts,
     /// The seeds tried.
     pub seeds: Seeds,
     /// The strata, each with its merged params.
@@ -91,6 +94,33 @@ pub struct StratumEntry {
     pub params: serde_json::Value,
 }
 
+/// The rating model that gave the levels their difficulty (docs/ratings.md).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RatingFacts {
+    /// The model's name.
+    pub name: String,
+    /// Its version.
+    pub version: u32,
+    /// The SHA-256 of its file.
+    pub sha256: String,
+}
+
+impl RatingFacts {
+    /// The facts of `model`.
+    pub fn of(model: &pregen_games::rating::Model) -> RatingFacts {
+        RatingFacts {
+            name: model.name.clone(),
+            version: model.version,
+            sha256: model.sha256().to_string(),
+        }
+    }
+
+    /// `NAME vVERSION SHA256`, as Parquet footers carry it.
+    pub fn label(&self) -> String {
+        format!("{} v{} {}", self.name, self.version, self.sha256)
+    }
+}
+
 /// Versions of what wrote a pack.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Versions {
@@ -121,6 +151,9 @@ pub struct ReleaseManifest {
     pub machine_dependent: bool,
     /// The pack's name.
     pub pack: String,
+    /// The rating model that gave the levels their difficulty.
+    #[serde(default)]
+    pub rating: RatingFacts,
     /// The seeds tried.
     pub seeds: Seeds,
     /// The strata, each with its merged params.
@@ -136,6 +169,7 @@ impl ReleaseManifest {
     pub fn new(manifest: &Manifest, files: BTreeMap<String, String>) -> ReleaseManifest {
         let m = manifest.clone();
         ReleaseManifest {
+            rating: m.rating,
             counts: m.counts,
             files,
             job: m.job,

@@ -125,11 +125,12 @@ const GENERATOR: Column = col(
 
 /// The Parquet key-value metadata keys every file carries, beside the columns
 /// of the same facts.
-pub const METADATA_KEYS: [&str; 4] = [
+pub const METADATA_KEYS: [&str; 5] = [
     "pregen.pack",
     "pregen.job_id",
     "pregen.generator",
     "pregen.game",
+    "pregen.rating_model",
 ];
 
 /// Accepted levels: `levels/tier=N/part-K.parquet`.

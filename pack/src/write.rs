@@ -29,7 +29,7 @@ use crate::PackError;
 use crate::dir::{self, PackDir};
 use crate::durable::publish;
 use crate::job::{Job, Solutions, TierScheme};
-use crate::manifest::{Counts, CrossCheck, Manifest, Seeds, StratumEntry, Versions};
+use crate::manifest::{Counts, CrossCheck, Manifest, RatingFacts, Seeds, StratumEntry, Versions};
 use crate::record::{LevelRecord, Reason, SeedRecord, Status};
 use crate::schema::{self, Table};
 use crate::sort::{Sorter, difficulty_key};
@@ -164,7 +164,7 @@ impl PackWriter {
             tried: 0,
             last: None,
             threshold_tiers: BTreeMap::new(),
-            stamp: Stamp::of(job),
+            stamp: Stamp::of(job)?,
         })
     }
 
@@ -246,6 +246,7 @@ impl PackWriter {
             pack: job.pack.clone(),
             job_id: job.id(),
             job: job.clone(),
+            rating: self.stamp.rating.clone(),
             versions: Versions {
                 pregen: env!("CARGO_PKG_VERSION").to_string(),
                 generator: pregen_games::GENERATOR_VERSION.to_string(),
@@ -935,21 +936,32 @@ struct Stamp {
     job_id: String,
     generator: String,
     game: String,
+    rating: RatingFacts,
+    rating_label: String,
 }
 
 impl Stamp {
-    fn of(job: &Job) -> Stamp {
-        Stamp {
+    fn of(job: &Job) -> Result<Stamp, PackError> {
+        let rating = RatingFacts::of(&job.rating_model()?);
+        Ok(Stamp {
             pack: job.pack.clone(),
             job_id: job.id(),
             generator: pregen_games::GENERATOR_VERSION.to_string(),
             game: job.game.clone(),
-        }
+            rating_label: rating.label(),
+            rating,
+        })
     }
 
     /// The key-value metadata, in [`schema::METADATA_KEYS`]' order.
     fn metadata(&self) -> Vec<KeyValue> {
-        let values = [&self.pack, &self.job_id, &self.generator, &self.game];
+        let values = [
+            &self.pack,
+            &self.job_id,
+            &self.generator,
+            &self.game,
+            &self.rating_label,
+        ];
         schema::METADATA_KEYS
             .iter()
             .zip(values)

@@ -26,8 +26,8 @@ pub struct SolveArgs {
     /// Rate with this model file (TOML) instead of the game's built-in one.
     #[arg(long, value_name = "FILE")]
     model: Option<PathBuf>,
-    /// Print each term's contribution to the difficulty, a column per term
-    /// (`term:FEATURE`), in the model's order.
+    /// Print the model's bias and each term's contribution to the
+    /// difficulty, a column per term (`term:FEATURE`), in the model's order.
     #[arg(long)]
     terms: bool,
     /// Level files: one level each, or collections (XSB for sokoban; for the
@@ -68,10 +68,8 @@ pub fn run(args: SolveArgs) -> Result<()> {
         }
         None => game.default_model()?,
     };
-    let term_names: Vec<String> = model
-        .terms
-        .iter()
-        .map(|t| format!("\tterm:{}", t.feature))
+    let term_names: Vec<String> = std::iter::once("\tbias".to_string())
+        .chain(model.terms.iter().map(|t| format!("\tterm:{}", t.feature)))
         .collect();
     let (term_header, no_terms) = if terms {
         (term_names.concat(), "\t-".repeat(term_names.len()))
@@ -162,8 +160,10 @@ pub fn run(args: SolveArgs) -> Result<()> {
                     let features = Model::features(&s.analysis, s.moves);
                     let rating = match (model.rate(&features), model.contributions(&features)) {
                         (Ok(difficulty), Ok(parts)) if terms => {
-                            let parts: String =
-                                parts.iter().map(|p| format!("\t{}", rounded(*p))).collect();
+                            let parts: String = std::iter::once(model.bias)
+                                .chain(parts)
+                                .map(|p| format!("\t{}", rounded(p)))
+                                .collect();
                             format!("{difficulty}{parts}")
                         }
                         (Ok(difficulty), _) => difficulty.to_string(),
