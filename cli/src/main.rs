@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use clap::{Parser, Subcommand, ValueEnum};
 use tokio_util::sync::CancellationToken;
 
-use commands::{analysis, archive, census, load_test, run, serve, solve, worker};
+use commands::{analysis, archive, census, load_test, retier, run, serve, solve, worker};
 
 /// Pregenerates verified puzzle levels: a coordinator hands seed ranges to
 /// workers over gRPC and writes a Parquet dataset, tiers, campaigns and release
@@ -89,6 +89,11 @@ enum Command {
     /// fast as it accepts them, and prints results/s, the coordinator's CPU
     /// time and peak memory. The pack goes to `<out>/load-test/`.
     LoadTest(load_test::LoadTestArgs),
+    /// Rate a finished pack's levels again with another rating model and
+    /// write the pack anew (tiers, campaigns, Parquet, release files) into a
+    /// new folder, from its commit log, without running a seed: the same
+    /// bytes as a run of the job with that model from the start.
+    Retier(retier::RetierArgs),
     /// Read a finished pack.
     Analysis {
         #[command(subcommand)]
@@ -109,6 +114,7 @@ async fn main() {
         Command::Solve(args) => solve::run(args),
         Command::DoorsCensus(args) => census::run(args),
         Command::Archive(args) => archive::run(args),
+        Command::Retier(args) => retier::run(args),
         Command::LoadTest(args) => load_test::run(args).await,
         Command::Analysis { command } => analysis::run(command),
         Command::ExampleJob => {

@@ -379,11 +379,12 @@ async fn issue_52_a_stolen_name_refuses_only_the_thief() {
     );
 }
 
-/// At `cross_check = 1.0` a worker that shifts the difficulty of its levels
-/// (and so their tiers, campaign places and release order) is caught: two
-/// results agree only when every deterministic field does (#52).
+/// A worker that shifts the difficulty of its levels (and so their tiers,
+/// campaign places and release order) is caught: the coordinator rates every
+/// level from its metrics (#53), and at `cross_check = 1.0` two results agree
+/// only when every deterministic field does, metrics included (#52).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn issue_52_a_shifted_difficulty_is_a_lie_the_cross_check_catches() {
+async fn issue_52_a_shifted_difficulty_is_a_lie_the_coordinator_catches() {
     let dir = tempfile::tempdir().expect("tempdir");
     let text = job_text(400).replacen('\n', "\ncross_check = 1.0\n", 1);
     let job = Job::parse(&text).expect("job");
@@ -422,6 +423,13 @@ async fn issue_52_a_shifted_difficulty_is_a_lie_the_cross_check_catches() {
     .await
     .expect("the shifter is refused within 120 s");
     assert_eq!(refusal.code(), tonic::Code::PermissionDenied);
+    assert!(
+        refusal
+            .message()
+            .contains("is not the rating of its metrics"),
+        "{}",
+        refusal.message()
+    );
     let mut honest_worker = honest_worker.unwrap_or_else(|| worker(&served.url, "honest", TOKEN));
     assert!(wait(&mut served.child, Duration::from_secs(120)).success());
     wait(&mut honest_worker, Duration::from_secs(30));

@@ -658,3 +658,66 @@ fn a_jobs_rating_model_rates_its_levels() {
         "{stderr}"
     );
 }
+
+/// `pregen retier` rates a finished pack again with another model from its
+/// commit log, running no seed, and writes the same bytes a run of the job
+/// with that model from the start writes (#53).
+#[test]
+fn a_retiered_pack_is_the_pack_its_model_makes_from_the_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = "name = \"tilt-moves\"\nversion = 3\ngame = \"tilt\"\n\
+                 [[terms]]\nfeature = \"moves\"\nweight = 2.0\n\
+                 [[terms]]\nfeature = \"states\"\ntransform = \"log2\"\nweight = -0.25\n";
+    let original = crate::common::run_pack(&dir.path().join("a"), &crate::common::job_text(300), 2);
+    let model_file = dir.path().join("moves.toml");
+    std::fs::write(&model_file, model).expect("write the model");
+    let retiered = dir.path().join("retiered");
+    let out = crate::common::pregen()
+        .args(["retier", "--model"])
+        .arg(&model_file)
+        .arg("-o")
+        .arg(&retiered)
+        .arg(&original)
+        .output()
+        .expect("run retier");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    std::fs::create_dir_all(dir.path().join("b")).expect("mkdir");
+    std::fs::write(dir.path().join("b/moves.toml"), model).expect("write the model");
+    let job = crate::common::job_text(300) + "[rating]\nmodel = \"moves.toml\"\n";
+    let fresh = crate::common::run_pack(&dir.path().join("b"), &job, 1);
+
+    let (r, f) = (
+        crate::common::PackContent::read(&retiered),
+        crate::common::PackContent::read(&fresh),
+    );
+    r.assert_same(&f);
+    let manifest = |p: &std::path::Path| {
+        pregen_pack::Manifest::read(&p.join("manifest.json")).expect("manifest")
+    };
+    let (mr, mf) = (manifest(&retiered), manifest(&fresh));
+    assert_eq!(
+        (mr.job_id, mr.rating, mr.counts),
+        (mf.job_id, mf.rating, mf.counts)
+    );
+    assert_ne!(
+        crate::common::PackContent::read(&original).release_sums,
+        r.release_sums,
+        "the new model reorders the release"
+    );
+    // A folder that holds something is not overwritten.
+    let again = crate::common::pregen()
+        .args(["retier", "--model"])
+        .arg(&model_file)
+        .arg("-o")
+        .arg(&retiered)
+        .arg(&original)
+        .output()
+        .expect("run retier");
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("is not empty"));
+}

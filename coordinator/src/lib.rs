@@ -9,6 +9,7 @@
 //! - [`service`]: the gRPC adapter over the scheduler.
 //! - [`server`]: running a job: serve, maintenance, writing the pack, shutdown.
 //! - [`metrics`]: Prometheus metrics of a running job.
+//! - [`retier`]: a finished pack rated again by another model, from its log.
 //! - [`connections`]: the cap on open connections.
 //!
 //! The job, the records and everything written to disk come from
@@ -20,6 +21,7 @@ pub mod connections;
 pub mod cross_check;
 pub mod identity;
 pub mod metrics;
+pub mod retier;
 pub mod scheduler;
 pub mod server;
 pub mod service;

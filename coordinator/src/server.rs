@@ -190,7 +190,7 @@ const CHECK_KEY_FILE: &str = "cross-check.key";
 
 /// The cross-check's key of the log in `commit`, and whether it is new (to
 /// be written once the log is opened: never into another job's folder).
-fn check_key(commit: &std::path::Path) -> Result<([u8; 16], bool), CoordinatorError> {
+pub(crate) fn check_key(commit: &std::path::Path) -> Result<([u8; 16], bool), CoordinatorError> {
     let path = commit.join(CHECK_KEY_FILE);
     match std::fs::read_to_string(&path) {
         Ok(text) => {
@@ -561,7 +561,7 @@ impl RunningJob {
         let mut log = self.log.clone().lock_owned().await;
         tokio::task::spawn_blocking(move || {
             let writer = PackWriter::new(&dir, &pack_job, options)?.with_progress(counted);
-            write_from_log(&mut log, writer, &dir, &pack_job, selection, &facts)
+            write_from_log(&mut log, writer, &dir, &pack_job, selection, &facts, |_| {})
         })
         .await
         .map_err(|e| CoordinatorError::server("the pack writer")(e.into()))??;
@@ -592,13 +592,14 @@ impl RunningJob {
 
 /// Writes the pack from the commit log: one pass over it, each seed of the
 /// selection taking the record its verdict names.
-fn write_from_log(
+pub(crate) fn write_from_log(
     log: &mut CommitLog,
     mut writer: PackWriter,
     dir: &PackDir,
     job: &Job,
     mut selection: Selection,
     facts: &RunFacts,
+    mut each: impl FnMut(&mut SeedRecord),
 ) -> Result<(), CoordinatorError> {
     writer.expect(job.count, selection.seeds().saturating_sub(job.count));
     let mut failed = None;
@@ -607,8 +608,11 @@ fn write_from_log(
             return;
         }
         if let Entry::Result(r) = entry
-            && let Some(r) = selection.take(r)
-            && let Err(e) = writer.add(r)
+            && let Some(mut r) = selection.take(r)
+            && let Err(e) = {
+                each(&mut r);
+                writer.add(r)
+            }
         {
             failed = Some(e);
         }

@@ -54,6 +54,9 @@ pub struct Shared {
     /// The job's rating model: every accepted level's difficulty is its
     /// rating of the level's metrics, whatever a worker said.
     model: Arc<Model>,
+    /// The game's built-in model, which workers rate with: a worker's
+    /// difficulty that is not its rating of the level's metrics is a lie.
+    built_in: Arc<Model>,
 }
 
 /// Sets an accepted record's difficulty to `model`'s rating of its metrics
@@ -88,9 +91,14 @@ impl Shared {
         let complete = scheduler.is_finished();
         let identities = Identities::new(scheduler.secret());
         let model = Arc::new(job.rating_model()?);
+        let built_in = Arc::new(
+            game.default_model()
+                .map_err(|e| PackError::Job(e.to_string()))?,
+        );
         Ok(Arc::new(Shared {
             identities,
             model,
+            built_in,
             games: Arc::new(games),
             spec: JobSpec {
                 job_id: job.id(),
@@ -435,6 +443,7 @@ async fn check_batch(
     };
     let games = shared.games.clone();
     let model = shared.model.clone();
+    let built_in = shared.built_in.clone();
     let budget = Budget::nodes(shared.spec.max_nodes);
     let _permit = shared
         .checking
@@ -444,7 +453,6 @@ async fn check_batch(
     let checked = tokio::task::spawn_blocking(move || {
         let mut records = records;
         for ((_, record), stratum) in records.iter_mut().zip(strata) {
-            rate(&model, record)?;
             let (Some(level), Some(game)) = (&record.level, games.get(stratum as usize)) else {
                 continue;
             };
@@ -454,6 +462,16 @@ async fn check_batch(
             {
                 return Err(format!("seed {}: refused: {e}", record.seed));
             }
+            let rated = built_in
+                .rate(Model::features(&level.metrics, level.moves))
+                .map_err(|e| format!("seed {}: refused: {e}", record.seed))?;
+            if rated.to_bits() != level.difficulty.to_bits() {
+                return Err(format!(
+                    "seed {}: refused: difficulty {} is not the rating of its metrics ({rated})",
+                    record.seed, level.difficulty
+                ));
+            }
+            rate(&model, record)?;
         }
         Ok(records)
     })

@@ -110,8 +110,9 @@ pub struct Stratum {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RatingSpec {
-    /// The model file as the job names it (relative to the job file).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    /// The model file as the job names it (relative to the job file). Not
+    /// kept: the job's identity is the model's text, wherever it was read.
+    #[serde(default, skip_serializing)]
     pub model: String,
     /// The file's text, read when the job is loaded: the job's identity
     /// covers the model, not its path.

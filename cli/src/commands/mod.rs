@@ -5,6 +5,7 @@ pub mod archive;
 pub mod calibrate;
 pub mod census;
 pub mod load_test;
+pub mod retier;
 pub mod run;
 pub mod serve;
 pub mod solve;

@@ -1,0 +1,56 @@
+//! `pregen retier`: a finished pack rated again by another model, from its
+//! commit log, without running a seed.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use pregen_pack::write::WriteOptions;
+
+/// Flags of `pregen retier`.
+#[derive(Args)]
+pub struct RetierArgs {
+    /// The finished pack's folder (`<out>/<pack>`).
+    pack: PathBuf,
+    /// The rating model (TOML, docs/ratings.md) to rate its levels with.
+    #[arg(long, value_name = "FILE")]
+    model: PathBuf,
+    /// The new pack's folder (default: `<pack>-<model name>` beside it); it
+    /// must be new or empty.
+    #[arg(short, long, value_name = "DIR")]
+    output: Option<PathBuf>,
+}
+
+/// Rates and writes the new pack; prints where and how long it took.
+pub fn run(args: RetierArgs) -> Result<()> {
+    crate::init_logs("warn");
+    let text = std::fs::read_to_string(&args.model)
+        .with_context(|| format!("cannot read {}", args.model.display()))?;
+    let output = match args.output {
+        Some(o) => o,
+        None => {
+            let manifest = pregen_pack::PackDir::new(&args.pack).read_manifest()?;
+            let game = pregen_games::GameKind::from_name(&manifest.job.game)?;
+            let model = game
+                .parse_model(&text)
+                .with_context(|| format!("model file {}", args.model.display()))?;
+            let name = args
+                .pack
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "pack".into());
+            args.pack.with_file_name(format!("{name}-{}", model.name))
+        }
+    };
+    let done =
+        pregen_coordinator::retier::retier(&args.pack, &text, &output, WriteOptions::default())
+            .with_context(|| format!("model file {}", args.model.display()))?;
+    println!(
+        "retiered {} levels into {} in {:.1} s (job {})",
+        done.levels,
+        output.display(),
+        done.elapsed.as_secs_f64(),
+        done.job.id()
+    );
+    Ok(())
+}

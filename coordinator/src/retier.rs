@@ -1,0 +1,123 @@
+//! Retuning without regenerating: a finished pack rated again by another
+//! model, from its commit log, without running one seed.
+//!
+//! The pack's job gets the new `[rating]` model (so a new job id); its commit
+//! log is replayed as a resume would (the same selection of seeds: the first
+//! `count` accepted in seed order, duplicates decided by seed), each selected
+//! record's difficulty is the new model's rating of its metrics and moves,
+//! and the pack is written anew into another folder: tiers, campaigns,
+//! Parquet, release files and manifest. The result is byte for byte the pack a
+//! run of the job with that model from the start would write (its run facts,
+//! such as the cross-check's counts, are the original run's).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use pregen_pack::job::RatingSpec;
+use pregen_pack::write::{PackWriter, RunFacts, WriteOptions};
+use pregen_pack::{Job, PackDir};
+
+use crate::CoordinatorError;
+use crate::commit_log::CommitLog;
+use crate::scheduler::{Scheduler, SchedulerConfig};
+use crate::server::{check_key, write_from_log};
+use crate::service::rate;
+
+/// What a retier did.
+#[derive(Debug, Clone)]
+pub struct Retiered {
+    /// The new pack's job (the old one with the new model).
+    pub job: Job,
+    /// Levels rated again.
+    pub levels: u64,
+    /// Wall-clock time.
+    pub elapsed: Duration,
+}
+
+/// Rates the finished pack in `pack` again with the model whose TOML text is
+/// `model_text` and writes the new pack to `out` (a folder that must not
+/// hold anything yet).
+pub fn retier(
+    pack: &Path,
+    model_text: &str,
+    out: &Path,
+    options: WriteOptions,
+) -> Result<Retiered, CoordinatorError> {
+    let started = Instant::now();
+    let old_dir = PackDir::new(pack);
+    if !old_dir.is_complete() {
+        return Err(CoordinatorError::Resume(format!(
+            "{} is not a finished pack (no _SUCCESS): finish it first",
+            pack.display()
+        )));
+    }
+    let old_job = old_dir.read_manifest()?.job;
+    let manifest = old_dir.read_manifest()?;
+    let mut job = old_job.clone();
+    job.rating = RatingSpec {
+        model: String::new(),
+        model_text: model_text.to_string(),
+    };
+    job.validate()?;
+    let model = job.rating_model()?;
+    if out.exists() && std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_some()) {
+        return Err(CoordinatorError::Resume(format!(
+            "{} is not empty: give a new folder for the retiered pack",
+            out.display()
+        )));
+    }
+    let (key, _) = check_key(&old_dir.commit())?;
+    // The selection as the run made it. No new samples or audits: the pack
+    // was complete, its checks settled in the log.
+    let mut scheduler = Scheduler::start(SchedulerConfig {
+        strata: old_job
+            .plan()
+            .iter()
+            .map(|p| (p.first_seed, p.count))
+            .collect(),
+        seeds_per_lease: old_job.seeds_per_lease,
+        lease_ttl: Duration::from_secs(1),
+        max_seeds: None,
+        progress_limit: Duration::from_secs(1),
+        cross_check: 0.0,
+        check_key: key,
+        audit_duplicate_levels: false,
+    });
+    let mut log = CommitLog::open(&old_dir.commit(), &old_job, |e| scheduler.replay(e))?;
+    scheduler.end_replay();
+    let selection = scheduler.take_selection().ok_or_else(|| {
+        CoordinatorError::Resume(format!(
+            "{}: the commit log does not hold the whole pack",
+            old_dir.commit().display()
+        ))
+    })?;
+    let dir = PackDir::new(out);
+    let writer = PackWriter::new(&dir, &job, options)?;
+    let facts = RunFacts {
+        mismatches: manifest.mismatches,
+        protocol: manifest.versions.protocol,
+        cross_check: manifest.cross_check,
+    };
+    let mut failed = None;
+    write_from_log(
+        &mut log,
+        writer,
+        &dir,
+        &old_job,
+        selection,
+        &facts,
+        |record| {
+            if let Err(e) = rate(&model, record) {
+                failed.get_or_insert(e);
+            }
+        },
+    )?;
+    if let Some(e) = failed {
+        return Err(CoordinatorError::Resume(e));
+    }
+    Ok(Retiered {
+        levels: job.count,
+        job,
+        elapsed: started.elapsed(),
+    })
+}
