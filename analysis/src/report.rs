@@ -9,6 +9,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use arrow_array::cast::AsArray;
+use pregen_games::rating::{Model, Term, Transform};
 use pregen_pack::read::{
     f64_column, metrics_column, read_batches, text_column, u32_column, u64_column,
 };
@@ -76,10 +77,22 @@ pub fn report(dir: &Path) -> Result<String, AnalysisError> {
          <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{title}</h1>\n"
     );
     overview(&mut html, &manifest, &levels, &rejects);
+    let model = manifest.job.rating_model().ok();
+    if let Some(model) = &model {
+        rating(&mut html, model);
+    }
     tiers_table(&mut html, &levels);
-    gallery(&mut html, &picks, &found);
+    let by_seed: BTreeMap<u64, &Level> = levels.iter().map(|l| (l.seed, l)).collect();
+    let terms = |seed: u64| {
+        terms_of(
+            &manifest.job.game,
+            model.as_ref(),
+            by_seed.get(&seed).copied(),
+        )
+    };
+    gallery(&mut html, &picks, &found, &terms);
     charts(&mut html, &levels, &rejects, &campaigns);
-    campaign_strip(&mut html, &strip, &found);
+    campaign_strip(&mut html, &strip, &found, &terms);
     html.push_str("</body>\n</html>\n");
     Ok(html)
 }
@@ -135,13 +148,14 @@ fn gallery(
     html: &mut String,
     picks: &BTreeMap<u32, [(&str, u64); 3]>,
     found: &BTreeMap<u64, picture::PackLevel>,
+    terms: &dyn Fn(u64) -> String,
 ) {
     html.push_str("<h2>Gallery</h2>\n<p>The easiest, median and hardest level of each tier.</p>\n");
     for (tier, picks) in picks {
         let _ = writeln!(html, "<h3>Tier {tier}</h3>\n<div class=\"gallery\">");
         for (what, seed) in picks {
             if let Some(level) = found.get(seed) {
-                figure(html, level, what);
+                figure(html, level, what, &terms(*seed));
             }
         }
         html.push_str("</div>\n");
@@ -164,6 +178,7 @@ fn campaign_strip(
     html: &mut String,
     first: &[(u32, u64)],
     found: &BTreeMap<u64, picture::PackLevel>,
+    terms: &dyn Fn(u64) -> String,
 ) {
     if first.is_empty() {
         return;
@@ -171,22 +186,103 @@ fn campaign_strip(
     html.push_str("<h2>Campaign 1, level by level</h2>\n<div class=\"strip\">\n");
     for (position, seed) in first {
         if let Some(level) = found.get(seed) {
-            figure(html, level, &format!("position {position}"));
+            figure(html, level, &format!("position {position}"), &terms(*seed));
         }
     }
     html.push_str("</div>\n");
 }
 
-fn figure(html: &mut String, level: &picture::PackLevel, what: &str) {
+fn figure(html: &mut String, level: &picture::PackLevel, what: &str, terms: &str) {
     let _ = writeln!(
         html,
-        "<figure>{}<figcaption>{what}: seed {}, {} moves, difficulty {:.3} (tier {})</figcaption></figure>",
+        "<figure>{}<figcaption>{what}: seed {}, {} moves, difficulty {:.3} (tier {}){terms}</figcaption></figure>",
         level.svg(1.0),
         level.seed,
         level.moves,
         level.difficulty,
         level.tier
     );
+}
+
+/// The rating model: what each term is and weighs, and how it agrees with
+/// outside judgement.
+fn rating(html: &mut String, model: &Model) {
+    let _ = writeln!(
+        html,
+        "<h2>Rating</h2>\n<p>Difficulty is the rating model <b>{}</b> v{} (SHA-256 {}): {}. \
+         It is the bias ({}) plus the terms below; the gallery's captions show each level's.</p>",
+        escape(&model.name),
+        model.version,
+        escape(model.sha256().get(..12).unwrap_or_default()),
+        escape(&model.about),
+        short(model.bias)
+    );
+    html.push_str("<table>\n<tr><th>term</th><th>weight</th><th>what it is</th></tr>\n");
+    for t in &model.terms {
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td style=\"text-align:left\">{}</td></tr>",
+            escape(&shape(t)),
+            t.weight,
+            escape(&t.about)
+        );
+    }
+    html.push_str("</table>\n");
+    if !model.agreement.is_empty() {
+        html.push_str("<p>Agreement with outside judgement:</p>\n<ul>\n");
+        for line in &model.agreement {
+            let _ = writeln!(html, "<li>{}</li>", escape(line));
+        }
+        html.push_str("</ul>\n");
+    }
+}
+
+/// A term's value as a formula, e.g. `log2(1 + push_nodes)`.
+fn shape(t: &Term) -> String {
+    let mut x = t.feature.clone();
+    if let Some(m) = &t.minus {
+        x = format!("{x} - {m}");
+    }
+    if let Some(c) = t.from {
+        x = format!("{c} - {x}");
+    }
+    if let Some(c) = t.below {
+        x = format!("max(0, {c} - {x})");
+    }
+    match t.transform {
+        Transform::Identity => x,
+        Transform::Log2 => format!("log2 max(1, {x})"),
+        Transform::Log2OnePlus => format!("log2(1 + {x})"),
+    }
+}
+
+/// A caption's tail: sokoban's pushes, and each term's part of the rating.
+fn terms_of(game: &str, model: Option<&Model>, level: Option<&Level>) -> String {
+    let Some(level) = level else {
+        return String::new();
+    };
+    let metrics: pregen_games::Metrics = level.metrics.iter().cloned().collect();
+    let mut tail = String::new();
+    if game == "sokoban"
+        && let Some(pushes) = metrics.get("pushes")
+    {
+        let _ = write!(tail, ", {pushes} pushes");
+    }
+    if let Some(model) = model
+        && let Ok(parts) = model.contributions(Model::features(&metrics, level.moves))
+    {
+        let named: Vec<String> = std::iter::once(format!("bias {}", short(model.bias)))
+            .chain(
+                model
+                    .terms
+                    .iter()
+                    .zip(parts)
+                    .map(|(t, p)| format!("{} {}", t.feature, short(p))),
+            )
+            .collect();
+        let _ = write!(tail, "; terms: {}", named.join(", "));
+    }
+    tail
 }
 
 fn read_levels(pack: &PackDir) -> Result<Vec<Level>, AnalysisError> {

@@ -216,6 +216,21 @@ fn every_games_report_shows_its_levels_in_chromium_regression_19() {
         let html = std::fs::read_to_string(&page).expect("page");
         let tiers = html.matches("<h3>Tier ").count();
         assert!(tiers >= 1, "{game}: a gallery");
+        // The rating explained where designers look (#53): the model's
+        // terms, and every picture's share of each.
+        assert!(html.contains("<h2>Rating</h2>"), "{game}: the model");
+        assert_eq!(
+            html.matches("; terms: bias ").count(),
+            3 * tiers + 5,
+            "{game}: every caption shows the terms"
+        );
+        if game == "sokoban" {
+            assert!(html.contains("sokoban-boxoban") && html.contains("AUC hard vs medium"));
+            assert!(
+                html.contains(" pushes; terms: bias "),
+                "sokoban captions show pushes"
+            );
+        }
 
         let shot = dir.path().join(format!("{game}.png"));
         let run = screenshot(&dir.path().join(format!("chromium-{game}")), &shot, &page);

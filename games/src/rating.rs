@@ -34,6 +34,10 @@ pub struct Model {
     /// Added to the terms.
     #[serde(default)]
     pub bias: f64,
+    /// How it agrees with outside judgement, a line per measure (what
+    /// calibration measured; the report shows it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agreement: Vec<String>,
     /// The terms, summed in this order.
     pub terms: Vec<Term>,
     /// The SHA-256 of the text it was read from (not part of the file).

@@ -117,6 +117,22 @@ pub fn run(args: CalibrateArgs) -> Result<()> {
     fitted.model.name = args.name.unwrap_or_else(|| format!("{game}-calibrated"));
     fitted.model.version = 1;
     let pair = |a: &Agreement| format!("{} vs {}", names[a.harder], names[a.easier]);
+    fitted.model.agreement = fitted
+        .agreement
+        .iter()
+        .map(|a| {
+            format!(
+                "AUC {} vs {}: {:.3} ({:.3}-{:.3}), {}-fold cross-validated, {} levels",
+                names[a.harder],
+                names[a.easier],
+                a.auc,
+                a.interval.0,
+                a.interval.1,
+                args.folds,
+                levels.len()
+            )
+        })
+        .collect();
     let figure = |a: &Agreement| format!("{:.3} ({:.3}-{:.3})", a.auc, a.interval.0, a.interval.1);
     let mut table = format!(
         "| pair | {} (as it is) | fitted, {}-fold cross-validated |\n|---|---|---|\n",
