@@ -55,9 +55,9 @@ fn calibrate_fits_sokoban_to_boxoban_classes_and_solve_uses_the_model() {
     assert_eq!(
         pairs,
         [
-            "medium vs unfiltered",
-            "hard vs unfiltered",
-            "hard vs medium"
+            "AUC medium vs unfiltered",
+            "AUC hard vs unfiltered",
+            "AUC hard vs medium"
         ]
     );
     // 120 levels a class: the fit tells the classes apart as the full split
@@ -110,8 +110,94 @@ fn calibrate_reads_another_games_release_files() {
     let (rows, model) = calibrate(&args, &dir.path().join("tilt.toml"));
     assert_eq!(rows.len(), 1);
     let (pair, base, fitted) = &rows[0];
-    assert_eq!(pair, "hard vs easy");
+    assert_eq!(pair, "AUC hard vs easy");
     assert_eq!(*base, 1.0, "the tiers are cut by the built-in model");
     assert!(*fitted > 0.9, "{rows:?}");
     assert!(model.contains("game = \"tilt\""), "{model}");
+}
+
+/// Labels from playtests, by level id of a pack: classes by name, or solve
+/// times (Spearman); a label that is neither is refused with its line.
+#[test]
+fn calibrate_takes_a_packs_levels_labelled_by_id() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pack = run_pack(dir.path(), &job_text(120), 1);
+    // Labels from the pack's own rating: the hardest half "hard", and a
+    // "solve time" that grows with the difficulty.
+    let summary = pregen_analysis::summarize(&pack).expect("summary");
+    assert_eq!(summary.statuses.get("accepted"), Some(&120));
+    let out = pregen()
+        .args(["analysis", "levels"])
+        .arg(&pack)
+        .output()
+        .expect("levels");
+    let listing = String::from_utf8_lossy(&out.stdout);
+    let rated: Vec<(String, f64)> = listing
+        .lines()
+        .filter_map(|l| {
+            // `; ID tier N difficulty D`
+            let words: Vec<&str> = l.strip_prefix("; ")?.split_whitespace().collect();
+            let id = words.first().filter(|w| w.starts_with("tilt-"))?;
+            let d = words
+                .iter()
+                .position(|w| *w == "difficulty")
+                .map(|i| words[i + 1])?;
+            Some((id.to_string(), d.parse().ok()?))
+        })
+        .collect();
+    assert_eq!(rated.len(), 120, "{listing}");
+    let mut sorted: Vec<f64> = rated.iter().map(|r| r.1).collect();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[60];
+    let classes: String = rated
+        .iter()
+        .map(|(id, d)| format!("{id},{}\n", if *d >= median { "hard" } else { "easy" }))
+        .collect();
+    let times: String = rated
+        .iter()
+        .map(|(id, d)| format!("{id},{:.3}\n", 2.0 * d + 5.0))
+        .collect();
+    let csv = dir.path().join("labels.csv");
+    let calibrate = |extra: &[&str], body: &str| {
+        std::fs::write(&csv, format!("level_id,label\n{body}")).expect("write");
+        pregen()
+            .args(["analysis", "calibrate", "--game", "tilt", "--pack"])
+            .arg(&pack)
+            .arg("--labels")
+            .arg(&csv)
+            .args(extra)
+            .arg("-o")
+            .arg(dir.path().join("m.toml"))
+            .output()
+            .expect("calibrate")
+    };
+    let by_class = calibrate(&["--order", "easy,hard"], &classes);
+    let stdout = String::from_utf8_lossy(&by_class.stdout);
+    assert!(
+        by_class.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&by_class.stderr)
+    );
+    assert!(stdout.contains("| AUC hard vs easy | 1.000"), "{stdout}");
+    let by_time = calibrate(&["--values"], &times);
+    let stdout = String::from_utf8_lossy(&by_time.stdout);
+    assert!(
+        by_time.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&by_time.stderr)
+    );
+    assert!(
+        stdout.contains("| Spearman with the labels | 1.000"),
+        "{stdout}"
+    );
+    let bad = calibrate(
+        &["--order", "easy,hard"],
+        "tilt-00000000000000000001,medium\n",
+    );
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success());
+    assert!(
+        stderr.contains("line 2") && stderr.contains("not a class of --order"),
+        "{stderr}"
+    );
 }

@@ -1,15 +1,18 @@
-//! `pregen analysis calibrate`: solve labelled levels, fit a model's
-//! weights to their classes, report the agreement and write the model.
+//! `pregen analysis calibrate`: labelled levels, a model's weights fitted to
+//! their labels, the agreement reported and the model written.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use pregen_analysis::calibrate::{Agreement, CalibrateConfig, Labelled, calibrate};
+use pregen_analysis::calibrate::{
+    Agreement, CalibrateConfig, Labelled, Labels, Measure, calibrate,
+};
 use pregen_games::rating::Model;
-use pregen_games::{Budget, GameKind, Verdict};
-
-use std::path::PathBuf;
+use pregen_games::{Budget, GameKind, Metrics, Verdict};
+use pregen_pack::PackDir;
+use pregen_pack::read::{f64_column, metrics_column, read_batches, text_column};
 
 /// Flags of `pregen analysis calibrate`.
 #[derive(clap::Args)]
@@ -18,10 +21,35 @@ pub struct CalibrateArgs {
     #[arg(long)]
     game: String,
     /// A class of levels, `NAME=FILE[,FILE...]` (level files or collections,
-    /// as `pregen solve` reads them); repeat for each class, easiest first
-    /// (a name given again adds files to its class).
-    #[arg(long = "class", value_name = "NAME=FILES", required = true)]
+    /// as `pregen solve` reads them, solved here); repeat for each class,
+    /// easiest first (a name given again adds files to its class).
+    #[arg(
+        long = "class",
+        value_name = "NAME=FILES",
+        required_unless_present = "labels"
+    )]
     classes: Vec<String>,
+    /// Or a pack's levels, labelled by `--labels`: their metrics are read
+    /// from the pack, nothing is solved.
+    #[arg(
+        long,
+        value_name = "DIR",
+        requires = "labels",
+        conflicts_with = "classes"
+    )]
+    pack: Option<PathBuf>,
+    /// A CSV of `level_id,label` (a header line, then a level of `--pack`
+    /// per line). A label is a class: a number 0, 1, 2... (easiest first) or
+    /// a name of `--order`; with `--values`, a value such as a solve time.
+    #[arg(long, value_name = "CSV", requires = "pack")]
+    labels: Option<PathBuf>,
+    /// The class names of `--labels`, easiest first, e.g. `easy,hard`.
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    order: Vec<String>,
+    /// The labels are values (solve times, say): agreement is Spearman's
+    /// correlation, not AUC between classes.
+    #[arg(long, requires = "labels")]
+    values: bool,
     /// The model whose terms are fitted (default: the game's built-in one).
     #[arg(long, value_name = "FILE")]
     model: Option<PathBuf>,
@@ -34,12 +62,12 @@ pub struct CalibrateArgs {
     /// Cross-validation folds.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(2..=100))]
     folds: u64,
-    /// Seconds allowed per level.
+    /// Seconds allowed per level (`--class` files).
     #[arg(long, default_value_t = 5.0)]
     time_limit: f64,
 }
 
-/// Solves every class's levels, fits, prints and writes.
+/// Reads or solves the labelled levels, fits, prints and writes.
 pub fn run(args: CalibrateArgs) -> Result<()> {
     let game = GameKind::from_name(&args.game)?;
     let base = match &args.model {
@@ -51,10 +79,89 @@ pub fn run(args: CalibrateArgs) -> Result<()> {
         }
         None => game.default_model()?,
     };
-    if !(args.time_limit.is_finite() && args.time_limit > 0.0) {
+    let (levels, names, labels) = match (&args.pack, &args.labels) {
+        (Some(pack), Some(csv)) => from_pack(&base, pack, csv, &args.order, args.values)?,
+        _ => {
+            let (levels, names) = from_files(game, &base, &args.classes, args.time_limit)?;
+            (levels, names, Labels::Classes)
+        }
+    };
+    let config = CalibrateConfig {
+        folds: args.folds as usize,
+        ..CalibrateConfig::default()
+    };
+    let mut fitted = calibrate(&base, &levels, labels, config).map_err(anyhow::Error::msg)?;
+    fitted.model.name = args.name.unwrap_or_else(|| format!("{game}-calibrated"));
+    fitted.model.version = 1;
+    let what = |a: &Agreement| match a.measure {
+        Measure::Auc { easier, harder } => format!("AUC {} vs {}", names[harder], names[easier]),
+        Measure::Spearman => "Spearman with the labels".to_string(),
+    };
+    let figure =
+        |a: &Agreement| format!("{:.3} ({:.3}-{:.3})", a.value, a.interval.0, a.interval.1);
+    let mut table = format!(
+        "| measure | {} (as it is) | fitted, {}-fold cross-validated |\n|---|---|---|\n",
+        base.name, args.folds
+    );
+    for (b, f) in fitted.base_agreement.iter().zip(&fitted.agreement) {
+        table.push_str(&format!(
+            "| {} | {} | {} |\n",
+            what(b),
+            figure(b),
+            figure(f)
+        ));
+    }
+    print!("{table}");
+    fitted.model.agreement = fitted
+        .agreement
+        .iter()
+        .map(|a| {
+            format!(
+                "{}: {}, {}-fold cross-validated, {} levels",
+                what(a),
+                figure(a),
+                args.folds,
+                levels.len()
+            )
+        })
+        .collect();
+    let scale = match labels {
+        Labels::Classes => format!(
+            "classes {} (easiest first; the difficulty reads on their scale, 0 to {})",
+            names.join(" < "),
+            names.len().saturating_sub(1)
+        ),
+        Labels::Values => "values (the difficulty reads on their scale)".to_string(),
+    };
+    fitted.model.about = format!(
+        "{}, weights fitted by `pregen analysis calibrate` to {} levels labelled by {scale}",
+        base.about.trim_end_matches('.'),
+        levels.len(),
+    );
+    let header = format!(
+        "Fitted by `pregen analysis calibrate` from {}; its agreement, 95% bootstrap \
+         intervals:\n{}",
+        base.name,
+        fitted.model.agreement.join("\n")
+    );
+    std::fs::write(&args.output, fitted.model.to_file(&header))
+        .with_context(|| format!("cannot write {}", args.output.display()))?;
+    eprintln!("wrote {}", args.output.display());
+    Ok(())
+}
+
+/// Levels of `--class` files, solved: each with its class index; the class
+/// names in order.
+fn from_files(
+    game: GameKind,
+    base: &Model,
+    classes: &[String],
+    time_limit: f64,
+) -> Result<(Vec<Labelled>, Vec<String>)> {
+    if !(time_limit.is_finite() && time_limit > 0.0) {
         bail!("--time-limit must be a positive number of seconds");
     }
-    let limit = Duration::from_secs_f64(args.time_limit);
+    let limit = Duration::from_secs_f64(time_limit);
     let budget = || {
         let now = Instant::now();
         Budget {
@@ -65,7 +172,7 @@ pub fn run(args: CalibrateArgs) -> Result<()> {
     };
     let mut names: Vec<String> = Vec::new();
     let mut files: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-    for spec in &args.classes {
+    for spec in classes {
         let Some((name, list)) = spec
             .split_once('=')
             .filter(|(n, l)| !n.is_empty() && !l.is_empty())
@@ -91,7 +198,10 @@ pub fn run(args: CalibrateArgs) -> Result<()> {
                 Verdict::Solved(s) => match base.values(Model::features(&s.analysis, s.moves)) {
                     Ok(values) => {
                         solved += 1;
-                        levels.push(Labelled { class, values });
+                        levels.push(Labelled {
+                            label: class as f64,
+                            values,
+                        });
                     }
                     Err(_) => unsolved += 1,
                 },
@@ -109,66 +219,107 @@ pub fn run(args: CalibrateArgs) -> Result<()> {
             }
         );
     }
-    let config = CalibrateConfig {
-        folds: args.folds as usize,
-        ..CalibrateConfig::default()
-    };
-    let mut fitted = calibrate(&base, &levels, config).map_err(anyhow::Error::msg)?;
-    fitted.model.name = args.name.unwrap_or_else(|| format!("{game}-calibrated"));
-    fitted.model.version = 1;
-    let pair = |a: &Agreement| format!("{} vs {}", names[a.harder], names[a.easier]);
-    fitted.model.agreement = fitted
-        .agreement
-        .iter()
-        .map(|a| {
-            format!(
-                "AUC {} vs {}: {:.3} ({:.3}-{:.3}), {}-fold cross-validated, {} levels",
-                names[a.harder],
-                names[a.easier],
-                a.auc,
-                a.interval.0,
-                a.interval.1,
-                args.folds,
-                levels.len()
-            )
-        })
-        .collect();
-    let figure = |a: &Agreement| format!("{:.3} ({:.3}-{:.3})", a.auc, a.interval.0, a.interval.1);
-    let mut table = format!(
-        "| pair | {} (as it is) | fitted, {}-fold cross-validated |\n|---|---|---|\n",
-        base.name, args.folds
-    );
-    for (b, f) in fitted.base_agreement.iter().zip(&fitted.agreement) {
-        table.push_str(&format!(
-            "| {} | {} | {} |\n",
-            pair(b),
-            figure(b),
-            figure(f)
-        ));
+    Ok((levels, names))
+}
+
+/// Levels of a pack labelled by a CSV of `level_id,label`: their terms'
+/// values from the pack's metrics, in the CSV's order.
+fn from_pack(
+    base: &Model,
+    pack: &Path,
+    csv: &Path,
+    order: &[String],
+    values: bool,
+) -> Result<(Vec<Labelled>, Vec<String>, Labels)> {
+    let dir = PackDir::new(pack);
+    let manifest = dir.read_manifest()?;
+    if manifest.job.game != base.game {
+        bail!(
+            "{} is a {} pack, not {}",
+            pack.display(),
+            manifest.job.game,
+            base.game
+        );
     }
-    print!("{table}");
-    fitted.model.about = format!(
-        "{}, weights fitted by `pregen analysis calibrate` to {} levels in classes {} (easiest \
-         first; the difficulty reads on their scale, 0 to {})",
-        base.about.trim_end_matches('.'),
-        levels.len(),
-        names.join(" < "),
-        names.len() - 1
-    );
-    let header = format!(
-        "Fitted by `pregen analysis calibrate` from {}.\nAUC per pair of classes, {}-fold \
-         cross-validated, 95% bootstrap interval:\n{}",
-        base.name,
-        args.folds,
-        fitted
-            .agreement
-            .iter()
-            .map(|a| format!("  {}: {}", pair(a), figure(a)))
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
-    std::fs::write(&args.output, fitted.model.to_file(&header))
-        .with_context(|| format!("cannot write {}", args.output.display()))?;
-    eprintln!("wrote {}", args.output.display());
-    Ok(())
+    let mut features: BTreeMap<String, (Metrics, u32)> = BTreeMap::new();
+    for (_, part) in dir.level_parts()? {
+        for batch in read_batches(&part)? {
+            let ids = text_column(&batch, "level_id", &part)?;
+            let moves = f64_column(&batch, "moves", &part)?;
+            let metrics = metrics_column(&batch);
+            for i in 0..batch.num_rows() {
+                let m: Metrics = metrics
+                    .as_ref()
+                    .map(|m| m(i))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .collect();
+                features.insert(ids.value(i).to_string(), (m, moves[i] as u32));
+            }
+        }
+    }
+    let text =
+        std::fs::read_to_string(csv).with_context(|| format!("cannot read {}", csv.display()))?;
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    match lines.next() {
+        Some((_, header)) if header.trim() == "level_id,label" => {}
+        other => bail!(
+            "{}: the first line must be `level_id,label`, not `{}`",
+            csv.display(),
+            other.map_or("", |(_, l)| l)
+        ),
+    }
+    let mut levels = Vec::new();
+    for (n, line) in lines {
+        let at = || format!("{} line {}", csv.display(), n + 1);
+        let Some((id, label)) = line.split_once(',') else {
+            bail!("{}: expected `level_id,label`", at());
+        };
+        let (id, label) = (id.trim(), label.trim());
+        let Some((metrics, moves)) = features.get(id) else {
+            bail!("{}: no level `{id}` in {}", at(), pack.display());
+        };
+        let label = match order.iter().position(|o| o == label) {
+            Some(class) if !values => class as f64,
+            None if !values && !order.is_empty() => {
+                bail!(
+                    "{}: `{label}` is not a class of --order ({})",
+                    at(),
+                    order.join(", ")
+                )
+            }
+            _ => match label.parse::<f64>() {
+                Ok(v) if v.is_finite() && (values || (v >= 0.0 && v.fract() == 0.0)) => v,
+                _ if values => bail!("{}: `{label}` is not a number", at()),
+                _ => bail!(
+                    "{}: `{label}` is not a class (0, 1, 2... or a name of --order; give --values \
+                     for solve times and other values)",
+                    at()
+                ),
+            },
+        };
+        let values = base
+            .values(Model::features(metrics, *moves))
+            .with_context(at)?;
+        levels.push(Labelled { label, values });
+    }
+    let names = if order.is_empty() {
+        let top = levels.iter().map(|l| l.label as usize).max().unwrap_or(0);
+        (0..=top).map(|c| c.to_string()).collect()
+    } else {
+        order.to_vec()
+    };
+    eprintln!("{} levels of {} labelled", levels.len(), pack.display());
+    Ok((
+        levels,
+        names,
+        if values {
+            Labels::Values
+        } else {
+            Labels::Classes
+        },
+    ))
 }
