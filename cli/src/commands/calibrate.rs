@@ -247,14 +247,14 @@ fn from_pack(
             let ids = text_column(&batch, "level_id", &part)?;
             let moves = f64_column(&batch, "moves", &part)?;
             let metrics = metrics_column(&batch);
-            for i in 0..batch.num_rows() {
+            for (i, &moves) in moves.iter().enumerate() {
                 let m: Metrics = metrics
                     .as_ref()
                     .map(|m| m(i))
                     .unwrap_or_default()
                     .into_iter()
                     .collect();
-                features.insert(ids.value(i).to_string(), (m, moves[i] as u32));
+                features.insert(ids.value(i).to_string(), (m, moves as u32));
             }
         }
     }
