@@ -284,8 +284,8 @@ impl Game for Cube {
     fn from_collection(text: &str) -> Result<crate::game::Collection<Self::Level>, GameError> {
         crate::game::collection_of_blocks(text, Self::from_text)
     }
-    // Making a level is 2-4% of a seed's time: the coordinator makes each
-    // worker's level again from its seed.
+    // Generating is a few per cent of making a level (`--bench check`): the
+    // coordinator makes each worker's level again from its seed.
     const REGENERATE: bool = true;
 
     fn replay(level: &Level, solution: &str) -> Result<(), GameError> {
