@@ -720,4 +720,16 @@ fn a_retiered_pack_is_the_pack_its_model_makes_from_the_start() {
         .expect("run retier");
     assert!(!again.status.success());
     assert!(String::from_utf8_lossy(&again.stderr).contains("is not empty"));
+    // A retiered pack keeps no commit log: it is refused, and left as it is.
+    let twice = crate::common::pregen()
+        .args(["retier", "--model"])
+        .arg(&model_file)
+        .arg("-o")
+        .arg(dir.path().join("twice"))
+        .arg(&retiered)
+        .output()
+        .expect("run retier");
+    assert!(!twice.status.success());
+    assert!(String::from_utf8_lossy(&twice.stderr).contains("has no commit log"));
+    assert!(!retiered.join("commit").exists());
 }

@@ -51,6 +51,13 @@ pub fn retier(
             pack.display()
         )));
     }
+    if !old_dir.commit().join("job.json").is_file() {
+        return Err(CoordinatorError::Resume(format!(
+            "{} has no commit log to rate again from (a retiered pack keeps none): retier the \
+             pack it was made from",
+            pack.display()
+        )));
+    }
     let old_job = old_dir.read_manifest()?.job;
     let manifest = old_dir.read_manifest()?;
     let mut job = old_job.clone();
