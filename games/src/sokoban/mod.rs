@@ -199,6 +199,11 @@ impl Game for Sokoban {
         ),
         metric("boxes", "count", "boxes on the board"),
         metric("push_nodes", "count", "nodes of the push search"),
+        metric(
+            "start_bound",
+            "pushes",
+            "the solver's lower bound on the pushes at the start (each box's fewest pushes to a goal, matched)",
+        ),
         metric("push_optimal", "flag", "1 when `pushes` is proven fewest"),
         metric(
             "push_lower_bound",
@@ -386,6 +391,7 @@ impl Game for Sokoban {
             ("moves".into(), f64::from(a.moves)),
             ("boxes".into(), puzzle.level.boxes.len() as f64),
             ("push_nodes".into(), a.push_nodes as f64),
+            ("start_bound".into(), f64::from(a.start_bound)),
             ("push_optimal".into(), f64::from(u8::from(a.push_optimal))),
         ]);
         if !a.push_optimal {

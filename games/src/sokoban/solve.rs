@@ -96,6 +96,9 @@ pub struct Answer {
     pub nodes: u64,
     /// States expanded by the push-optimal search alone (the search effort).
     pub push_nodes: u64,
+    /// The push bound of the start position (lone-box distances matched to
+    /// goals): how far the level looks from solved before any push.
+    pub start_bound: u32,
 }
 
 /// Solves `level` within `budget` (`max_nodes` per phase, a quarter of it
@@ -166,6 +169,7 @@ pub fn solve(level: &Level, budget: &Budget) -> Result<Answer, Rejection> {
         lower_bound,
         nodes: search.nodes,
         push_nodes,
+        start_bound: search.start_bound.unwrap_or(0),
     })
 }
 
@@ -918,6 +922,8 @@ struct Search<'a> {
     /// The largest `pushes + bound` the push-optimal search expanded: no
     /// solution has fewer pushes.
     proven: u32,
+    /// The push bound of the start position, as the first push search saw it.
+    start_bound: Option<u32>,
     k: usize,
     boxes: Vec<u16>,
     player: Vec<u16>,
@@ -1200,6 +1206,7 @@ impl<'a> Search<'a> {
             nodes: 0,
             work: 0,
             proven: 0,
+            start_bound: None,
             k: board.goals,
             boxes: Vec::new(),
             player: Vec::new(),
@@ -1611,6 +1618,9 @@ impl<'a> Search<'a> {
         let Some(h0) = self.bound_on(t0, &boxes, usize::from(start.player)) else {
             return Ok(None);
         };
+        if mode == Mode::FewestPushes {
+            self.start_bound.get_or_insert(h0);
+        }
         let owed = self.owed_now();
         self.insert(&boxes, key_player, ROOT, (0, 0), 0, 0, (h0, t0, owed));
         let mut open = BinaryHeap::new();
