@@ -5,7 +5,7 @@
 //! the coordinator when it starts and never leaves it, so a worker cannot
 //! tell which of its results will be checked. The first result of a sampled
 //! seed counts at once (the pack does not wait for it) and the seed waits for
-//! a second run by a worker of another name; the pack is not written while a
+//! a second run by another worker (identity); the pack is not written while a
 //! sampled seed inside it waits. When two results of a seed disagree, the
 //! coordinator runs the seed itself and refuses every worker that disagreed
 //! with it: none of that worker's results count any more and its seeds are
