@@ -672,14 +672,17 @@ fn a_retiered_pack_is_the_pack_its_model_makes_from_the_start() {
     let model_file = dir.path().join("moves.toml");
     std::fs::write(&model_file, model).expect("write the model");
     let retiered = dir.path().join("retiered");
-    let out = crate::common::pregen()
-        .args(["retier", "--model"])
-        .arg(&model_file)
-        .arg("-o")
-        .arg(&retiered)
-        .arg(&original)
-        .output()
-        .expect("run retier");
+    let retier = |pack: &std::path::Path, output: &std::path::Path| {
+        crate::common::pregen()
+            .args(["retier", "--model"])
+            .arg(&model_file)
+            .arg("-o")
+            .arg(output)
+            .arg(pack)
+            .output()
+            .expect("run retier")
+    };
+    let out = retier(&original, &retiered);
     assert!(
         out.status.success(),
         "{}",
@@ -710,25 +713,11 @@ fn a_retiered_pack_is_the_pack_its_model_makes_from_the_start() {
         "the new model reorders the release"
     );
     // A folder that holds something is not overwritten.
-    let again = crate::common::pregen()
-        .args(["retier", "--model"])
-        .arg(&model_file)
-        .arg("-o")
-        .arg(&retiered)
-        .arg(&original)
-        .output()
-        .expect("run retier");
+    let again = retier(&original, &retiered);
     assert!(!again.status.success());
     assert!(String::from_utf8_lossy(&again.stderr).contains("is not empty"));
     // A retiered pack keeps no commit log: it is refused, and left as it is.
-    let twice = crate::common::pregen()
-        .args(["retier", "--model"])
-        .arg(&model_file)
-        .arg("-o")
-        .arg(dir.path().join("twice"))
-        .arg(&retiered)
-        .output()
-        .expect("run retier");
+    let twice = retier(&retiered, &dir.path().join("twice"));
     assert!(!twice.status.success());
     assert!(String::from_utf8_lossy(&twice.stderr).contains("has no commit log"));
     assert!(!retiered.join("commit").exists());

@@ -58,8 +58,8 @@ pub fn retier(
             pack.display()
         )));
     }
-    let old_job = old_dir.read_manifest()?.job;
     let manifest = old_dir.read_manifest()?;
+    let old_job = manifest.job.clone();
     let mut job = old_job.clone();
     job.rating = RatingSpec {
         model: String::new(),

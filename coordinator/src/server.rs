@@ -280,17 +280,13 @@ impl ReplayCheck {
                     record.seed
                 )
             })?;
-        let mut rated = record.clone();
-        crate::service::rate(&self.model, &mut rated)?;
-        let difficulty = rated.level.as_ref().map(|l| l.difficulty);
-        if difficulty.map(f64::to_bits) != Some(level.difficulty.to_bits()) {
+        let rated = crate::service::rating(&self.model, record.seed, level)?;
+        if rated.to_bits() != level.difficulty.to_bits() {
             return Err(format!(
                 "the commit log's difficulty for seed {} is {} but the job's rating model rates \
-                 its metrics {}: the log was changed after it was written; move the pack's \
+                 its metrics {rated}: the log was changed after it was written; move the pack's \
                  commit/ folder away to start afresh",
-                record.seed,
-                level.difficulty,
-                difficulty.unwrap_or(f64::NAN)
+                record.seed, level.difficulty
             ));
         }
         game.check(level)

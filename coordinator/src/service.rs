@@ -59,13 +59,22 @@ pub struct Shared {
     built_in: Arc<Model>,
 }
 
-/// Sets an accepted record's difficulty to `model`'s rating of its metrics
-/// and moves (a level without a feature the model needs is an error).
+/// `model`'s rating of a level's metrics and moves (a level without a
+/// feature the model needs is an error naming the seed).
+pub fn rating(
+    model: &Model,
+    seed: u64,
+    level: &pregen_pack::record::LevelRecord,
+) -> Result<f64, String> {
+    model
+        .rate(Model::features(&level.metrics, level.moves))
+        .map_err(|e| format!("seed {seed}: {e}"))
+}
+
+/// Sets an accepted record's difficulty to `model`'s rating of it.
 pub fn rate(model: &Model, record: &mut SeedRecord) -> Result<(), String> {
     if let Some(level) = record.level.as_mut() {
-        level.difficulty = model
-            .rate(Model::features(&level.metrics, level.moves))
-            .map_err(|e| format!("seed {}: {e}", record.seed))?;
+        level.difficulty = rating(model, record.seed, level)?;
     }
     Ok(())
 }

@@ -88,7 +88,7 @@ pub(crate) fn within(count: u32, unit: &str, min: u32, max: u32) -> Result<(), R
 }
 
 /// A rating rounded to 1e-6, so it prints and sorts the same everywhere.
-pub(crate) fn rounded_rating(raw: f64) -> f64 {
+pub fn rounded_rating(raw: f64) -> f64 {
     (raw * 1e6).round() / 1e6
 }
 

@@ -16,7 +16,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::game::{MetricDoc, rounded_rating};
+use crate::game::MetricDoc;
+pub use crate::game::rounded_rating;
 
 /// A rating model: the features a game's difficulty is made of.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

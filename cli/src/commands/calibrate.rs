@@ -3,14 +3,14 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use pregen_analysis::calibrate::{
     Agreement, CalibrateConfig, Labelled, Labels, Measure, calibrate,
 };
 use pregen_games::rating::Model;
-use pregen_games::{Budget, GameKind, Metrics, Verdict};
+use pregen_games::{GameKind, Metrics, Verdict};
 use pregen_pack::PackDir;
 use pregen_pack::read::{f64_column, metrics_column, read_batches, text_column};
 
@@ -70,15 +70,7 @@ pub struct CalibrateArgs {
 /// Reads or solves the labelled levels, fits, prints and writes.
 pub fn run(args: CalibrateArgs) -> Result<()> {
     let game = GameKind::from_name(&args.game)?;
-    let base = match &args.model {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            game.parse_model(&text)
-                .with_context(|| format!("model file {}", path.display()))?
-        }
-        None => game.default_model()?,
-    };
+    let base = super::solve::read_model(game, args.model.as_deref())?;
     let (levels, names, labels) = match (&args.pack, &args.labels) {
         (Some(pack), Some(csv)) => from_pack(&base, pack, csv, &args.order, args.values)?,
         _ => {
@@ -161,15 +153,7 @@ fn from_files(
     if !(time_limit.is_finite() && time_limit > 0.0) {
         bail!("--time-limit must be a positive number of seconds");
     }
-    let limit = Duration::from_secs_f64(time_limit);
-    let budget = || {
-        let now = Instant::now();
-        Budget {
-            max_nodes: u64::MAX,
-            deadline: Some(now + limit + limit / 10),
-            time_limit: Some(now + limit),
-        }
-    };
+    let budget = super::solve::per_level(Duration::from_secs_f64(time_limit), None);
     let mut names: Vec<String> = Vec::new();
     let mut files: BTreeMap<usize, Vec<String>> = BTreeMap::new();
     for spec in classes {

@@ -1,12 +1,12 @@
 //! `pregen solve`: solve level files in a game's text form, whoever made them.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use pregen_games::rating::Model;
+use pregen_games::rating::{Model, rounded_rating};
 use pregen_games::{Budget, GameKind, Rejection, Verdict};
 
 /// Flags of `pregen solve`.
@@ -59,15 +59,7 @@ pub fn run(args: SolveArgs) -> Result<()> {
         files,
     } = args;
     let game = GameKind::from_name(&game)?;
-    let model = match &model {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            game.parse_model(&text)
-                .with_context(|| format!("model file {}", path.display()))?
-        }
-        None => game.default_model()?,
-    };
+    let model = read_model(game, model.as_deref())?;
     let term_names: Vec<String> = std::iter::once("\tbias".to_string())
         .chain(model.terms.iter().map(|t| format!("\tterm:{}", t.feature)))
         .collect();
@@ -76,17 +68,7 @@ pub fn run(args: SolveArgs) -> Result<()> {
     } else {
         (String::new(), String::new())
     };
-    let limit = Duration::from_secs_f64(time_limit);
-    // Each level gets its own clock; the watchdog only backs up a game that
-    // does not watch the time limit.
-    let budget = || {
-        let now = Instant::now();
-        Budget {
-            max_nodes: max_nodes.unwrap_or(u64::MAX),
-            deadline: Some(now + limit + limit / 10),
-            time_limit: Some(now + limit),
-        }
-    };
+    let budget = per_level(Duration::from_secs_f64(time_limit), max_nodes);
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
@@ -162,7 +144,7 @@ pub fn run(args: SolveArgs) -> Result<()> {
                         (Ok(difficulty), Ok(parts)) if terms => {
                             let parts: String = std::iter::once(model.bias)
                                 .chain(parts)
-                                .map(|p| format!("\t{}", rounded(p)))
+                                .map(|p| format!("\t{}", rounded_rating(p)))
                                 .collect();
                             format!("{difficulty}{parts}")
                         }
@@ -213,9 +195,29 @@ pub fn run(args: SolveArgs) -> Result<()> {
     Ok(())
 }
 
-/// A term's contribution as printed: six decimals, as the difficulty.
-fn rounded(x: f64) -> f64 {
-    (x * 1e6).round() / 1e6
+/// The model of `path`, or the game's built-in one.
+pub fn read_model(game: GameKind, path: Option<&Path>) -> Result<Model> {
+    let Some(path) = path else {
+        return Ok(game.default_model()?);
+    };
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    game.parse_model(&text)
+        .with_context(|| format!("model file {}", path.display()))
+}
+
+/// A budget per level: `limit` as the time limit (each level gets its own
+/// clock), a watchdog a tenth later for a game that does not watch it, and
+/// `max_nodes` nodes (none: no cap).
+pub fn per_level(limit: Duration, max_nodes: Option<u64>) -> impl Fn() -> Budget {
+    move || {
+        let now = Instant::now();
+        Budget {
+            max_nodes: max_nodes.unwrap_or(u64::MAX),
+            deadline: Some(now + limit + limit / 10),
+            time_limit: Some(now + limit),
+        }
+    }
 }
 
 /// The figures' columns of a level without an answer.
