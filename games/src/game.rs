@@ -403,6 +403,18 @@ pub trait Game: 'static {
     /// The analysis in its published form: the pack's `metrics` map.
     fn metrics(level: &Self::Level, solved: &Solved<Self::Analysis>) -> Metrics;
 
+    /// What the agents make of an accepted level ([`crate::agents`]), from
+    /// its solution's `moves` and published `metrics` (which set how long a
+    /// try may be): their [`crate::agents::METRICS`] join the level's
+    /// metrics, so a rating model may use them. `None`: the game has no agents.
+    fn agents(
+        _level: &Self::Level,
+        _moves: u32,
+        _metrics: &Metrics,
+    ) -> Option<crate::agents::Figures> {
+        None
+    }
+
     /// The text layout.
     fn to_text(level: &Self::Level) -> String;
 
@@ -454,6 +466,16 @@ pub trait Game: 'static {
     fn canonical(_params: &Self::Params, _level: &Self::Level) -> Option<String> {
         None
     }
+}
+
+/// Everything a verified level publishes: the game's [`Game::metrics`] and
+/// its agents' figures.
+pub(crate) fn published<G: Game>(level: &G::Level, solved: &Solved<G::Analysis>) -> Metrics {
+    let mut metrics = G::metrics(level, solved);
+    if let Some(figures) = G::agents(level, solved.moves, &metrics) {
+        metrics.extend(figures.metrics());
+    }
+    metrics
 }
 
 /// The built-in rating model of game `G`.
@@ -517,7 +539,7 @@ pub fn run_game_rated<G: Game>(
         let solved = G::solve(&level, budget).map_err(|r| (r, 0))?;
         let refused = |r| (r, solved.nodes);
         G::accept(params, &level, &solved).map_err(refused)?;
-        let metrics = G::metrics(&level, &solved);
+        let metrics = published::<G>(&level, &solved);
         let difficulty = model
             .rate(Model::features(&metrics, solved.moves))
             .map_err(|e| refused(Rejection::Error(e.to_string())))?;

@@ -15,9 +15,12 @@
 //!   what it returns.
 //! - [`rating::Model`]: a rating as data, each game's built-in one in
 //!   `games/models/`.
+//! - [`agents`]: random, greedy and best-first players whose figures join a
+//!   level's metrics.
 //! - [`rng::Rng`]: the portable seeded PRNG.
 //! - [`seeds::SeedFile`]: a seed-only release's tier, regenerated level by level.
 
+pub mod agents;
 pub mod cube;
 pub mod doors;
 pub mod dungeon;
@@ -42,4 +45,4 @@ pub use registry::{CheckError, GameKind, LevelVerdict, PreparedGame, Verdict};
 /// The generator version: part of every pack's manifest, and a worker whose
 /// version differs from the coordinator's is refused. Bump it whenever any game's
 /// output for a given (params, seed) changes.
-pub const GENERATOR_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+gen10");
+pub const GENERATOR_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+gen11");

@@ -10,6 +10,7 @@ use std::marker::PhantomData;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
+use crate::agents::Figures;
 use crate::cube::Cube;
 use crate::doors::Doors;
 use crate::dungeon::Dungeon;
@@ -100,6 +101,12 @@ impl GameKind {
     /// Replays a stored level (JSON form) with its solution.
     pub fn replay_json(self, level_json: &str, solution: &str) -> Result<(), GameError> {
         self.0.replay_json(level_json, solution)
+    }
+
+    /// What the agents make of a stored level ([`crate::agents`]): the
+    /// figures its metrics hold, computed again (`None`: no agents).
+    pub fn play_agents(self, c: &Candidate) -> Result<Option<Figures>, CheckError> {
+        self.0.play_agents(c)
     }
 
     /// The game's built-in rating model (`games/models/<game>.toml`).
@@ -281,6 +288,7 @@ trait Registered: Sync {
         each: &mut dyn FnMut(LevelVerdict),
     ) -> Result<(), GameError>;
     fn replay_json(&self, level_json: &str, solution: &str) -> Result<(), GameError>;
+    fn play_agents(&self, c: &Candidate) -> Result<Option<Figures>, CheckError>;
 }
 
 /// A game with its params, as an object.
@@ -403,7 +411,7 @@ impl<G: Game> Registered for Entry<G> {
                 Err(e) => Verdict::Malformed(e),
                 Ok(level) => match G::solve(&level, &budget()) {
                     Ok(solved) => {
-                        let metrics = G::metrics(&level, &solved);
+                        let metrics = crate::game::published::<G>(&level, &solved);
                         Verdict::Solved(solved.map(|_| metrics))
                     }
                     Err(rejection) => Verdict::Failed(rejection),
@@ -425,6 +433,11 @@ impl<G: Game> Registered for Entry<G> {
             message: e.to_string(),
         })?;
         G::replay(&level, solution)
+    }
+
+    fn play_agents(&self, c: &Candidate) -> Result<Option<Figures>, CheckError> {
+        let level = parse_level::<G>(&c.level_json)?;
+        Ok(G::agents(&level, c.moves, &c.metrics))
     }
 }
 
@@ -462,6 +475,85 @@ mod tests {
                 (game, level)
             })
             .collect()
+    }
+
+    /// Golden agents: what every agent makes of each game's first level of
+    /// its default params. A change here changes every pack's metrics (and
+    /// a rating that uses them): bump `GENERATOR_VERSION` with it.
+    #[test]
+    fn issue_53_golden_agents() {
+        let got: Vec<(&str, Vec<f64>)> = first_levels()
+            .into_iter()
+            .filter(|(game, _)| game.kind().name() != "synthetic")
+            .map(|(game, level)| {
+                let figures: Vec<f64> = crate::agents::METRICS
+                    .iter()
+                    .map(|m| level.metrics[m.name])
+                    .collect();
+                (game.kind().name(), figures)
+            })
+            .collect();
+        let expected: Vec<(&str, Vec<f64>)> = GOLDEN_AGENTS
+            .iter()
+            .map(|(name, figures)| (*name, figures.to_vec()))
+            .collect();
+        assert_eq!(got, expected, "golden agents changed");
+    }
+
+    /// (game, agent_random_wins, agent_random_moves, agent_greedy_wins,
+    /// agent_greedy_moves, agent_search_wins, agent_search_nodes).
+    const GOLDEN_AGENTS: &[(&str, [f64; 6])] = &[
+        ("cube", [0.125, 22.875, 0.375, 20.875, 1.0, 83.0]),
+        ("doors", [0.3125, 12.8125, 1.0, 7.875, 1.0, 8.0]),
+        ("dungeon", [1.0, 8.0, 1.0, 8.0, 1.0, 8.0]),
+        ("sokoban", [0.0, 51.0, 0.0, 51.0, 1.0, 175.0]),
+        ("tilt", [0.375, 14.75, 0.625, 12.875, 1.0, 10.0]),
+    ];
+
+    /// No agent wins in fewer moves than the solver proved fewest: the
+    /// agents play the game's rules, not an easier game. On each game's
+    /// first 30 levels a try all of whose tries won has mean moves at least
+    /// the optimum, and the agents' figures are those the level's metrics hold.
+    #[test]
+    fn issue_53_no_agent_beats_the_solver() {
+        let budget = Budget::nodes(2_000_000);
+        for kind in GameKind::all().filter(|k| k.name() != "synthetic") {
+            let game = kind.prepare(&serde_json::json!({})).expect("defaults");
+            let mut seen = 0;
+            for seed in 0..3_000 {
+                let Ok(level) = game.run(seed, &budget).result else {
+                    continue;
+                };
+                let figures = kind
+                    .play_agents(&level)
+                    .expect("reads back")
+                    .expect("agents");
+                for (key, value) in figures.metrics() {
+                    assert_eq!(level.metrics[&key], value, "{kind} seed {seed}: {key}");
+                }
+                // Sokoban's agents push; dungeon's do not count the final
+                // walk out (the solution's `exit`); the others make the
+                // solution's moves.
+                let fewest = match kind.name() {
+                    "sokoban" => level.metrics["pushes"],
+                    "dungeon" => f64::from(level.moves - 1),
+                    _ => f64::from(level.moves),
+                };
+                for tries in [figures.random, figures.greedy] {
+                    if level.moves_optimal && tries.won == tries.tries {
+                        assert!(
+                            tries.mean_moves() >= fewest,
+                            "{kind} seed {seed}: {tries:?} beat {fewest}"
+                        );
+                    }
+                }
+                seen += 1;
+                if seen == 30 {
+                    break;
+                }
+            }
+            assert_eq!(seen, 30, "{kind}: 30 levels");
+        }
     }
 
     /// `pregen solve` reads a pack's own release files: every level of a

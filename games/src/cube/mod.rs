@@ -13,6 +13,7 @@
 //! - karma reachable from the start is collected before the first turn;
 //! - the monk stands on a path cell; the exit must be walkable to be reached.
 
+mod agents;
 pub mod generate;
 pub mod geometry;
 pub mod level;
@@ -21,6 +22,7 @@ pub mod solve;
 
 use serde::{Deserialize, Serialize};
 
+use crate::agents::METRICS as AGENTS;
 use crate::game::metric;
 use crate::rng::Rng;
 use crate::{Budget, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
@@ -156,6 +158,12 @@ impl Game for Cube {
         ),
         metric("states", "count", "cube states the solver expanded"),
         metric("karma", "count", "karma cells on the cube"),
+        AGENTS[0],
+        AGENTS[1],
+        AGENTS[2],
+        AGENTS[3],
+        AGENTS[4],
+        AGENTS[5],
     ];
 
     fn validate(p: &CubeParams) -> Result<(), String> {
@@ -268,6 +276,10 @@ impl Game for Cube {
             return Err(format!("{moves} turns < min_turns {}", params.min_turns));
         }
         Ok(())
+    }
+
+    fn agents(level: &Level, moves: u32, _metrics: &Metrics) -> Option<crate::agents::Figures> {
+        agents::figures(level, moves)
     }
 
     fn to_text(level: &Level) -> String {

@@ -20,12 +20,12 @@ const COL2: u16 = 0b100_100_100;
 const TOP: u16 = 0x1ff;
 
 /// Top cells next to a cell of `m`.
-fn neighbours(m: u16) -> u16 {
+pub(super) fn neighbours(m: u16) -> u16 {
     (((m << 1) & !COL0) | ((m >> 1) & !COL2) | (m << 3) | (m >> 3)) & TOP
 }
 
 /// Grows `from` over `walkable` to the cells the monk can reach.
-fn flood(from: u16, walkable: u16) -> u16 {
+pub(super) fn flood(from: u16, walkable: u16) -> u16 {
     let mut r = from;
     loop {
         let grown = (r | neighbours(r)) & (walkable | from);
@@ -73,7 +73,7 @@ pub(crate) fn moves_monk(turn: Turn, monk: usize) -> bool {
 }
 
 /// Cells packed two bits each: path 0, obstacle 1, karma 2, soldier 3.
-fn pack(cells: &[Cell; 54]) -> u128 {
+pub(super) fn pack(cells: &[Cell; 54]) -> u128 {
     cells
         .iter()
         .enumerate()
@@ -105,7 +105,7 @@ fn moved(turn: Turn) -> &'static Moved {
 }
 
 /// A turn applied to a packed cube: only the stickers it moves are touched.
-fn turn_packed(turn: Turn, key: u128) -> u128 {
+pub(super) fn turn_packed(turn: Turn, key: u128) -> u128 {
     let (pairs, mask) = moved(turn);
     pairs.iter().fold(key & !mask, |out, &(i, to)| {
         out | (key >> (2 * i) & 3) << (2 * to)
@@ -113,7 +113,7 @@ fn turn_packed(turn: Turn, key: u128) -> u128 {
 }
 
 /// Top masks of a packed cube: (walkable, soldiers, karma).
-fn top_masks(key: u128) -> (u16, u16, u16) {
+pub(super) fn top_masks(key: u128) -> (u16, u16, u16) {
     let (mut walk, mut soldiers, mut karma) = (0u16, 0u16, 0u16);
     for i in 0..9 {
         match key >> (2 * i) & 3 {
@@ -130,7 +130,7 @@ fn top_masks(key: u128) -> (u16, u16, u16) {
 }
 
 /// Clears the karma of Top cells `taken` (they become path).
-fn take_karma(key: u128, taken: u16) -> u128 {
+pub(super) fn take_karma(key: u128, taken: u16) -> u128 {
     (0..9)
         .filter(|i| taken >> i & 1 == 1)
         .fold(key, |k, i| k & !(3u128 << (2 * i)))

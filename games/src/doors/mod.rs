@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::agents::METRICS as AGENTS;
 use crate::game::metric;
 use crate::rng::Rng;
 use crate::{Budget, Collection, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
@@ -20,6 +21,7 @@ use grade::{CRITERIA, SOLUTION_CAP, grade, score};
 use level::{Features, Level, Rules, notation, uniqueness_key};
 use mcts::Search;
 
+mod agents;
 pub mod census;
 pub mod grade;
 pub mod layout;
@@ -481,6 +483,12 @@ impl Game for Doors {
             "points",
             "Table 1: the limited-information agent wins",
         ),
+        AGENTS[0],
+        AGENTS[1],
+        AGENTS[2],
+        AGENTS[3],
+        AGENTS[4],
+        AGENTS[5],
     ];
 
     fn validate(p: &DoorsParams) -> Result<(), String> {
@@ -643,6 +651,10 @@ impl Game for Doors {
         }
         crate::game::within(moves, "moves", params.min_moves, params.max_moves)
             .map_err(|r| r.to_string())
+    }
+
+    fn agents(puzzle: &Puzzle, moves: u32, _metrics: &Metrics) -> Option<crate::agents::Figures> {
+        Some(agents::figures(&puzzle.level, moves))
     }
 
     fn to_text(puzzle: &Puzzle) -> String {

@@ -20,6 +20,7 @@
 //! flipped back from where it was flipped); drops make the no-dead-end proof
 //! a real check, and the generator keeps a change only when it holds.
 
+mod agents;
 pub mod generate;
 pub mod level;
 pub mod replay;
@@ -27,6 +28,7 @@ pub mod solve;
 
 use serde::{Deserialize, Serialize};
 
+use crate::agents::METRICS as AGENTS;
 use crate::game::metric;
 use crate::rng::Rng;
 use crate::{Budget, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
@@ -122,6 +124,12 @@ impl Game for Dungeon {
             "count",
             "switch flips on the solution's way",
         ),
+        AGENTS[0],
+        AGENTS[1],
+        AGENTS[2],
+        AGENTS[3],
+        AGENTS[4],
+        AGENTS[5],
     ];
 
     fn validate(p: &DungeonParams) -> Result<(), String> {
@@ -255,6 +263,10 @@ impl Game for Dungeon {
             ));
         }
         Ok(())
+    }
+
+    fn agents(level: &Level, moves: u32, _metrics: &Metrics) -> Option<crate::agents::Figures> {
+        Some(agents::figures(level, moves))
     }
 
     fn to_text(level: &Level) -> String {

@@ -123,6 +123,44 @@ impl Rules {
         }
     }
 
+    /// The actions open to a player who reaches the rooms of `reach` under
+    /// `config`: each element acted on, with the configuration it leads to
+    /// (a key not held whose chest is open, or any switch).
+    pub(crate) fn actions(
+        &self,
+        config: u64,
+        reach: u64,
+    ) -> impl Iterator<Item = (usize, u64)> + '_ {
+        self.elements
+            .iter()
+            .enumerate()
+            .filter(move |(_, e)| reach >> e.room & 1 == 1)
+            .filter_map(move |(i, e)| {
+                if !e.is_key {
+                    return Some((i, config ^ 1 << i));
+                }
+                let held = config >> i & 1 == 1;
+                let chest_open = e.chest.is_none_or(|c| config >> c & 1 == 1);
+                (!held && chest_open).then_some((i, config | 1 << i))
+            })
+    }
+
+    /// The room of element `i` (a key, then the switches).
+    pub(crate) fn element_room(&self, i: usize) -> usize {
+        self.elements[i].room
+    }
+
+    /// The start room and the exit room.
+    pub(crate) fn ends(&self) -> (usize, usize) {
+        (self.start, self.exit)
+    }
+
+    /// The configuration bits of the keys.
+    pub(crate) fn key_bits(&self) -> u64 {
+        let keys = self.elements.iter().filter(|e| e.is_key).count();
+        (1u64 << keys) - 1
+    }
+
     /// Whether door `d` is enabled under `config`.
     pub(crate) fn enabled(&self, config: u64, d: usize) -> bool {
         config & self.need_set[d] == self.need_set[d] && config & self.need_clear[d] == 0
@@ -267,23 +305,10 @@ pub fn analyse(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
                 add((config, q), None, out);
             }
         }
-        for (i, e) in rules.elements.iter().enumerate() {
-            if reach >> e.room & 1 == 0 {
-                continue;
-            }
-            let next = if e.is_key {
-                let held = config >> i & 1 == 1;
-                let chest_open = e.chest.is_none_or(|c| config >> c & 1 == 1);
-                if held || !chest_open {
-                    continue;
-                }
-                config | 1 << i
-            } else {
-                config ^ 1 << i
-            };
+        for (i, next) in rules.actions(config, reach) {
             let next_view = view_of(next, &mut views);
-            let rep = usize::from(views[next_view].rep[e.room]);
-            let action = if e.is_key {
+            let rep = usize::from(views[next_view].rep[rules.elements[i].room]);
+            let action = if i < keys {
                 Action::Key(i)
             } else {
                 Action::Switch(i - keys)

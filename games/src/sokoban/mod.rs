@@ -12,6 +12,7 @@
 //! its levels are cropped to their walls; `reverse` counts the whole level,
 //! outer wall included (Boxoban's 10x10).
 
+mod agents;
 pub mod level;
 pub mod mcts;
 pub mod reverse;
@@ -24,6 +25,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::agents::METRICS as AGENTS;
 use crate::game::metric;
 use crate::rng::Rng;
 use crate::{Budget, Collection, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
@@ -250,6 +252,12 @@ impl Game for Sokoban {
             "count",
             "MCTS tree nodes at the end; method mcts",
         ),
+        AGENTS[0],
+        AGENTS[1],
+        AGENTS[2],
+        AGENTS[3],
+        AGENTS[4],
+        AGENTS[5],
     ];
 
     fn validate(p: &SokobanParams) -> Result<(), String> {
@@ -421,6 +429,12 @@ impl Game for Sokoban {
             return Err("the player starts on a goal; the job says player_on_goal = false".into());
         }
         Ok(())
+    }
+
+    fn agents(puzzle: &Puzzle, _moves: u32, metrics: &Metrics) -> Option<crate::agents::Figures> {
+        // The agents push: a try may make a multiple of the fewest pushes.
+        let pushes = metrics.get("pushes").copied().unwrap_or(0.0) as u32;
+        agents::figures(&puzzle.level, pushes)
     }
 
     fn to_text(puzzle: &Puzzle) -> String {

@@ -5,6 +5,7 @@
 //! - [`replay`]: the literal rules, stepping every object one cell at a time.
 //! - [`generate`]: the source's wall and weighted-object generator.
 //! - [`solve`]: the breadth-first verifier.
+//! - `agents`: the rules as the agents play them (private).
 //!
 //! Rule decisions beyond the rules in the README, fixed here:
 //! - a fruit whose next step in the tilt direction is a hedgehog is eaten, even
@@ -14,6 +15,7 @@
 //! - a fruit held in front of one anteater is not pulled away by another;
 //! - after the pulls, pairs meet; if any pair met, pulls and meetings repeat.
 
+mod agents;
 pub mod generate;
 pub mod level;
 pub mod replay;
@@ -22,6 +24,7 @@ pub mod solve;
 
 use serde::{Deserialize, Serialize};
 
+use crate::agents::METRICS as AGENTS;
 use crate::game::metric;
 use crate::rng::Rng;
 use crate::{Budget, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
@@ -128,6 +131,12 @@ impl Game for Tilt {
         ),
         metric("fruits", "count", "fruits on the board"),
         metric("obstacles", "count", "obstacles on the board"),
+        AGENTS[0],
+        AGENTS[1],
+        AGENTS[2],
+        AGENTS[3],
+        AGENTS[4],
+        AGENTS[5],
     ];
 
     fn validate(p: &TiltParams) -> Result<(), String> {
@@ -198,6 +207,10 @@ impl Game for Tilt {
 
     fn solution_moves(solution: &str) -> u32 {
         solution.chars().count() as u32
+    }
+
+    fn agents(level: &Level, moves: u32, _metrics: &Metrics) -> Option<crate::agents::Figures> {
+        Some(agents::figures(level, moves))
     }
 
     fn fits(params: &TiltParams, level: &Level, moves: u32) -> Result<(), String> {
