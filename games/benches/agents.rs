@@ -14,6 +14,9 @@
 //! what the agents cost: the mean time to play a level again beside the mean
 //! time to make one without them (generate and verify, rejected seeds
 //! included), measured in the same run.
+//!
+//! `--csv=PATH` also writes every level's seed, difficulty, moves and
+//! metrics, one row each, for studying a rating without playing again.
 
 use std::time::Instant;
 
@@ -70,6 +73,31 @@ fn spearman(a: &[f64], b: &[f64]) -> f64 {
     }
 }
 
+/// Every level's seed, difficulty, moves and metrics, one row each.
+fn write_csv(path: &str, levels: &[(u64, Candidate)]) {
+    let names: Vec<&String> = levels
+        .first()
+        .map(|l| l.1.metrics.keys().collect())
+        .unwrap_or_default();
+    let mut out = String::from("seed,difficulty,moves");
+    for name in &names {
+        out.push(',');
+        out.push_str(name);
+    }
+    out.push('\n');
+    for (seed, c) in levels {
+        out.push_str(&format!("{seed},{},{}", c.difficulty, c.moves));
+        for name in &names {
+            out.push_str(&format!(
+                ",{}",
+                c.metrics.get(*name).copied().unwrap_or(f64::NAN)
+            ));
+        }
+        out.push('\n');
+    }
+    std::fs::write(path, out).expect("write the CSV");
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let words: Vec<&String> = args
@@ -123,6 +151,9 @@ fn main() {
             .total_cmp(&b.1.difficulty)
             .then(a.0.cmp(&b.0))
     });
+    if let Some(path) = args.iter().find_map(|a| a.strip_prefix("--csv=")) {
+        write_csv(path, &levels);
+    }
     let n = levels.len() as f64;
     println!(
         "{game_name}, params {}: {wanted} levels (seeds {})",

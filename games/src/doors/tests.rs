@@ -364,6 +364,27 @@ fn golden_level_hashes() {
     assert_eq!(got, want);
 }
 
+/// Golden ratings: the difficulty of the golden levels of 4 rooms. A change
+/// here re-tiers every doors pack: bump `GENERATOR_VERSION` with it.
+#[test]
+fn golden_ratings() {
+    let params = DoorsParams {
+        rooms: 4,
+        ..DoorsParams::default()
+    };
+    let got: Vec<(u64, f64)> = (0..3)
+        .map(|seed| {
+            let c = run_game::<Doors>(&params, seed, &Budget::nodes(0))
+                .result
+                .expect("accepted");
+            (seed, c.difficulty)
+        })
+        .collect();
+    assert_eq!(got, GOLDEN_RATINGS, "golden doors ratings changed");
+}
+
+const GOLDEN_RATINGS: &[(u64, f64)] = &[(0, 22.0), (1, 19.75), (2, 23.25)];
+
 /// Every one-tile change of a real level's text is read or refused, never a
 /// panic (a changed room cell once indexed out of bounds).
 #[test]
