@@ -65,6 +65,10 @@ pub struct RunOptions {
 /// Connections served at once by default.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
+/// A lease not heard of for this long is re-issued, by default (`serve
+/// --lease-ttl-ms`, and every `pregen run`).
+pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(15);
+
 impl RunOptions {
     /// Options for a job served on a free loopback port with `token`, its
     /// pack under `out`: 15 s leases, no metrics, no TLS, the default
@@ -74,7 +78,7 @@ impl RunOptions {
             out,
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             token,
-            lease_ttl: Duration::from_secs(15),
+            lease_ttl: DEFAULT_LEASE_TTL,
             metrics: None,
             tls: None,
             shutdown: CancellationToken::new(),

@@ -20,7 +20,7 @@ use crate::manifest::Manifest;
 /// The marker written last: a pack folder without it is not a pack.
 pub const SUCCESS: &str = "_SUCCESS";
 /// The manifest's file name.
-pub const MANIFEST: &str = "manifest.json";
+pub const MANIFEST: &str = crate::manifest::FILE;
 /// The levels' folder (Hive-partitioned by tier).
 pub const LEVELS: &str = "levels";
 /// The release folder.

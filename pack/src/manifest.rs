@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Job, PackError};
 
+/// The manifest's file name in a pack folder.
+pub const FILE: &str = "manifest.json";
+
 /// A pack's manifest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
@@ -186,7 +189,7 @@ impl ReleaseManifest {
     /// Pretty JSON, as archived.
     pub fn to_json(&self) -> Result<String, PackError> {
         serde_json::to_string_pretty(self).map_err(|source| PackError::Json {
-            path: crate::dir::MANIFEST.into(),
+            path: FILE.into(),
             source,
         })
     }
@@ -205,7 +208,7 @@ impl Manifest {
     /// The manifest as written: pretty JSON.
     pub fn to_json(&self) -> Result<String, PackError> {
         serde_json::to_string_pretty(self).map_err(|source| PackError::Json {
-            path: crate::dir::MANIFEST.into(),
+            path: FILE.into(),
             source,
         })
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use clap::Args;
 use pregen_coordinator::server::{
-    DEFAULT_MAX_CONNECTIONS, RunOptions, ServerTls, Started, start_job,
+    DEFAULT_LEASE_TTL, DEFAULT_MAX_CONNECTIONS, RunOptions, ServerTls, Started, start_job,
 };
 
 use crate::flags::JobArgs;
@@ -24,7 +24,7 @@ pub struct ServeArgs {
     #[arg(long, env = "PREGEN_TOKEN", hide_env_values = true)]
     token: String,
     /// Re-issue a lease not heard of for this long (ms).
-    #[arg(long, default_value_t = 15_000,
+    #[arg(long, default_value_t = DEFAULT_LEASE_TTL.as_millis() as u64,
           value_parser = clap::value_parser!(u64).range(100..=86_400_000))]
     lease_ttl_ms: u64,
     /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 0.0.0.0:9100).

@@ -7,6 +7,7 @@
 //! - [`mcts`]: the source's Monte Carlo tree search over feature toggles.
 //! - [`layout`]: the tile grid (seed section 4.2).
 //! - [`census`]: every level of a small search space, counted.
+//! - `text`: the level's text form, read back through the layout (private).
 
 use std::collections::BTreeMap;
 
@@ -28,6 +29,7 @@ pub mod layout;
 pub mod level;
 pub mod mcts;
 pub mod planar;
+mod text;
 
 /// The source's Table 3 settings for one (n, b).
 #[derive(Debug, Clone, Copy, PartialEq)]

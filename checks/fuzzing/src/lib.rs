@@ -1,6 +1,6 @@
 //! The inputs pregen takes from outside, one function per parser, each of
 //! which must refuse what it cannot handle and never panic. The fuzz targets
-//! in `fuzz/` call these on every input they generate; `tests/corpora.rs`
+//! in `checks/fuzz/` call these on every input they generate; `tests/corpora.rs`
 //! replays every input the fuzzers kept (their corpora and the crashes they
 //! found) so that CI holds the line without running a fuzzer.
 
@@ -17,8 +17,8 @@ use prost::Message;
 /// What a fuzz target does with one input.
 pub type Target = fn(&[u8]);
 
-/// The fuzz targets by name, as `fuzz/fuzz_targets/<name>.rs` and
-/// `fuzz/corpus/<name>/` spell them.
+/// The fuzz targets by name, as `checks/fuzz/fuzz_targets/<name>.rs` and
+/// `checks/fuzz/corpus/<name>/` spell them.
 pub const TARGETS: [(&str, Target); 4] = [
     ("level_text", level_text),
     ("job_file", job_file),

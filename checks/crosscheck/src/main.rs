@@ -3,7 +3,7 @@
 //! tier; its time per level is the effort, and its push count is checked
 //! against pregen's solver on every level it solves.
 //!
-//! `cargo run --release --manifest-path crosscheck/Cargo.toml -- [LEVELS] [LIMIT_S] [PARAMS]`
+//! `cargo run --release --manifest-path checks/crosscheck/Cargo.toml -- [LEVELS] [LIMIT_S] [PARAMS]`
 //! (defaults: 500 levels of `{"method": "reverse"}`, 10 s per level)
 //!
 //! The levels are the first LEVELS accepted seeds, cut into 10 equal tiers by

@@ -1,5 +1,5 @@
-//! Replays every input the fuzzers kept: the corpora under `fuzz/corpus/`
-//! and the crashes once found, under `fuzz/regressions/`. None may panic.
+//! Replays every input the fuzzers kept: the corpora under `checks/fuzz/corpus/`
+//! and the crashes once found, under `checks/fuzz/regressions/`. None may panic.
 
 use std::path::{Path, PathBuf};
 
