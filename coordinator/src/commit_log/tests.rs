@@ -1,0 +1,346 @@
+//! The commit log's tests: round trips, damage of every kind, torn ends,
+//! and logs of the retired JSON-lines format.
+
+use super::legacy::{LAST_TEXT_VERSION, checksum};
+use super::segment::Header;
+use super::*;
+use pregen_pack::Status;
+
+fn job(count: u64) -> Job {
+    Job::parse(&format!("pack = \"t\"\ngame = \"tilt\"\ncount = {count}\n")).expect("valid job")
+}
+
+/// Opens the log and collects what it held.
+fn open(dir: &Path, job: &Job) -> Result<(CommitLog, Vec<Entry>), CoordinatorError> {
+    let mut entries = Vec::new();
+    let log = CommitLog::open(dir, job, |e| entries.push(e))?;
+    Ok((log, entries))
+}
+
+fn rec(seed: u64) -> Entry {
+    Entry::Result(record(seed))
+}
+
+fn seeds(entries: &[Entry]) -> Vec<u64> {
+    entries
+        .iter()
+        .filter_map(|e| e.result().map(|r| r.seed))
+        .collect()
+}
+
+fn record(seed: u64) -> SeedRecord {
+    SeedRecord {
+        seed,
+        status: Status::Unsolvable,
+        reason: String::new(),
+        level: None,
+        generate_ms: 1.5,
+        solve_ms: 0.5,
+        nodes: 7,
+        worker: "w1".into(),
+        attempt: 1,
+    }
+}
+
+#[test]
+fn segments_survive_reopen_in_order() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut log, old) = open(dir.path(), &job(5)).expect("open");
+    assert!(old.is_empty());
+    log.append(&[rec(1), rec(2)]).expect("append");
+    log.append(&[]).expect("empty batch");
+    log.append(&[rec(3)]).expect("append");
+    drop(log);
+    let (mut log, old) = open(dir.path(), &job(5)).expect("reopen");
+    assert_eq!(seeds(&old), vec![1, 2, 3]);
+    log.append(&[rec(4)]).expect("append after reopen");
+    drop(log);
+    let (_, old) = open(dir.path(), &job(5)).expect("reopen");
+    assert_eq!(old.len(), 4);
+    // A leftover temp file from a crash mid-write is ignored.
+    fs::write(dir.path().join(".seg-00000009.jsonl.tmp"), b"{garbage").expect("write");
+    assert_eq!(open(dir.path(), &job(5)).expect("reopen").1.len(), 4);
+}
+
+#[test]
+fn the_copy_in_memory_is_the_log_while_it_fits() {
+    let append = |log: &mut CommitLog, batch: Vec<Entry>| {
+        log.append(&batch).expect("append");
+        log.keep(batch);
+    };
+    let taken = |log: &mut CommitLog| {
+        let mut entries = Vec::new();
+        log.take_entries(&job(5), |e| entries.push(e))
+            .expect("entries");
+        entries
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut log, _) = open(dir.path(), &job(5)).expect("open");
+    log.keep_in_memory(1 << 20);
+    let refused = Entry::Refused {
+        worker: "w1".into(),
+        reason: "why".into(),
+    };
+    append(&mut log, vec![rec(1), refused, rec(2)]);
+    append(&mut log, vec![rec(3)]);
+    assert!(log.kept.is_some());
+    let from_memory = taken(&mut log);
+    assert_eq!(
+        from_memory,
+        CommitLog::read(dir.path(), &job(5)).expect("read")
+    );
+    // Taken once; then read back from disk, alike.
+    assert!(log.kept.is_none());
+    assert_eq!(taken(&mut log), from_memory);
+
+    // Past the limit the copy is dropped whole and the log read back.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut log, _) = open(dir.path(), &job(5)).expect("open");
+    log.keep_in_memory(3 * rec(1).result().expect("a result").memory());
+    append(&mut log, vec![rec(1), rec(2)]);
+    assert!(log.kept.is_some());
+    append(&mut log, vec![rec(3), rec(4)]);
+    assert!(log.kept.is_none(), "dropped past the limit");
+    append(&mut log, vec![rec(5)]);
+    assert_eq!(seeds(&taken(&mut log)), vec![1, 2, 3, 4, 5]);
+
+    // A resumed log is on disk: nothing is kept.
+    drop(log);
+    let (mut log, _) = open(dir.path(), &job(5)).expect("reopen");
+    log.keep_in_memory(1 << 20);
+    assert!(log.kept.is_none());
+    append(&mut log, vec![rec(6)]);
+    assert_eq!(seeds(&taken(&mut log)), vec![1, 2, 3, 4, 5, 6]);
+}
+
+#[test]
+fn refusals_are_entries_in_order() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut log, _) = open(dir.path(), &job(5)).expect("open");
+    let refused = Entry::Refused {
+        worker: "w1".into(),
+        reason: "seed 1: it reported \"x\"".into(),
+    };
+    log.append(&[rec(1), refused.clone(), rec(2)])
+        .expect("append");
+    let back = CommitLog::read(dir.path(), &job(5)).expect("read");
+    assert_eq!(back, vec![rec(1), refused, rec(2)]);
+}
+
+#[test]
+fn another_job_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    open(dir.path(), &job(5)).expect("open");
+    let err = open(dir.path(), &job(6)).expect_err("different job");
+    assert!(err.to_string().contains("holds job"), "{err}");
+}
+
+#[test]
+fn every_float_reads_back_bit_for_bit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut log, _) = open(dir.path(), &job(5)).expect("open");
+    // Values whose shortest decimal form a best-effort parser reads one
+    // ULP off, and a spread of bit patterns.
+    let mut values = vec![0.1 + 0.2, 2.0f64.sqrt(), 1.0 / 3.0, 5e-324, f64::MAX];
+    let mut bits = 0x3ff0_0000_0000_0001u64;
+    for _ in 0..2000 {
+        bits = bits
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let v = f64::from_bits(bits >> 2 | 0x3000_0000_0000_0000);
+        values.push(v);
+    }
+    let records: Vec<SeedRecord> = values
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| SeedRecord {
+            generate_ms: v,
+            solve_ms: v / 7.0,
+            ..record(i as u64)
+        })
+        .collect();
+    let entries: Vec<Entry> = records.iter().cloned().map(Entry::Result).collect();
+    log.append(&entries).expect("append");
+    let back = CommitLog::read(dir.path(), &job(5)).expect("read");
+    let back: Vec<&SeedRecord> = back.iter().filter_map(Entry::result).collect();
+    for (a, b) in records.iter().zip(back) {
+        assert_eq!(a.generate_ms.to_bits(), b.generate_ms.to_bits());
+        assert_eq!(a.solve_ms.to_bits(), b.solve_ms.to_bits());
+    }
+}
+
+fn job_b() -> Job {
+    Job::parse("pack = \"t\"\ngame = \"tilt\"\ncount = 5\n[params]\nwidth = 4\n")
+        .expect("valid job")
+}
+
+fn error(dir: &Path, job: &Job) -> String {
+    open(dir, job).expect_err("refused").to_string()
+}
+
+#[test]
+fn a_second_coordinator_is_refused_while_the_first_holds_the_log() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = open(dir.path(), &job(5)).expect("open");
+    let err = error(dir.path(), &job(5));
+    assert!(err.contains("in use by another coordinator (pid"), "{err}");
+    drop(first);
+    open(dir.path(), &job(5)).expect("free again");
+}
+
+#[test]
+fn foreign_edited_and_missing_segments_are_refused_naming_the_file() {
+    let a = tempfile::tempdir().expect("tempdir");
+    let (mut log, _) = open(a.path(), &job(5)).expect("open");
+    log.append(&[rec(1), rec(2)]).expect("append");
+    log.append(&[rec(3)]).expect("append");
+    drop(log);
+    let seg1 = a.path().join("seg-00000001.bin");
+
+    // Another job's segment, copied in (same pack name, other params).
+    let b = tempfile::tempdir().expect("tempdir");
+    open(b.path(), &job_b()).expect("open b");
+    fs::copy(&seg1, b.path().join("seg-00000001.bin")).expect("copy");
+    let err = error(b.path(), &job_b());
+    assert!(err.contains("seg-00000001.bin: written for job"), "{err}");
+
+    // job.json deleted and the folder opened for another job.
+    fs::remove_file(a.path().join("job.json")).expect("rm");
+    let err = error(a.path(), &job_b());
+    assert!(err.contains("written for job"), "{err}");
+    fs::write(
+        a.path().join("job.json"),
+        serde_json::to_string(&job(5)).expect("json"),
+    )
+    .expect("restore");
+
+    // A byte of the body changed, or the body cut short.
+    let bytes = fs::read(&seg1).expect("read");
+    let mut edited = bytes.clone();
+    let last = edited.len() - 1;
+    edited[last] ^= 1;
+    fs::write(&seg1, &edited).expect("edit");
+    let err = error(a.path(), &job(5));
+    assert!(
+        err.contains("seg-00000001.bin: the body fails its checksum"),
+        "{err}"
+    );
+    fs::write(&seg1, &bytes[..bytes.len() - 3]).expect("cut");
+    let err = error(a.path(), &job(5));
+    assert!(err.contains("the header says"), "{err}");
+
+    // A seed the job never had, in a segment otherwise whole.
+    let foreign = SeedRecord {
+        seed: 2199023255552,
+        ..record(2)
+    };
+    let segment = SegmentEncoder::new()
+        .and_then(|mut e| e.encode(&job(5).id(), 1, &[rec(1), Entry::Result(foreign)]))
+        .expect("encode");
+    fs::write(&seg1, segment).expect("write");
+    let err = error(a.path(), &job(5));
+    assert!(
+        err.contains("entry 2 holds seed 2199023255552, not one of the job's"),
+        "{err}"
+    );
+    fs::write(&seg1, &bytes).expect("restore");
+    open(a.path(), &job(5)).expect("whole again");
+
+    // Two segments under one number, and one removed from the middle.
+    fs::write(a.path().join("seg-00000001.jsonl"), b"{}\n").expect("write");
+    let err = error(a.path(), &job(5));
+    assert!(err.contains("a second segment numbered 1"), "{err}");
+    fs::remove_file(a.path().join("seg-00000001.jsonl")).expect("rm");
+    fs::rename(&seg1, a.path().join("moved-away")).expect("move");
+    let err = error(a.path(), &job(5));
+    assert!(err.contains("segment 1 is missing"), "{err}");
+}
+
+#[test]
+fn a_torn_last_segment_is_cut_back_and_the_log_goes_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut log, _) = open(dir.path(), &job(5)).expect("open");
+    log.append(&[rec(1)]).expect("append");
+    // Big enough for several zstd blocks, so a cut keeps some whole.
+    let many: Vec<Entry> = (2..40_000)
+        .map(|seed| {
+            Entry::Result(SeedRecord {
+                reason: format!("rejected: {:x}", seed * 7919),
+                nodes: seed * 31,
+                ..record(seed)
+            })
+        })
+        .collect();
+    log.append(&many).expect("append");
+    drop(log);
+    let seg2 = dir.path().join("seg-00000002.bin");
+    let bytes = fs::read(&seg2).expect("read");
+    fs::write(&seg2, &bytes[..bytes.len() - bytes.len() / 3]).expect("tear");
+    let (mut log, old) = open(dir.path(), &job(5)).expect("cut back");
+    let kept = seeds(&old);
+    assert_eq!(kept, [1], "nothing of a torn segment is taken");
+    log.append(&[rec(40_000)]).expect("append");
+    drop(log);
+    let (_, again) = open(dir.path(), &job(5)).expect("reopen");
+    assert_eq!(seeds(&again).len(), kept.len() + 1);
+    // Now that a segment follows it, a cut in segment 2 is damage.
+    let whole = fs::read(&seg2).expect("read");
+    fs::write(&seg2, &whole[..whole.len() - 5]).expect("tear");
+    let err = error(dir.path(), &job(5));
+    assert!(err.contains("seg-00000002.bin: a body of"), "{err}");
+}
+
+/// A segment as versions 2 and 3 wrote it: JSON lines, each checksummed.
+fn text_segment(job: &Job, n: u64, entries: &[Entry]) -> String {
+    let header = Header::new(LAST_TEXT_VERSION, &job.id(), n, entries.len(), None);
+    let mut text = serde_json::to_string(&header).expect("json") + "\n";
+    for e in entries {
+        let json = e.to_json().expect("json");
+        text += &format!("{} {json}\n", checksum(&json));
+    }
+    text
+}
+
+#[test]
+fn a_json_lines_log_is_read_checked_and_goes_on_in_binary() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    drop(open(dir.path(), &job(5)).expect("open"));
+    let refused = Entry::Refused {
+        worker: "w9".into(),
+        reason: "wrong".into(),
+    };
+    let seg1 = dir.path().join("seg-00000001.jsonl");
+    let text = text_segment(&job(5), 1, &[rec(1), refused.clone(), rec(2)]);
+    fs::write(&seg1, &text).expect("write");
+    let (mut log, old) = open(dir.path(), &job(5)).expect("reads v3");
+    assert_eq!(old, [rec(1), refused.clone(), rec(2)]);
+    log.append(&[rec(3)]).expect("append");
+    drop(log);
+    assert!(dir.path().join("seg-00000002.bin").exists());
+    assert_eq!(
+        seeds(&CommitLog::read(dir.path(), &job(5)).expect("read")),
+        [1, 2, 3]
+    );
+
+    // A value edited by hand, a seed not the job's with a fresh checksum.
+    fs::write(&seg1, text.replace("\"nodes\":7", "\"nodes\":8")).expect("edit");
+    let err = error(dir.path(), &job(5));
+    assert!(
+        err.contains("seg-00000001.jsonl: line 2 fails its checksum"),
+        "{err}"
+    );
+    let foreign = Entry::Result(SeedRecord {
+        seed: 2199023255552,
+        ..record(2)
+    });
+    fs::write(&seg1, text_segment(&job(5), 1, &[rec(1), foreign])).expect("edit");
+    let err = error(dir.path(), &job(5));
+    assert!(err.contains("line 3 holds seed 2199023255552"), "{err}");
+
+    // A torn last line of the last segment is cut back.
+    fs::remove_file(dir.path().join("seg-00000002.bin")).expect("rm");
+    fs::write(&seg1, &text[..text.len() - 20]).expect("tear");
+    let (_, old) = open(dir.path(), &job(5)).expect("cut back");
+    assert_eq!(old, [rec(1), refused]);
+    assert_eq!(CommitLog::read(dir.path(), &job(5)).expect("read").len(), 2);
+}
