@@ -8,16 +8,19 @@
 //! bounded channel. On shutdown (the token is cancelled, e.g. by
 //! SIGTERM) the worker stops starting seeds, finishes the ones in progress,
 //! returns its unfinished leases and closes its session.
-
 //!
-//! Modules: `connect` (reaching the coordinator, backoff, TLS), `session`
-//! (one session's protocol: Hello, leases, results, drain), `feed` (the
-//! leases' seeds on the rayon pool) and `load` (the load client: many light
-//! sessions that run their seeds inline, for measuring a coordinator).
+//! Modules: `connect` (reaching the coordinator, backoff, TLS), `protocol`
+//! (the session as a pure state machine: messages and events in, actions
+//! out; unit tested transition by transition), `session` (one session over
+//! gRPC: Hello and Welcome, then the machine driven by the stream, the pool
+//! and the timers), `feed` (the leases' seeds on the rayon pool) and `load`
+//! (the load client: many light sessions that run their seeds inline through
+//! the same machine, for measuring a coordinator).
 
 mod connect;
 mod feed;
 mod load;
+mod protocol;
 mod session;
 
 use std::time::Duration;

@@ -1,7 +1,8 @@
 //! The load client: many light sessions, each on its own connection, that
 //! run their leases' seeds inline and send the results back as fast as the
 //! coordinator takes them. It speaks the worker protocol exactly (Hello,
-//! leases, results, lease ends, heartbeats), so the coordinator cannot tell
+//! leases, results, lease ends, heartbeats: the worker's own session machine,
+//! [`crate::protocol`]), so the coordinator cannot tell
 //! it from a fleet of real workers; it is meant for the `synthetic` game at
 //! (near) zero cost per seed, where the coordinator is the bottleneck.
 
@@ -12,12 +13,11 @@ use std::time::{Duration, Instant};
 use pregen_games::{Budget, PreparedGame};
 use pregen_proto::v1::coordinator_message::Kind as In;
 use pregen_proto::v1::worker_message::Kind as Out;
-use pregen_proto::v1::{
-    CoordinatorMessage, Heartbeat, LeaseDone, LeaseRequest, Results, SeedResult, WorkerMessage,
-};
+use pregen_proto::v1::{CoordinatorMessage, LeaseRequest, SeedResult, WorkerMessage};
 use tokio::sync::mpsc;
 
 use crate::connect::endpoint;
+use crate::protocol::{Action, Input, Session};
 use crate::session::{Opened, SessionEnd, hello, open, send_on};
 use crate::{WorkerConfig, WorkerError};
 
@@ -120,20 +120,14 @@ async fn load_session(
             .store(since_start(), Ordering::Relaxed);
     }
     let budget = Budget::nodes(spec.max_nodes);
-    let result = async {
-        for _ in 0..=config.leases_ahead {
-            send_on(&out, Out::LeaseRequest(LeaseRequest {})).await?;
-        }
-        lease_loop(
-            &mut inbound,
-            &out,
-            &strata,
-            &budget,
-            welcome.lease_ttl_ms,
-            shared,
-        )
-        .await
-    }
+    let result = lease_loop(
+        &mut inbound,
+        &out,
+        &strata,
+        &budget,
+        (welcome.lease_ttl_ms, config.leases_ahead + 1),
+        shared,
+    )
     .await;
     let finished = match result {
         Ok(()) => true,
@@ -166,67 +160,93 @@ async fn finished_after_loss(inbound: &mut tonic::Streaming<CoordinatorMessage>)
     false
 }
 
-/// Takes leases, runs their seeds and sends the results until Finished.
+/// Takes leases, runs their seeds inline and sends the results until
+/// Finished: the session machine ([`crate::protocol`]) says what to send.
 async fn lease_loop(
     inbound: &mut tonic::Streaming<CoordinatorMessage>,
     out: &mpsc::Sender<WorkerMessage>,
     strata: &[PreparedGame],
     budget: &Budget,
-    lease_ttl_ms: u64,
+    (lease_ttl_ms, requests): (u64, usize),
     shared: &Shared,
 ) -> Result<(), SessionEnd> {
-    let send = |kind: Out| send_on(out, kind);
+    let mut state = Session::new(strata.len());
     let mut heartbeat = tokio::time::interval(Duration::from_millis((lease_ttl_ms / 3).max(100)));
+    let mut actions = state.start(requests);
     loop {
-        let kind = tokio::select! {
-            message = inbound.message() => message?.and_then(|m| m.kind),
-            _ = heartbeat.tick() => {
-                send(Out::Heartbeat(Heartbeat {})).await?;
-                continue;
-            }
-        };
-        match kind {
-            Some(In::Grant(grant)) => {
-                let Some(game) = strata.get(grant.stratum as usize) else {
-                    return Err(SessionEnd::Job(format!(
-                        "lease {} names stratum {}",
-                        grant.lease_id, grant.stratum
-                    )));
-                };
-                let end = grant.first_seed.saturating_add(grant.seed_count);
-                let mut next = grant.first_seed;
-                while next < end {
-                    let stop = next.saturating_add(BATCH).min(end);
-                    let results: Vec<SeedResult> = (next..stop)
-                        .map(|seed| {
-                            SeedResult::from_outcome(grant.lease_id, seed, game.run(seed, budget))
-                        })
-                        .collect();
-                    next = stop;
-                    shared
-                        .results
-                        .fetch_add(results.len() as u64, Ordering::Relaxed);
-                    send(Out::Results(Results { results })).await?;
+        for action in std::mem::take(&mut actions) {
+            match action {
+                Action::Send(kind) => send(out, kind, shared).await?,
+                Action::Run(grant) => {
+                    // The machine checked the stratum.
+                    let Some(game) = strata.get(grant.stratum as usize) else {
+                        continue;
+                    };
+                    let end = grant.first_seed.saturating_add(grant.seed_count);
+                    let mut next = grant.first_seed;
+                    while next < end {
+                        let stop = next.saturating_add(BATCH).min(end);
+                        let results: Vec<SeedResult> = (next..stop)
+                            .map(|seed| {
+                                SeedResult::from_outcome(
+                                    grant.lease_id,
+                                    seed,
+                                    game.run(seed, budget),
+                                )
+                            })
+                            .collect();
+                        next = stop;
+                        actions.extend(state.on(Input::Results(results)));
+                        for action in std::mem::take(&mut actions) {
+                            if let Action::Send(kind) = action {
+                                send(out, kind, shared).await?;
+                            }
+                        }
+                    }
+                    actions.extend(state.on(Input::LeaseFinished {
+                        lease_id: grant.lease_id,
+                        complete: true,
+                    }));
+                    actions.extend(state.on(Input::LeaseStarted));
                 }
-                send(Out::LeaseDone(LeaseDone {
-                    lease_id: grant.lease_id,
-                }))
-                .await?;
-                shared.leases.fetch_add(1, Ordering::Relaxed);
-                send(Out::LeaseRequest(LeaseRequest {})).await?;
-            }
-            Some(In::NoWork(wait)) => {
-                tokio::time::sleep(Duration::from_millis(wait.retry_after_ms.clamp(10, 10_000)))
-                    .await;
-                send(Out::LeaseRequest(LeaseRequest {})).await?;
-            }
-            Some(In::Finished(_)) => return Ok(()),
-            Some(In::Welcome(_)) => return Err(SessionEnd::Lost("Welcome sent twice".into())),
-            None => {
-                return Err(SessionEnd::Lost(
-                    "the coordinator closed the session".into(),
-                ));
+                Action::RequestAfter(delay) => {
+                    tokio::time::sleep(delay).await;
+                    send(out, Out::LeaseRequest(LeaseRequest {}), shared).await?;
+                }
+                Action::StopRunning => {}
+                Action::End(ending) => return ending.into_result(),
             }
         }
+        if !actions.is_empty() {
+            continue;
+        }
+        let input = tokio::select! {
+            message = inbound.message() => match message?.and_then(|m| m.kind) {
+                Some(kind) => Input::Message(kind),
+                None => Input::Closed,
+            },
+            _ = heartbeat.tick() => Input::Heartbeat,
+        };
+        actions = state.on(input);
     }
+}
+
+/// Sends one message, counting results and finished leases.
+async fn send(
+    out: &mpsc::Sender<WorkerMessage>,
+    kind: Out,
+    shared: &Shared,
+) -> Result<(), SessionEnd> {
+    match &kind {
+        Out::Results(r) => {
+            shared
+                .results
+                .fetch_add(r.results.len() as u64, Ordering::Relaxed);
+        }
+        Out::LeaseDone(_) => {
+            shared.leases.fetch_add(1, Ordering::Relaxed);
+        }
+        _ => {}
+    }
+    send_on(out, kind).await
 }

@@ -1,5 +1,6 @@
-//! One worker session: Hello and Welcome, lease requests and grants, results
-//! batched back from the pool, heartbeats, and the drain on shutdown.
+//! One worker session: Hello and Welcome, then the session machine
+//! ([`crate::protocol`]) driven by the coordinator's messages, the pool's
+//! results (batched), heartbeats and the drain on shutdown.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,8 +11,7 @@ use pregen_proto::v1::coordinator_client::CoordinatorClient;
 use pregen_proto::v1::coordinator_message::Kind as In;
 use pregen_proto::v1::worker_message::Kind as Out;
 use pregen_proto::v1::{
-    CoordinatorMessage, Heartbeat, Hello, JobSpec, LeaseDone, LeaseGrant, LeaseRequest,
-    LeaseReturn, Results, Welcome, WorkerMessage,
+    CoordinatorMessage, Hello, JobSpec, LeaseGrant, LeaseRequest, Welcome, WorkerMessage,
 };
 use pregen_proto::{AUTH_HEADER, PROTOCOL_VERSION};
 use tokio::sync::{Notify, mpsc};
@@ -21,6 +21,7 @@ use tonic::metadata::MetadataValue;
 use tonic::{Code, Request, Status};
 
 use crate::feed::{CancelOnDrop, Event, Events, JobRun, run_feed};
+use crate::protocol::{Action, Ending, Input, Session};
 use crate::{WorkerConfig, WorkerReport};
 
 pub(crate) enum SessionEnd {
@@ -195,7 +196,7 @@ async fn session_loop(
     inbound: &mut tonic::Streaming<pregen_proto::v1::CoordinatorMessage>,
     lease_ttl_ms: u64,
 ) -> Result<(), SessionEnd> {
-    let send = |kind: Out| send_on(out, kind);
+    let mut state = Session::new(job.strata.len());
     let cancel = Arc::new(AtomicBool::new(false));
     let _guard = CancelOnDrop(cancel.clone());
     let (tx, mut events_rx) = mpsc::channel::<Event>(4096);
@@ -213,48 +214,25 @@ async fn session_loop(
             .spawn(move || run_feed(pool, job, leases, cancel, events))
             .map_err(|e| SessionEnd::Job(format!("cannot start the feed thread: {e}")))?;
     }
+    let mut act = Actor {
+        out,
+        feed: &feed,
+        cancel: &cancel,
+        report,
+    };
     let mut heartbeat = tokio::time::interval(Duration::from_millis((lease_ttl_ms / 3).max(100)));
     let gate = tokio::time::sleep(Duration::ZERO);
     tokio::pin!(gate);
     let mut gate_open = true;
-    let mut in_flight = 0usize;
-    let mut draining = false;
-    for _ in 0..config.leases_ahead.max(1) {
-        send(Out::LeaseRequest(LeaseRequest {})).await?;
+    if let Some(end) = act.perform(state.start(config.leases_ahead.max(1))).await? {
+        return end;
     }
     loop {
-        tokio::select! {
-            message = inbound.message() => {
-                let Some(kind) = message?.and_then(|m| m.kind) else {
-                    return Err(SessionEnd::Lost("the coordinator closed the session".into()));
-                };
-                match kind {
-                    In::Grant(grant) if draining => {
-                        send(Out::LeaseReturn(LeaseReturn { lease_id: grant.lease_id })).await?;
-                    }
-                    In::Grant(grant) if grant.stratum as usize >= job.strata.len() => {
-                        return Err(SessionEnd::Job(format!(
-                            "lease {} names stratum {}; the job has {}",
-                            grant.lease_id, grant.stratum, job.strata.len()
-                        )));
-                    }
-                    In::Grant(grant) => {
-                        in_flight += 1;
-                        // The feed outlives the loop, so the channel is open.
-                        let _ = feed.send(grant);
-                    }
-                    In::NoWork(wait) => {
-                        let out = out.clone();
-                        let delay = Duration::from_millis(wait.retry_after_ms.clamp(10, 10_000));
-                        tokio::spawn(async move {
-                            tokio::time::sleep(delay).await;
-                            let _ = out.send(WorkerMessage { kind: Some(Out::LeaseRequest(LeaseRequest {})) }).await;
-                        });
-                    }
-                    In::Finished(_) => return Ok(()),
-                    In::Welcome(_) => return Err(SessionEnd::Lost("Welcome sent twice".into())),
-                }
-            }
+        let input = tokio::select! {
+            message = inbound.message() => match message?.and_then(|m| m.kind) {
+                Some(kind) => Input::Message(kind),
+                None => Input::Closed,
+            },
             Some(first) = events_rx.recv(), if gate_open => {
                 // A quiet worker sends at once; a busy one at most once per GATHER,
                 // so the pool's threads are not interrupted for every result.
@@ -262,12 +240,8 @@ async fn session_loop(
                 gate.as_mut().reset(tokio::time::Instant::now() + GATHER);
                 let mut next = Some(first);
                 while let Some(event) = next.take() {
-                    match event {
-                        Event::LeaseStarted => {
-                            if !draining {
-                                send(Out::LeaseRequest(LeaseRequest {})).await?;
-                            }
-                        }
+                    let input = match event {
+                        Event::LeaseStarted => Input::LeaseStarted,
                         Event::Result(result) => {
                             // Everything already waiting goes in one message, in
                             // order: a lease's end is sent after its results.
@@ -284,41 +258,92 @@ async fn session_loop(
                                     Err(_) => break,
                                 }
                             }
-                            report.results += results.len() as u64;
-                            send(Out::Results(Results { results })).await?;
+                            Input::Results(results)
                         }
                         Event::LeaseFinished { lease_id, complete } => {
-                            in_flight -= 1;
-                            if complete {
-                                report.leases += 1;
-                                send(Out::LeaseDone(LeaseDone { lease_id })).await?;
-                            } else {
-                                send(Out::LeaseReturn(LeaseReturn { lease_id })).await?;
-                            }
-                            if draining && in_flight == 0 {
-                                report.drained = true;
-                                return Ok(());
-                            }
+                            Input::LeaseFinished { lease_id, complete }
                         }
+                    };
+                    if let Some(end) = act.perform(state.on(input)).await? {
+                        return end;
                     }
                     if next.is_none() {
                         next = events_rx.try_recv().ok();
                     }
                 }
+                continue;
             }
-            () = &mut gate, if !gate_open => gate_open = true,
-            () = events.urgent.notified(), if !gate_open => gate_open = true,
-            _ = heartbeat.tick() => send(Out::Heartbeat(Heartbeat {})).await?,
-            _ = shutdown.cancelled(), if !draining => {
-                tracing::info!(in_flight, "draining: finishing seeds in progress, returning leases");
-                draining = true;
-                cancel.store(true, Ordering::Relaxed);
-                if in_flight == 0 {
-                    report.drained = true;
-                    return Ok(());
+            () = &mut gate, if !gate_open => {
+                gate_open = true;
+                continue;
+            }
+            () = events.urgent.notified(), if !gate_open => {
+                gate_open = true;
+                continue;
+            }
+            _ = heartbeat.tick() => Input::Heartbeat,
+            _ = shutdown.cancelled(), if !state.draining() => {
+                tracing::info!(
+                    in_flight = state.in_flight(),
+                    "draining: finishing seeds in progress, returning leases"
+                );
+                Input::Shutdown
+            }
+        };
+        if let Some(end) = act.perform(state.on(input)).await? {
+            return end;
+        }
+    }
+}
+
+/// Carries out the session machine's actions for the real worker: seeds go
+/// to the feed (the pool), messages to the coordinator.
+struct Actor<'a> {
+    out: &'a mpsc::Sender<WorkerMessage>,
+    feed: &'a std::sync::mpsc::Sender<LeaseGrant>,
+    cancel: &'a AtomicBool,
+    report: &'a mut WorkerReport,
+}
+
+impl Actor<'_> {
+    /// Performs `actions` in order; the session's result once one ends it.
+    async fn perform(
+        &mut self,
+        actions: Vec<Action>,
+    ) -> Result<Option<Result<(), SessionEnd>>, SessionEnd> {
+        for action in actions {
+            match action {
+                Action::Send(kind) => {
+                    match &kind {
+                        Out::Results(r) => self.report.results += r.results.len() as u64,
+                        Out::LeaseDone(_) => self.report.leases += 1,
+                        _ => {}
+                    }
+                    send_on(self.out, kind).await?;
+                }
+                Action::Run(grant) => {
+                    // The feed outlives the loop, so the channel is open.
+                    let _ = self.feed.send(grant);
+                }
+                Action::RequestAfter(delay) => {
+                    let out = self.out.clone();
+                    tokio::spawn(async move {
+                        tokio::time::sleep(delay).await;
+                        let _ = out
+                            .send(WorkerMessage {
+                                kind: Some(Out::LeaseRequest(LeaseRequest {})),
+                            })
+                            .await;
+                    });
+                }
+                Action::StopRunning => self.cancel.store(true, Ordering::Relaxed),
+                Action::End(ending) => {
+                    self.report.drained |= ending == Ending::Drained;
+                    return Ok(Some(ending.into_result()));
                 }
             }
         }
+        Ok(None)
     }
 }
 
