@@ -114,12 +114,15 @@ async fn pregen(setup: &Setup, out: &std::path::Path) -> Pregen {
         makespan,
         speculative: summary.progress.speculative,
         duplicates: summary.progress.duplicate_results,
+        // Workers are counted under the identity the coordinator issued,
+        // `NAME#ID`.
         slow_results: summary
             .progress
             .per_worker
-            .get(&format!("w{}", setup.workers))
-            .copied()
-            .unwrap_or(0),
+            .iter()
+            .filter(|(who, _)| who.split('#').next() == Some(&format!("w{}", setup.workers)))
+            .map(|(_, n)| n)
+            .sum(),
     }
 }
 
