@@ -1,0 +1,110 @@
+//! A file written through a buffer with its SHA-256 computed on the way
+//! (a Parquet file's footer patched as it closes).
+
+use std::fs::{self, File};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::PackError;
+
+/// A file written through a buffer with its SHA-256 computed on the way.
+pub(super) struct HashingFile {
+    pub(super) out: BufWriter<File>,
+    pub(super) hasher: Sha256,
+    pub(super) path: PathBuf,
+    /// A Parquet file's last bytes, held back until it is closed so that its
+    /// footer's float column orders can be made readable (`footer.rs`).
+    pub(super) held: Option<Vec<u8>>,
+}
+
+/// The bytes a Parquet file holds back: more than its footer ever takes.
+pub(super) const HELD: usize = 1 << 20;
+
+impl HashingFile {
+    /// Creates `rel` under `root` (and its folder).
+    pub(super) fn create(root: &Path, rel: &str) -> Result<Self, PackError> {
+        Self::with_buffer(root, rel, 64 << 10)
+    }
+
+    /// [`HashingFile::create`] with `buffer` bytes of write buffer: small for
+    /// the many small release files (a large one per file is an allocation
+    /// and page faults each), large for the Parquet files.
+    pub(super) fn with_buffer(root: &Path, rel: &str, buffer: usize) -> Result<Self, PackError> {
+        let path = root.join(rel);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).map_err(PackError::io("create", parent))?;
+        }
+        let file = File::create(&path).map_err(PackError::io("create", &path))?;
+        Ok(HashingFile {
+            out: BufWriter::with_capacity(buffer, file),
+            hasher: Sha256::new(),
+            path,
+            held: None,
+        })
+    }
+
+    /// [`HashingFile::create`] for a Parquet file, whose footer is patched
+    /// as it is closed.
+    pub(super) fn create_parquet(root: &Path, rel: &str) -> Result<Self, PackError> {
+        let mut file = Self::with_buffer(root, rel, 1 << 20)?;
+        file.held = Some(Vec::with_capacity(2 * HELD));
+        Ok(file)
+    }
+
+    pub(super) fn pass(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.out.write_all(bytes)?;
+        self.hasher.update(bytes);
+        Ok(())
+    }
+
+    pub(super) fn write_text(&mut self, text: &str) -> Result<(), PackError> {
+        self.write_all(text.as_bytes())
+            .map_err(PackError::io("write", &self.path))
+    }
+
+    /// Flushes and gives the file's SHA-256, lower-case hex.
+    pub(super) fn close(mut self) -> Result<String, PackError> {
+        if let Some(mut tail) = self.held.take() {
+            if let Some(len) = crate::footer::metadata_len(&tail) {
+                let end = tail.len() - 8;
+                // A footer this module does not know is written as it is.
+                let _ = crate::footer::type_defined_float_orders(&mut tail[end - len..end]);
+            }
+            self.pass(&tail)
+                .map_err(PackError::io("write", &self.path))?;
+        }
+        self.out
+            .flush()
+            .map_err(PackError::io("write", &self.path))?;
+        Ok(hex(&self.hasher.finalize()))
+    }
+}
+
+impl Write for HashingFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let Some(mut tail) = self.held.take() else {
+            let n = self.out.write(buf)?;
+            self.hasher.update(&buf[..n]);
+            return Ok(n);
+        };
+        tail.extend_from_slice(buf);
+        let mut passed = Ok(());
+        if tail.len() > 2 * HELD {
+            let spill = tail.len() - HELD;
+            passed = self.pass(&tail[..spill]);
+            tail.drain(..spill);
+        }
+        self.held = Some(tail);
+        passed.map(|()| buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+pub(super) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,282 @@
+//! The Parquet tables: a file of one table written a batch at a time, the
+//! provenance stamped in every row and footer, and each table's columns.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::{
+    ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array,
+};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::schema::types::ColumnPath;
+
+use crate::PackError;
+use crate::dir;
+use crate::job::Job;
+use crate::manifest::RatingFacts;
+use crate::record::{LevelRecord, Reason, SeedRecord};
+use crate::schema::{self, Table};
+use crate::tiers::CampaignSlot;
+
+use super::WriteOptions;
+use super::files::HashingFile;
+
+/// What every table's rows and every Parquet file's key-value metadata say
+/// of where they come from.
+#[derive(Debug, Clone)]
+pub(super) struct Stamp {
+    pub(super) pack: String,
+    pub(super) job_id: String,
+    pub(super) generator: String,
+    pub(super) game: String,
+    pub(super) rating: RatingFacts,
+    pub(super) rating_label: String,
+}
+
+impl Stamp {
+    pub(super) fn of(job: &Job) -> Result<Stamp, PackError> {
+        let rating = RatingFacts::of(&job.rating_model()?);
+        Ok(Stamp {
+            pack: job.pack.clone(),
+            job_id: job.id(),
+            generator: pregen_games::GENERATOR_VERSION.to_string(),
+            game: job.game.clone(),
+            rating_label: rating.label(),
+            rating,
+        })
+    }
+
+    /// The key-value metadata, in [`schema::METADATA_KEYS`]' order.
+    pub(super) fn metadata(&self) -> Vec<KeyValue> {
+        let values = [
+            &self.pack,
+            &self.job_id,
+            &self.generator,
+            &self.game,
+            &self.rating_label,
+        ];
+        schema::METADATA_KEYS
+            .iter()
+            .zip(values)
+            .map(|(key, value)| KeyValue::new(key.to_string(), value.clone()))
+            .collect()
+    }
+
+    /// The provenance columns of a batch of `rows` rows.
+    pub(super) fn columns(&self, rows: usize) -> [(&'static str, ArrayRef); 3] {
+        let repeat = |v: &str| -> ArrayRef { Arc::new(StringArray::from(vec![v; rows])) };
+        [
+            ("pack", repeat(&self.pack)),
+            ("job_id", repeat(&self.job_id)),
+            ("generator", repeat(&self.generator)),
+        ]
+    }
+}
+
+/// A Parquet file of one table, written a batch at a time: zstd, page
+/// statistics, the sort columns declared, values that never repeat stored plain,
+/// the [`Stamp`] in every row and in the footer.
+pub(super) struct TableFile {
+    pub(super) writer: ArrowWriter<HashingFile>,
+    pub(super) table: &'static Table,
+    pub(super) stamp: Stamp,
+    pub(super) path: String,
+    pub(super) rows: u64,
+}
+
+impl TableFile {
+    pub(super) fn create(
+        root: &Path,
+        path: &str,
+        table: &'static Table,
+        options: WriteOptions,
+        stamp: &Stamp,
+    ) -> Result<Self, PackError> {
+        let parquet = |source| PackError::Parquet {
+            path: path.into(),
+            source,
+        };
+        // Level 1: every column chunk gets a zstd context of its own, whose
+        // tables are fresh pages to zero; level 3's are several times larger,
+        // for files only 0.5% smaller (a 10,000-level tilt pack).
+        let mut props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).map_err(parquet)?))
+            .set_statistics_enabled(EnabledStatistics::Page)
+            .set_sorting_columns(Some(table.sorting_columns()))
+            .set_max_row_group_row_count(Some(options.rows_per_group.max(1)))
+            .set_created_by(format!("pregen {}", env!("CARGO_PKG_VERSION")))
+            .set_key_value_metadata(Some(stamp.metadata()));
+        // Why these go without a dictionary: `Column::never_repeats`.
+        for column in table.columns.iter().filter(|c| c.never_repeats) {
+            props = props.set_column_dictionary_enabled(ColumnPath::from(column.name), false);
+        }
+        let file = HashingFile::create_parquet(root, path)?;
+        let writer =
+            ArrowWriter::try_new(file, table.schema(), Some(props.build())).map_err(parquet)?;
+        Ok(TableFile {
+            writer,
+            table,
+            stamp: stamp.clone(),
+            path: path.to_string(),
+            rows: 0,
+        })
+    }
+
+    /// Writes a batch of the table's own columns (the stamp's are added).
+    pub(super) fn write(
+        &mut self,
+        mut columns: Vec<(&'static str, ArrayRef)>,
+    ) -> Result<(), PackError> {
+        let rows = columns.first().map_or(0, |(_, a)| a.len());
+        columns.extend(self.stamp.columns(rows));
+        let arrays = self
+            .table
+            .arrange(columns)
+            .ok_or_else(|| PackError::invalid(&self.path, "the columns do not match the schema"))?;
+        let batch = RecordBatch::try_new(self.table.schema(), arrays).map_err(|source| {
+            PackError::Arrow {
+                path: self.path.clone().into(),
+                source,
+            }
+        })?;
+        self.rows += batch.num_rows() as u64;
+        self.writer
+            .write(&batch)
+            .map_err(|source| PackError::Parquet {
+                path: self.path.clone().into(),
+                source,
+            })
+    }
+
+    pub(super) fn close(self) -> Result<String, PackError> {
+        let path = self.path;
+        let file = self
+            .writer
+            .into_inner()
+            .map_err(|source| PackError::Parquet {
+                path: path.into(),
+                source,
+            })?;
+        file.close()
+    }
+}
+
+pub(super) fn u64s(it: impl Iterator<Item = u64>) -> ArrayRef {
+    Arc::new(UInt64Array::from_iter_values(it))
+}
+
+pub(super) fn u32s(it: impl Iterator<Item = u32>) -> ArrayRef {
+    Arc::new(UInt32Array::from_iter_values(it))
+}
+
+pub(super) fn f64s(it: impl Iterator<Item = f64>) -> ArrayRef {
+    Arc::new(Float64Array::from_iter_values(it))
+}
+
+pub(super) fn strings<'a>(it: impl Iterator<Item = &'a str>) -> ArrayRef {
+    Arc::new(StringArray::from_iter_values(it))
+}
+
+/// The levels table of a batch of one tier's levels (the tier itself is the
+/// Hive folder name).
+pub(super) fn levels_columns(
+    game: &str,
+    job: &Job,
+    records: &[SeedRecord],
+) -> Result<Vec<(&'static str, ArrayRef)>, PackError> {
+    let levels: Vec<(&SeedRecord, &LevelRecord)> = records
+        .iter()
+        .filter_map(|r| Some((r, r.accepted()?)))
+        .collect();
+    let mut metrics = schema::metrics_builder();
+    for (_, l) in &levels {
+        for (k, v) in &l.metrics {
+            metrics.keys().append_value(k);
+            metrics.values().append_value(*v);
+        }
+        metrics.append(true).map_err(|source| PackError::Arrow {
+            path: dir::LEVELS.into(),
+            source,
+        })?;
+    }
+    let ids: Vec<String> = levels
+        .iter()
+        .map(|(r, _)| dir::level_id(game, r.seed))
+        .collect();
+    Ok(vec![
+        ("game", strings(levels.iter().map(|_| game))),
+        ("seed", u64s(levels.iter().map(|(r, _)| r.seed))),
+        ("level_id", strings(ids.iter().map(String::as_str))),
+        ("difficulty", f64s(levels.iter().map(|(_, l)| l.difficulty))),
+        ("moves", u32s(levels.iter().map(|(_, l)| l.moves))),
+        (
+            "moves_optimal",
+            Arc::new(BooleanArray::from(
+                levels
+                    .iter()
+                    .map(|(_, l)| l.moves_optimal)
+                    .collect::<Vec<_>>(),
+            )),
+        ),
+        (
+            "layout",
+            strings(levels.iter().map(|(_, l)| l.layout.as_str())),
+        ),
+        (
+            "level_json",
+            strings(levels.iter().map(|(_, l)| l.level_json.as_str())),
+        ),
+        (
+            "solution",
+            strings(levels.iter().map(|(_, l)| l.solution.as_str())),
+        ),
+        (
+            "level_hash",
+            strings(levels.iter().map(|(_, l)| l.level_hash.as_str())),
+        ),
+        (
+            "generate_ms",
+            f64s(levels.iter().map(|(r, _)| r.generate_ms)),
+        ),
+        ("solve_ms", f64s(levels.iter().map(|(r, _)| r.solve_ms))),
+        ("nodes", u64s(levels.iter().map(|(r, _)| r.nodes))),
+        (
+            "worker",
+            strings(levels.iter().map(|(r, _)| r.worker.as_str())),
+        ),
+        ("attempt", u32s(levels.iter().map(|(r, _)| r.attempt))),
+        ("metrics", Arc::new(metrics.finish())),
+        (
+            "stratum",
+            u32s(levels.iter().map(|(r, _)| job.stratum_of(r.seed) as u32)),
+        ),
+    ])
+}
+
+pub(super) fn campaigns_columns(slots: &[CampaignSlot]) -> Vec<(&'static str, ArrayRef)> {
+    vec![
+        ("campaign", u64s(slots.iter().map(|s| s.campaign))),
+        ("position", u32s(slots.iter().map(|s| s.position))),
+        ("seed", u64s(slots.iter().map(|s| s.seed))),
+        ("tier", u32s(slots.iter().map(|s| s.tier))),
+        ("difficulty", f64s(slots.iter().map(|s| s.difficulty))),
+    ]
+}
+
+pub(super) fn rejects_columns(rejects: &[SeedRecord]) -> Vec<(&'static str, ArrayRef)> {
+    let reasons: Vec<Reason> = rejects.iter().map(|r| Reason::parse(&r.reason)).collect();
+    vec![
+        ("seed", u64s(rejects.iter().map(|r| r.seed))),
+        ("status", strings(rejects.iter().map(|r| r.status.as_str()))),
+        ("reason", strings(reasons.iter().map(|r| r.code))),
+        ("reason_detail", strings(reasons.iter().map(|r| r.detail))),
+        ("generate_ms", f64s(rejects.iter().map(|r| r.generate_ms))),
+        ("solve_ms", f64s(rejects.iter().map(|r| r.solve_ms))),
+        ("nodes", u64s(rejects.iter().map(|r| r.nodes))),
+        ("worker", strings(rejects.iter().map(|r| r.worker.as_str()))),
+        ("attempt", u32s(rejects.iter().map(|r| r.attempt))),
+    ]
+}
