@@ -1,0 +1,184 @@
+//! PI-corrals: the pushes a position must make first.
+
+use super::*;
+
+impl Search<'_> {
+    /// Whether the position has a PI-corral (boxes in `occupied`, the
+    /// player's area stamped `reach`); if so, the pushes of its smallest are
+    /// left in `scratch.corral`.
+    ///
+    /// A corral is an area of free cells the player cannot reach; its boxes
+    /// are those next to it. It is a PI-corral when every push of its boxes
+    /// that is not blocked until one of them moves (by a wall, a dead square,
+    /// another of its boxes, or the player having to stand inside) goes into
+    /// the area and can be made now, and when it is not solved (a box of it
+    /// off its goal, or a goal in the area). Some box of such a corral must
+    /// move in any solution, and before one does nothing else can touch the
+    /// corral; so the first such push of a fewest-pushes solution can be made
+    /// first instead, at the same count: only the corral's pushes need
+    /// expanding, and the search stays push-optimal. (Not for fewest moves:
+    /// the order of pushes changes the walking.)
+    pub(super) fn pi_corral(&mut self, boxes: &[u16], reach: u32) -> bool {
+        let board = self.board;
+        let epoch = reach;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let Expansion {
+            next_to,
+            goal_in,
+            inside,
+            members,
+            pushes,
+            corral,
+            ..
+        } = &mut scratch;
+        // Label the unreachable free areas next to boxes.
+        let mut areas = 0usize;
+        goal_in.clear();
+        for (bi, &b) in boxes.iter().enumerate() {
+            for d in 0..4 {
+                let n = board.step(b as usize, d);
+                if !board.floor[n] || self.occupied[n] || self.stamp[n] == epoch {
+                    continue;
+                }
+                if self.area_stamp[n] != epoch {
+                    // A new area: fill it.
+                    let id = areas;
+                    areas += 1;
+                    if next_to.len() < areas {
+                        next_to.push(Vec::new());
+                    }
+                    next_to[id].clear();
+                    goal_in.push(false);
+                    self.area_stamp[n] = epoch;
+                    self.area[n] = id as u32;
+                    self.queue.clear();
+                    self.queue.push(n as u16);
+                    let mut head = 0;
+                    while head < self.queue.len() {
+                        let c = self.queue[head] as usize;
+                        head += 1;
+                        goal_in[id] |= board.goal[c];
+                        for dd in 0..4 {
+                            let m = board.step(c, dd);
+                            if board.floor[m]
+                                && !self.occupied[m]
+                                && self.stamp[m] != epoch
+                                && self.area_stamp[m] != epoch
+                            {
+                                self.area_stamp[m] = epoch;
+                                self.area[m] = id as u32;
+                                self.queue.push(m as u16);
+                            }
+                        }
+                    }
+                }
+                let id = self.area[n] as usize;
+                if next_to[id].last() != Some(&bi) {
+                    next_to[id].push(bi);
+                }
+            }
+        }
+        let next_to = &next_to[..areas];
+        let search = &*self;
+        let area_of = |c: usize| {
+            (search.area_stamp[c] == epoch && board.floor[c] && !search.occupied[c])
+                .then(|| search.area[c] as usize)
+        };
+        let mut found = false;
+        for first in 0..areas {
+            // The corral grows by the areas its boxes can be pushed into from
+            // outside it or stood beside from, until it holds or fails.
+            inside.clear();
+            inside.resize(areas, false);
+            inside[first] = true;
+            let holds = loop {
+                members.clear();
+                members.resize(boxes.len(), false);
+                for (a, list) in next_to.iter().enumerate() {
+                    if inside[a] {
+                        for &bi in list {
+                            members[bi] = true;
+                        }
+                    }
+                }
+                let member_at = |c: usize| {
+                    if !search.occupied[c] {
+                        return None;
+                    }
+                    boxes
+                        .iter()
+                        .position(|&b| b as usize == c)
+                        .map(|bi| members[bi])
+                };
+                pushes.clear();
+                let mut grow = None;
+                let mut fails = false;
+                let mut unsolved = false;
+                for (bi, &b) in boxes.iter().enumerate() {
+                    if !members[bi] {
+                        continue;
+                    }
+                    let b = b as usize;
+                    unsolved |= !board.goal[b];
+                    for d in 0..4 {
+                        let stand = board.step(b, (d + 2) % 4);
+                        let to = board.step(b, d);
+                        // Blocked until a box of the corral moves.
+                        if !board.floor[to] || !board.floor[stand] || board.dead[to] {
+                            continue;
+                        }
+                        match (member_at(to), member_at(stand)) {
+                            (Some(true), _) | (_, Some(true)) => continue,
+                            (Some(false), _) | (_, Some(false)) => {
+                                // Blocked by a box outside: it may move first.
+                                fails = true;
+                                break;
+                            }
+                            (None, None) => {}
+                        }
+                        if let Some(a) = area_of(stand) {
+                            if inside[a] {
+                                continue; // the player cannot stand inside
+                            }
+                            grow = Some(a);
+                            break;
+                        }
+                        match area_of(to) {
+                            Some(a) if inside[a] => pushes.push((bi, d)),
+                            Some(a) => {
+                                grow = Some(a);
+                                break;
+                            }
+                            // Out of the corral into the player's area.
+                            None => {
+                                fails = true;
+                                break;
+                            }
+                        }
+                    }
+                    if fails || grow.is_some() {
+                        break;
+                    }
+                }
+                if fails {
+                    break false;
+                }
+                if let Some(a) = grow {
+                    inside[a] = true;
+                    continue;
+                }
+                let goal_inside = goal_in.iter().zip(inside.iter()).any(|(&g, &i)| g && i);
+                break unsolved || goal_inside;
+            };
+            if holds && (!found || pushes.len() < corral.len()) {
+                found = true;
+                std::mem::swap(pushes, corral);
+            }
+        }
+        if !found {
+            corral.clear();
+        }
+        self.scratch = scratch;
+        found
+    }
+}
