@@ -112,6 +112,23 @@ pub struct Figures {
     pub search_nodes: u32,
 }
 
+/// A game's metric docs followed by the agents' [`METRICS`]: the `METRICS`
+/// of a game whose levels the agents play.
+macro_rules! with_agents {
+    ($($doc:expr),* $(,)?) => {
+        &[
+            $($doc,)*
+            $crate::agents::METRICS[0],
+            $crate::agents::METRICS[1],
+            $crate::agents::METRICS[2],
+            $crate::agents::METRICS[3],
+            $crate::agents::METRICS[4],
+            $crate::agents::METRICS[5],
+        ]
+    };
+}
+pub(crate) use with_agents;
+
 /// The keys the agents publish in a level's `metrics`, with their docs.
 pub const METRICS: [MetricDoc; 6] = [
     metric(

@@ -143,54 +143,33 @@ pub(super) fn stratum_index(strata: &[Stratum], seed: u64) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
-    use pregen_pack::SeedRecord;
-
+    use super::super::tests::result;
     use super::*;
 
-    fn record(seed: u64, accepted: bool) -> SeedRecord {
-        SeedRecord {
-            seed,
-            status: if accepted {
-                Status::Accepted
-            } else {
-                Status::Rejected
-            },
-            reason: if accepted {
-                String::new()
-            } else {
-                "too easy: 1 move".into()
-            },
-            level: None,
-            generate_ms: 0.0,
-            solve_ms: 0.0,
-            nodes: 0,
-            worker: "w".into(),
-            attempt: 0,
-        }
-    }
-
-    /// Records `seed` in `verdicts` and counts it in `st`.
-    fn take(st: &mut Stratum, verdicts: &mut Verdicts, seed: u64, accepted: bool) -> u64 {
-        let v = verdicts.of(&record(seed, accepted));
+    /// Records `seed` in `verdicts` and counts it in `st` (seeds divisible by
+    /// 3 are accepted).
+    fn take(st: &mut Stratum, verdicts: &mut Verdicts, seed: u64) -> u64 {
+        let v = verdicts.of(&result(seed));
         assert!(verdicts.insert(seed, v));
         st.count(seed, &v, verdicts)
     }
 
     #[test]
     fn the_prefix_moves_only_over_seeds_recorded_without_a_gap() {
-        let mut st = Stratum::new(100, 2);
+        let mut st = Stratum::new(99, 2);
         let mut v = Verdicts::default();
-        take(&mut st, &mut v, 102, true);
-        take(&mut st, &mut v, 101, false);
+        take(&mut st, &mut v, 102);
+        take(&mut st, &mut v, 101);
+        take(&mut st, &mut v, 100);
         assert_eq!(
             (st.prefix_end, st.prefix_accepted, st.accepted_total),
-            (100, 0, 1)
+            (99, 0, 1)
         );
-        take(&mut st, &mut v, 100, true);
+        take(&mut st, &mut v, 99);
         assert_eq!((st.prefix_end, st.prefix_accepted), (103, 2));
         assert!(st.is_complete());
         assert!(st.needs(102) && !st.needs(103));
-        assert_eq!(st.recorded, 3);
+        assert_eq!(st.recorded, 4);
     }
 
     #[test]
@@ -198,9 +177,11 @@ mod tests {
         let mut st = Stratum::new(0, 5);
         let mut v = Verdicts::default();
         st.canon.insert(0, 42);
-        st.canon.insert(1, 42);
-        assert_eq!(take(&mut st, &mut v, 1, true), 0);
-        assert_eq!(take(&mut st, &mut v, 0, true), 1, "seed 1 repeats seed 0");
+        st.canon.insert(3, 42);
+        take(&mut st, &mut v, 3);
+        take(&mut st, &mut v, 1);
+        take(&mut st, &mut v, 2);
+        assert_eq!(take(&mut st, &mut v, 0), 1, "seed 3 repeats seed 0");
         assert_eq!((st.prefix_accepted, st.accepted_total), (1, 1));
         st.reset(|seed| seed == 0);
         assert_eq!((st.prefix_end, st.recorded, st.canon.len()), (0, 0, 1));

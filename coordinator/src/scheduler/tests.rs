@@ -17,7 +17,7 @@ fn config(count: u64, per_lease: u64) -> SchedulerConfig {
 }
 
 /// Seeds divisible by 3 are accepted.
-fn result(seed: u64) -> SeedRecord {
+pub(super) fn result(seed: u64) -> SeedRecord {
     let accepted = seed.is_multiple_of(3);
     SeedRecord {
         seed,

@@ -3,12 +3,8 @@
 //! then in reach is taken); progress is the karma held; a position is won
 //! when the goal's karma is held and the exit is in reach.
 
-use super::geometry::Turn;
 use super::level::{EXIT, Level, START};
-use super::solve::{
-    collect, flood, in_danger, moves_monk, neighbours, pack, region, take_karma, top_masks,
-    turn_packed,
-};
+use super::solve::{collect, each_turn, in_danger, pack, region};
 use crate::agents::{self, Figures, Limits, Puzzle};
 
 /// Tries per agent, and positions the search may expand.
@@ -34,31 +30,13 @@ impl Puzzle for Turning {
     }
 
     fn moves(&self, &(key, reach, karma): &Position, out: &mut Vec<Position>) {
-        for turn in Turn::ALL {
-            let turned = turn_packed(turn, key);
-            let (walk, soldiers, karma_cells) = top_masks(turned);
-            // Cells of the region already turned from to the same place.
-            let mut done = 0u16;
-            for from in 0..9 {
-                if reach >> from & 1 == 0 || moves_monk(turn, from) || done >> from & 1 == 1 {
-                    continue;
-                }
-                let next_reach = flood(1 << from, walk);
-                done |= next_reach;
-                if neighbours(next_reach) & soldiers != 0 {
-                    continue;
-                }
-                let taken = next_reach & karma_cells;
-                let next = (
-                    take_karma(turned, taken),
-                    next_reach,
-                    karma + taken.count_ones(),
-                );
-                if !out.contains(&next) {
-                    out.push(next);
-                }
+        each_turn(key, reach, |_, next_key, next_reach, taken| {
+            let next = (next_key, next_reach, karma + taken);
+            if !out.contains(&next) {
+                out.push(next);
             }
-        }
+            true
+        });
     }
 
     fn won(&self, &(_, reach, karma): &Position) -> bool {

@@ -22,7 +22,7 @@ pub mod solve;
 
 use serde::{Deserialize, Serialize};
 
-use crate::agents::METRICS as AGENTS;
+use crate::agents::with_agents;
 use crate::game::metric;
 use crate::rng::Rng;
 use crate::{Budget, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
@@ -124,7 +124,7 @@ impl Game for Cube {
     type Analysis = CubeAnalysis;
     const NAME: &'static str = "cube";
 
-    const METRICS: &'static [MetricDoc] = &[
+    const METRICS: &'static [MetricDoc] = with_agents![
         metric(
             "overall_difficulty",
             "level 1..=10",
@@ -158,12 +158,6 @@ impl Game for Cube {
         ),
         metric("states", "count", "cube states the solver expanded"),
         metric("karma", "count", "karma cells on the cube"),
-        AGENTS[0],
-        AGENTS[1],
-        AGENTS[2],
-        AGENTS[3],
-        AGENTS[4],
-        AGENTS[5],
     ];
 
     fn validate(p: &CubeParams) -> Result<(), String> {

@@ -20,12 +20,12 @@ const COL2: u16 = 0b100_100_100;
 const TOP: u16 = 0x1ff;
 
 /// Top cells next to a cell of `m`.
-pub(super) fn neighbours(m: u16) -> u16 {
+fn neighbours(m: u16) -> u16 {
     (((m << 1) & !COL0) | ((m >> 1) & !COL2) | (m << 3) | (m >> 3)) & TOP
 }
 
 /// Grows `from` over `walkable` to the cells the monk can reach.
-pub(super) fn flood(from: u16, walkable: u16) -> u16 {
+fn flood(from: u16, walkable: u16) -> u16 {
     let mut r = from;
     loop {
         let grown = (r | neighbours(r)) & (walkable | from);
@@ -105,7 +105,7 @@ fn moved(turn: Turn) -> &'static Moved {
 }
 
 /// A turn applied to a packed cube: only the stickers it moves are touched.
-pub(super) fn turn_packed(turn: Turn, key: u128) -> u128 {
+fn turn_packed(turn: Turn, key: u128) -> u128 {
     let (pairs, mask) = moved(turn);
     pairs.iter().fold(key & !mask, |out, &(i, to)| {
         out | (key >> (2 * i) & 3) << (2 * to)
@@ -113,7 +113,7 @@ pub(super) fn turn_packed(turn: Turn, key: u128) -> u128 {
 }
 
 /// Top masks of a packed cube: (walkable, soldiers, karma).
-pub(super) fn top_masks(key: u128) -> (u16, u16, u16) {
+fn top_masks(key: u128) -> (u16, u16, u16) {
     let (mut walk, mut soldiers, mut karma) = (0u16, 0u16, 0u16);
     for i in 0..9 {
         match key >> (2 * i) & 3 {
@@ -130,10 +130,39 @@ pub(super) fn top_masks(key: u128) -> (u16, u16, u16) {
 }
 
 /// Clears the karma of Top cells `taken` (they become path).
-pub(super) fn take_karma(key: u128, taken: u16) -> u128 {
+fn take_karma(key: u128, taken: u16) -> u128 {
     (0..9)
         .filter(|i| taken >> i & 1 == 1)
         .fold(key, |k, i| k & !(3u128 << (2 * i)))
+}
+
+/// Every turn the monk can make from its region `reach` of the packed cube
+/// `key`: from each part of the region a turn leaves it standing in, a turn
+/// that does not move its row or column and after which no soldier reaches
+/// it. Calls `each(step, cube after, region after, karma taken)`, the
+/// karma in reach taken off the cube, until it returns `false`.
+pub(super) fn each_turn(key: u128, reach: u16, mut each: impl FnMut(Step, u128, u16, u32) -> bool) {
+    for turn in Turn::ALL {
+        let turned = turn_packed(turn, key);
+        let (walk, soldiers, karma_cells) = top_masks(turned);
+        // Cells of the region already turned from to the same place.
+        let mut done = 0u16;
+        for from in 0..9 {
+            if reach >> from & 1 == 0 || moves_monk(turn, from) || done >> from & 1 == 1 {
+                continue;
+            }
+            let next_reach = flood(1 << from, walk);
+            done |= next_reach;
+            if neighbours(next_reach) & soldiers != 0 {
+                continue;
+            }
+            let taken = next_reach & karma_cells;
+            let next = take_karma(turned, taken);
+            if !each(Step { from, turn }, next, next_reach, taken.count_ones()) {
+                return;
+            }
+        }
+    }
 }
 
 /// One step of a solution: walk to `from` (a Top cell), then turn.
@@ -253,40 +282,27 @@ fn search(level: &Level, budget: &Budget, greedy: bool) -> Result<Analysis, Reje
         }
         let (key, reach) = states[head];
         let karma = collected[head];
-        'turns: for turn in Turn::ALL {
-            let turned = turn_packed(turn, key);
-            let (walk, soldiers, karma_cells) = top_masks(turned);
-            let mut done = 0u16;
-            for from in 0..9 {
-                if reach >> from & 1 == 0 || moves_monk(turn, from) || done >> from & 1 == 1 {
-                    continue;
-                }
-                let next_reach = flood(1 << from, walk);
-                done |= next_reach;
-                if neighbours(next_reach) & soldiers != 0 {
-                    continue;
-                }
-                let taken = next_reach & karma_cells;
-                let state = (take_karma(turned, taken), next_reach);
-                if index.contains_key(&state) {
-                    continue;
-                }
-                let karma = karma + taken.count_ones();
-                let id = states.len() as u32;
-                index.insert(state, id);
-                states.push(state);
-                collected.push(karma);
-                depth.push(depth[head] + 1);
-                parent.push((head as u32, Some(Step { from, turn })));
-                if greedy {
-                    heap.push((karma, Reverse(depth[head] + 1), Reverse(id)));
-                }
-                if won(karma, next_reach) {
-                    found = Some(states.len() - 1);
-                    break 'turns;
-                }
+        each_turn(key, reach, |step, next_key, next_reach, taken| {
+            let state = (next_key, next_reach);
+            if index.contains_key(&state) {
+                return true;
             }
-        }
+            let karma = karma + taken;
+            let id = states.len() as u32;
+            index.insert(state, id);
+            states.push(state);
+            collected.push(karma);
+            depth.push(depth[head] + 1);
+            parent.push((head as u32, Some(step)));
+            if greedy {
+                heap.push((karma, Reverse(depth[head] + 1), Reverse(id)));
+            }
+            if won(karma, next_reach) {
+                found = Some(states.len() - 1);
+                return false;
+            }
+            true
+        });
     }
     let Some(mut at) = found else {
         return Err(Rejection::Unsolvable);

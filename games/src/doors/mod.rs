@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::agents::METRICS as AGENTS;
+use crate::agents::with_agents;
 use crate::game::metric;
 use crate::rng::Rng;
 use crate::{Budget, Collection, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
@@ -361,7 +361,7 @@ impl Game for Doors {
     type Analysis = DoorsAnalysis;
     const NAME: &'static str = "doors";
 
-    const METRICS: &'static [MetricDoc] = &[
+    const METRICS: &'static [MetricDoc] = with_agents![
         metric(
             "mcts_score",
             "0..=1",
@@ -485,12 +485,6 @@ impl Game for Doors {
             "points",
             "Table 1: the limited-information agent wins",
         ),
-        AGENTS[0],
-        AGENTS[1],
-        AGENTS[2],
-        AGENTS[3],
-        AGENTS[4],
-        AGENTS[5],
     ];
 
     fn validate(p: &DoorsParams) -> Result<(), String> {

@@ -28,7 +28,7 @@ pub mod solve;
 
 use serde::{Deserialize, Serialize};
 
-use crate::agents::METRICS as AGENTS;
+use crate::agents::with_agents;
 use crate::game::metric;
 use crate::rng::Rng;
 use crate::{Budget, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
@@ -97,7 +97,7 @@ impl Game for Dungeon {
     type Analysis = Analysis;
     const NAME: &'static str = "dungeon";
 
-    const METRICS: &'static [MetricDoc] = &[
+    const METRICS: &'static [MetricDoc] = with_agents![
         metric("rooms", "count", "rooms of the BSP map"),
         metric("doors", "count", "doors between rooms"),
         metric(
@@ -124,12 +124,6 @@ impl Game for Dungeon {
             "count",
             "switch flips on the solution's way",
         ),
-        AGENTS[0],
-        AGENTS[1],
-        AGENTS[2],
-        AGENTS[3],
-        AGENTS[4],
-        AGENTS[5],
     ];
 
     fn validate(p: &DungeonParams) -> Result<(), String> {

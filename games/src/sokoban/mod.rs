@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::agents::METRICS as AGENTS;
+use crate::agents::with_agents;
 use crate::game::metric;
 use crate::rng::Rng;
 use crate::{Budget, Collection, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
@@ -192,7 +192,7 @@ impl Game for Sokoban {
     type Analysis = Answer;
     const NAME: &'static str = "sokoban";
 
-    const METRICS: &'static [MetricDoc] = &[
+    const METRICS: &'static [MetricDoc] = with_agents![
         metric("pushes", "pushes", "pushes of the stored solution"),
         metric(
             "moves",
@@ -252,12 +252,6 @@ impl Game for Sokoban {
             "count",
             "MCTS tree nodes at the end; method mcts",
         ),
-        AGENTS[0],
-        AGENTS[1],
-        AGENTS[2],
-        AGENTS[3],
-        AGENTS[4],
-        AGENTS[5],
     ];
 
     fn validate(p: &SokobanParams) -> Result<(), String> {

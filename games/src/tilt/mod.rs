@@ -24,7 +24,7 @@ pub mod solve;
 
 use serde::{Deserialize, Serialize};
 
-use crate::agents::METRICS as AGENTS;
+use crate::agents::with_agents;
 use crate::game::metric;
 use crate::rng::Rng;
 use crate::{Budget, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
@@ -103,7 +103,7 @@ impl Game for Tilt {
     type Analysis = Analysis;
     const NAME: &'static str = "tilt";
 
-    const METRICS: &'static [MetricDoc] = &[
+    const METRICS: &'static [MetricDoc] = with_agents![
         metric(
             "optimal_solutions",
             "count",
@@ -131,12 +131,6 @@ impl Game for Tilt {
         ),
         metric("fruits", "count", "fruits on the board"),
         metric("obstacles", "count", "obstacles on the board"),
-        AGENTS[0],
-        AGENTS[1],
-        AGENTS[2],
-        AGENTS[3],
-        AGENTS[4],
-        AGENTS[5],
     ];
 
     fn validate(p: &TiltParams) -> Result<(), String> {
