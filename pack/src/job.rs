@@ -219,6 +219,11 @@ impl Default for CampaignScheme {
     }
 }
 
+/// A job refused for one field: `field `NAME`: WHAT`.
+fn bad<T>(field: &str, msg: String) -> Result<T, PackError> {
+    Err(PackError::Job(format!("field `{field}`: {msg}")))
+}
+
 impl Job {
     /// Reads and validates a job file.
     pub fn load(path: &Path) -> Result<Job, PackError> {
@@ -279,7 +284,16 @@ impl Job {
 
     /// Checks every field; the error names the field and the allowed values.
     pub fn validate(&self) -> Result<(), PackError> {
-        let bad = |field: &str, msg: String| Err(PackError::Job(format!("field `{field}`: {msg}")));
+        let game = self.validate_game()?;
+        self.validate_strata(game)?;
+        self.validate_seeds()?;
+        self.validate_budget()?;
+        self.validate_tiers()
+    }
+
+    /// The pack's name, the game, its params (every number finite) and the
+    /// rating model.
+    fn validate_game(&self) -> Result<GameKind, PackError> {
         if self.pack.is_empty()
             || self.pack.starts_with('.')
             || !self
@@ -317,6 +331,11 @@ impl Job {
             return bad("params", e.to_string());
         }
         self.rating_model()?;
+        Ok(game)
+    }
+
+    /// The strata: at most 1,000, each's params and count, and `count` their sum.
+    fn validate_strata(&self, game: GameKind) -> Result<(), PackError> {
         if self.strata.len() > 1_000 {
             return bad(
                 "strata",
@@ -349,6 +368,12 @@ impl Job {
                 ),
             );
         }
+        Ok(())
+    }
+
+    /// The seeds: room for every stratum and the count before `u64::MAX`,
+    /// the count, the lease size, `max_seeds` and the cross-check's share.
+    fn validate_seeds(&self) -> Result<(), PackError> {
         if self
             .first_seed
             .checked_add(self.strata.len() as u64 * STRATUM_SEEDS)
@@ -395,6 +420,11 @@ impl Job {
                 format!("{} must be a share from 0 to 1", self.cross_check),
             );
         }
+        Ok(())
+    }
+
+    /// The node budget and the watchdog.
+    fn validate_budget(&self) -> Result<(), PackError> {
         if self.budget.max_nodes == 0 {
             return bad("budget.max_nodes", "must be positive".into());
         }
@@ -404,6 +434,11 @@ impl Job {
                 format!("{} must be 1..=3600000", self.budget.watchdog_ms),
             );
         }
+        Ok(())
+    }
+
+    /// The tiers' scheme and the campaigns.
+    fn validate_tiers(&self) -> Result<(), PackError> {
         match &self.tiers {
             TierScheme::Equal { count } if !(1..=99).contains(count) => {
                 return bad("tiers.count", format!("{count} must be 1..=99"));

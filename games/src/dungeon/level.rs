@@ -349,191 +349,10 @@ impl Level {
             .iter()
             .map(|l| l.chars().collect())
             .collect();
-        let height = grid.len();
-        let width = grid.first().map_or(0, Vec::len);
-        if height < 4 || width < 4 || height > 256 || width > 256 {
-            return Err(err(
-                0,
-                0,
-                format!("grid of {width}x{height}: 4..=256 each way needed"),
-            ));
-        }
-        for (y, row) in grid.iter().enumerate() {
-            if row.len() != width {
-                return Err(err(
-                    y,
-                    row.len().min(width),
-                    format!("row has {} cells, not {width}", row.len()),
-                ));
-            }
-            for (x, &c) in row.iter().enumerate() {
-                let known = matches!(c, '#' | '.' | 'S' | 'E' | '+' | '=' | '<' | '>' | '^' | 'v')
-                    || c.is_ascii_lowercase()
-                    || c.is_ascii_uppercase()
-                    || c.is_ascii_digit();
-                if !known {
-                    return Err(err(y, x, format!("unknown character `{c}`")));
-                }
-            }
-        }
-        let number = |line: usize, s: &str| -> Result<usize, GameError> {
-            s.parse()
-                .map_err(|_| err(line, 0, format!("`{s}` is not a number")))
-        };
-        let cell = |line: usize, s: &str| -> Result<(u16, u16), GameError> {
-            let (x, y) = s
-                .split_once(',')
-                .ok_or_else(|| err(line, 0, format!("`{s}` is not a cell x,y")))?;
-            Ok((number(line, x)? as u16, number(line, y)? as u16))
-        };
-        let list = |line: usize, s: &str| -> Result<Vec<usize>, GameError> {
-            if s == "-" {
-                return Ok(Vec::new());
-            }
-            s.split(',').map(|d| number(line, d)).collect()
-        };
-        let name = |line: usize, s: &str, base: u8, count: usize| -> Result<usize, GameError> {
-            let b = s.as_bytes();
-            if b.len() == 1 && b[0] >= base && usize::from(b[0] - base) == count {
-                Ok(count)
-            } else {
-                Err(err(
-                    line,
-                    0,
-                    format!("`{s}` is out of order (expected the next name)"),
-                ))
-            }
-        };
-        let mut level = Level {
-            width: width as u16,
-            height: height as u16,
-            rooms: Vec::new(),
-            doors: Vec::new(),
-            start: usize::MAX,
-            exit: usize::MAX,
-            keys: Vec::new(),
-            switches: Vec::new(),
-        };
-        // Keys and switches get their rooms once the grid's rooms are known.
-        let mut placed: Vec<(usize, u16, u16)> = Vec::new();
-        for (n, line) in lines.iter().enumerate().skip(grid_end) {
-            let words: Vec<&str> = line.split_whitespace().collect();
-            match words.as_slice() {
-                [] => {}
-                ["start", s, "exit", e] => {
-                    level.start = number(n, s)?;
-                    level.exit = number(n, e)?;
-                }
-                ["door", i, at, rooms] => {
-                    if number(n, i)? != level.doors.len() {
-                        return Err(err(n, 0, format!("door {i} is out of order")));
-                    }
-                    let (x, y) = cell(n, at)?;
-                    let (sep, passage) = if rooms.contains('>') {
-                        ('>', Passage::AToB)
-                    } else if rooms.contains('<') {
-                        ('<', Passage::BToA)
-                    } else {
-                        ('-', Passage::Both)
-                    };
-                    let (a, b) = rooms.split_once(sep).ok_or_else(|| {
-                        err(n, 0, format!("`{rooms}` is not rooms a-b, a>b or a<b"))
-                    })?;
-                    level.doors.push(Door {
-                        x,
-                        y,
-                        a: number(n, a)?,
-                        b: number(n, b)?,
-                        passage,
-                    });
-                }
-                ["key", k, at, rest @ ..] => {
-                    name(n, k, b'a', level.keys.len())?;
-                    let (x, y) = cell(n, at)?;
-                    let (chest, opens) = match rest {
-                        ["chest", c, "opens", o] => {
-                            (Some(usize::from(c.as_bytes()[0].wrapping_sub(b'a'))), o)
-                        }
-                        ["opens", o] => (None, o),
-                        _ => return Err(err(n, 0, "expected `[chest K] opens D,D`".into())),
-                    };
-                    placed.push((n, x, y));
-                    level.keys.push(Key {
-                        room: usize::MAX,
-                        x,
-                        y,
-                        chest,
-                        opens: list(n, opens)?,
-                    });
-                }
-                ["switch", s, at, "on", on, "off", off] => {
-                    name(n, s, b'0', level.switches.len())?;
-                    let (x, y) = cell(n, at)?;
-                    placed.push((n, x, y));
-                    level.switches.push(Switch {
-                        room: usize::MAX,
-                        x,
-                        y,
-                        on: list(n, on)?,
-                        off: list(n, off)?,
-                    });
-                }
-                _ => return Err(err(n, 0, format!("cannot read `{line}`"))),
-            }
-        }
-        // Rooms: the cells that are neither walls nor doors, in rectangles.
-        let mut door_cell = vec![vec![false; width]; height];
-        for (i, d) in level.doors.iter().enumerate() {
-            let (x, y) = (usize::from(d.x), usize::from(d.y));
-            if x >= width || y >= height {
-                return Err(err(
-                    grid_end,
-                    0,
-                    format!("door {i} at {x},{y} is off the grid"),
-                ));
-            }
-            door_cell[y][x] = true;
-        }
-        let floor = |x: usize, y: usize| grid[y][x] != '#' && !door_cell[y][x];
-        let mut owner = vec![vec![usize::MAX; width]; height];
-        for y in 0..height {
-            for x in 0..width {
-                if !floor(x, y) || owner[y][x] != usize::MAX {
-                    continue;
-                }
-                let w = (x..width).take_while(|&i| floor(i, y)).count();
-                let h = (y..height).take_while(|&j| floor(x, j)).count();
-                for (j, row) in owner.iter_mut().enumerate().skip(y).take(h) {
-                    for (i, cell) in row.iter_mut().enumerate().skip(x).take(w) {
-                        if !floor(i, j) || *cell != usize::MAX {
-                            return Err(err(j, i, "room is not a rectangle".into()));
-                        }
-                        *cell = level.rooms.len();
-                    }
-                }
-                level.rooms.push(Room {
-                    x: x as u16,
-                    y: y as u16,
-                    w: w as u16,
-                    h: h as u16,
-                });
-            }
-        }
-        let rooms: Vec<usize> = placed
-            .iter()
-            .map(|&(n, x, y)| {
-                level
-                    .room_at(x, y)
-                    .ok_or_else(|| err(n, 0, format!("{x},{y} is not in a room")))
-            })
-            .collect::<Result<_, _>>()?;
-        let keys = level.keys.len();
-        for (i, room) in rooms.into_iter().enumerate() {
-            match level.keys.get_mut(i) {
-                Some(k) => k.room = room,
-                None => level.switches[i - keys].room = room,
-            }
-        }
+        let (width, height) = check_grid(&grid)?;
+        let (mut level, placed) = read_legend(&lines, grid_end, width, height)?;
+        find_rooms(&mut level, &grid, grid_end)?;
+        place_elements(&mut level, &placed)?;
         level.check().map_err(|m| err(grid_end, 0, m))?;
         // The grid must show what the legend says.
         if level
@@ -552,4 +371,227 @@ impl Level {
         }
         Ok(level)
     }
+}
+
+/// The grid's size, after checking that it is 4..=256 each way, rectangular
+/// and made of known characters.
+fn check_grid(grid: &[Vec<char>]) -> Result<(usize, usize), GameError> {
+    let err = GameError::parse_at;
+    let height = grid.len();
+    let width = grid.first().map_or(0, Vec::len);
+    if height < 4 || width < 4 || height > 256 || width > 256 {
+        return Err(err(
+            0,
+            0,
+            format!("grid of {width}x{height}: 4..=256 each way needed"),
+        ));
+    }
+    for (y, row) in grid.iter().enumerate() {
+        if row.len() != width {
+            return Err(err(
+                y,
+                row.len().min(width),
+                format!("row has {} cells, not {width}", row.len()),
+            ));
+        }
+        for (x, &c) in row.iter().enumerate() {
+            let known = matches!(c, '#' | '.' | 'S' | 'E' | '+' | '=' | '<' | '>' | '^' | 'v')
+                || c.is_ascii_lowercase()
+                || c.is_ascii_uppercase()
+                || c.is_ascii_digit();
+            if !known {
+                return Err(err(y, x, format!("unknown character `{c}`")));
+            }
+        }
+    }
+    Ok((width, height))
+}
+
+fn number(line: usize, s: &str) -> Result<usize, GameError> {
+    s.parse()
+        .map_err(|_| GameError::parse_at(line, 0, format!("`{s}` is not a number")))
+}
+
+fn cell(line: usize, s: &str) -> Result<(u16, u16), GameError> {
+    let (x, y) = s
+        .split_once(',')
+        .ok_or_else(|| GameError::parse_at(line, 0, format!("`{s}` is not a cell x,y")))?;
+    Ok((number(line, x)? as u16, number(line, y)? as u16))
+}
+
+fn list(line: usize, s: &str) -> Result<Vec<usize>, GameError> {
+    if s == "-" {
+        return Ok(Vec::new());
+    }
+    s.split(',').map(|d| number(line, d)).collect()
+}
+
+/// The next name of a key (`base` `a`) or a switch (`0`), `count` of them
+/// read so far.
+fn name(line: usize, s: &str, base: u8, count: usize) -> Result<usize, GameError> {
+    let b = s.as_bytes();
+    if b.len() == 1 && b[0] >= base && usize::from(b[0] - base) == count {
+        Ok(count)
+    } else {
+        Err(GameError::parse_at(
+            line,
+            0,
+            format!("`{s}` is out of order (expected the next name)"),
+        ))
+    }
+}
+
+/// The legend after the grid (`lines[grid_end..]`): start and exit, doors,
+/// keys and switches, with the line and cell of each key and switch, whose
+/// rooms are known only once the grid's rooms are.
+fn read_legend(
+    lines: &[&str],
+    grid_end: usize,
+    width: usize,
+    height: usize,
+) -> Result<(Level, Vec<(usize, u16, u16)>), GameError> {
+    let err = GameError::parse_at;
+    let mut level = Level {
+        width: width as u16,
+        height: height as u16,
+        rooms: Vec::new(),
+        doors: Vec::new(),
+        start: usize::MAX,
+        exit: usize::MAX,
+        keys: Vec::new(),
+        switches: Vec::new(),
+    };
+    // Keys and switches get their rooms once the grid's rooms are known.
+    let mut placed: Vec<(usize, u16, u16)> = Vec::new();
+    for (n, line) in lines.iter().enumerate().skip(grid_end) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            [] => {}
+            ["start", s, "exit", e] => {
+                level.start = number(n, s)?;
+                level.exit = number(n, e)?;
+            }
+            ["door", i, at, rooms] => {
+                if number(n, i)? != level.doors.len() {
+                    return Err(err(n, 0, format!("door {i} is out of order")));
+                }
+                let (x, y) = cell(n, at)?;
+                let (sep, passage) = if rooms.contains('>') {
+                    ('>', Passage::AToB)
+                } else if rooms.contains('<') {
+                    ('<', Passage::BToA)
+                } else {
+                    ('-', Passage::Both)
+                };
+                let (a, b) = rooms
+                    .split_once(sep)
+                    .ok_or_else(|| err(n, 0, format!("`{rooms}` is not rooms a-b, a>b or a<b")))?;
+                level.doors.push(Door {
+                    x,
+                    y,
+                    a: number(n, a)?,
+                    b: number(n, b)?,
+                    passage,
+                });
+            }
+            ["key", k, at, rest @ ..] => {
+                name(n, k, b'a', level.keys.len())?;
+                let (x, y) = cell(n, at)?;
+                let (chest, opens) = match rest {
+                    ["chest", c, "opens", o] => {
+                        (Some(usize::from(c.as_bytes()[0].wrapping_sub(b'a'))), o)
+                    }
+                    ["opens", o] => (None, o),
+                    _ => return Err(err(n, 0, "expected `[chest K] opens D,D`".into())),
+                };
+                placed.push((n, x, y));
+                level.keys.push(Key {
+                    room: usize::MAX,
+                    x,
+                    y,
+                    chest,
+                    opens: list(n, opens)?,
+                });
+            }
+            ["switch", s, at, "on", on, "off", off] => {
+                name(n, s, b'0', level.switches.len())?;
+                let (x, y) = cell(n, at)?;
+                placed.push((n, x, y));
+                level.switches.push(Switch {
+                    room: usize::MAX,
+                    x,
+                    y,
+                    on: list(n, on)?,
+                    off: list(n, off)?,
+                });
+            }
+            _ => return Err(err(n, 0, format!("cannot read `{line}`"))),
+        }
+    }
+    Ok((level, placed))
+}
+
+/// The rooms: the cells that are neither walls nor doors, in rectangles.
+fn find_rooms(level: &mut Level, grid: &[Vec<char>], grid_end: usize) -> Result<(), GameError> {
+    let err = GameError::parse_at;
+    let (width, height) = (usize::from(level.width), usize::from(level.height));
+    let mut door_cell = vec![vec![false; width]; height];
+    for (i, d) in level.doors.iter().enumerate() {
+        let (x, y) = (usize::from(d.x), usize::from(d.y));
+        if x >= width || y >= height {
+            return Err(err(
+                grid_end,
+                0,
+                format!("door {i} at {x},{y} is off the grid"),
+            ));
+        }
+        door_cell[y][x] = true;
+    }
+    let floor = |x: usize, y: usize| grid[y][x] != '#' && !door_cell[y][x];
+    let mut owner = vec![vec![usize::MAX; width]; height];
+    for y in 0..height {
+        for x in 0..width {
+            if !floor(x, y) || owner[y][x] != usize::MAX {
+                continue;
+            }
+            let w = (x..width).take_while(|&i| floor(i, y)).count();
+            let h = (y..height).take_while(|&j| floor(x, j)).count();
+            for (j, row) in owner.iter_mut().enumerate().skip(y).take(h) {
+                for (i, cell) in row.iter_mut().enumerate().skip(x).take(w) {
+                    if !floor(i, j) || *cell != usize::MAX {
+                        return Err(err(j, i, "room is not a rectangle".into()));
+                    }
+                    *cell = level.rooms.len();
+                }
+            }
+            level.rooms.push(Room {
+                x: x as u16,
+                y: y as u16,
+                w: w as u16,
+                h: h as u16,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Each key and switch put in the room of its cell.
+fn place_elements(level: &mut Level, placed: &[(usize, u16, u16)]) -> Result<(), GameError> {
+    let err = GameError::parse_at;
+    let rooms: Vec<usize> = placed
+        .iter()
+        .map(|&(n, x, y)| {
+            level
+                .room_at(x, y)
+                .ok_or_else(|| err(n, 0, format!("{x},{y} is not in a room")))
+        })
+        .collect::<Result<_, _>>()?;
+    let keys = level.keys.len();
+    for (i, room) in rooms.into_iter().enumerate() {
+        match level.keys.get_mut(i) {
+            Some(k) => k.room = room,
+            None => level.switches[i - keys].room = room,
+        }
+    }
+    Ok(())
 }
