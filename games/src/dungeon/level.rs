@@ -441,6 +441,9 @@ fn name(line: usize, s: &str, base: u8, count: usize) -> Result<usize, GameError
     }
 }
 
+/// A key or switch of the legend: its line and its cell.
+type Placed = (usize, u16, u16);
+
 /// The legend after the grid (`lines[grid_end..]`): start and exit, doors,
 /// keys and switches, with the line and cell of each key and switch, whose
 /// rooms are known only once the grid's rooms are.
@@ -449,7 +452,7 @@ fn read_legend(
     grid_end: usize,
     width: usize,
     height: usize,
-) -> Result<(Level, Vec<(usize, u16, u16)>), GameError> {
+) -> Result<(Level, Vec<Placed>), GameError> {
     let err = GameError::parse_at;
     let mut level = Level {
         width: width as u16,
@@ -462,7 +465,7 @@ fn read_legend(
         switches: Vec::new(),
     };
     // Keys and switches get their rooms once the grid's rooms are known.
-    let mut placed: Vec<(usize, u16, u16)> = Vec::new();
+    let mut placed: Vec<Placed> = Vec::new();
     for (n, line) in lines.iter().enumerate().skip(grid_end) {
         let words: Vec<&str> = line.split_whitespace().collect();
         match words.as_slice() {
@@ -576,7 +579,7 @@ fn find_rooms(level: &mut Level, grid: &[Vec<char>], grid_end: usize) -> Result<
 }
 
 /// Each key and switch put in the room of its cell.
-fn place_elements(level: &mut Level, placed: &[(usize, u16, u16)]) -> Result<(), GameError> {
+fn place_elements(level: &mut Level, placed: &[Placed]) -> Result<(), GameError> {
     let err = GameError::parse_at;
     let rooms: Vec<usize> = placed
         .iter()
