@@ -240,36 +240,11 @@ async fn session_loop(
                 gate.as_mut().reset(tokio::time::Instant::now() + GATHER);
                 let mut next = Some(first);
                 while let Some(event) = next.take() {
-                    let input = match event {
-                        Event::LeaseStarted => Input::LeaseStarted,
-                        Event::Result(result) => {
-                            // Everything already waiting goes in one message, in
-                            // order: a lease's end is sent after its results.
-                            let mut results =
-                                Vec::with_capacity((events_rx.len() + 1).min(MAX_BATCH));
-                            results.push(*result);
-                            while results.len() < MAX_BATCH {
-                                match events_rx.try_recv() {
-                                    Ok(Event::Result(result)) => results.push(*result),
-                                    Ok(other) => {
-                                        next = Some(other);
-                                        break;
-                                    }
-                                    Err(_) => break,
-                                }
-                            }
-                            Input::Results(results)
-                        }
-                        Event::LeaseFinished { lease_id, complete } => {
-                            Input::LeaseFinished { lease_id, complete }
-                        }
-                    };
+                    let (input, after) = gather(event, &mut events_rx);
                     if let Some(end) = act.perform(state.on(input)).await? {
                         return end;
                     }
-                    if next.is_none() {
-                        next = events_rx.try_recv().ok();
-                    }
+                    next = after.or_else(|| events_rx.try_recv().ok());
                 }
                 continue;
             }
@@ -294,6 +269,29 @@ async fn session_loop(
             return end;
         }
     }
+}
+
+/// The machine's input for `event`: a result gathered with every result
+/// already waiting behind it (up to [`MAX_BATCH`], in order: a lease's end is
+/// sent after its results), and the event that stopped the gathering.
+fn gather(event: Event, events: &mut mpsc::Receiver<Event>) -> (Input, Option<Event>) {
+    let result = match event {
+        Event::LeaseStarted => return (Input::LeaseStarted, None),
+        Event::LeaseFinished { lease_id, complete } => {
+            return (Input::LeaseFinished { lease_id, complete }, None);
+        }
+        Event::Result(result) => result,
+    };
+    let mut results = Vec::with_capacity((events.len() + 1).min(MAX_BATCH));
+    results.push(*result);
+    while results.len() < MAX_BATCH {
+        match events.try_recv() {
+            Ok(Event::Result(result)) => results.push(*result),
+            Ok(other) => return (Input::Results(results), Some(other)),
+            Err(_) => break,
+        }
+    }
+    (Input::Results(results), None)
 }
 
 /// Carries out the session machine's actions for the real worker: seeds go
@@ -355,4 +353,66 @@ pub(crate) async fn send_on(
     out.send(WorkerMessage { kind: Some(kind) })
         .await
         .map_err(|_| SessionEnd::Lost("stream closed".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use pregen_proto::v1::SeedResult;
+
+    use super::*;
+
+    fn result(seed: u64) -> Event {
+        Event::Result(Box::new(SeedResult {
+            seed,
+            ..SeedResult::default()
+        }))
+    }
+
+    fn seeds(input: &Input) -> Vec<u64> {
+        match input {
+            Input::Results(results) => results.iter().map(|r| r.seed).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    #[test]
+    fn results_waiting_go_in_one_message_and_a_lease_end_after_them() {
+        let (tx, mut rx) = mpsc::channel(16);
+        for event in [
+            result(2),
+            result(3),
+            Event::LeaseFinished {
+                lease_id: 7,
+                complete: true,
+            },
+            result(4),
+        ] {
+            tx.try_send(event).expect("room");
+        }
+        let (input, after) = gather(result(1), &mut rx);
+        assert_eq!(seeds(&input), [1, 2, 3]);
+        assert!(matches!(
+            after,
+            Some(Event::LeaseFinished {
+                lease_id: 7,
+                complete: true
+            })
+        ));
+        let (input, after) = gather(Event::LeaseStarted, &mut rx);
+        assert!(matches!(input, Input::LeaseStarted) && after.is_none());
+        let (input, after) = gather(result(5), &mut rx);
+        assert_eq!(seeds(&input), [5, 4]);
+        assert!(after.is_none());
+    }
+
+    #[test]
+    fn a_batch_stops_at_its_cap() {
+        let (tx, mut rx) = mpsc::channel(2 * MAX_BATCH);
+        for seed in 1..2 * MAX_BATCH as u64 {
+            tx.try_send(result(seed)).expect("room");
+        }
+        let (input, _) = gather(result(0), &mut rx);
+        assert_eq!(seeds(&input).len(), MAX_BATCH);
+        assert_eq!(rx.len(), MAX_BATCH);
+    }
 }
