@@ -326,29 +326,7 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
     // The port and the TLS identity first: a busy port or a bad key stops
     // the run before anything is written under the pack folder.
     let stop_server = CancellationToken::new();
-    let file_limit = raise_file_limit();
-    let metrics_places = options.metrics.map_or(0, |_| METRICS_CONNECTIONS);
-    let mut max_connections = options.max_connections;
-    if let Err(why) = fits_file_limit((max_connections + metrics_places) as u64, file_limit) {
-        let refuse = |message| CoordinatorError::Server {
-            message,
-            source: None,
-        };
-        if max_connections != DEFAULT_MAX_CONNECTIONS {
-            return Err(refuse(why));
-        }
-        // The default is lowered to what the limit allows, with a word.
-        let limit = file_limit.unwrap_or(u64::MAX);
-        max_connections = limit.saturating_sub(RESERVED_FILES + metrics_places as u64) as usize;
-        if max_connections == 0 {
-            return Err(refuse(why));
-        }
-        tracing::warn!(
-            max_connections,
-            limit,
-            "the open-file limit lowers --max-connections"
-        );
-    }
+    let max_connections = connection_cap(&options)?;
     let listener = TcpListener::bind(options.listen).await.map_err(|e| {
         CoordinatorError::server(format!("cannot listen on {}", options.listen))(e.into())
     })?;
@@ -359,49 +337,8 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
         Some(at) => Some(crate::metrics::bind_metrics(at).await?),
         None => None,
     };
-    let mut builder = Server::builder();
-    if let Some(tls) = &options.tls {
-        let mut config = ServerTlsConfig::new().identity(Identity::from_pem(&tls.cert, &tls.key));
-        if let Some(ca) = &tls.client_ca {
-            config = config.client_ca_root(tonic::transport::Certificate::from_pem(ca));
-        }
-        builder = builder
-            .tls_config(config)
-            .map_err(|e| CoordinatorError::server("TLS")(e.into()))?;
-    }
-    let (check_key, new_key) = check_key(&dir.commit())?;
-    let replay_check = ReplayCheck::new(&job)?;
-    let config = SchedulerConfig {
-        strata: job.plan().iter().map(|p| (p.first_seed, p.count)).collect(),
-        seeds_per_lease: job.seeds_per_lease,
-        lease_ttl: options.lease_ttl,
-        max_seeds: job.max_seeds,
-        progress_limit: Duration::from_millis(job.budget.watchdog_ms) + options.lease_ttl,
-        cross_check: job.cross_check,
-        check_key,
-        audit_duplicate_levels: !replay_check.regenerates(),
-    };
-    let mut scheduler = Scheduler::start(config);
-    let mut forged = None;
-    let mut log = CommitLog::open(&dir.commit(), &job, |entry| {
-        if forged.is_some() {
-            return;
-        }
-        if let Some(Err(why)) = entry.result().map(|r| replay_check.check(r)) {
-            forged = Some(why);
-            return;
-        }
-        scheduler.replay(entry);
-    })?;
-    if let Some(why) = forged {
-        return Err(CoordinatorError::Resume(why));
-    }
-    scheduler.end_replay();
-    // Seeds, not entries: a checked seed has two results in the log.
-    let resumed_seeds = scheduler.progress().seeds as usize;
-    if new_key {
-        write_durably(&dir.commit(), CHECK_KEY_FILE, hex(&check_key).as_bytes())?;
-    }
+    let builder = server_builder(options.tls.as_ref())?;
+    let (scheduler, mut log, resumed_seeds) = resume(&job, &dir, options.lease_ttl)?;
     let shared = Shared::new(&job, scheduler, options.lease_ttl)?;
     // A new log is kept in memory as well while it fits the sort's memory,
     // so that the pack need not read it back.
@@ -465,6 +402,98 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
         write: options.write,
         writing: Arc::default(),
     }))
+}
+
+/// Connections served at once: `--max-connections`, checked against the
+/// open-file limit (raised to its hard limit first). The default is lowered
+/// to what the limit allows, with a warning; an explicit cap that does not
+/// fit is refused.
+fn connection_cap(options: &RunOptions) -> Result<usize, CoordinatorError> {
+    let file_limit = raise_file_limit();
+    let metrics_places = options.metrics.map_or(0, |_| METRICS_CONNECTIONS);
+    let mut max_connections = options.max_connections;
+    if let Err(why) = fits_file_limit((max_connections + metrics_places) as u64, file_limit) {
+        let refuse = |message| CoordinatorError::Server {
+            message,
+            source: None,
+        };
+        if max_connections != DEFAULT_MAX_CONNECTIONS {
+            return Err(refuse(why));
+        }
+        // The default is lowered to what the limit allows, with a word.
+        let limit = file_limit.unwrap_or(u64::MAX);
+        max_connections = limit.saturating_sub(RESERVED_FILES + metrics_places as u64) as usize;
+        if max_connections == 0 {
+            return Err(refuse(why));
+        }
+        tracing::warn!(
+            max_connections,
+            limit,
+            "the open-file limit lowers --max-connections"
+        );
+    }
+    Ok(max_connections)
+}
+
+/// The gRPC server's builder, over TLS when the options give an identity
+/// (and with client certificates required when they give a CA).
+fn server_builder(tls: Option<&ServerTls>) -> Result<Server, CoordinatorError> {
+    let mut builder = Server::builder();
+    if let Some(tls) = tls {
+        let mut config = ServerTlsConfig::new().identity(Identity::from_pem(&tls.cert, &tls.key));
+        if let Some(ca) = &tls.client_ca {
+            config = config.client_ca_root(tonic::transport::Certificate::from_pem(ca));
+        }
+        builder = builder
+            .tls_config(config)
+            .map_err(|e| CoordinatorError::server("TLS")(e.into()))?;
+    }
+    Ok(builder)
+}
+
+/// The scheduler resumed from the pack's commit log (every accepted level
+/// checked again as a worker's is; a forged one stops the resume), the log
+/// open for appending, and the seeds it held. The cross-check's key is read
+/// from beside the log, or drawn and written there.
+fn resume(
+    job: &Job,
+    dir: &PackDir,
+    lease_ttl: Duration,
+) -> Result<(Scheduler, CommitLog, usize), CoordinatorError> {
+    let (check_key, new_key) = check_key(&dir.commit())?;
+    let replay_check = ReplayCheck::new(job)?;
+    let config = SchedulerConfig {
+        strata: job.plan().iter().map(|p| (p.first_seed, p.count)).collect(),
+        seeds_per_lease: job.seeds_per_lease,
+        lease_ttl,
+        max_seeds: job.max_seeds,
+        progress_limit: Duration::from_millis(job.budget.watchdog_ms) + lease_ttl,
+        cross_check: job.cross_check,
+        check_key,
+        audit_duplicate_levels: !replay_check.regenerates(),
+    };
+    let mut scheduler = Scheduler::start(config);
+    let mut forged = None;
+    let log = CommitLog::open(&dir.commit(), job, |entry| {
+        if forged.is_some() {
+            return;
+        }
+        if let Some(Err(why)) = entry.result().map(|r| replay_check.check(r)) {
+            forged = Some(why);
+            return;
+        }
+        scheduler.replay(entry);
+    })?;
+    if let Some(why) = forged {
+        return Err(CoordinatorError::Resume(why));
+    }
+    scheduler.end_replay();
+    // Seeds, not entries: a checked seed has two results in the log.
+    let resumed_seeds = scheduler.progress().seeds as usize;
+    if new_key {
+        write_durably(&dir.commit(), CHECK_KEY_FILE, hex(&check_key).as_bytes())?;
+    }
+    Ok((scheduler, log, resumed_seeds))
 }
 
 /// A handle that reads a running job's counters, from any task.
