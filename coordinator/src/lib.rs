@@ -20,6 +20,7 @@ pub mod commit_log;
 pub mod connections;
 pub mod cross_check;
 pub mod identity;
+mod maintenance;
 pub mod metrics;
 pub mod retier;
 pub mod scheduler;
