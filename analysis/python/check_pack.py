@@ -132,9 +132,11 @@ def check_metadata(path, manifest):
 
 
 def check_reasons(rejects, manifest):
-    """Reason codes carry no numbers (they are counted by); a seed whose
-    search ran out of nodes reports its whole budget."""
+    """Reason codes carry no numbers (they are counted by) and are the data
+    dictionary's, each with its status; a seed whose search ran out of nodes
+    reports its whole budget."""
     budget = manifest["job"]["budget"]["max_nodes"]
+    codes = {c["code"]: c["status"] for c in SCHEMA["reason_codes"]}
     for status, reason, nodes in zip(
         rejects.column("status").to_pylist(),
         rejects.column("reason").to_pylist(),
@@ -144,6 +146,8 @@ def check_reasons(rejects, manifest):
         assert ":" not in reason, f"reason code with its detail: {reason!r}"
         if status in ("unsolvable", "timeout"):
             assert reason == "", (status, reason)
+        else:
+            assert codes.get(reason) == status, f"reason {reason!r} with status {status!r}"
         if reason == "budget exhausted":
             assert nodes >= budget, f"budget exhausted after {nodes} of {budget} nodes"
 

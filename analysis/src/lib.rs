@@ -16,7 +16,7 @@ use pregen_pack::durable::sha256_file;
 use pregen_pack::read::{
     bool_column, f64_column, metrics_column, read_batches, text_column, u32_column,
 };
-use pregen_pack::{PackDir, PackError, Reason};
+use pregen_pack::{PackDir, PackError, refusal_key};
 
 pub mod calibrate;
 pub mod diff;
@@ -276,7 +276,7 @@ pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
                 .or_default() += 1;
             *summary
                 .reasons
-                .entry(Reason::key(status.value(i), reason.value(i)))
+                .entry(refusal_key(status.value(i), reason.value(i)))
                 .or_default() += 1;
         }
     }

@@ -13,7 +13,7 @@ use pregen_games::rating::{Model, Term, Transform};
 use pregen_pack::read::{
     f64_column, metrics_column, read_batches, text_column, u32_column, u64_column,
 };
-use pregen_pack::{Manifest, PackDir, Reason, dir};
+use pregen_pack::{Manifest, PackDir, dir, refusal_key};
 
 use crate::picture;
 use crate::svg::{self, PALETTE, Series, escape};
@@ -598,7 +598,7 @@ fn charts(html: &mut String, levels: &[Level], rejects: &[Reject], campaigns: &[
         let mut reasons: BTreeMap<String, f64> = BTreeMap::new();
         for r in rejects {
             *reasons
-                .entry(Reason::key(&r.status, &r.reason))
+                .entry(refusal_key(&r.status, &r.reason))
                 .or_default() += 1.0;
         }
         let mut rows: Vec<(String, f64)> = reasons.into_iter().collect();

@@ -208,7 +208,8 @@ fn lies(job: &Job, grant: &LeaseGrant, told: &mut u64) -> Vec<SeedResult> {
         if told.is_multiple_of(2) {
             r.level = None;
             r.status = pregen_proto::v1::seed_result::Status::Rejected as i32;
-            r.reason = "too easy: 2 moves < min_moves 3".into();
+            r.reason_code = pregen_proto::v1::ReasonCode::TooEasy as i32;
+            r.reason_detail = "2 moves < min_moves 3".into();
         }
     }
     results

@@ -220,8 +220,10 @@ pub fn describe(r: &SeedRecord) -> String {
             let hash = level.level_hash.get(..12).unwrap_or(&level.level_hash);
             format!("accepted, level {hash}")
         }
-        (status, _) if r.reason.is_empty() => status.as_str().to_string(),
-        (status, _) => format!("{} ({})", status.as_str(), r.reason),
+        (status, _) => match &r.reason {
+            None => status.to_string(),
+            Some(reason) => format!("{status} ({reason})"),
+        },
     }
 }
 

@@ -123,13 +123,13 @@ impl Collector for JobCollector {
         }
         let mut rejected = encoder.encode_descriptor(
             "pregen_rejected",
-            "Seeds not accepted, by status and the head of the reason.",
+            "Seeds not accepted, by status and reason code.",
             None,
             MetricType::Counter,
         )?;
-        for (key, &count) in &p.rejected {
-            let (status, reason) = key.split_once(": ").unwrap_or((key.as_str(), ""));
-            let labels = [("status", label(status)), ("reason", label(reason))];
+        for (refusal, &count) in &p.rejected {
+            let reason = refusal.code.map_or("", |c| c.as_str());
+            let labels = [("status", refusal.status.as_str()), ("reason", reason)];
             ConstCounter::new(count).encode(rejected.encode_family(&labels)?)?;
         }
         let mut per_worker = encoder.encode_descriptor(
@@ -147,7 +147,7 @@ impl Collector for JobCollector {
 }
 
 /// A label value as the exposition format writes it: `\\`, `"` and line
-/// feeds escaped (the encoder writes values as given, and a reason comes
+/// feeds escaped (the encoder writes values as given, and a worker name comes
 /// from a worker), so no value can end its label or its line.
 fn label(value: &str) -> std::borrow::Cow<'_, str> {
     if !value.contains(['\\', '"', '\n']) {

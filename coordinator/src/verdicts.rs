@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, Hash, RandomState};
 
-use pregen_pack::{Reason, SeedRecord, Status};
+use pregen_pack::{Code, Reason, Refusal, SeedRecord, Status};
 use sha2::{Digest, Sha256};
 
 /// A seed's verdict as the scheduler keeps it.
@@ -19,16 +19,26 @@ pub struct Verdict {
     pub fingerprint: u32,
     /// The worker that sent the result counted ([`Names`] id + 1; 0: none).
     pub worker: u32,
-    /// How the result is counted in progress ([`Names`] id of its key).
-    pub reason: u16,
     /// The status.
     pub status: Status,
+    /// The code of its reason, when refused.
+    pub code: Option<Code>,
     /// Set once the pack writer took the seed's record.
     pub taken: bool,
 }
 
+impl Verdict {
+    /// How the seed counts when not accepted.
+    pub fn refusal(&self) -> Refusal {
+        Refusal {
+            status: self.status,
+            code: self.code,
+        }
+    }
+}
+
 /// A seed's verdict made from its record: the fingerprint's hasher and the
-/// interned names of workers and reasons.
+/// interned names of workers.
 #[derive(Debug)]
 pub struct Verdicts {
     chunks: BTreeMap<u64, Box<[Option<Verdict>]>>,
@@ -36,16 +46,11 @@ pub struct Verdicts {
     hasher: RandomState,
     /// Worker names by id.
     pub workers: Names,
-    /// Progress keys (`rejected: too easy`) by id.
-    pub reasons: Names,
 }
 
 /// Seeds per chunk: a dense range costs 12-16 bytes a seed, a far-off seed
 /// one chunk.
 const CHUNK: u64 = 4096;
-
-/// Reason keys kept apart in progress; beyond, `<status>: other`.
-const MAX_REASONS: usize = 1024;
 
 impl Default for Verdicts {
     fn default() -> Self {
@@ -54,29 +59,18 @@ impl Default for Verdicts {
             len: 0,
             hasher: RandomState::new(),
             workers: Names::default(),
-            reasons: Names::default(),
         }
     }
 }
 
 impl Verdicts {
-    /// The verdict of `record` (its worker and reason interned).
+    /// The verdict of `record` (its worker interned).
     pub fn of(&mut self, record: &SeedRecord) -> Verdict {
-        let key = if record.status == Status::Accepted {
-            String::new()
-        } else {
-            let key = Reason::key(record.status.as_str(), &record.reason);
-            if self.reasons.id(&key).is_none() && self.reasons.len() >= MAX_REASONS {
-                format!("{}: other", record.status.as_str())
-            } else {
-                key
-            }
-        };
         Verdict {
             fingerprint: self.fingerprint(record),
             worker: self.workers.intern(&record.worker) + 1,
-            reason: self.reasons.intern(&key).min(u32::from(u16::MAX)) as u16,
             status: record.status,
+            code: record.reason.as_ref().map(|r| r.code),
             taken: false,
         }
     }
@@ -304,7 +298,10 @@ impl Selection {
         Some(match self.duplicates.get(&seed) {
             Some(original) => SeedRecord {
                 status: Status::Rejected,
-                reason: format!("duplicate: the level of seed {original}"),
+                reason: Some(Reason::new(
+                    Code::Duplicate,
+                    format!("the level of seed {original}"),
+                )),
                 level: None,
                 ..record
             },
@@ -344,8 +341,8 @@ mod tests {
         let verdict = Verdict {
             fingerprint: 1,
             worker: 1,
-            reason: 0,
             status: Status::Rejected,
+            code: Some(Code::TooEasy),
             taken: false,
         };
         for seed in [5, 4095, 4096, 9000, 1 << 40] {

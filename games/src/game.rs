@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::rating::{Model, RatingError};
+use crate::reason::{Code, Reason, Refusal, Status};
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
@@ -75,13 +76,15 @@ impl GameError {
 /// or `too long: 90 pushes > max_pushes 80`.
 pub(crate) fn within(count: u32, unit: &str, min: u32, max: u32) -> Result<(), Rejection> {
     if count < min {
-        Err(Rejection::Rejected(format!(
-            "too easy: {count} {unit} < min_{unit} {min}"
-        )))
+        Err(Rejection::refused(
+            Code::TooEasy,
+            format!("{count} {unit} < min_{unit} {min}"),
+        ))
     } else if count > max {
-        Err(Rejection::Rejected(format!(
-            "too long: {count} {unit} > max_{unit} {max}"
-        )))
+        Err(Rejection::refused(
+            Code::TooLong,
+            format!("{count} {unit} > max_{unit} {max}"),
+        ))
     } else {
         Ok(())
     }
@@ -100,45 +103,57 @@ pub enum Rejection {
     Unsolvable,
     /// The wall-clock watchdog fired.
     Timeout,
-    /// A deterministic rule or budget refused the candidate.
-    Rejected(String),
-    /// The game failed (a panic, an internal inconsistency).
-    Error(String),
+    /// A rule or budget refused the candidate, or the game failed: which of
+    /// the two, the reason's [`Code::status`] says.
+    Refused(Reason),
 }
 
-/// The reason code of a search that ran out of nodes (see
-/// [`Rejection::out_of_nodes`]).
-pub const OUT_OF_NODES: &str = "budget exhausted";
-
 impl Rejection {
+    /// A refusal of `code` with `detail`.
+    pub fn refused(code: Code, detail: impl Into<String>) -> Rejection {
+        Rejection::Refused(Reason::new(code, detail))
+    }
+
     /// A search that ran out of its `max_nodes`: `budget exhausted: 200000
     /// nodes`. The seed spent its whole budget, so its record's `nodes` is
     /// `max_nodes`.
     pub fn out_of_nodes(max_nodes: u64) -> Rejection {
-        Rejection::Rejected(format!("{OUT_OF_NODES}: {max_nodes} nodes"))
+        Rejection::refused(Code::BudgetExhausted, format!("{max_nodes} nodes"))
     }
 
     /// Whether this is [`Rejection::out_of_nodes`] (perhaps with more said
-    /// after it).
+    /// in its detail).
     pub fn is_out_of_nodes(&self) -> bool {
-        matches!(self, Rejection::Rejected(r) if r.starts_with(OUT_OF_NODES))
+        self.code() == Some(Code::BudgetExhausted)
     }
 
-    /// The status word stored in the rejects table.
-    pub fn status(&self) -> &'static str {
+    /// The status it gives the seed.
+    pub fn status(&self) -> Status {
         match self {
-            Rejection::Unsolvable => "unsolvable",
-            Rejection::Timeout => "timeout",
-            Rejection::Rejected(_) => "rejected",
-            Rejection::Error(_) => "error",
+            Rejection::Unsolvable => Status::Unsolvable,
+            Rejection::Timeout => Status::Timeout,
+            Rejection::Refused(reason) => reason.code.status(),
         }
     }
 
-    /// The reason, empty for `unsolvable` and `timeout`.
-    pub fn reason(&self) -> &str {
+    /// The reason, none for `unsolvable` and `timeout`.
+    pub fn reason(&self) -> Option<&Reason> {
         match self {
-            Rejection::Unsolvable | Rejection::Timeout => "",
-            Rejection::Rejected(r) | Rejection::Error(r) => r,
+            Rejection::Unsolvable | Rejection::Timeout => None,
+            Rejection::Refused(reason) => Some(reason),
+        }
+    }
+
+    /// The reason's code.
+    pub fn code(&self) -> Option<Code> {
+        self.reason().map(|r| r.code)
+    }
+
+    /// How the seed is counted.
+    pub fn refusal(&self) -> Refusal {
+        Refusal {
+            status: self.status(),
+            code: self.code(),
         }
     }
 }
@@ -146,8 +161,8 @@ impl Rejection {
 impl fmt::Display for Rejection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.reason() {
-            "" => f.write_str(self.status()),
-            reason => write!(f, "{}: {reason}", self.status()),
+            None => write!(f, "{}", self.status()),
+            Some(reason) => write!(f, "{}: {reason}", self.status()),
         }
     }
 }
@@ -485,12 +500,12 @@ pub fn default_model<G: Game>() -> Result<Model, RatingError> {
 
 /// Runs one seed of game `G` rated by its built-in model: generate, verify,
 /// accept, rate. Never panics: a panic inside the game becomes
-/// [`Rejection::Error`].
+/// an `error` refusal.
 pub fn run_game<G: Game>(params: &G::Params, seed: u64, budget: &Budget) -> Outcome {
     match default_model::<G>() {
         Ok(model) => run_game_rated::<G>(params, seed, budget, &model),
         Err(e) => Outcome {
-            result: Err(Rejection::Error(e.to_string())),
+            result: Err(Rejection::refused(Code::Rating, e.to_string())),
             generate_ms: 0.0,
             solve_ms: 0.0,
             nodes: 0,
@@ -522,10 +537,10 @@ pub fn run_game_rated<G: Game>(
             };
         }
         Err(panic) => {
-            let result = Err(Rejection::Error(format!(
-                "generator panicked: {}",
-                panic_message(&panic)
-            )));
+            let result = Err(Rejection::refused(
+                Code::GeneratorPanicked,
+                panic_message(&panic),
+            ));
             return Outcome {
                 result,
                 generate_ms,
@@ -542,9 +557,13 @@ pub fn run_game_rated<G: Game>(
         let metrics = published::<G>(&level, &solved);
         let difficulty = model
             .rate(Model::features(&metrics, solved.moves))
-            .map_err(|e| refused(Rejection::Error(e.to_string())))?;
-        let level_json = serde_json::to_string(&level)
-            .map_err(|e| refused(Rejection::Error(format!("level does not serialize: {e}"))))?;
+            .map_err(|e| refused(Rejection::refused(Code::Rating, e.to_string())))?;
+        let level_json = serde_json::to_string(&level).map_err(|e| {
+            refused(Rejection::refused(
+                Code::MalformedLevel,
+                format!("does not serialize: {e}"),
+            ))
+        })?;
         let level_hash = sha256_hex(level_json.as_bytes());
         let canonical = G::canonical(params, &level).map(|c| sha256_hex(c.as_bytes()));
         Ok::<_, (Rejection, u64)>((
@@ -577,10 +596,10 @@ pub fn run_game_rated<G: Game>(
             solve_ms,
         },
         Err(panic) => Outcome {
-            result: Err(Rejection::Error(format!(
-                "verifier panicked: {}",
-                panic_message(&panic)
-            ))),
+            result: Err(Rejection::refused(
+                Code::VerifierPanicked,
+                panic_message(&panic),
+            )),
             generate_ms,
             solve_ms,
             nodes: 0,

@@ -12,7 +12,8 @@
 //!   [`GameKind::prepare`] checks its params once and gives a [`PreparedGame`],
 //!   whose [`PreparedGame::run`] is the one entry point the worker calls per seed.
 //! - [`Budget`], [`Outcome`], [`Candidate`], [`Rejection`]: what a run is given and
-//!   what it returns.
+//!   what it returns; [`reason`]: the verdict's [`Status`] and a refusal's
+//!   typed [`Code`] and detail.
 //! - [`rating::Model`]: a rating as data, each game's built-in one in
 //!   `games/models/`.
 //! - [`agents`]: random, greedy and best-first players whose figures join a
@@ -35,11 +36,13 @@ pub mod rating;
 pub mod registry;
 
 mod game;
+pub mod reason;
 
 pub use game::{
-    Budget, Candidate, Collection, Game, GameError, MetricDoc, Metrics, OUT_OF_NODES, Outcome,
-    Rejection, Solved, default_model, run_game, run_game_rated, sha256_hex,
+    Budget, Candidate, Collection, Game, GameError, MetricDoc, Metrics, Outcome, Rejection, Solved,
+    default_model, run_game, run_game_rated, sha256_hex,
 };
+pub use reason::{Code, Reason, Refusal, Status};
 pub use registry::{CheckError, GameKind, LevelVerdict, PreparedGame, Verdict};
 
 /// The generator version: part of every pack's manifest, and a worker whose

@@ -17,6 +17,7 @@
 //! workers' time on a few cores). Only the time depends on the machine; the
 //! verdict and the level depend on (params, seed) alone, like every game's.
 
+use crate::reason::Code;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -190,7 +191,7 @@ impl Game for Synthetic {
         let cost_us = draw_cost(params, rng);
         spend(cost_us, params.busy, budget)?;
         if !rng.chance(params.accept_rate) {
-            return Err(Rejection::Rejected("not drawn: outside accept_rate".into()));
+            return Err(Rejection::refused(Code::NotDrawn, "outside accept_rate"));
         }
         let key = rng.next_u64();
         let moves = rng.between(1, params.max_moves);

@@ -7,7 +7,7 @@
 use prost::Message;
 use prost::encoding::WireType;
 
-use crate::record::{LevelRecord, SeedRecord, Status};
+use crate::record::{Code, LevelRecord, Reason, SeedRecord, Status};
 
 /// A seed's result on disk.
 #[derive(Clone, PartialEq, Message)]
@@ -16,8 +16,10 @@ struct RecordProto {
     seed: u64,
     #[prost(uint32, tag = "2")]
     status: u32,
+    /// A reason as one line (`too easy: 3 moves < min_moves 4`), as logs
+    /// before typed reasons wrote it; read, never written.
     #[prost(string, tag = "3")]
-    reason: String,
+    reason_line: String,
     #[prost(message, optional, tag = "4")]
     level: Option<LevelProto>,
     #[prost(double, tag = "5")]
@@ -30,6 +32,11 @@ struct RecordProto {
     worker: String,
     #[prost(uint32, tag = "9")]
     attempt: u32,
+    /// The reason's [`Code::number`] (0: none).
+    #[prost(uint32, tag = "11")]
+    reason_code: u32,
+    #[prost(string, tag = "12")]
+    reason_detail: String,
 }
 
 /// An accepted level on disk.
@@ -57,16 +64,8 @@ struct LevelProto {
     canonical: Option<String>,
 }
 
-const STATUSES: [Status; 5] = [
-    Status::Accepted,
-    Status::Unsolvable,
-    Status::Timeout,
-    Status::Rejected,
-    Status::Error,
-];
-
 fn status_code(status: Status) -> u32 {
-    STATUSES.iter().position(|&s| s == status).unwrap_or(0) as u32
+    Status::ALL.iter().position(|&s| s == status).unwrap_or(0) as u32
 }
 
 /// Appends `record`'s binary form to `out`: the bytes `RecordProto`'s
@@ -82,7 +81,6 @@ pub fn encode(record: &SeedRecord, out: &mut Vec<u8>) {
     if status != 0 {
         uint32::encode(2, &status, out);
     }
-    encode_str(3, &record.reason, out);
     if let Some(level) = &record.level {
         // The level's fields first, then its key and length put before them.
         let start = out.len();
@@ -106,6 +104,10 @@ pub fn encode(record: &SeedRecord, out: &mut Vec<u8>) {
     encode_str(8, &record.worker, out);
     if record.attempt != 0 {
         uint32::encode(9, &record.attempt, out);
+    }
+    if let Some(reason) = &record.reason {
+        uint32::encode(11, &reason.code.number(), out);
+        encode_str(12, &reason.detail, out);
     }
 }
 
@@ -160,9 +162,19 @@ fn put_str(tag: u32, value: &str, out: &mut Vec<u8>) {
 /// A record from its binary form, or why it is not one.
 pub fn decode(bytes: &[u8]) -> Result<SeedRecord, String> {
     let proto = RecordProto::decode(bytes).map_err(|e| e.to_string())?;
-    let status = *STATUSES
+    let status = *Status::ALL
         .get(proto.status as usize)
         .ok_or_else(|| format!("unknown status {}", proto.status))?;
+    let reason = reason_of(&proto)?;
+    let refused = matches!(status, Status::Rejected | Status::Error);
+    match &reason {
+        None if refused => return Err(format!("status {status} without a reason")),
+        Some(r) if !refused => return Err(format!("status {status} with the reason `{r}`")),
+        Some(r) if r.code.status() != status => {
+            return Err(format!("status {status} with the reason code `{}`", r.code));
+        }
+        _ => {}
+    }
     let level = match proto.level {
         None => None,
         Some(l) => {
@@ -183,14 +195,14 @@ pub fn decode(bytes: &[u8]) -> Result<SeedRecord, String> {
         }
     };
     if level.is_some() != (status == Status::Accepted) {
-        return Err(format!("a {} seed with{} a level", status.as_str(), {
+        return Err(format!("a {status} seed with{} a level", {
             if level.is_some() { "" } else { "out" }
         }));
     }
     Ok(SeedRecord {
         seed: proto.seed,
         status,
-        reason: proto.reason,
+        reason,
         level,
         generate_ms: proto.generate_ms,
         solve_ms: proto.solve_ms,
@@ -198,6 +210,22 @@ pub fn decode(bytes: &[u8]) -> Result<SeedRecord, String> {
         worker: proto.worker,
         attempt: proto.attempt,
     })
+}
+
+/// The reason a stored record carries: its code and detail, or, in a log
+/// written before typed reasons, its one line.
+fn reason_of(proto: &RecordProto) -> Result<Option<Reason>, String> {
+    if proto.reason_code != 0 {
+        let code = Code::from_number(proto.reason_code)
+            .ok_or_else(|| format!("unknown reason code {}", proto.reason_code))?;
+        return Ok(Some(Reason::new(code, proto.reason_detail.clone())));
+    }
+    if proto.reason_line.is_empty() {
+        return Ok(None);
+    }
+    Reason::parse_line(&proto.reason_line)
+        .map(Some)
+        .ok_or_else(|| format!("unknown reason `{}`", proto.reason_line))
 }
 
 #[cfg(test)]
@@ -209,7 +237,12 @@ mod tests {
         RecordProto {
             seed: record.seed,
             status: status_code(record.status),
-            reason: record.reason.clone(),
+            reason_line: String::new(),
+            reason_code: record.reason.as_ref().map_or(0, |r| r.code.number()),
+            reason_detail: record
+                .reason
+                .as_ref()
+                .map_or(String::new(), |r| r.detail.clone()),
             level: record.level.as_ref().map(|l| LevelProto {
                 difficulty: l.difficulty,
                 moves: l.moves,
@@ -252,7 +285,7 @@ mod tests {
             SeedRecord {
                 seed: u64::MAX,
                 status: Status::Accepted,
-                reason: String::new(),
+                reason: None,
                 level: Some(level()),
                 generate_ms: 5e-324,
                 solve_ms: 1.0 / 3.0,
@@ -263,7 +296,7 @@ mod tests {
             SeedRecord {
                 seed: 4,
                 status: Status::Timeout,
-                reason: "watchdog".into(),
+                reason: None,
                 level: None,
                 generate_ms: f64::MAX,
                 solve_ms: 0.0,
@@ -286,7 +319,7 @@ mod tests {
         let base = SeedRecord {
             seed: 1 << 40,
             status: Status::Accepted,
-            reason: String::new(),
+            reason: None,
             level: Some(level()),
             generate_ms: 1.5,
             solve_ms: 0.25,
@@ -306,7 +339,12 @@ mod tests {
             |r, _| r.attempt = 0,
             |r, long| {
                 r.status = Status::Rejected;
-                r.reason = long.into();
+                r.reason = Some(Reason::new(Code::TooEasy, long));
+                r.level = None;
+            },
+            |r, _| {
+                r.status = Status::Error;
+                r.reason = Some(Reason::new(Code::Internal, ""));
                 r.level = None;
             },
         ];
@@ -355,7 +393,7 @@ mod tests {
         let bad = SeedRecord {
             seed: 1,
             status: Status::Rejected,
-            reason: "x".into(),
+            reason: Some(Reason::new(Code::NotPlanar, "x")),
             level: Some(level()),
             generate_ms: 0.0,
             solve_ms: 0.0,
@@ -366,5 +404,61 @@ mod tests {
         encode(&bad, &mut bytes);
         let err = decode(&bytes).expect_err("a rejected seed has no level");
         assert!(err.contains("rejected seed with a level"), "{err}");
+        let unsolvable = SeedRecord {
+            status: Status::Unsolvable,
+            level: None,
+            ..bad.clone()
+        };
+        let error = SeedRecord {
+            status: Status::Error,
+            level: None,
+            ..bad.clone()
+        };
+        let silent = SeedRecord {
+            reason: None,
+            level: None,
+            ..bad
+        };
+        for (record, says) in [
+            (
+                unsolvable,
+                "status unsolvable with the reason `not planar: x`",
+            ),
+            (error, "status error with the reason code `not planar`"),
+            (silent, "status rejected without a reason"),
+        ] {
+            bytes.clear();
+            encode(&record, &mut bytes);
+            let err = decode(&bytes).expect_err("refused");
+            assert!(err.contains(says), "{err}");
+        }
+        let unknown = RecordProto {
+            status: status_code(Status::Rejected),
+            reason_code: 250,
+            ..RecordProto::default()
+        };
+        let err = decode(&unknown.encode_to_vec()).expect_err("unknown code");
+        assert_eq!(err, "unknown reason code 250");
+    }
+
+    #[test]
+    fn logs_written_before_typed_reasons_read_back() {
+        let old = RecordProto {
+            seed: 9,
+            status: status_code(Status::Rejected),
+            reason_line: "too easy: 3 moves < min_moves 4".into(),
+            ..RecordProto::default()
+        };
+        let record = decode(&old.encode_to_vec()).expect("decodes");
+        assert_eq!(
+            record.reason,
+            Some(Reason::new(Code::TooEasy, "3 moves < min_moves 4"))
+        );
+        let unknown = RecordProto {
+            reason_line: "bored: 3".into(),
+            ..old
+        };
+        let err = decode(&unknown.encode_to_vec()).expect_err("unknown code");
+        assert_eq!(err, "unknown reason `bored: 3`");
     }
 }

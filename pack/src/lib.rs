@@ -37,7 +37,7 @@ pub mod write;
 pub use dir::PackDir;
 pub use job::Job;
 pub use manifest::Manifest;
-pub use record::{Reason, SeedRecord, Status};
+pub use record::{Code, Reason, Refusal, SeedRecord, Status, refusal_key};
 
 /// Errors reading or writing a pack.
 #[derive(Debug, thiserror::Error)]

@@ -1,85 +1,24 @@
 //! What a pack keeps per seed: the domain form of a worker's result, as the
 //! commit log stores it and the pack's tables show it.
 
-use pregen_games::{Candidate, Outcome, Rejection};
+use pregen_games::Outcome;
 use serde::{Deserialize, Serialize};
 
-/// The verdict on one seed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    /// A level that passed verification and the params' filters.
-    Accepted,
-    /// Proven to have no solution.
-    Unsolvable,
-    /// The wall-clock watchdog fired (machine-dependent: listed in the manifest).
-    Timeout,
-    /// Refused by a deterministic rule or budget.
-    Rejected,
-    /// The game failed.
-    Error,
-}
-
-impl Status {
-    /// The status of a game's verdict.
-    pub fn of(result: &Result<Candidate, Rejection>) -> Status {
-        match result {
-            Ok(_) => Status::Accepted,
-            Err(Rejection::Unsolvable) => Status::Unsolvable,
-            Err(Rejection::Timeout) => Status::Timeout,
-            Err(Rejection::Rejected(_)) => Status::Rejected,
-            Err(Rejection::Error(_)) => Status::Error,
-        }
-    }
-
-    /// The word stored in Parquet.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Accepted => "accepted",
-            Status::Unsolvable => "unsolvable",
-            Status::Timeout => "timeout",
-            Status::Rejected => "rejected",
-            Status::Error => "error",
-        }
-    }
-}
+/// The verdict on one seed, and a refusal's code and detail: the games' own
+/// types.
+pub use pregen_games::{Code, Reason, Refusal, Status};
 
 /// An accepted level as stored: the games' own [`Candidate`].
 pub use pregen_games::Candidate as LevelRecord;
 
-/// A rejection reason as a code plus detail: `too easy: 3 moves < min_moves 4`
-/// has the code `too easy` (what reports count by) and the detail `3 moves <
-/// min_moves 4`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Reason<'a> {
-    /// The kind of reason, without numbers.
-    pub code: &'a str,
-    /// The particulars (may be empty).
-    pub detail: &'a str,
-}
-
-impl<'a> Reason<'a> {
-    /// Splits a stored reason at its first `:`.
-    pub fn parse(text: &'a str) -> Self {
-        match text.split_once(':') {
-            Some((code, detail)) => Reason {
-                code: code.trim(),
-                detail: detail.trim(),
-            },
-            None => Reason {
-                code: text.trim(),
-                detail: "",
-            },
-        }
-    }
-
-    /// How a seed that was not accepted is counted: its status and the code of
-    /// its reason, e.g. `rejected: too easy`, or the status alone.
-    pub fn key(status: &str, reason: &str) -> String {
-        match Reason::parse(reason).code {
-            "" => status.to_string(),
-            code => format!("{status}: {code}"),
-        }
+/// How a reader of a rejects table counts a row: `rejected: too easy` from
+/// its `status` and `reason` columns, or the status alone; the text
+/// [`Refusal`] displays. The words are taken as written, for a pack from
+/// another build may hold codes this one lacks.
+pub fn refusal_key(status: &str, code: &str) -> String {
+    match code {
+        "" => status.to_string(),
+        code => format!("{status}: {code}"),
     }
 }
 
@@ -90,8 +29,9 @@ pub struct SeedRecord {
     pub seed: u64,
     /// The verdict.
     pub status: Status,
-    /// Why not accepted (empty when accepted).
-    pub reason: String,
+    /// Why refused (none when accepted, unsolvable or timed out).
+    #[serde(with = "reason_line")]
+    pub reason: Option<Reason>,
     /// The level, when accepted.
     pub level: Option<LevelRecord>,
     /// Generation time in ms.
@@ -114,7 +54,7 @@ impl SeedRecord {
     /// memory and the commit log's copy in memory).
     pub fn memory(&self) -> usize {
         RECORD_OVERHEAD
-            + self.reason.len()
+            + self.reason.as_ref().map_or(0, |r| r.detail.len())
             + self.worker.len()
             + self.level.as_ref().map_or(0, |l| {
                 l.layout.len()
@@ -128,10 +68,9 @@ impl SeedRecord {
 
     /// The record of `seed`'s outcome, run by `worker`.
     pub fn from_outcome(seed: u64, outcome: Outcome, worker: String, attempt: u32) -> Self {
-        let status = Status::of(&outcome.result);
-        let (reason, level) = match outcome.result {
-            Ok(level) => (String::new(), Some(level)),
-            Err(rejection) => (rejection.reason().to_string(), None),
+        let (status, reason, level) = match outcome.result {
+            Ok(level) => (Status::Accepted, None, Some(level)),
+            Err(rejection) => (rejection.status(), rejection.reason().cloned(), None),
         };
         SeedRecord {
             seed,
@@ -143,6 +82,14 @@ impl SeedRecord {
             nodes: outcome.nodes,
             worker,
             attempt,
+        }
+    }
+
+    /// How the seed is counted when not accepted.
+    pub fn refusal(&self) -> Refusal {
+        Refusal {
+            status: self.status,
+            code: self.reason.as_ref().map(|r| r.code),
         }
     }
 
@@ -163,19 +110,27 @@ impl SeedRecord {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// A reason in JSON as its one line (`too easy: 3 moves < min_moves 4`; empty
+/// for none), the form the retired JSON-lines commit log wrote.
+mod reason_line {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
 
-    #[test]
-    fn reasons_split_into_code_and_detail() {
-        let r = Reason::parse("too easy: 3 moves < min_moves 4");
-        assert_eq!((r.code, r.detail), ("too easy", "3 moves < min_moves 4"));
-        assert_eq!(Reason::parse("not planar").code, "not planar");
-        assert_eq!(
-            Reason::key("rejected", "too long: 9 > 8"),
-            "rejected: too long"
-        );
-        assert_eq!(Reason::key("unsolvable", ""), "unsolvable");
+    use super::Reason;
+
+    pub fn serialize<S: Serializer>(reason: &Option<Reason>, s: S) -> Result<S::Ok, S::Error> {
+        match reason {
+            Some(reason) => s.collect_str(reason),
+            None => s.serialize_str(""),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Reason>, D::Error> {
+        let line = String::deserialize(d)?;
+        if line.is_empty() {
+            return Ok(None);
+        }
+        Reason::parse_line(&line)
+            .map(Some)
+            .ok_or_else(|| D::Error::custom(format!("unknown reason `{line}`")))
     }
 }

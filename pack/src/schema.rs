@@ -10,7 +10,7 @@ use arrow_array::ArrayRef;
 use arrow_array::builder::{Float64Builder, MapBuilder, StringBuilder};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::file::metadata::SortingColumn;
-use pregen_games::GameKind;
+use pregen_games::{Code, GameKind};
 
 /// A column's type, as the schema file names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -205,7 +205,7 @@ pub const REJECTS: Table = Table {
         col(
             "reason",
             Text,
-            "why, as a code without numbers (`too easy`, `budget exhausted`, `duplicate`...; empty for unsolvable and timeout)",
+            "why, as a code without numbers (`too easy`, `budget exhausted`, `duplicate`...: the list below; empty for unsolvable and timeout)",
         ),
         col(
             "reason_detail",
@@ -325,6 +325,10 @@ pub fn describe() -> serde_json::Value {
         .collect();
     let mut schema = serde_json::Value::Object(tables);
     schema["metadata_keys"] = serde_json::json!(METADATA_KEYS);
+    schema["reason_codes"] = Code::ALL
+        .iter()
+        .map(|c| serde_json::json!({ "code": c.as_str(), "status": c.status().as_str(), "doc": c.doc() }))
+        .collect();
     schema["metrics"] = GameKind::all()
         .map(|game| {
             let keys: Vec<serde_json::Value> = game
@@ -381,6 +385,18 @@ pub fn dictionary() -> String {
                 "| `{TIER_PARTITION}` | int32 (Hive partition) | the tier, 1 = easiest, from the folder name `tier=N` |\n"
             ));
         }
+    }
+    md.push_str(
+        "\n## Reason codes\n\nThe words of the rejects table's `reason` column, each with \
+         the status it goes with.\n\n| reason | status | meaning |\n|---|---|---|\n",
+    );
+    for c in Code::ALL {
+        md.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            c.as_str(),
+            c.status().as_str(),
+            c.doc()
+        ));
     }
     md.push_str(
         "\n## Metrics by game\n\nThe keys of the levels' `metrics` map, per game; \

@@ -2,7 +2,7 @@
 //! worker turns a game's [`Outcome`] into a [`SeedResult`], the coordinator
 //! turns it back, refusing what is malformed.
 
-use pregen_games::{Candidate, Outcome, Rejection};
+use pregen_games::{Candidate, Code, Outcome, Reason, Rejection, Status};
 
 use crate::v1::{Level, SeedResult, seed_result};
 
@@ -49,18 +49,19 @@ impl From<Level> for Candidate {
     }
 }
 
-impl From<&Rejection> for seed_result::Status {
-    fn from(r: &Rejection) -> Self {
-        match r {
-            Rejection::Unsolvable => seed_result::Status::Unsolvable,
-            Rejection::Timeout => seed_result::Status::Timeout,
-            Rejection::Rejected(_) => seed_result::Status::Rejected,
-            Rejection::Error(_) => seed_result::Status::Error,
+impl From<Status> for seed_result::Status {
+    fn from(status: Status) -> Self {
+        match status {
+            Status::Accepted => seed_result::Status::Accepted,
+            Status::Unsolvable => seed_result::Status::Unsolvable,
+            Status::Timeout => seed_result::Status::Timeout,
+            Status::Rejected => seed_result::Status::Rejected,
+            Status::Error => seed_result::Status::Error,
         }
     }
 }
 
-/// The longest rejection reason taken from a worker, in bytes.
+/// The longest reason detail taken from a worker, in bytes.
 pub const MAX_REASON: usize = 1024;
 /// The longest level JSON taken from a worker, in bytes.
 pub const MAX_LEVEL_JSON: usize = 64 * 1024;
@@ -100,14 +101,16 @@ impl SeedResult {
     /// The wire form of `seed`'s outcome, run under lease `lease_id`.
     pub fn from_outcome(lease_id: u64, seed: u64, outcome: Outcome) -> Self {
         let (status, reason, level) = match outcome.result {
-            Ok(c) => (seed_result::Status::Accepted, String::new(), Some(c.into())),
-            Err(r) => ((&r).into(), r.reason().to_string(), None),
+            Ok(c) => (Status::Accepted, None, Some(c.into())),
+            Err(r) => (r.status(), r.reason().cloned(), None),
         };
         SeedResult {
             lease_id,
             seed,
-            status: status as i32,
-            reason,
+            status: seed_result::Status::from(status) as i32,
+            // Code numbers are the wire's (a test holds the two lists equal).
+            reason_code: reason.as_ref().map_or(0, |r| r.code.number() as i32),
+            reason_detail: reason.map(|r| r.detail).unwrap_or_default(),
             level,
             generate_ms: outcome.generate_ms,
             solve_ms: outcome.solve_ms,
@@ -129,12 +132,20 @@ impl TryFrom<SeedResult> for Outcome {
                 return Err(bad(format!("{name} is {ms}, not a duration")));
             }
         }
-        if r.reason.len() > MAX_REASON {
+        if r.reason_detail.len() > MAX_REASON {
             return Err(bad(format!(
-                "reason of {} bytes (at most {MAX_REASON})",
-                r.reason.len()
+                "reason_detail of {} bytes (at most {MAX_REASON})",
+                r.reason_detail.len()
             )));
         }
+        let mut reason = match r.reason_code {
+            0 => None,
+            n => {
+                let code = u32::try_from(n).ok().and_then(Code::from_number);
+                let code = code.ok_or_else(|| bad(format!("unknown reason_code {n}")))?;
+                Some(Reason::new(code, r.reason_detail))
+            }
+        };
         let result = match (seed_result::Status::try_from(r.status), r.level) {
             (Ok(seed_result::Status::Accepted), Some(level)) => {
                 check_level_size(&level).map_err(bad)?;
@@ -145,12 +156,32 @@ impl TryFrom<SeedResult> for Outcome {
             }
             (Ok(seed_result::Status::Unsolvable), _) => Err(Rejection::Unsolvable),
             (Ok(seed_result::Status::Timeout), _) => Err(Rejection::Timeout),
-            (Ok(seed_result::Status::Rejected), _) => Err(Rejection::Rejected(r.reason)),
-            (Ok(seed_result::Status::Error), _) => Err(Rejection::Error(r.reason)),
+            (Ok(status @ (seed_result::Status::Rejected | seed_result::Status::Error)), _) => {
+                let reason = reason.take().ok_or_else(|| {
+                    bad(format!(
+                        "status {} without a reason_code",
+                        status.as_str_name()
+                    ))
+                })?;
+                if seed_result::Status::from(reason.code.status()) != status {
+                    return Err(bad(format!(
+                        "reason_code {} does not go with status {}",
+                        reason.code.number(),
+                        status.as_str_name()
+                    )));
+                }
+                Err(Rejection::Refused(reason))
+            }
             (Ok(seed_result::Status::Unspecified) | Err(_), _) => {
                 return Err(bad(format!("unknown status {}", r.status)));
             }
         };
+        if let Some(reason) = reason {
+            return Err(bad(format!(
+                "reason_code {} on a seed that was not refused",
+                reason.code.number()
+            )));
+        }
         Ok(Outcome {
             result,
             generate_ms: r.generate_ms,
@@ -190,10 +221,8 @@ mod tests {
             Ok(level),
             Err(Rejection::Unsolvable),
             Err(Rejection::Timeout),
-            Err(Rejection::Rejected(
-                "too easy: 1 moves < min_moves 2".into(),
-            )),
-            Err(Rejection::Error("boom".into())),
+            Err(Rejection::refused(Code::TooEasy, "1 moves < min_moves 2")),
+            Err(Rejection::refused(Code::GeneratorPanicked, "boom")),
         ] {
             let wire = SeedResult::from_outcome(3, 42, outcome(result.clone()));
             let back = Outcome::try_from(wire).expect("converts back");
@@ -211,5 +240,52 @@ mod tests {
         wire.status = 99;
         let err = Outcome::try_from(wire).expect_err("bad status");
         assert_eq!(err.to_string(), "seed 5: unknown status 99");
+        let refused = Err(Rejection::refused(Code::TooEasy, ""));
+        let good = SeedResult::from_outcome(1, 5, outcome(refused));
+        for (change, says) in [
+            (
+                (|w: &mut SeedResult| w.reason_code = 0) as fn(&mut SeedResult),
+                "status STATUS_REJECTED without a reason_code",
+            ),
+            (|w| w.reason_code = 99, "unknown reason_code 99"),
+            (|w| w.reason_code = -1, "unknown reason_code -1"),
+            (
+                |w| w.reason_code = Code::Internal.number() as i32,
+                "reason_code 24 does not go with status STATUS_REJECTED",
+            ),
+            (
+                |w| w.status = seed_result::Status::Unsolvable as i32,
+                "reason_code 1 on a seed that was not refused",
+            ),
+            (
+                |w| w.reason_detail = "x".repeat(MAX_REASON + 1),
+                "reason_detail of 1025 bytes (at most 1024)",
+            ),
+        ] {
+            let mut wire = good.clone();
+            change(&mut wire);
+            let err = Outcome::try_from(wire).expect_err(says);
+            assert_eq!(err.to_string(), format!("seed 5: {says}"));
+        }
+    }
+
+    /// The wire's `ReasonCode` and the games' [`Code`] are one list: the
+    /// same numbers under the same names.
+    #[test]
+    fn reason_codes_match_the_wire() {
+        use crate::v1::ReasonCode;
+        for &code in Code::ALL {
+            let wire = ReasonCode::try_from(code.number() as i32).expect("on the wire");
+            let mut name = String::from("REASON_CODE");
+            for c in format!("{code:?}").chars() {
+                if c.is_uppercase() {
+                    name.push('_');
+                }
+                name.push(c.to_ascii_uppercase());
+            }
+            assert_eq!(wire.as_str_name(), name);
+        }
+        let past = ReasonCode::try_from(Code::ALL.len() as i32 + 1);
+        assert!(past.is_err(), "the wire has a code the games lack");
     }
 }

@@ -8,7 +8,7 @@
 pub mod convert;
 
 /// The protocol version a worker announces in `Hello`; the coordinator refuses others.
-pub const PROTOCOL_VERSION: u32 = 4;
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// Metadata key carrying the shared token (`authorization: Bearer <token>`).
 pub const AUTH_HEADER: &str = "authorization";

@@ -7,8 +7,9 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use tonic::transport::{Certificate, ClientTlsConfig, Endpoint};
 
-use crate::session::{SessionEnd, run_session};
-use crate::{WorkerConfig, WorkerError, WorkerReport};
+use crate::error::{SessionError, WorkerError};
+use crate::session::run_session;
+use crate::{WorkerConfig, WorkerReport};
 
 /// Runs until the job is finished or `shutdown` is cancelled. Lost connections
 /// are retried with exponential backoff; refusals (token, versions) are not.
@@ -22,8 +23,9 @@ pub async fn run_worker(
             .num_threads(config.threads.max(1))
             .thread_name(|i| format!("pregen-worker-{i}"))
             .build()
-            .map_err(|e| {
-                WorkerError::Job(format!("cannot start {} threads: {e}", config.threads))
+            .map_err(|source| WorkerError::Threads {
+                threads: config.threads,
+                source,
             })?,
     );
     let mut report = WorkerReport::default();
@@ -42,31 +44,32 @@ pub async fn run_worker(
                 let welcomed = report.welcomed;
                 match run_session(&config, channel, &pool, &shutdown, &mut report, &mut key).await {
                     Ok(()) => return Ok(report),
-                    Err(SessionEnd::Refused(msg)) => return Err(WorkerError::Refused(msg)),
-                    Err(SessionEnd::Job(msg)) => return Err(WorkerError::Job(msg)),
-                    Err(SessionEnd::Lost(msg)) => {
-                        // A session that got going resets the backoff; one
-                        // that never got a Welcome (say, plain gRPC to a TLS
-                        // port) counts as the coordinator being unreachable.
-                        if report.welcomed > welcomed {
-                            backoff = Duration::from_millis(50);
-                            unreachable_since = None;
+                    Err(end) => match end.into_worker_error() {
+                        Ok(fatal) => return Err(fatal),
+                        Err(lost) => {
+                            // A session that got going resets the backoff; one
+                            // that never got a Welcome (say, plain gRPC to a TLS
+                            // port) counts as the coordinator being unreachable.
+                            if report.welcomed > welcomed {
+                                backoff = Duration::from_millis(50);
+                                unreachable_since = None;
+                            }
+                            lost
                         }
-                        msg
-                    }
+                    },
                 }
             }
-            Err(e) => with_causes(&e),
+            Err(e) => SessionError::Connect(e),
         };
         let since = *unreachable_since.get_or_insert_with(Instant::now);
         if since.elapsed() >= config.connect_timeout {
-            return Err(WorkerError::Unreachable(
-                config.coordinator.clone(),
-                config.connect_timeout,
-                error,
-            ));
+            return Err(WorkerError::Unreachable {
+                url: config.coordinator.clone(),
+                within: config.connect_timeout,
+                source: error,
+            });
         }
-        tracing::info!(error, retry_in = ?backoff, "coordinator unreachable; retrying");
+        tracing::info!(error = with_causes(&error), retry_in = ?backoff, "coordinator unreachable; retrying");
         tokio::select! {
             _ = tokio::time::sleep(backoff) => {}
             _ = shutdown.cancelled() => {}
@@ -96,15 +99,21 @@ const CERT_BEGIN: &str = "-----BEGIN CERTIFICATE-----";
 /// The coordinator's endpoint: plain for `http://`, TLS for `https://` (the
 /// system's roots plus `tls_ca`).
 pub(crate) fn endpoint(config: &WorkerConfig) -> Result<Endpoint, WorkerError> {
-    let address =
-        |e: &dyn std::fmt::Display| WorkerError::Address(config.coordinator.clone(), e.to_string());
+    let address = |source| WorkerError::Address {
+        url: config.coordinator.clone(),
+        source,
+    };
+    let unusable = |problem| WorkerError::Tls {
+        url: config.coordinator.clone(),
+        problem,
+    };
     let endpoint = Endpoint::from_shared(config.coordinator.clone())
-        .map_err(|e| address(&e))?
+        .map_err(address)?
         .connect_timeout(Duration::from_secs(5))
         .tcp_nodelay(true);
     if !config.coordinator.starts_with("https://") {
         if config.tls_ca.is_some() || config.tls_identity.is_some() {
-            return Err(address(&"TLS files were given but the URL is not https://"));
+            return Err(unusable("TLS files were given but the URL is not https://"));
         }
         return Ok(endpoint);
     }
@@ -116,8 +125,8 @@ pub(crate) fn endpoint(config: &WorkerConfig) -> Result<Endpoint, WorkerError> {
             .windows(CERT_BEGIN.len())
             .any(|w| w == CERT_BEGIN.as_bytes())
         {
-            return Err(address(
-                &"the TLS CA is not a PEM certificate (no `-----BEGIN CERTIFICATE-----` line)",
+            return Err(unusable(
+                "the TLS CA is not a PEM certificate (no `-----BEGIN CERTIFICATE-----` line)",
             ));
         }
         tls = tls.ca_certificate(Certificate::from_pem(pem));
@@ -125,5 +134,5 @@ pub(crate) fn endpoint(config: &WorkerConfig) -> Result<Endpoint, WorkerError> {
     if let Some((cert, key)) = &config.tls_identity {
         tls = tls.identity(tonic::transport::Identity::from_pem(cert, key));
     }
-    endpoint.tls_config(tls).map_err(|e| address(&e))
+    endpoint.tls_config(tls).map_err(address)
 }

@@ -18,6 +18,7 @@
 //! the same machine, for measuring a coordinator).
 
 mod connect;
+mod error;
 mod feed;
 mod load;
 mod protocol;
@@ -26,6 +27,7 @@ mod session;
 use std::time::Duration;
 
 pub use connect::run_worker;
+pub use error::{SessionError, WorkerError};
 pub use load::{LoadConfig, LoadReport, run_load};
 
 /// How a worker runs.
@@ -84,24 +86,6 @@ pub fn default_name() -> String {
         .or_else(|| std::env::var("HOSTNAME").ok())
         .unwrap_or_else(|| "worker".into());
     format!("{host}-{}", std::process::id())
-}
-
-/// Why a worker stopped with an error.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum WorkerError {
-    /// The coordinator URL is malformed.
-    #[error("bad coordinator address `{0}`: {1}")]
-    Address(String, String),
-    /// The coordinator could not be reached in time.
-    #[error("cannot reach the coordinator at {0} within {1:?}: {2}")]
-    Unreachable(String, Duration, String),
-    /// The coordinator refused the worker (token, version, protocol).
-    #[error("coordinator refused this worker: {0}")]
-    Refused(String),
-    /// The job cannot run here.
-    #[error("cannot run the job: {0}")]
-    Job(String),
 }
 
 /// What a worker did.

@@ -16,10 +16,11 @@ use pregen_proto::v1::worker_message::Kind as Out;
 use pregen_proto::v1::{CoordinatorMessage, LeaseRequest, SeedResult, WorkerMessage};
 use tokio::sync::mpsc;
 
+use crate::WorkerConfig;
 use crate::connect::endpoint;
+use crate::error::{SessionError, WorkerError};
 use crate::protocol::{Action, Input, Session};
-use crate::session::{Opened, SessionEnd, hello, open, send_on};
-use crate::{WorkerConfig, WorkerError};
+use crate::session::{Opened, hello, open, send_on};
 
 /// Results per message, as a real worker's largest batch.
 const BATCH: u64 = 256;
@@ -72,21 +73,27 @@ pub async fn run_load(config: LoadConfig) -> Result<LoadReport, WorkerError> {
     for i in 0..config.sessions {
         let (endpoint, shared, config) = (endpoint.clone(), shared.clone(), config.clone());
         tasks.spawn(async move {
-            let channel = endpoint.connect().await.map_err(|e| {
-                WorkerError::Unreachable(config.coordinator.clone(), Duration::ZERO, e.to_string())
-            })?;
+            let channel = endpoint
+                .connect()
+                .await
+                .map_err(|e| WorkerError::Unreachable {
+                    url: config.coordinator.clone(),
+                    within: Duration::ZERO,
+                    source: SessionError::Connect(e),
+                })?;
             load_session(&config, channel, i, &shared, started)
                 .await
-                .map_err(|end| match end {
-                    SessionEnd::Refused(m) => WorkerError::Refused(m),
-                    SessionEnd::Job(m) | SessionEnd::Lost(m) => {
-                        WorkerError::Job(format!("load session {}: {m}", i + 1))
-                    }
+                .map_err(|end| match end.into_worker_error() {
+                    Ok(fatal) => fatal,
+                    Err(lost) => WorkerError::Load {
+                        index: i + 1,
+                        source: lost,
+                    },
                 })
         });
     }
     while let Some(joined) = tasks.join_next().await {
-        joined.map_err(|e| WorkerError::Job(format!("a load session panicked: {e}")))??;
+        joined.map_err(WorkerError::Panicked)??;
     }
     let micros = |a: &AtomicU64| Duration::from_micros(a.load(Ordering::Relaxed));
     let first_finished = shared.first_finished_us.load(Ordering::Relaxed);
@@ -104,7 +111,7 @@ async fn load_session(
     index: usize,
     shared: &Shared,
     started: Instant,
-) -> Result<(), SessionEnd> {
+) -> Result<(), SessionError> {
     let (out, out_rx) = mpsc::channel::<WorkerMessage>(64);
     let hello = hello(format!("load-{}", index + 1), 1, String::new());
     let Opened {
@@ -133,7 +140,7 @@ async fn load_session(
         Ok(()) => true,
         // The coordinator may have finished the job and closed the session
         // while this one was still sending: its Finished may be waiting.
-        Err(SessionEnd::Lost(_)) => finished_after_loss(&mut inbound).await,
+        Err(ref end) if end.is_lost() => finished_after_loss(&mut inbound).await,
         Err(end) => return Err(end),
     };
     if !finished {
@@ -169,7 +176,7 @@ async fn lease_loop(
     budget: &Budget,
     (lease_ttl_ms, requests): (u64, usize),
     shared: &Shared,
-) -> Result<(), SessionEnd> {
+) -> Result<(), SessionError> {
     let mut state = Session::new(strata.len());
     let mut heartbeat = tokio::time::interval(Duration::from_millis((lease_ttl_ms / 3).max(100)));
     let mut actions = state.start(requests);
@@ -236,7 +243,7 @@ async fn send(
     out: &mpsc::Sender<WorkerMessage>,
     kind: Out,
     shared: &Shared,
-) -> Result<(), SessionEnd> {
+) -> Result<(), SessionError> {
     match &kind {
         Out::Results(r) => {
             shared

@@ -14,7 +14,7 @@ use pregen_proto::v1::{
     Heartbeat, LeaseDone, LeaseGrant, LeaseRequest, LeaseReturn, Results, SeedResult,
 };
 
-use crate::session::SessionEnd;
+use crate::error::SessionError;
 
 /// What happened.
 #[derive(Debug)]
@@ -72,11 +72,11 @@ pub(crate) enum Ending {
 
 impl Ending {
     /// The ending as the session's result.
-    pub(crate) fn into_result(self) -> Result<(), SessionEnd> {
+    pub(crate) fn into_result(self) -> Result<(), SessionError> {
         match self {
             Ending::Finished | Ending::Drained => Ok(()),
-            Ending::Lost(m) => Err(SessionEnd::Lost(m)),
-            Ending::Job(m) => Err(SessionEnd::Job(m)),
+            Ending::Lost(m) => Err(SessionError::Lost(m)),
+            Ending::Job(m) => Err(SessionError::Job(m)),
         }
     }
 }
@@ -293,7 +293,7 @@ mod tests {
         assert!(Ending::Drained.into_result().is_ok());
         assert!(matches!(
             Ending::Job("x".into()).into_result(),
-            Err(SessionEnd::Job(m)) if m == "x"
+            Err(SessionError::Job(m)) if m == "x"
         ));
     }
 

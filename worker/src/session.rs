@@ -17,42 +17,13 @@ use pregen_proto::{AUTH_HEADER, PROTOCOL_VERSION};
 use tokio::sync::{Notify, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
+use tonic::Request;
 use tonic::metadata::MetadataValue;
-use tonic::{Code, Request, Status};
 
+use crate::error::SessionError;
 use crate::feed::{CancelOnDrop, Event, Events, JobRun, run_feed};
 use crate::protocol::{Action, Ending, Input, Session};
 use crate::{WorkerConfig, WorkerReport};
-
-pub(crate) enum SessionEnd {
-    Refused(String),
-    Job(String),
-    Lost(String),
-}
-
-impl From<Status> for SessionEnd {
-    fn from(s: Status) -> Self {
-        match s.code() {
-            Code::Unauthenticated
-            | Code::PermissionDenied
-            | Code::FailedPrecondition
-            | Code::InvalidArgument => {
-                SessionEnd::Refused(format!("{}: {}", code_name(s.code()), s.message()))
-            }
-            _ => SessionEnd::Lost(s.message().to_string()),
-        }
-    }
-}
-
-fn code_name(code: Code) -> &'static str {
-    match code {
-        Code::Unauthenticated => "unauthenticated",
-        Code::PermissionDenied => "permission denied",
-        Code::FailedPrecondition => "failed precondition",
-        Code::InvalidArgument => "invalid argument",
-        _ => "error",
-    }
-}
 
 /// Results ready on the pool are sent together at most this often.
 const GATHER: Duration = Duration::from_millis(50);
@@ -67,7 +38,7 @@ pub(crate) async fn run_session(
     shutdown: &CancellationToken,
     report: &mut WorkerReport,
     key: &mut String,
-) -> Result<(), SessionEnd> {
+) -> Result<(), SessionError> {
     let (out, out_rx) = mpsc::channel::<WorkerMessage>(1024);
     let hello = hello(config.name.clone(), config.threads as u32, key.clone());
     let Opened {
@@ -102,7 +73,7 @@ pub(crate) async fn run_session(
         welcome.lease_ttl_ms,
     )
     .await;
-    if let Err(SessionEnd::Lost(_)) = &result {
+    if result.as_ref().is_err_and(SessionError::is_lost) {
         // The coordinator may have finished the job and closed the session while
         // this worker was still sending: look for its Finished before reconnecting.
         while let Ok(Ok(Some(message))) =
@@ -145,10 +116,10 @@ pub(crate) async fn open(
     hello: Hello,
     out: &mpsc::Sender<WorkerMessage>,
     out_rx: mpsc::Receiver<WorkerMessage>,
-) -> Result<Opened, SessionEnd> {
-    let bearer: MetadataValue<_> = format!("Bearer {token}").parse().map_err(|_| {
-        SessionEnd::Refused("the token has characters a header cannot carry".into())
-    })?;
+) -> Result<Opened, SessionError> {
+    let bearer: MetadataValue<_> = format!("Bearer {token}")
+        .parse()
+        .map_err(SessionError::Token)?;
     let mut client = CoordinatorClient::with_interceptor(channel, move |mut req: Request<()>| {
         req.metadata_mut().insert(AUTH_HEADER, bearer.clone());
         Ok(req)
@@ -159,23 +130,19 @@ pub(crate) async fn open(
         .await?
         .into_inner();
     let Some(In::Welcome(welcome)) = inbound.message().await?.and_then(|m| m.kind) else {
-        return Err(SessionEnd::Lost(
+        return Err(SessionError::Lost(
             "the coordinator did not answer Hello with Welcome".into(),
         ));
     };
     let spec = welcome
         .job
         .clone()
-        .ok_or_else(|| SessionEnd::Job("Welcome carries no job".into()))?;
-    let game = GameKind::from_name(&spec.game).map_err(|e| SessionEnd::Job(e.to_string()))?;
+        .ok_or_else(|| SessionError::Job("Welcome carries no job".into()))?;
+    let game = GameKind::from_name(&spec.game)?;
     let mut strata = Vec::new();
     for text in &spec.params_json {
-        let params: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| SessionEnd::Job(format!("params are not JSON: {e}")))?;
-        strata.push(
-            game.prepare(&params)
-                .map_err(|e| SessionEnd::Job(e.to_string()))?,
-        );
+        let params: serde_json::Value = serde_json::from_str(text).map_err(SessionError::Params)?;
+        strata.push(game.prepare(&params)?);
     }
     Ok(Opened {
         inbound,
@@ -195,7 +162,7 @@ async fn session_loop(
     out: &mpsc::Sender<WorkerMessage>,
     inbound: &mut tonic::Streaming<pregen_proto::v1::CoordinatorMessage>,
     lease_ttl_ms: u64,
-) -> Result<(), SessionEnd> {
+) -> Result<(), SessionError> {
     let mut state = Session::new(job.strata.len());
     let cancel = Arc::new(AtomicBool::new(false));
     let _guard = CancelOnDrop(cancel.clone());
@@ -212,7 +179,7 @@ async fn session_loop(
         std::thread::Builder::new()
             .name("pregen-feed".into())
             .spawn(move || run_feed(pool, job, leases, cancel, events))
-            .map_err(|e| SessionEnd::Job(format!("cannot start the feed thread: {e}")))?;
+            .map_err(SessionError::Thread)?;
     }
     let mut act = Actor {
         out,
@@ -308,7 +275,7 @@ impl Actor<'_> {
     async fn perform(
         &mut self,
         actions: Vec<Action>,
-    ) -> Result<Option<Result<(), SessionEnd>>, SessionEnd> {
+    ) -> Result<Option<Result<(), SessionError>>, SessionError> {
         for action in actions {
             match action {
                 Action::Send(kind) => {
@@ -349,10 +316,10 @@ impl Actor<'_> {
 pub(crate) async fn send_on(
     out: &mpsc::Sender<WorkerMessage>,
     kind: Out,
-) -> Result<(), SessionEnd> {
+) -> Result<(), SessionError> {
     out.send(WorkerMessage { kind: Some(kind) })
         .await
-        .map_err(|_| SessionEnd::Lost("stream closed".into()))
+        .map_err(|_| SessionError::Lost("stream closed".into()))
 }
 
 #[cfg(test)]

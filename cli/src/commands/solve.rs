@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use pregen_games::rating::{Model, rounded_rating};
-use pregen_games::{Budget, GameKind, Rejection, Verdict};
+use pregen_games::{Budget, GameKind, Status, Verdict};
 
 /// Flags of `pregen solve`.
 #[derive(Args)]
@@ -157,19 +157,18 @@ pub fn run(args: SolveArgs) -> Result<()> {
                     print(title, status, figures, level.ms, &rating, &s.solution);
                 }
                 Verdict::Failed(rejection) => {
-                    let status = match rejection {
-                        Rejection::Unsolvable => "unsolvable",
-                        Rejection::Timeout => "timeout",
-                        Rejection::Rejected(_) => "gave-up",
-                        Rejection::Error(_) => "error",
+                    let status = match rejection.status() {
+                        Status::Rejected => "gave-up",
+                        status => status.as_str(),
                     };
+                    let reason = rejection.reason().map(ToString::to_string);
                     print(
                         title,
                         status,
                         NO_FIGURES.into(),
                         level.ms,
                         &unrated,
-                        rejection.reason(),
+                        reason.as_deref().unwrap_or(""),
                     );
                 }
                 Verdict::Malformed(e) => {

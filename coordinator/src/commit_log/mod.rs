@@ -53,6 +53,8 @@ pub use segment::FORMAT_VERSION;
 
 /// One entry of the log, replayed in order on resume.
 #[derive(Debug, Clone, PartialEq)]
+// Results are nearly every entry: boxing them would cost an allocation each.
+#[allow(clippy::large_enum_variant)]
 pub enum Entry {
     /// A seed's result: its first, or a second run that checked it.
     Result(SeedRecord),

@@ -4,7 +4,7 @@
 use super::legacy::{LAST_TEXT_VERSION, checksum};
 use super::segment::Header;
 use super::*;
-use pregen_pack::Status;
+use pregen_pack::{Code, Reason, Status};
 
 fn job(count: u64) -> Job {
     Job::parse(&format!("pack = \"t\"\ngame = \"tilt\"\ncount = {count}\n")).expect("valid job")
@@ -32,7 +32,7 @@ fn record(seed: u64) -> SeedRecord {
     SeedRecord {
         seed,
         status: Status::Unsolvable,
-        reason: String::new(),
+        reason: None,
         level: None,
         generate_ms: 1.5,
         solve_ms: 0.5,
@@ -265,7 +265,8 @@ fn a_torn_last_segment_is_cut_back_and_the_log_goes_on() {
     let many: Vec<Entry> = (2..40_000)
         .map(|seed| {
             Entry::Result(SeedRecord {
-                reason: format!("rejected: {:x}", seed * 7919),
+                status: Status::Rejected,
+                reason: Some(Reason::new(Code::Defect, format!("{:x}", seed * 7919))),
                 nodes: seed * 31,
                 ..record(seed)
             })

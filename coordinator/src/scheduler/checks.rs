@@ -77,16 +77,11 @@ impl Scheduler {
 
     /// A recorded verdict as the cross-check judges it.
     fn claim_of(&self, v: &Verdict) -> Claim {
-        let reason = self.verdicts.reasons.name(u32::from(v.reason));
         Claim {
             worker: self.verdicts.worker(v).to_string(),
             status: v.status,
             fingerprint: v.fingerprint,
-            description: if reason.is_empty() {
-                v.status.as_str().to_string()
-            } else {
-                reason.to_string()
-            },
+            description: v.refusal().to_string(),
         }
     }
 

@@ -29,7 +29,7 @@ mod tests;
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
-use pregen_pack::{SeedRecord, Status};
+use pregen_pack::{Refusal, SeedRecord, Status};
 
 use crate::commit_log::Entry;
 use crate::cross_check::{COORDINATOR, CheckState, Claim, CrossCheck, Pending};
@@ -55,8 +55,8 @@ pub struct Progress {
     pub accepted: u64,
     /// Accepted seeds inside the complete prefix, capped at count.
     pub committed: u64,
-    /// Non-accepted results by status and reason head.
-    pub rejected: BTreeMap<String, u64>,
+    /// Non-accepted results by status and reason code.
+    pub rejected: BTreeMap<Refusal, u64>,
     /// Results per worker name.
     pub per_worker: BTreeMap<String, u64>,
     /// Results that disagreed with an earlier result for the same seed.
@@ -530,11 +530,15 @@ impl Scheduler {
             self.verdicts.worker(&verdict),
         );
         if verdict.status != Status::Accepted {
-            let key = self.verdicts.reasons.name(u32::from(verdict.reason));
-            bump(&mut self.progress.rejected, key);
+            *self.progress.rejected.entry(verdict.refusal()).or_default() += 1;
         }
-        for _ in 0..self.strata[i].count(seed, &verdict, &self.verdicts) {
-            bump(&mut self.progress.rejected, "rejected: duplicate");
+        let duplicates = self.strata[i].count(seed, &verdict, &self.verdicts);
+        if duplicates > 0 {
+            *self
+                .progress
+                .rejected
+                .entry(Refusal::DUPLICATE)
+                .or_default() += duplicates;
         }
     }
 

@@ -2,6 +2,7 @@
 //! the cross-check and resume.
 
 use super::*;
+use pregen_pack::{Code, Reason};
 
 fn config(count: u64, per_lease: u64) -> SchedulerConfig {
     SchedulerConfig {
@@ -26,11 +27,7 @@ pub(super) fn result(seed: u64) -> SeedRecord {
         } else {
             Status::Rejected
         },
-        reason: if accepted {
-            String::new()
-        } else {
-            "too easy: 1 move".into()
-        },
+        reason: (!accepted).then(|| Reason::new(Code::TooEasy, "1 move")),
         level: None,
         generate_ms: 0.0,
         solve_ms: 0.0,
@@ -153,11 +150,12 @@ fn duplicates_lose_to_the_lowest_seed_whatever_the_order() {
     assert_eq!(accepted, vec![102, 105, 111]);
     let duplicates: Vec<(u64, &str)> = pack
         .iter()
-        .filter(|r| r.status == Status::Rejected && r.reason.starts_with("duplicate"))
-        .map(|r| (r.seed, r.reason.as_str()))
+        .filter_map(|r| Some((r.seed, r.reason.as_ref()?)))
+        .filter(|(_, reason)| reason.code == Code::Duplicate)
+        .map(|(seed, reason)| (seed, reason.detail.as_str()))
         .collect();
-    assert_eq!(duplicates, vec![(108, "duplicate: the level of seed 102")]);
-    assert_eq!(s.progress().rejected.get("rejected: duplicate"), Some(&1));
+    assert_eq!(duplicates, vec![(108, "the level of seed 102")]);
+    assert_eq!(s.progress().rejected.get(&Refusal::DUPLICATE), Some(&1));
 }
 
 #[test]
@@ -505,7 +503,7 @@ fn answer(worker: &str, seed: u64) -> SeedRecord {
     if worker.starts_with("liar") && seed.is_multiple_of(6) {
         return SeedRecord {
             status: Status::Rejected,
-            reason: "too easy: 1 move".into(),
+            reason: Some(Reason::new(Code::TooEasy, "1 move")),
             ..r
         };
     }

@@ -19,6 +19,7 @@ use super::geometry::{Face, Turn, cell};
 use super::level::{Cell, EXIT, Level, START};
 use super::solve::{in_danger, moves_monk, region};
 use crate::Rejection;
+use crate::reason::Code;
 use crate::rng::Rng;
 
 /// Moves of the backward walk before giving up.
@@ -100,8 +101,9 @@ pub fn generate(params: &CubeParams, rng: &mut Rng) -> Result<Level, Rejection> 
         }
         scrambles += 1;
         if scrambles >= MAX_SCRAMBLES {
-            return Err(Rejection::Rejected(
-                "cap hit: no safe soldier placement".into(),
+            return Err(Rejection::refused(
+                Code::CapHit,
+                "no safe soldier placement",
             ));
         }
     }
@@ -113,9 +115,10 @@ pub fn generate(params: &CubeParams, rng: &mut Rng) -> Result<Level, Rejection> 
     while placed < karma_total {
         steps += 1;
         if steps > MAX_STEPS {
-            return Err(Rejection::Rejected(format!(
-                "cap hit: {placed} of {karma_total} karma placed in {MAX_STEPS} moves"
-            )));
+            return Err(Rejection::refused(
+                Code::CapHit,
+                format!("{placed} of {karma_total} karma placed in {MAX_STEPS} moves"),
+            ));
         }
         if rng.chance(params.turn_share) {
             let (t, n) = random_turn(rng, w.monk);
@@ -172,7 +175,7 @@ pub fn generate(params: &CubeParams, rng: &mut Rng) -> Result<Level, Rejection> 
     while region(&w.cells, w.monk) >> start & 1 == 0 {
         tries += 1;
         if tries > MAX_START_TURNS {
-            return Err(Rejection::Rejected("cap hit: no path to the start".into()));
+            return Err(Rejection::refused(Code::CapHit, "no path to the start"));
         }
         let (t, n) = random_turn(rng, w.monk);
         w.turn(t, n);
@@ -185,9 +188,7 @@ pub fn generate(params: &CubeParams, rng: &mut Rng) -> Result<Level, Rejection> 
         // The monk starts on a path: the karma there moves to a path cell off Top.
         let free: Vec<usize> = (9..54).filter(|&i| w.cells[i] == Cell::Path).collect();
         if free.is_empty() {
-            return Err(Rejection::Rejected(
-                "karma under the start and no path for it".into(),
-            ));
+            return Err(Rejection::refused(Code::KarmaUnderStart, ""));
         }
         w.cells[free[rng.index(free.len())]] = Cell::Karma;
         w.cells[start] = Cell::Path;
@@ -198,7 +199,7 @@ pub fn generate(params: &CubeParams, rng: &mut Rng) -> Result<Level, Rejection> 
     while done < params.scramble_turns {
         tries += 1;
         if tries > params.scramble_turns * 20 {
-            return Err(Rejection::Rejected("cap hit: no legal scramble".into()));
+            return Err(Rejection::refused(Code::CapHit, "no legal scramble"));
         }
         let (t, n) = random_turn(rng, w.monk);
         w.turn(t, n);
@@ -210,9 +211,10 @@ pub fn generate(params: &CubeParams, rng: &mut Rng) -> Result<Level, Rejection> 
     }
     let on_top = (0..9).filter(|&i| w.cells[i] == Cell::Karma).count();
     if on_top * 2 > karma_total {
-        return Err(Rejection::Rejected(format!(
-            "too easy: {on_top} of {karma_total} karma on Top"
-        )));
+        return Err(Rejection::refused(
+            Code::TooEasy,
+            format!("{on_top} of {karma_total} karma on Top"),
+        ));
     }
     debug_assert!(w.cells[cell(Face::Top, START.0, START.1)] == Cell::Path);
     Ok(Level {

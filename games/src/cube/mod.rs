@@ -20,6 +20,7 @@ pub mod level;
 pub mod replay;
 pub mod solve;
 
+use crate::reason::Code;
 use serde::{Deserialize, Serialize};
 
 use crate::agents::with_agents;
@@ -196,7 +197,7 @@ impl Game for Cube {
     fn solve(level: &Level, budget: &Budget) -> Result<Solved<CubeAnalysis>, Rejection> {
         level
             .check()
-            .map_err(|e| Rejection::Error(format!("malformed level: {e}")))?;
+            .map_err(|e| Rejection::refused(Code::MalformedLevel, e.to_string()))?;
         let search = solve::solve(level, budget)?;
         Ok(Solved {
             solution: search.notation(),
@@ -216,16 +217,19 @@ impl Game for Cube {
         solved: &Solved<CubeAnalysis>,
     ) -> Result<(), Rejection> {
         if solved.moves < params.min_turns {
-            return Err(Rejection::Rejected(format!(
-                "too easy: {} turns < min_turns {}",
-                solved.moves, params.min_turns
-            )));
+            return Err(Rejection::refused(
+                Code::TooEasy,
+                format!("{} turns < min_turns {}", solved.moves, params.min_turns),
+            ));
         }
         if params.prove_optimal && !solved.optimal {
-            return Err(Rejection::Rejected(format!(
-                "not proven shortest: the exact search ran out of nodes; a greedy solution has {} turns",
-                solved.moves
-            )));
+            return Err(Rejection::refused(
+                Code::NotProvenShortest,
+                format!(
+                    "the exact search ran out of nodes; a greedy solution has {} turns",
+                    solved.moves
+                ),
+            ));
         }
         Ok(())
     }

@@ -6,6 +6,7 @@
 //! monk may turn from any cell of that region, which fixes the row and column
 //! it cannot turn and where it stands after the turn.
 
+use crate::reason::Code;
 use std::cmp::Reverse;
 
 use rustc_hash::FxHashMap;
@@ -224,13 +225,16 @@ const GREEDY_SHARE: u64 = 4;
 pub fn solve(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
     match search(level, budget, false) {
         Err(out) if out.is_out_of_nodes() => {
-            let reason = out.reason();
+            let reason = out.reason().map_or("", |r| r.detail.as_str());
             let greedy = budget.with_nodes(budget.max_nodes / GREEDY_SHARE);
             search(level, &greedy, true).map_err(|e| match e {
-                Rejection::Unsolvable | Rejection::Rejected(_) => Rejection::Rejected(format!(
-                    "{reason}; the greedy fallback found nothing in {} nodes",
-                    greedy.max_nodes
-                )),
+                Rejection::Unsolvable | Rejection::Refused(_) => Rejection::refused(
+                    Code::BudgetExhausted,
+                    format!(
+                        "{reason}; the greedy fallback found nothing in {} nodes",
+                        greedy.max_nodes
+                    ),
+                ),
                 other => other,
             })
         }
@@ -244,7 +248,7 @@ fn search(level: &Level, budget: &Budget, greedy: bool) -> Result<Analysis, Reje
     let exit = EXIT.1 * 3 + EXIT.0;
     let reach = region(&cells, start);
     if in_danger(&cells, reach) {
-        return Err(Rejection::Rejected("the monk starts in danger".into()));
+        return Err(Rejection::refused(Code::StartsInDanger, ""));
     }
     let goal = level.karma_goal;
     let taken = collect(&mut cells, reach);

@@ -9,6 +9,7 @@
 //! - [`census`]: every level of a small search space, counted.
 //! - `text`: the level's text form, read back through the layout (private).
 
+use crate::reason::Code;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -543,11 +544,16 @@ impl Game for Doors {
     }
 
     fn generate(params: &DoorsParams, rng: &mut Rng, budget: &Budget) -> Result<Puzzle, Rejection> {
-        let search = params.search().map_err(Rejection::Error)?;
+        let search = params
+            .search()
+            .map_err(|e| Rejection::refused(Code::Internal, e))?;
         let out = search.run(rng, budget)?;
         let mut level = search.features.level(out.bits, params.required);
         level.grid = layout::lay_out(&level, rng).ok_or_else(|| {
-            Rejection::Rejected(format!("layout: none in {} attempts", layout::ATTEMPTS))
+            Rejection::refused(
+                Code::Layout,
+                format!("none in {} attempts", layout::ATTEMPTS),
+            )
         })?;
         let generator = BTreeMap::from([
             ("mcts_score".to_string(), out.score),
@@ -561,15 +567,20 @@ impl Game for Doors {
     fn solve(puzzle: &Puzzle, _budget: &Budget) -> Result<Solved<DoorsAnalysis>, Rejection> {
         let level = &puzzle.level;
         if !level.grid.is_empty() {
-            let read = layout::read_back(level.rooms, level.colours, &level.grid)
-                .map_err(|e| Rejection::Error(format!("the grid does not hold the level: {e}")))?;
+            let read = layout::read_back(level.rooms, level.colours, &level.grid).map_err(|e| {
+                Rejection::refused(
+                    Code::Internal,
+                    format!("the grid does not hold the level: {e}"),
+                )
+            })?;
             let description = Level {
                 grid: Vec::new(),
                 ..level.clone()
             };
             if read != description {
-                return Err(Rejection::Error(
-                    "the grid's doors, buttons or exit differ from the level's".into(),
+                return Err(Rejection::refused(
+                    Code::Internal,
+                    "the grid's doors, buttons or exit differ from the level's",
                 ));
             }
         }
@@ -603,7 +614,7 @@ impl Game for Doors {
     ) -> Result<(), Rejection> {
         let a = &solved.analysis;
         if !a.planar {
-            return Err(Rejection::Rejected("not planar".into()));
+            return Err(Rejection::refused(Code::NotPlanar, ""));
         }
         if !params.allow_defects && a.grade.defect() {
             let short = CRITERIA[..17]
@@ -611,7 +622,7 @@ impl Game for Doors {
                 .zip(&a.grade.points)
                 .find(|((_, full), (_, points))| *points < full - 1e-9)
                 .map_or("", |((name, _), _)| name);
-            return Err(Rejection::Rejected(format!("defect: {short}")));
+            return Err(Rejection::refused(Code::Defect, short));
         }
         crate::game::within(solved.moves, "moves", params.min_moves, params.max_moves)
     }

@@ -6,6 +6,7 @@
 use super::DungeonParams;
 use super::level::{Door, Key, Level, MAX_KEYS, MAX_SWITCHES, Passage, Room, Switch};
 use super::solve::{Action, Analysis, Rules, analyse};
+use crate::reason::{Code, Status};
 use crate::rng::Rng;
 use crate::search::Bfs;
 use crate::{Budget, Rejection};
@@ -20,8 +21,9 @@ pub fn generate(
     // Each change is verified within the generator's own, smaller state cap.
     let budget = &budget.with_nodes(budget.max_nodes.min(params.max_states));
     let mut level = map(params, rng)?;
-    let mut analysis = checked(&level, budget)?
-        .ok_or_else(|| Rejection::Error("the map without puzzles is not solvable".into()))?;
+    let mut analysis = checked(&level, budget)?.ok_or_else(|| {
+        Rejection::refused(Code::Internal, "the map without puzzles is not solvable")
+    })?;
     let mut failures = 0;
     let mut puzzles = 0;
     while failures <= params.max_failures {
@@ -56,7 +58,8 @@ pub fn generate(
 fn checked(level: &Level, budget: &Budget) -> Result<Option<Analysis>, Rejection> {
     match analyse(level, budget) {
         Ok(a) if a.dead_states == 0 => Ok(Some(a)),
-        Ok(_) | Err(Rejection::Unsolvable) | Err(Rejection::Rejected(_)) => Ok(None),
+        Ok(_) | Err(Rejection::Unsolvable) => Ok(None),
+        Err(e) if e.status() == Status::Rejected => Ok(None),
         Err(e) => Err(e),
     }
 }
@@ -91,7 +94,10 @@ fn map(params: &DungeonParams, rng: &mut Rng) -> Result<Level, Rejection> {
         .collect();
     tree.sort_unstable();
     if tree.len() + 1 != rooms.len() {
-        return Err(Rejection::Error("the room tree is not connected".into()));
+        return Err(Rejection::refused(
+            Code::Internal,
+            "the room tree is not connected",
+        ));
     }
     let mut doors = Vec::new();
     for i in 0..rooms.len() {

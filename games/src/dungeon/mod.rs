@@ -26,6 +26,7 @@ pub mod level;
 pub mod replay;
 pub mod solve;
 
+use crate::reason::Code;
 use serde::{Deserialize, Serialize};
 
 use crate::agents::with_agents;
@@ -183,13 +184,16 @@ impl Game for Dungeon {
     fn solve(level: &Level, budget: &Budget) -> Result<Solved<Analysis>, Rejection> {
         level
             .check()
-            .map_err(|e| Rejection::Error(format!("malformed level: {e}")))?;
+            .map_err(|e| Rejection::refused(Code::MalformedLevel, e.to_string()))?;
         let a = solve::analyse(level, budget)?;
         if a.dead_states > 0 {
-            return Err(Rejection::Rejected(format!(
-                "dead end: {} of {} reachable states cannot reach the exit",
-                a.dead_states, a.states
-            )));
+            return Err(Rejection::refused(
+                Code::DeadEnd,
+                format!(
+                    "{} of {} reachable states cannot reach the exit",
+                    a.dead_states, a.states
+                ),
+            ));
         }
         Ok(Solved {
             solution: a
@@ -211,10 +215,13 @@ impl Game for Dungeon {
         solved: &Solved<Analysis>,
     ) -> Result<(), Rejection> {
         if solved.moves < params.min_complexity {
-            return Err(Rejection::Rejected(format!(
-                "too easy: complexity {} < min_complexity {}",
-                solved.moves, params.min_complexity
-            )));
+            return Err(Rejection::refused(
+                Code::TooEasy,
+                format!(
+                    "complexity {} < min_complexity {}",
+                    solved.moves, params.min_complexity
+                ),
+            ));
         }
         Ok(())
     }

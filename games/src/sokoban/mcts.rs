@@ -19,6 +19,7 @@
 //! The tree grows by UCB (`C = exploration`) with ordered child expansion and
 //! random roll-outs; the best puzzle seen is kept.
 
+use crate::reason::Code;
 use std::collections::VecDeque;
 
 use super::level::Level;
@@ -245,9 +246,7 @@ impl Mcts {
                 found.tree_nodes = tree_nodes;
                 Ok(found)
             }
-            None => Err(Rejection::Rejected(
-                "no puzzle with a pushed box was found".into(),
-            )),
+            None => Err(Rejection::refused(Code::NoPushedBox, "")),
         }
     }
 

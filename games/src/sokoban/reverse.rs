@@ -16,6 +16,7 @@
 //!
 //! A topology whose best score is zero is drawn again, up to `tries` times.
 
+use crate::reason::Code;
 use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
@@ -105,10 +106,10 @@ impl Reverse {
                 tries: attempt,
             });
         }
-        Err(Rejection::Rejected(format!(
-            "no box moved: none off its goal in {} topologies",
-            self.tries
-        )))
+        Err(Rejection::refused(
+            Code::NoBoxMoved,
+            format!("none off its goal in {} topologies", self.tries),
+        ))
     }
 
     /// The random-walk floor plan (true = floor), rim walled.

@@ -7,6 +7,7 @@ use super::level::{Anteater, Dir, Fruit, Gate, Level, Look, Obstacle, Pos, Terra
 use super::rules::Board;
 use super::{Feature, TiltParams};
 use crate::Rejection;
+use crate::reason::Code;
 use crate::rng::Rng;
 use crate::search::flood;
 
@@ -78,7 +79,7 @@ pub fn generate(params: &TiltParams, rng: &mut Rng) -> Result<Level, Rejection> 
 
     let pairs = usize::from(params.pairs);
     if grid.free_count() < 2 * pairs + 2 {
-        return Err(Rejection::Rejected("too few free cells".into()));
+        return Err(Rejection::refused(Code::TooFewFreeCells, ""));
     }
     let cells: Vec<(i32, i32)> = (1..h - 1)
         .flat_map(|y| (1..w - 1).map(move |x| (x, y)))
@@ -147,7 +148,7 @@ pub fn generate(params: &TiltParams, rng: &mut Rng) -> Result<Level, Rejection> 
     }
     for colour in 1..=params.pairs {
         let first = draw(&fruit_weight, &mut taken, &puddle, false, rng)
-            .ok_or_else(|| Rejection::Rejected("no room for fruit".into()))?;
+            .ok_or_else(|| Rejection::refused(Code::NoRoomForFruit, ""))?;
         // The twin never starts next to the first: the pair would meet at once.
         let (fx, fy) = cells[first];
         let near: Vec<usize> = (0..cells.len())
@@ -160,7 +161,7 @@ pub fn generate(params: &TiltParams, rng: &mut Rng) -> Result<Level, Rejection> 
         for &i in &near {
             taken[i] = false;
         }
-        let second = second.ok_or_else(|| Rejection::Rejected("no room for fruit".into()))?;
+        let second = second.ok_or_else(|| Rejection::refused(Code::NoRoomForFruit, ""))?;
         level.fruits.push(Fruit {
             at: at(first),
             colour,
@@ -248,9 +249,9 @@ pub fn generate(params: &TiltParams, rng: &mut Rng) -> Result<Level, Rejection> 
         })
         .collect();
     level.normalize();
-    level
-        .check()
-        .map_err(|m| Rejection::Error(format!("generator built a malformed level: {m}")))?;
+    level.check().map_err(|m| {
+        Rejection::refused(Code::MalformedLevel, format!("the generator built it: {m}"))
+    })?;
     debug_assert!(
         level
             .fruits
@@ -259,13 +260,13 @@ pub fn generate(params: &TiltParams, rng: &mut Rng) -> Result<Level, Rejection> 
     );
     let (board, start) = Board::new(&level);
     if board.settle_start(&start) != Some(start) {
-        return Err(Rejection::Rejected("start position is not at rest".into()));
+        return Err(Rejection::refused(Code::NotAtRest, ""));
     }
     if params.min_moves > 1 && super::solve::wins_within(&level, params.min_moves - 1) {
-        return Err(Rejection::Rejected(format!(
-            "too easy: wins in fewer than min_moves {}",
-            params.min_moves
-        )));
+        return Err(Rejection::refused(
+            Code::TooEasy,
+            format!("wins in fewer than min_moves {}", params.min_moves),
+        ));
     }
     Ok(level)
 }

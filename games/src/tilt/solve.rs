@@ -5,6 +5,7 @@
 //! reverse search from the winning moves, which states are dead ends; from that,
 //! the share of first moves that lose.
 
+use crate::reason::Code;
 use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
@@ -55,7 +56,7 @@ pub fn analyse(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
     let (board, start) = Board::new(level);
     // A level starts at rest: no pull or meeting is pending before the first move.
     if board.settle_start(&start) != Some(start) {
-        return Err(Rejection::Rejected("start position is not at rest".into()));
+        return Err(Rejection::refused(Code::NotAtRest, ""));
     }
     if board.fits_u64() {
         explore::<u64>(&board, &start, budget)

@@ -17,7 +17,7 @@ use crate::PackError;
 use crate::dir;
 use crate::job::Job;
 use crate::manifest::RatingFacts;
-use crate::record::{LevelRecord, Reason, SeedRecord};
+use crate::record::{LevelRecord, SeedRecord};
 use crate::schema::{self, Table};
 use crate::tiers::CampaignSlot;
 
@@ -267,12 +267,25 @@ pub(super) fn campaigns_columns(slots: &[CampaignSlot]) -> Vec<(&'static str, Ar
 }
 
 pub(super) fn rejects_columns(rejects: &[SeedRecord]) -> Vec<(&'static str, ArrayRef)> {
-    let reasons: Vec<Reason> = rejects.iter().map(|r| Reason::parse(&r.reason)).collect();
     vec![
         ("seed", u64s(rejects.iter().map(|r| r.seed))),
         ("status", strings(rejects.iter().map(|r| r.status.as_str()))),
-        ("reason", strings(reasons.iter().map(|r| r.code))),
-        ("reason_detail", strings(reasons.iter().map(|r| r.detail))),
+        (
+            "reason",
+            strings(
+                rejects
+                    .iter()
+                    .map(|r| r.reason.as_ref().map_or("", |r| r.code.as_str())),
+            ),
+        ),
+        (
+            "reason_detail",
+            strings(
+                rejects
+                    .iter()
+                    .map(|r| r.reason.as_ref().map_or("", |r| r.detail.as_str())),
+            ),
+        ),
         ("generate_ms", f64s(rejects.iter().map(|r| r.generate_ms))),
         ("solve_ms", f64s(rejects.iter().map(|r| r.solve_ms))),
         ("nodes", u64s(rejects.iter().map(|r| r.nodes))),

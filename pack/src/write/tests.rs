@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::*;
-use crate::record::{LevelRecord, Status};
+use crate::record::{Code, LevelRecord, Reason, Status};
 
 fn job(count: u64) -> Job {
     Job::parse(&format!(
@@ -26,11 +26,7 @@ fn records(n: u64) -> Vec<SeedRecord> {
                 } else {
                     Status::Rejected
                 },
-                reason: if accepted {
-                    String::new()
-                } else {
-                    "rejected: too easy".into()
-                },
+                reason: (!accepted).then(|| Reason::new(Code::TooEasy, "")),
                 level: accepted.then(|| LevelRecord {
                     difficulty: (seed.wrapping_mul(2654435761) % 1000) as f64 / 100.0,
                     moves: (seed % 17) as u32,

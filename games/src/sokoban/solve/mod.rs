@@ -44,6 +44,7 @@
 //! positions kept for the move search), [`positions`] (the table of positions
 //! a search stores).
 
+use crate::reason::Code;
 use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -150,7 +151,7 @@ pub fn solve(level: &Level, budget: &Budget) -> Result<Answer, Rejection> {
             Err(Stop::Timeout) => return Err(Rejection::Timeout),
             Err(Stop::Budget) => {
                 return Err(if budget.out_of_time() {
-                    Rejection::Rejected("time limit reached before any solution was found".into())
+                    Rejection::refused(Code::TimeLimit, "")
                 } else {
                     Rejection::out_of_nodes(budget.max_nodes)
                 });
@@ -172,8 +173,9 @@ pub fn solve(level: &Level, budget: &Budget) -> Result<Answer, Rejection> {
         match search.run(&start, Mode::Moves { weight: 4, cap }, budget.max_nodes) {
             Ok(Some(path)) => best = (path, true),
             Ok(None) => {
-                return Err(Rejection::Error(
-                    "the move search lost the push-optimal solution".into(),
+                return Err(Rejection::refused(
+                    Code::Internal,
+                    "the move search lost the push-optimal solution",
                 ));
             }
             Err(Stop::Timeout) => return Err(Rejection::Timeout),

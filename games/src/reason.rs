@@ -1,0 +1,273 @@
+//! A seed's verdict as types: its [`Status`], and for a refusal the [`Code`]
+//! reports count by plus the [`Reason`]'s detail. The same types travel on the
+//! wire (as the proto's enums), into the commit log, into the rejects table's
+//! `status`, `reason` and `reason_detail` columns, and into the coordinator's
+//! counts and metrics; nothing splits a sentence to recover them.
+//!
+//! A new code: a line in the `codes!` table here, and its twin in the proto's
+//! `ReasonCode` (a test holds the two lists equal); the data dictionary lists
+//! the codes from the same table.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// How a seed ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// A level that passed verification and the params' filters.
+    Accepted,
+    /// Proven to have no solution.
+    Unsolvable,
+    /// The wall-clock watchdog fired (machine-dependent: listed in the manifest).
+    Timeout,
+    /// Refused by a deterministic rule or budget.
+    Rejected,
+    /// The game failed.
+    Error,
+}
+
+impl Status {
+    /// Every status, in the order of their numbers in the commit log.
+    pub const ALL: [Status; 5] = [
+        Status::Accepted,
+        Status::Unsolvable,
+        Status::Timeout,
+        Status::Rejected,
+        Status::Error,
+    ];
+
+    /// The word stored in Parquet and shown in counts.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Accepted => "accepted",
+            Status::Unsolvable => "unsolvable",
+            Status::Timeout => "timeout",
+            Status::Rejected => "rejected",
+            Status::Error => "error",
+        }
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Declares [`Code`] from one table: each variant with its number, its word,
+/// its status and its meaning (the variant's doc and the data dictionary's).
+macro_rules! codes {
+    ($($variant:ident = $number:literal, $word:literal, $status:ident, $doc:literal;)+) => {
+        /// The kind of reason a seed was refused, without its numbers: what
+        /// the rejects table's `reason` column holds and what counts group by.
+        /// The words are stable, packs and analysts' queries use them; so are
+        /// the numbers, which the wire and the commit log carry.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        #[repr(u8)]
+        pub enum Code {
+            $(#[doc = $doc] $variant = $number,)+
+        }
+
+        impl Code {
+            /// Every code.
+            pub const ALL: &[Code] = &[$(Code::$variant,)+];
+
+            /// The code's word, as the rejects table's `reason` column holds it.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $word,)+
+                }
+            }
+
+            /// The status a reason of this code goes with.
+            pub fn status(self) -> Status {
+                match self {
+                    $(Code::$variant => Status::$status,)+
+                }
+            }
+
+            /// What the code means.
+            pub fn doc(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $doc,)+
+                }
+            }
+        }
+    };
+}
+
+codes! {
+    TooEasy = 1, "too easy", Rejected,
+        "Fewer moves (or turns, pushes, complexity) than the params' minimum.";
+    TooLong = 2, "too long", Rejected, "More moves than the params' maximum.";
+    BudgetExhausted = 3, "budget exhausted", Rejected, "A search ran out of its `max_nodes`.";
+    CapHit = 4, "cap hit", Rejected, "A generator's own cap on its steps was hit.";
+    NotProvenShortest = 5, "not proven shortest", Rejected,
+        "Cube: the exact search ran out, so the solution is not proven fewest.";
+    StartsInDanger = 6, "the monk starts in danger", Rejected,
+        "Cube: the monk's first square is attacked.";
+    KarmaUnderStart = 7, "karma under the start and no path for it", Rejected,
+        "Cube: karma lies under the start with no path for it.";
+    Layout = 8, "layout", Rejected, "Doors: no layout fitted in the generator's attempts.";
+    NotPlanar = 9, "not planar", Rejected, "Doors: the rooms' graph is not planar.";
+    Defect = 10, "defect", Rejected, "Doors: the level breaks a design rule (named in the detail).";
+    TooFewFreeCells = 11, "too few free cells", Rejected, "Tilt: the board has too few free cells.";
+    NoRoomForFruit = 12, "no room for fruit", Rejected, "Tilt: no cell left for a fruit.";
+    NotAtRest = 13, "start position is not at rest", Rejected,
+        "Tilt: the start position is not at rest.";
+    NotDrawn = 14, "not drawn", Rejected, "Synthetic: the draw refused the seed.";
+    DeadEnd = 15, "dead end", Rejected, "Dungeon: a reachable state cannot reach the exit.";
+    NoPushedBox = 16, "no puzzle with a pushed box was found", Rejected,
+        "Sokoban (MCTS): no puzzle with a pushed box.";
+    NoBoxMoved = 17, "no box moved", Rejected, "Sokoban (reverse): no box moved off its goal.";
+    TimeLimit = 18, "time limit reached before any solution was found", Rejected,
+        "Sokoban: the solver's time limit came before any solution (`pregen solve` only).";
+    Duplicate = 19, "duplicate", Rejected,
+        "The level of a lower seed of the stratum (the coordinator's verdict).";
+    GeneratorPanicked = 20, "generator panicked", Error, "The generator panicked.";
+    VerifierPanicked = 21, "verifier panicked", Error, "The verifier panicked.";
+    MalformedLevel = 22, "malformed level", Error,
+        "A level that does not hold together (its text, JSON or grid).";
+    Rating = 23, "rating failed", Error, "The rating model could not rate the level's metrics.";
+    Internal = 24, "internal error", Error, "A game's internal check failed.";
+}
+
+impl Code {
+    /// The code's number on the wire and in the commit log (never 0).
+    pub fn number(self) -> u32 {
+        self as u32
+    }
+
+    /// The code of a number, if any.
+    pub fn from_number(number: u32) -> Option<Code> {
+        Code::ALL.iter().copied().find(|c| c.number() == number)
+    }
+
+    /// The code whose word is `word`.
+    pub fn parse(word: &str) -> Option<Code> {
+        Code::ALL.iter().copied().find(|c| c.as_str() == word)
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a seed was refused: its code and the particulars, e.g. code
+/// [`Code::TooEasy`] with the detail `3 moves < min_moves 4`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Reason {
+    /// The kind of reason.
+    pub code: Code,
+    /// The particulars (may be empty).
+    pub detail: String,
+}
+
+impl Reason {
+    /// A reason of `code` with `detail`.
+    pub fn new(code: Code, detail: impl Into<String>) -> Reason {
+        Reason {
+            code,
+            detail: detail.into(),
+        }
+    }
+
+    /// A reason as one line of text (`too easy: 3 moves < min_moves 4`) read
+    /// back: the code before the first `:`, the detail after. `None` when the
+    /// code is unknown. The form commit logs before typed reasons stored.
+    pub fn parse_line(line: &str) -> Option<Reason> {
+        let (code, detail) = line.split_once(':').unwrap_or((line, ""));
+        Some(Reason::new(Code::parse(code.trim())?, detail.trim()))
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.detail.as_str() {
+            "" => write!(f, "{}", self.code),
+            detail => write!(f, "{}: {detail}", self.code),
+        }
+    }
+}
+
+/// How a seed that was not accepted is counted: its status and, for a
+/// refusal, its code (`rejected: too easy`, or `unsolvable`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Refusal {
+    /// The status.
+    pub status: Status,
+    /// The code, for `rejected` and `error`.
+    pub code: Option<Code>,
+}
+
+impl Refusal {
+    /// The count a duplicate level goes to.
+    pub const DUPLICATE: Refusal = Refusal {
+        status: Status::Rejected,
+        code: Some(Code::Duplicate),
+    };
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.code {
+            None => write!(f, "{}", self.status),
+            Some(code) => write!(f, "{}: {code}", self.status),
+        }
+    }
+}
+
+impl Serialize for Refusal {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_reads_back_from_its_word() {
+        for (i, &code) in Code::ALL.iter().enumerate() {
+            assert_eq!(code.number() as usize, i + 1, "numbers run 1, 2, ...");
+            assert_eq!(Code::parse(code.as_str()), Some(code));
+            assert_eq!(Code::from_number(code.number()), Some(code));
+            assert!(!code.as_str().contains(':'), "{code}");
+        }
+        let mut words: Vec<_> = Code::ALL.iter().map(|c| c.as_str()).collect();
+        words.sort();
+        words.dedup();
+        assert_eq!(words.len(), Code::ALL.len(), "two codes share a word");
+    }
+
+    #[test]
+    fn a_line_splits_into_code_and_detail() {
+        let r = Reason::parse_line("too easy: 3 moves < min_moves 4").expect("known code");
+        assert_eq!(
+            (r.code, r.detail.as_str()),
+            (Code::TooEasy, "3 moves < min_moves 4")
+        );
+        assert_eq!(r.to_string(), "too easy: 3 moves < min_moves 4");
+        let bare = Reason::parse_line("not planar").expect("known code");
+        assert_eq!((bare.code, bare.detail.as_str()), (Code::NotPlanar, ""));
+        assert_eq!(Reason::parse_line("no such code: 3"), None);
+    }
+
+    #[test]
+    fn refusals_count_by_status_and_code() {
+        assert_eq!(Refusal::DUPLICATE.to_string(), "rejected: duplicate");
+        let unsolvable = Refusal {
+            status: Status::Unsolvable,
+            code: None,
+        };
+        assert_eq!(unsolvable.to_string(), "unsolvable");
+        assert_eq!(Code::MalformedLevel.status(), Status::Error);
+        assert_eq!(Code::TooEasy.status(), Status::Rejected);
+    }
+}
