@@ -13,6 +13,7 @@ use std::path::Path;
 
 use pregen_pack::PackDir;
 use pregen_pack::read::{f64_column, read_batches, text_column, u64_column};
+use pregen_pack::schema::columns as c;
 use serde::Serialize;
 
 use crate::{AnalysisError, Percentiles};
@@ -180,9 +181,9 @@ fn read(dir: &Path) -> Result<(PackFacts, BTreeMap<u64, Level>), AnalysisError> 
     let mut levels = BTreeMap::new();
     for (tier, part) in pack.level_parts()? {
         for batch in read_batches(&part)? {
-            let seeds = u64_column(&batch, "seed", &part)?;
-            let hashes = text_column(&batch, "level_hash", &part)?;
-            let difficulty = f64_column(&batch, "difficulty", &part)?;
+            let seeds = u64_column(&batch, c::SEED, &part)?;
+            let hashes = text_column(&batch, c::LEVEL_HASH, &part)?;
+            let difficulty = f64_column(&batch, c::DIFFICULTY, &part)?;
             for (i, difficulty) in difficulty.into_iter().enumerate() {
                 let level = Level {
                     tier,

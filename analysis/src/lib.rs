@@ -16,6 +16,7 @@ use pregen_pack::durable::sha256_file;
 use pregen_pack::read::{
     bool_column, f64_column, metrics_column, read_batches, text_column, u32_column,
 };
+use pregen_pack::schema::columns as c;
 use pregen_pack::{PackDir, PackError, refusal_key};
 
 pub mod calibrate;
@@ -148,16 +149,16 @@ pub fn verify(dir: &Path) -> Result<Verified, AnalysisError> {
         for batch in read_batches(&part)? {
             let column = |name: &str| text_column(&batch, name, &part);
             let (id, layout, json, solution, hash) = (
-                column("level_id")?,
-                column("layout")?,
-                column("level_json")?,
-                column("solution")?,
-                column("level_hash")?,
+                column(c::LEVEL_ID)?,
+                column(c::LAYOUT)?,
+                column(c::LEVEL_JSON)?,
+                column(c::SOLUTION)?,
+                column(c::LEVEL_HASH)?,
             );
-            let difficulty = f64_column(&batch, "difficulty", &part)?;
-            let moves = u32_column(&batch, "moves", &part)?;
-            let optimal = bool_column(&batch, "moves_optimal", &part)?;
-            let strata = u32_column(&batch, "stratum", &part)?;
+            let difficulty = f64_column(&batch, c::DIFFICULTY, &part)?;
+            let moves = u32_column(&batch, c::MOVES, &part)?;
+            let optimal = bool_column(&batch, c::MOVES_OPTIMAL, &part)?;
+            let strata = u32_column(&batch, c::STRATUM, &part)?;
             let metrics = metrics_column(&batch)
                 .ok_or_else(|| PackError::invalid(&part, "no `metrics` map column"))?;
             for i in 0..batch.num_rows() {
@@ -224,8 +225,8 @@ pub fn print_levels(dir: &Path, tier: Option<u32>) -> Result<String, AnalysisErr
         }
         for batch in read_batches(&part)? {
             let text = |name: &str| text_column(&batch, name, &part);
-            let (id, layout) = (text("level_id")?, text("layout")?);
-            let difficulty = f64_column(&batch, "difficulty", &part)?;
+            let (id, layout) = (text(c::LEVEL_ID)?, text(c::LAYOUT)?);
+            let difficulty = f64_column(&batch, c::DIFFICULTY, &part)?;
             for (i, d) in difficulty.iter().enumerate() {
                 if !out.is_empty() {
                     out.push('\n');
@@ -251,7 +252,7 @@ pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
         for batch in read_batches(&part)? {
             *summary.tiers.entry(tier).or_default() += batch.num_rows() as u64;
             *summary.statuses.entry("accepted".into()).or_default() += batch.num_rows() as u64;
-            let d = f64_column(&batch, "difficulty", &part)?;
+            let d = f64_column(&batch, c::DIFFICULTY, &part)?;
             if let (Some(lo), Some(hi)) = (
                 d.iter().copied().reduce(f64::min),
                 d.iter().copied().reduce(f64::max),
@@ -260,15 +261,15 @@ pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
                 *range = (range.0.min(lo), range.1.max(hi));
             }
             difficulty.extend(d);
-            moves.extend(f64_column(&batch, "moves", &part)?);
-            generate.extend(f64_column(&batch, "generate_ms", &part)?);
-            solve.extend(f64_column(&batch, "solve_ms", &part)?);
+            moves.extend(f64_column(&batch, c::MOVES, &part)?);
+            generate.extend(f64_column(&batch, c::GENERATE_MS, &part)?);
+            solve.extend(f64_column(&batch, c::SOLVE_MS, &part)?);
         }
     }
     let rejects = dir.join(pregen_pack::dir::REJECTS_FILE);
     for batch in read_batches(&rejects)? {
         let column = |name: &str| text_column(&batch, name, &rejects);
-        let (status, reason) = (column("status")?, column("reason")?);
+        let (status, reason) = (column(c::STATUS)?, column(c::REASON)?);
         for i in 0..status.len() {
             *summary
                 .statuses

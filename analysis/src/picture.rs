@@ -11,6 +11,13 @@
 
 use std::fmt::Write;
 
+use pregen_games::Game;
+use pregen_games::cube::Cube;
+use pregen_games::doors::Doors;
+use pregen_games::dungeon::Dungeon;
+use pregen_games::sokoban::Sokoban;
+use pregen_games::tilt::Tilt;
+
 use crate::svg::escape;
 
 /// Size of a tile in SVG units (and pixels at scale 1).
@@ -116,7 +123,7 @@ impl Grid {
 
 /// A game's way of drawing its text form.
 pub struct Palette {
-    tile: fn(&Grid, i64, i64, char) -> Tile,
+    tile: TileFn,
 }
 
 fn tilt(_: &Grid, _: i64, _: i64, c: char) -> Tile {
@@ -230,16 +237,26 @@ fn neutral(_: &Grid, _: i64, _: i64, c: char) -> Tile {
     }
 }
 
+/// How a tile of a game is drawn from its character and its neighbours.
+type TileFn = fn(&Grid, i64, i64, char) -> Tile;
+
+/// Each game's tiles, by the registry's names. A game without an entry is
+/// drawn with `neutral`; a test holds every registered game to an entry,
+/// except the synthetic load-test game, which has no levels to look at.
+const PALETTES: &[(&str, TileFn)] = &[
+    (Cube::NAME, cube),
+    (Doors::NAME, doors),
+    (Dungeon::NAME, dungeon),
+    (Sokoban::NAME, sokoban),
+    (Tilt::NAME, tilt),
+];
+
 /// The palette of `game` (a neutral one for a game without its own).
 pub fn palette(game: &str) -> Palette {
-    let tile = match game {
-        "tilt" => tilt,
-        "sokoban" => sokoban,
-        "cube" => cube,
-        "doors" => doors,
-        "dungeon" => dungeon,
-        _ => neutral,
-    };
+    let tile = PALETTES
+        .iter()
+        .find(|(name, _)| *name == game)
+        .map_or(neutral as TileFn, |&(_, tile)| tile);
     Palette { tile }
 }
 
@@ -274,7 +291,7 @@ pub fn level_svg(game: &str, layout: &str, title: &str, scale: f64) -> String {
         }
     }
     let mut grid = Grid { cells: rows };
-    if game == "sokoban" {
+    if game == Sokoban::NAME {
         mark_outside(&mut grid);
     }
     let (w, h) = (grid.width() as f64 * TILE, grid.cells.len() as f64 * TILE);
@@ -310,7 +327,7 @@ pub fn level_svg(game: &str, layout: &str, title: &str, scale: f64) -> String {
         }
     }
     svg.push_str(&pieces);
-    if game == "cube" {
+    if game == Cube::NAME {
         cube_faces(&mut svg, &grid);
     }
     for note in notes {
@@ -534,12 +551,13 @@ pub fn find_levels(
     seeds: &std::collections::BTreeSet<u64>,
 ) -> Result<std::collections::BTreeMap<u64, PackLevel>, crate::AnalysisError> {
     use pregen_pack::read::{f64_column, read_batches, text_column, u64_column};
+    use pregen_pack::schema::columns as c;
     let pack = pregen_pack::PackDir::new(dir);
     pack.require_complete()?;
     let mut found = std::collections::BTreeMap::new();
     for (tier, part) in pack.level_parts()? {
         for batch in read_batches(&part)? {
-            let seed = u64_column(&batch, "seed", &part)?;
+            let seed = u64_column(&batch, c::SEED, &part)?;
             let rows: Vec<usize> = (0..batch.num_rows())
                 .filter(|&i| seeds.contains(&seed[i]))
                 .collect();
@@ -547,13 +565,13 @@ pub fn find_levels(
                 continue;
             }
             let (game, id, layout) = (
-                text_column(&batch, "game", &part)?,
-                text_column(&batch, "level_id", &part)?,
-                text_column(&batch, "layout", &part)?,
+                text_column(&batch, c::GAME, &part)?,
+                text_column(&batch, c::LEVEL_ID, &part)?,
+                text_column(&batch, c::LAYOUT, &part)?,
             );
             let (difficulty, moves) = (
-                f64_column(&batch, "difficulty", &part)?,
-                f64_column(&batch, "moves", &part)?,
+                f64_column(&batch, c::DIFFICULTY, &part)?,
+                f64_column(&batch, c::MOVES, &part)?,
             );
             for i in rows {
                 found.insert(
@@ -577,6 +595,20 @@ pub fn find_levels(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_game_has_its_palette() {
+        use pregen_games::GameKind;
+        use pregen_games::synthetic::Synthetic;
+        for game in GameKind::all() {
+            let drawn = PALETTES.iter().any(|(name, _)| *name == game.name());
+            assert!(
+                drawn || game.name() == Synthetic::NAME,
+                "{} has no palette",
+                game.name()
+            );
+        }
+    }
 
     fn tiles(svg: &str, what: &str) -> usize {
         svg.matches(what).count()

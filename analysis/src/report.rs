@@ -9,10 +9,13 @@ use std::fmt::Write;
 use std::path::Path;
 
 use arrow_array::cast::AsArray;
+use pregen_games::Game;
 use pregen_games::rating::{Model, Term, Transform};
+use pregen_games::sokoban::Sokoban;
 use pregen_pack::read::{
     f64_column, metrics_column, read_batches, text_column, u32_column, u64_column,
 };
+use pregen_pack::schema::columns as c;
 use pregen_pack::{Manifest, PackDir, dir, refusal_key};
 
 use crate::picture;
@@ -263,7 +266,7 @@ fn terms_of(game: &str, model: Option<&Model>, level: Option<&Level>) -> String 
     };
     let metrics: pregen_games::Metrics = level.metrics.iter().cloned().collect();
     let mut tail = String::new();
-    if game == "sokoban"
+    if game == Sokoban::NAME
         && let Some(pushes) = metrics.get("pushes")
     {
         let _ = write!(tail, ", {pushes} pushes");
@@ -289,15 +292,15 @@ fn read_levels(pack: &PackDir) -> Result<Vec<Level>, AnalysisError> {
     let mut levels = Vec::new();
     for (tier, part) in pack.level_parts()? {
         for batch in read_batches(&part)? {
-            let difficulty = f64_column(&batch, "difficulty", &part)?;
-            let moves = f64_column(&batch, "moves", &part)?;
-            let generate = f64_column(&batch, "generate_ms", &part)?;
-            let solve = f64_column(&batch, "solve_ms", &part)?;
+            let difficulty = f64_column(&batch, c::DIFFICULTY, &part)?;
+            let moves = f64_column(&batch, c::MOVES, &part)?;
+            let generate = f64_column(&batch, c::GENERATE_MS, &part)?;
+            let solve = f64_column(&batch, c::SOLVE_MS, &part)?;
             let optimal = batch
-                .column_by_name("moves_optimal")
+                .column_by_name(c::MOVES_OPTIMAL)
                 .and_then(|c| c.as_boolean_opt().cloned());
             let metrics = metrics_column(&batch);
-            let seeds = u64_column(&batch, "seed", &part)?;
+            let seeds = u64_column(&batch, c::SEED, &part)?;
             for i in 0..batch.num_rows() {
                 levels.push(Level {
                     tier,
@@ -318,10 +321,10 @@ fn read_rejects(dir: &Path) -> Result<Vec<Reject>, AnalysisError> {
     let path = dir.join(dir::REJECTS_FILE);
     let mut rejects = Vec::new();
     for batch in read_batches(&path)? {
-        let status = text_column(&batch, "status", &path)?;
-        let reason = text_column(&batch, "reason", &path)?;
-        let generate = f64_column(&batch, "generate_ms", &path)?;
-        let solve = f64_column(&batch, "solve_ms", &path)?;
+        let status = text_column(&batch, c::STATUS, &path)?;
+        let reason = text_column(&batch, c::REASON, &path)?;
+        let generate = f64_column(&batch, c::GENERATE_MS, &path)?;
+        let solve = f64_column(&batch, c::SOLVE_MS, &path)?;
         for i in 0..batch.num_rows() {
             rejects.push(Reject {
                 status: status.value(i).to_string(),
@@ -338,10 +341,10 @@ fn read_campaigns(dir: &Path) -> Result<Vec<Slot>, AnalysisError> {
     let path = dir.join(dir::CAMPAIGNS_FILE);
     let mut slots = Vec::new();
     for batch in read_batches(&path)? {
-        let campaign = u64_column(&batch, "campaign", &path)?;
-        let position = u32_column(&batch, "position", &path)?;
-        let seed = u64_column(&batch, "seed", &path)?;
-        let difficulty = f64_column(&batch, "difficulty", &path)?;
+        let campaign = u64_column(&batch, c::CAMPAIGN, &path)?;
+        let position = u32_column(&batch, c::POSITION, &path)?;
+        let seed = u64_column(&batch, c::SEED, &path)?;
+        let difficulty = f64_column(&batch, c::DIFFICULTY, &path)?;
         slots.extend((0..batch.num_rows()).map(|i| Slot {
             campaign: campaign[i],
             position: position[i],

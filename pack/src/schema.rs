@@ -106,19 +106,77 @@ pub struct Table {
 }
 
 use ColumnType::{Bool, Float64, MetricsMap, String as Text, UInt32, UInt64};
+use columns as c;
+
+/// Every column's name: what readers and writers of the tables name a
+/// column by, so that a misspelt name does not compile.
+pub mod columns {
+    /// `game`.
+    pub const GAME: &str = "game";
+    /// `seed`.
+    pub const SEED: &str = "seed";
+    /// `level_id`.
+    pub const LEVEL_ID: &str = "level_id";
+    /// `difficulty`.
+    pub const DIFFICULTY: &str = "difficulty";
+    /// `moves`.
+    pub const MOVES: &str = "moves";
+    /// `moves_optimal`.
+    pub const MOVES_OPTIMAL: &str = "moves_optimal";
+    /// `layout`.
+    pub const LAYOUT: &str = "layout";
+    /// `level_json`.
+    pub const LEVEL_JSON: &str = "level_json";
+    /// `solution`.
+    pub const SOLUTION: &str = "solution";
+    /// `level_hash`.
+    pub const LEVEL_HASH: &str = "level_hash";
+    /// `generate_ms`.
+    pub const GENERATE_MS: &str = "generate_ms";
+    /// `solve_ms`.
+    pub const SOLVE_MS: &str = "solve_ms";
+    /// `nodes`.
+    pub const NODES: &str = "nodes";
+    /// `worker`.
+    pub const WORKER: &str = "worker";
+    /// `attempt`.
+    pub const ATTEMPT: &str = "attempt";
+    /// `metrics`.
+    pub const METRICS: &str = "metrics";
+    /// `stratum`.
+    pub const STRATUM: &str = "stratum";
+    /// `status`.
+    pub const STATUS: &str = "status";
+    /// `reason`.
+    pub const REASON: &str = "reason";
+    /// `reason_detail`.
+    pub const REASON_DETAIL: &str = "reason_detail";
+    /// `campaign`.
+    pub const CAMPAIGN: &str = "campaign";
+    /// `position`.
+    pub const POSITION: &str = "position";
+    /// `tier`.
+    pub const TIER: &str = "tier";
+    /// `pack`.
+    pub const PACK: &str = "pack";
+    /// `job_id`.
+    pub const JOB_ID: &str = "job_id";
+    /// `generator`.
+    pub const GENERATOR: &str = "generator";
+}
 
 /// The pack's name: in every table, so that rows of several packs read together
 /// stay apart.
-const PACK: Column = col("pack", Text, "the pack's name (the job's `pack`)");
+const PACK: Column = col(c::PACK, Text, "the pack's name (the job's `pack`)");
 /// The job's id: in every table.
 const JOB_ID: Column = col(
-    "job_id",
+    c::JOB_ID,
     Text,
     "the job's id: the first 16 hex digits of the SHA-256 of its canonical JSON (the manifest's `job_id`)",
 );
 /// The generator version: in every table.
 const GENERATOR: Column = col(
-    "generator",
+    c::GENERATOR,
     Text,
     "the generator version that made and judged the levels",
 );
@@ -137,48 +195,52 @@ pub const METADATA_KEYS: [&str; 5] = [
 pub const LEVELS: Table = Table {
     name: "levels",
     columns: &[
-        col("game", Text, "game name"),
+        col(c::GAME, Text, "game name"),
         distinct(
-            "seed",
+            c::SEED,
             UInt64,
             "the seed; (game, params, seed) rebuilds the level",
         ),
-        unique("level_id", "`<game>-<seed, 20 digits>`"),
-        col("difficulty", Float64, "rating, higher is harder"),
-        col("moves", UInt32, "move count of `solution`"),
+        unique(c::LEVEL_ID, "`<game>-<seed, 20 digits>`"),
+        col(c::DIFFICULTY, Float64, "rating, higher is harder"),
+        col(c::MOVES, UInt32, "move count of `solution`"),
         col(
-            "moves_optimal",
+            c::MOVES_OPTIMAL,
             Bool,
             "`moves` is proven optimal (false: best found within the budget)",
         ),
-        unique("layout", "text layout, rendered from the level"),
-        unique("level_json", "JSON form (parses back into the level)"),
-        unique("solution", "solution in the game's notation"),
-        unique("level_hash", "SHA-256 of `level_json`, lower-case hex"),
+        unique(c::LAYOUT, "text layout, rendered from the level"),
+        unique(c::LEVEL_JSON, "JSON form (parses back into the level)"),
+        unique(c::SOLUTION, "solution in the game's notation"),
+        unique(c::LEVEL_HASH, "SHA-256 of `level_json`, lower-case hex"),
         distinct(
-            "generate_ms",
+            c::GENERATE_MS,
             Float64,
             "generation time (a fact of the run)",
         ),
-        distinct("solve_ms", Float64, "verification time (a fact of the run)"),
-        col("nodes", UInt64, "search nodes of the verifier"),
+        distinct(
+            c::SOLVE_MS,
+            Float64,
+            "verification time (a fact of the run)",
+        ),
+        col(c::NODES, UInt64, "search nodes of the verifier"),
         col(
-            "worker",
+            c::WORKER,
             Text,
             "the worker as the coordinator records it: NAME#ID, its name and the ID the coordinator issued (a fact of the run)",
         ),
         col(
-            "attempt",
+            c::ATTEMPT,
             UInt32,
             "1 unless the seed's range was re-issued (a fact of the run)",
         ),
         col(
-            "metrics",
+            c::METRICS,
             MetricsMap,
             "the rating's inputs and search figures",
         ),
         col(
-            "stratum",
+            c::STRATUM,
             UInt32,
             "the job's parameter set (0 without strata)",
         ),
@@ -186,70 +248,70 @@ pub const LEVELS: Table = Table {
         JOB_ID,
         GENERATOR,
     ],
-    sorted_by: &["difficulty", "seed"],
+    sorted_by: &[c::DIFFICULTY, c::SEED],
 };
 
 /// The Hive partition column of [`LEVELS`], from the folder name.
-pub const TIER_PARTITION: &str = "tier";
+pub const TIER_PARTITION: &str = c::TIER;
 
 /// Every seed tried that gave no level: `rejects/rejects.parquet`.
 pub const REJECTS: Table = Table {
     name: "rejects",
     columns: &[
-        distinct("seed", UInt64, "the seed"),
+        distinct(c::SEED, UInt64, "the seed"),
         col(
-            "status",
+            c::STATUS,
             Text,
             "`unsolvable`, `timeout`, `rejected` or `error`",
         ),
         col(
-            "reason",
+            c::REASON,
             Text,
             "why, as a code without numbers (`too easy`, `budget exhausted`, `duplicate`...: the list below; empty for unsolvable and timeout)",
         ),
         col(
-            "reason_detail",
+            c::REASON_DETAIL,
             Text,
             "the reason's particulars (`3 moves < min_moves 4`; may be empty)",
         ),
-        distinct("generate_ms", Float64, "generation time"),
-        distinct("solve_ms", Float64, "verification time"),
+        distinct(c::GENERATE_MS, Float64, "generation time"),
+        distinct(c::SOLVE_MS, Float64, "verification time"),
         col(
-            "nodes",
+            c::NODES,
             UInt64,
             "search nodes spent: the whole budget when it ran out, the verifier's count when the level was refused after its search, else 0",
         ),
         col(
-            "worker",
+            c::WORKER,
             Text,
             "the worker as the coordinator records it: NAME#ID",
         ),
-        col("attempt", UInt32, "attempt"),
+        col(c::ATTEMPT, UInt32, "attempt"),
         PACK,
         JOB_ID,
         GENERATOR,
     ],
-    sorted_by: &["seed"],
+    sorted_by: &[c::SEED],
 };
 
 /// The campaigns: `campaigns/campaigns.parquet`.
 pub const CAMPAIGNS: Table = Table {
     name: "campaigns",
     columns: &[
-        col("campaign", UInt64, "campaign number, 1-based"),
+        col(c::CAMPAIGN, UInt64, "campaign number, 1-based"),
         col(
-            "position",
+            c::POSITION,
             UInt32,
             "position, 1-based: drawn from difficulty group `position`",
         ),
-        distinct("seed", UInt64, "the level's seed"),
-        col("tier", UInt32, "the level's tier"),
-        col("difficulty", Float64, "the level's difficulty"),
+        distinct(c::SEED, UInt64, "the level's seed"),
+        col(c::TIER, UInt32, "the level's tier"),
+        col(c::DIFFICULTY, Float64, "the level's difficulty"),
         PACK,
         JOB_ID,
         GENERATOR,
     ],
-    sorted_by: &["campaign", "position"],
+    sorted_by: &[c::CAMPAIGN, c::POSITION],
 };
 
 /// Every table, in the schema file's order.

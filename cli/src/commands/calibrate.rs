@@ -13,6 +13,7 @@ use pregen_games::rating::Model;
 use pregen_games::{GameKind, Metrics, Verdict};
 use pregen_pack::PackDir;
 use pregen_pack::read::{f64_column, metrics_column, read_batches, text_column};
+use pregen_pack::schema::columns as c;
 
 /// Flags of `pregen analysis calibrate`.
 #[derive(clap::Args)]
@@ -228,8 +229,8 @@ fn from_pack(
     let mut features: BTreeMap<String, (Metrics, u32)> = BTreeMap::new();
     for (_, part) in dir.level_parts()? {
         for batch in read_batches(&part)? {
-            let ids = text_column(&batch, "level_id", &part)?;
-            let moves = f64_column(&batch, "moves", &part)?;
+            let ids = text_column(&batch, c::LEVEL_ID, &part)?;
+            let moves = f64_column(&batch, c::MOVES, &part)?;
             let metrics = metrics_column(&batch);
             for (i, &moves) in moves.iter().enumerate() {
                 let m: Metrics = metrics

@@ -18,6 +18,7 @@ use crate::dir;
 use crate::job::Job;
 use crate::manifest::RatingFacts;
 use crate::record::{LevelRecord, SeedRecord};
+use crate::schema::columns as c;
 use crate::schema::{self, Table};
 use crate::tiers::CampaignSlot;
 
@@ -69,9 +70,9 @@ impl Stamp {
     pub(super) fn columns(&self, rows: usize) -> [(&'static str, ArrayRef); 3] {
         let repeat = |v: &str| -> ArrayRef { Arc::new(StringArray::from(vec![v; rows])) };
         [
-            ("pack", repeat(&self.pack)),
-            ("job_id", repeat(&self.job_id)),
-            ("generator", repeat(&self.generator)),
+            (c::PACK, repeat(&self.pack)),
+            (c::JOB_ID, repeat(&self.job_id)),
+            (c::GENERATOR, repeat(&self.generator)),
         ]
     }
 }
@@ -207,13 +208,16 @@ pub(super) fn levels_columns(
         .map(|(r, _)| dir::level_id(game, r.seed))
         .collect();
     Ok(vec![
-        ("game", strings(levels.iter().map(|_| game))),
-        ("seed", u64s(levels.iter().map(|(r, _)| r.seed))),
-        ("level_id", strings(ids.iter().map(String::as_str))),
-        ("difficulty", f64s(levels.iter().map(|(_, l)| l.difficulty))),
-        ("moves", u32s(levels.iter().map(|(_, l)| l.moves))),
+        (c::GAME, strings(levels.iter().map(|_| game))),
+        (c::SEED, u64s(levels.iter().map(|(r, _)| r.seed))),
+        (c::LEVEL_ID, strings(ids.iter().map(String::as_str))),
         (
-            "moves_optimal",
+            c::DIFFICULTY,
+            f64s(levels.iter().map(|(_, l)| l.difficulty)),
+        ),
+        (c::MOVES, u32s(levels.iter().map(|(_, l)| l.moves))),
+        (
+            c::MOVES_OPTIMAL,
             Arc::new(BooleanArray::from(
                 levels
                     .iter()
@@ -222,35 +226,35 @@ pub(super) fn levels_columns(
             )),
         ),
         (
-            "layout",
+            c::LAYOUT,
             strings(levels.iter().map(|(_, l)| l.layout.as_str())),
         ),
         (
-            "level_json",
+            c::LEVEL_JSON,
             strings(levels.iter().map(|(_, l)| l.level_json.as_str())),
         ),
         (
-            "solution",
+            c::SOLUTION,
             strings(levels.iter().map(|(_, l)| l.solution.as_str())),
         ),
         (
-            "level_hash",
+            c::LEVEL_HASH,
             strings(levels.iter().map(|(_, l)| l.level_hash.as_str())),
         ),
         (
-            "generate_ms",
+            c::GENERATE_MS,
             f64s(levels.iter().map(|(r, _)| r.generate_ms)),
         ),
-        ("solve_ms", f64s(levels.iter().map(|(r, _)| r.solve_ms))),
-        ("nodes", u64s(levels.iter().map(|(r, _)| r.nodes))),
+        (c::SOLVE_MS, f64s(levels.iter().map(|(r, _)| r.solve_ms))),
+        (c::NODES, u64s(levels.iter().map(|(r, _)| r.nodes))),
         (
-            "worker",
+            c::WORKER,
             strings(levels.iter().map(|(r, _)| r.worker.as_str())),
         ),
-        ("attempt", u32s(levels.iter().map(|(r, _)| r.attempt))),
-        ("metrics", Arc::new(metrics.finish())),
+        (c::ATTEMPT, u32s(levels.iter().map(|(r, _)| r.attempt))),
+        (c::METRICS, Arc::new(metrics.finish())),
         (
-            "stratum",
+            c::STRATUM,
             u32s(levels.iter().map(|(r, _)| job.stratum_of(r.seed) as u32)),
         ),
     ])
@@ -258,20 +262,23 @@ pub(super) fn levels_columns(
 
 pub(super) fn campaigns_columns(slots: &[CampaignSlot]) -> Vec<(&'static str, ArrayRef)> {
     vec![
-        ("campaign", u64s(slots.iter().map(|s| s.campaign))),
-        ("position", u32s(slots.iter().map(|s| s.position))),
-        ("seed", u64s(slots.iter().map(|s| s.seed))),
-        ("tier", u32s(slots.iter().map(|s| s.tier))),
-        ("difficulty", f64s(slots.iter().map(|s| s.difficulty))),
+        (c::CAMPAIGN, u64s(slots.iter().map(|s| s.campaign))),
+        (c::POSITION, u32s(slots.iter().map(|s| s.position))),
+        (c::SEED, u64s(slots.iter().map(|s| s.seed))),
+        (c::TIER, u32s(slots.iter().map(|s| s.tier))),
+        (c::DIFFICULTY, f64s(slots.iter().map(|s| s.difficulty))),
     ]
 }
 
 pub(super) fn rejects_columns(rejects: &[SeedRecord]) -> Vec<(&'static str, ArrayRef)> {
     vec![
-        ("seed", u64s(rejects.iter().map(|r| r.seed))),
-        ("status", strings(rejects.iter().map(|r| r.status.as_str()))),
+        (c::SEED, u64s(rejects.iter().map(|r| r.seed))),
         (
-            "reason",
+            c::STATUS,
+            strings(rejects.iter().map(|r| r.status.as_str())),
+        ),
+        (
+            c::REASON,
             strings(
                 rejects
                     .iter()
@@ -279,17 +286,20 @@ pub(super) fn rejects_columns(rejects: &[SeedRecord]) -> Vec<(&'static str, Arra
             ),
         ),
         (
-            "reason_detail",
+            c::REASON_DETAIL,
             strings(
                 rejects
                     .iter()
                     .map(|r| r.reason.as_ref().map_or("", |r| r.detail.as_str())),
             ),
         ),
-        ("generate_ms", f64s(rejects.iter().map(|r| r.generate_ms))),
-        ("solve_ms", f64s(rejects.iter().map(|r| r.solve_ms))),
-        ("nodes", u64s(rejects.iter().map(|r| r.nodes))),
-        ("worker", strings(rejects.iter().map(|r| r.worker.as_str()))),
-        ("attempt", u32s(rejects.iter().map(|r| r.attempt))),
+        (c::GENERATE_MS, f64s(rejects.iter().map(|r| r.generate_ms))),
+        (c::SOLVE_MS, f64s(rejects.iter().map(|r| r.solve_ms))),
+        (c::NODES, u64s(rejects.iter().map(|r| r.nodes))),
+        (
+            c::WORKER,
+            strings(rejects.iter().map(|r| r.worker.as_str())),
+        ),
+        (c::ATTEMPT, u32s(rejects.iter().map(|r| r.attempt))),
     ]
 }
