@@ -81,55 +81,7 @@ pub fn generate(params: &TiltParams, rng: &mut Rng) -> Result<Level, Rejection> 
     if grid.free_count() < 2 * pairs + 2 {
         return Err(Rejection::refused(Code::TooFewFreeCells, ""));
     }
-    let cells: Vec<(i32, i32)> = (1..h - 1)
-        .flat_map(|y| (1..w - 1).map(move |x| (x, y)))
-        .filter(|&(x, y)| !grid.is_wall(x, y))
-        .collect();
-    let shape: Vec<Shape> = cells.iter().map(|&(x, y)| shape_of(&grid, x, y)).collect();
-    let fruit_weight: Vec<u32> = shape
-        .iter()
-        .map(|s| match s {
-            Shape::DeadEnd => 6 + rng.between(0, 2),
-            Shape::Corner => 3 + rng.between(0, 2),
-            Shape::Corridor => 2,
-            Shape::Open => 1,
-        })
-        .collect();
-    // Obstacles have weights of their own, drawn once per level.
-    let obstacle_weight: Vec<u32> = cells.iter().map(|_| 1 + rng.between(0, 2)).collect();
-    let actor_weight: Vec<u32> = shape
-        .iter()
-        .zip(&fruit_weight)
-        .map(|(s, &fw)| if *s == Shape::Corridor { 0 } else { fw })
-        .collect();
-
-    let mut taken = vec![false; cells.len()];
-    let mut puddle = vec![false; cells.len()];
-    let draw = |weights: &[u32],
-                taken: &mut Vec<bool>,
-                puddle: &[bool],
-                on_puddle: bool,
-                rng: &mut Rng| {
-        let masked: Vec<u32> = weights
-            .iter()
-            .enumerate()
-            .map(|(i, &wt)| {
-                if taken[i] || (puddle[i] && !on_puddle) {
-                    0
-                } else {
-                    wt
-                }
-            })
-            .collect();
-        let pick = rng.weighted(&masked)?;
-        taken[pick] = true;
-        Some(pick)
-    };
-    let at = |i: usize| Pos {
-        x: cells[i].0 as u8,
-        y: cells[i].1 as u8,
-    };
-
+    let mut cells = Cells::new(&grid, rng);
     let mut level = Level {
         width: w as u8,
         height: h as u8,
@@ -142,85 +94,195 @@ pub fn generate(params: &TiltParams, rng: &mut Rng) -> Result<Level, Rejection> 
     };
     if params.has(Feature::Puddles) {
         for _ in 0..rng.between(0, 2) {
-            let i = rng.index(cells.len());
-            puddle[i] = true;
+            let i = rng.index(cells.at.len());
+            cells.puddle[i] = true;
         }
     }
-    for colour in 1..=params.pairs {
-        let first = draw(&fruit_weight, &mut taken, &puddle, false, rng)
-            .ok_or_else(|| Rejection::refused(Code::NoRoomForFruit, ""))?;
-        // The twin never starts next to the first: the pair would meet at once.
-        let (fx, fy) = cells[first];
-        let near: Vec<usize> = (0..cells.len())
-            .filter(|&i| !taken[i] && cells[i].0.abs_diff(fx) + cells[i].1.abs_diff(fy) == 1)
-            .collect();
-        for &i in &near {
-            taken[i] = true;
-        }
-        let second = draw(&fruit_weight, &mut taken, &puddle, false, rng);
-        for &i in &near {
-            taken[i] = false;
-        }
-        let second = second.ok_or_else(|| Rejection::refused(Code::NoRoomForFruit, ""))?;
-        level.fruits.push(Fruit {
-            at: at(first),
-            colour,
-        });
-        level.fruits.push(Fruit {
-            at: at(second),
-            colour,
-        });
-    }
+    cells.place_fruits(params.pairs, &mut level, rng)?;
     if params.has(Feature::Obstacles) {
-        let expected = params.obstacle_density * cells.len() as f64;
+        cells.place_obstacles(params.obstacle_density, &mut level, rng);
+    }
+    cells.place_actors(params, &grid, &mut level, rng);
+    if params.has(Feature::Gates) {
+        cells.place_gates(&grid, &mut level, rng);
+    }
+    level.terrain = cells.terrain(&grid);
+    checked(params, level)
+}
+
+/// The free cells of a grid and what is placed on them: objects are drawn
+/// on weighted cells, each cell taken once.
+struct Cells {
+    /// The free cells, row by row.
+    at: Vec<(i32, i32)>,
+    /// A fruit's weight per cell: corridor ends, then corners, are favoured.
+    fruit_weight: Vec<u32>,
+    /// An obstacle's weight per cell, drawn once per level.
+    obstacle_weight: Vec<u32>,
+    /// A hedgehog's or anteater's: a fruit's, never in a corridor.
+    actor_weight: Vec<u32>,
+    taken: Vec<bool>,
+    puddle: Vec<bool>,
+}
+
+impl Cells {
+    fn new(grid: &Grid, rng: &mut Rng) -> Cells {
+        let at: Vec<(i32, i32)> = (1..grid.h - 1)
+            .flat_map(|y| (1..grid.w - 1).map(move |x| (x, y)))
+            .filter(|&(x, y)| !grid.is_wall(x, y))
+            .collect();
+        let shape: Vec<Shape> = at.iter().map(|&(x, y)| shape_of(grid, x, y)).collect();
+        let fruit_weight: Vec<u32> = shape
+            .iter()
+            .map(|s| match s {
+                Shape::DeadEnd => 6 + rng.between(0, 2),
+                Shape::Corner => 3 + rng.between(0, 2),
+                Shape::Corridor => 2,
+                Shape::Open => 1,
+            })
+            .collect();
+        let obstacle_weight: Vec<u32> = at.iter().map(|_| 1 + rng.between(0, 2)).collect();
+        let actor_weight: Vec<u32> = shape
+            .iter()
+            .zip(&fruit_weight)
+            .map(|(s, &fw)| if *s == Shape::Corridor { 0 } else { fw })
+            .collect();
+        Cells {
+            taken: vec![false; at.len()],
+            puddle: vec![false; at.len()],
+            at,
+            fruit_weight,
+            obstacle_weight,
+            actor_weight,
+        }
+    }
+
+    /// Takes a free cell drawn by `weights` (a puddle only if `on_puddle`).
+    fn draw(&mut self, weights: &[u32], on_puddle: bool, rng: &mut Rng) -> Option<usize> {
+        let masked: Vec<u32> = weights
+            .iter()
+            .enumerate()
+            .map(|(i, &wt)| {
+                if self.taken[i] || (self.puddle[i] && !on_puddle) {
+                    0
+                } else {
+                    wt
+                }
+            })
+            .collect();
+        let pick = rng.weighted(&masked)?;
+        self.taken[pick] = true;
+        Some(pick)
+    }
+
+    fn pos(&self, i: usize) -> Pos {
+        Pos {
+            x: self.at[i].0 as u8,
+            y: self.at[i].1 as u8,
+        }
+    }
+
+    /// A pair of fruits per colour, the twin never next to the first.
+    fn place_fruits(
+        &mut self,
+        pairs: u8,
+        level: &mut Level,
+        rng: &mut Rng,
+    ) -> Result<(), Rejection> {
+        let weights = self.fruit_weight.clone();
+        for colour in 1..=pairs {
+            let first = self
+                .draw(&weights, false, rng)
+                .ok_or_else(|| Rejection::refused(Code::NoRoomForFruit, ""))?;
+            // The twin never starts next to the first: the pair would meet at once.
+            let (fx, fy) = self.at[first];
+            let near: Vec<usize> = (0..self.at.len())
+                .filter(|&i| {
+                    !self.taken[i] && self.at[i].0.abs_diff(fx) + self.at[i].1.abs_diff(fy) == 1
+                })
+                .collect();
+            for &i in &near {
+                self.taken[i] = true;
+            }
+            let second = self.draw(&weights, false, rng);
+            for &i in &near {
+                self.taken[i] = false;
+            }
+            let second = second.ok_or_else(|| Rejection::refused(Code::NoRoomForFruit, ""))?;
+            level.fruits.push(Fruit {
+                at: self.pos(first),
+                colour,
+            });
+            level.fruits.push(Fruit {
+                at: self.pos(second),
+                colour,
+            });
+        }
+        Ok(())
+    }
+
+    /// About `density` of the free cells as obstacles (puddles allowed).
+    fn place_obstacles(&mut self, density: f64, level: &mut Level, rng: &mut Rng) {
+        let expected = density * self.at.len() as f64;
         let count = ((expected + rng.unit()).floor() as usize)
             .min(usize::from(super::level::MAX_OBSTACLES));
+        let weights = self.obstacle_weight.clone();
         for _ in 0..count {
-            let Some(i) = draw(&obstacle_weight, &mut taken, &puddle, true, rng) else {
+            let Some(i) = self.draw(&weights, true, rng) else {
                 break;
             };
             level.obstacles.push(Obstacle {
-                at: at(i),
+                at: self.pos(i),
                 look: Look::ALL[rng.index(3)],
             });
         }
     }
-    if params.has(Feature::Hedgehogs)
-        && rng.chance(0.5)
-        && let Some(i) = draw(&actor_weight, &mut taken, &puddle, false, rng)
-    {
-        level.hedgehogs.push(at(i));
-    }
-    if params.has(Feature::Anteaters)
-        && rng.chance(0.5)
-        && let Some(i) = draw(&actor_weight, &mut taken, &puddle, false, rng)
-    {
-        // Face an open neighbour, so the gaze is never empty.
-        let (x, y) = cells[i];
-        let open: Vec<Dir> = Dir::ALL
-            .into_iter()
-            .filter(|d| {
-                let (dx, dy) = d.delta();
-                !grid.is_wall(x + dx, y + dy)
-            })
-            .collect();
-        if !open.is_empty() {
-            level.anteaters.push(Anteater {
-                at: at(i),
-                facing: open[rng.index(open.len())],
-            });
-        } else {
-            taken[i] = false;
+
+    /// A hedgehog and an anteater, each on a coin toss when the params allow.
+    fn place_actors(&mut self, params: &TiltParams, grid: &Grid, level: &mut Level, rng: &mut Rng) {
+        let weights = self.actor_weight.clone();
+        if params.has(Feature::Hedgehogs)
+            && rng.chance(0.5)
+            && let Some(i) = self.draw(&weights, false, rng)
+        {
+            level.hedgehogs.push(self.pos(i));
+        }
+        if params.has(Feature::Anteaters)
+            && rng.chance(0.5)
+            && let Some(i) = self.draw(&weights, false, rng)
+        {
+            // Face an open neighbour, so the gaze is never empty.
+            let (x, y) = self.at[i];
+            let open: Vec<Dir> = Dir::ALL
+                .into_iter()
+                .filter(|d| {
+                    let (dx, dy) = d.delta();
+                    !grid.is_wall(x + dx, y + dy)
+                })
+                .collect();
+            if !open.is_empty() {
+                level.anteaters.push(Anteater {
+                    at: self.pos(i),
+                    facing: open[rng.index(open.len())],
+                });
+            } else {
+                self.taken[i] = false;
+            }
         }
     }
-    if params.has(Feature::Gates) {
+
+    /// Up to two one-way gates between free neighbours, no two on one edge.
+    fn place_gates(&self, grid: &Grid, level: &mut Level, rng: &mut Rng) {
         for _ in 0..rng.between(0, 2) {
-            let i = rng.index(cells.len());
+            let i = rng.index(self.at.len());
             let d = Dir::ALL[rng.index(4)];
             let (dx, dy) = d.delta();
-            let (x, y) = cells[i];
+            let (x, y) = self.at[i];
             if !grid.is_wall(x + dx, y + dy) {
-                let gate = Gate { at: at(i), dir: d };
+                let gate = Gate {
+                    at: self.pos(i),
+                    dir: d,
+                };
                 let back = Gate {
                     at: Pos {
                         x: (x + dx) as u8,
@@ -234,20 +296,29 @@ pub fn generate(params: &TiltParams, rng: &mut Rng) -> Result<Level, Rejection> 
             }
         }
     }
-    level.terrain = (0..h)
-        .map(|y| {
-            (0..w)
-                .map(|x| {
-                    if grid.is_wall(x, y) {
-                        '#'
-                    } else {
-                        let i = cells.iter().position(|&c| c == (x, y)).unwrap_or(0);
-                        if puddle[i] { '~' } else { '.' }
-                    }
-                })
-                .collect()
-        })
-        .collect();
+
+    /// The terrain rows: walls, puddles and floor.
+    fn terrain(&self, grid: &Grid) -> Vec<String> {
+        (0..grid.h)
+            .map(|y| {
+                (0..grid.w)
+                    .map(|x| {
+                        if grid.is_wall(x, y) {
+                            '#'
+                        } else {
+                            let i = self.at.iter().position(|&c| c == (x, y)).unwrap_or(0);
+                            if self.puddle[i] { '~' } else { '.' }
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// The level normalized and checked: well formed, at rest at the start, and
+/// not won in fewer than `min_moves`.
+fn checked(params: &TiltParams, mut level: Level) -> Result<Level, Rejection> {
     level.normalize();
     level.check().map_err(|m| {
         Rejection::refused(Code::MalformedLevel, format!("the generator built it: {m}"))
