@@ -84,131 +84,11 @@ pub fn generate(params: &CubeParams, rng: &mut Rng) -> Result<Level, Rejection> 
         monk: exit,
     };
     w.cells[exit] = Cell::Path;
-    // Soldiers off Top, then scrambled until none threatens the monk.
-    let mut spots: Vec<usize> = (9..54).collect();
-    rng.shuffle(&mut spots);
-    for &s in spots.iter().take(d) {
-        w.cells[s] = Cell::Soldier;
-    }
-    let mut scrambles = 0;
-    loop {
-        for _ in 0..params.scramble_turns {
-            let (t, n) = random_turn(rng, w.monk);
-            w.turn(t, n);
-        }
-        if !w.danger() {
-            break;
-        }
-        scrambles += 1;
-        if scrambles >= MAX_SCRAMBLES {
-            return Err(Rejection::refused(
-                Code::CapHit,
-                "no safe soldier placement",
-            ));
-        }
-    }
+    w.place_soldiers(d, params.scramble_turns, rng)?;
     w.protect();
-
-    // The backward walk.
-    let mut placed = 0;
-    let mut steps = 0;
-    while placed < karma_total {
-        steps += 1;
-        if steps > MAX_STEPS {
-            return Err(Rejection::refused(
-                Code::CapHit,
-                format!("{placed} of {karma_total} karma placed in {MAX_STEPS} moves"),
-            ));
-        }
-        if rng.chance(params.turn_share) {
-            let (t, n) = random_turn(rng, w.monk);
-            w.turn(t, n);
-            if w.danger() {
-                w.turn(t, 4 - n);
-                continue;
-            }
-        } else {
-            let (x, y) = (w.monk % 3, w.monk / 3);
-            let mut near = Vec::new();
-            if x > 0 {
-                near.push(w.monk - 1);
-            }
-            if x < 2 {
-                near.push(w.monk + 1);
-            }
-            if y > 0 {
-                near.push(w.monk - 3);
-            }
-            if y < 2 {
-                near.push(w.monk + 3);
-            }
-            let to = near[rng.index(near.len())];
-            if w.cells[to] == Cell::Soldier || w.protective[to] {
-                continue;
-            }
-            let (before_to, before_from) = (w.cells[to], w.cells[w.monk]);
-            let from = w.monk;
-            w.cells[to] = if before_to == Cell::Karma {
-                Cell::Karma
-            } else {
-                Cell::Path
-            };
-            let drop = before_from == Cell::Path && rng.chance(params.karma_chance);
-            if drop {
-                w.cells[from] = Cell::Karma;
-            }
-            w.monk = to;
-            if w.danger() {
-                w.cells[to] = before_to;
-                w.cells[from] = before_from;
-                w.monk = from;
-                continue;
-            }
-            placed += usize::from(drop);
-        }
-        w.protect();
-    }
-
-    // The monk goes to the start over paths, turning until one appears.
-    let start = START.1 * 3 + START.0;
-    let mut tries = 0;
-    while region(&w.cells, w.monk) >> start & 1 == 0 {
-        tries += 1;
-        if tries > MAX_START_TURNS {
-            return Err(Rejection::refused(Code::CapHit, "no path to the start"));
-        }
-        let (t, n) = random_turn(rng, w.monk);
-        w.turn(t, n);
-        if w.danger() {
-            w.turn(t, 4 - n);
-        }
-    }
-    w.monk = start;
-    if w.cells[start] == Cell::Karma {
-        // The monk starts on a path: the karma there moves to a path cell off Top.
-        let free: Vec<usize> = (9..54).filter(|&i| w.cells[i] == Cell::Path).collect();
-        if free.is_empty() {
-            return Err(Rejection::refused(Code::KarmaUnderStart, ""));
-        }
-        w.cells[free[rng.index(free.len())]] = Cell::Karma;
-        w.cells[start] = Cell::Path;
-    }
-    // Scramble with legal turns.
-    let mut done = 0;
-    let mut tries = 0;
-    while done < params.scramble_turns {
-        tries += 1;
-        if tries > params.scramble_turns * 20 {
-            return Err(Rejection::refused(Code::CapHit, "no legal scramble"));
-        }
-        let (t, n) = random_turn(rng, w.monk);
-        w.turn(t, n);
-        if w.danger() {
-            w.turn(t, 4 - n);
-        } else {
-            done += 1;
-        }
-    }
+    w.walk_back(params, karma_total, rng)?;
+    w.go_to_start(rng)?;
+    w.scramble(params.scramble_turns, rng)?;
     let on_top = (0..9).filter(|&i| w.cells[i] == Cell::Karma).count();
     if on_top * 2 > karma_total {
         return Err(Rejection::refused(
@@ -222,4 +102,159 @@ pub fn generate(params: &CubeParams, rng: &mut Rng) -> Result<Level, Rejection> 
         karma_goal: params.karma_goal,
         difficulty: params.difficulty,
     })
+}
+
+impl Work {
+    /// `d` soldiers off Top, then scrambled until none threatens the monk.
+    fn place_soldiers(&mut self, d: usize, turns: usize, rng: &mut Rng) -> Result<(), Rejection> {
+        let mut spots: Vec<usize> = (9..54).collect();
+        rng.shuffle(&mut spots);
+        for &s in spots.iter().take(d) {
+            self.cells[s] = Cell::Soldier;
+        }
+        let mut scrambles = 0;
+        loop {
+            for _ in 0..turns {
+                let (t, n) = random_turn(rng, self.monk);
+                self.turn(t, n);
+            }
+            if !self.danger() {
+                return Ok(());
+            }
+            scrambles += 1;
+            if scrambles >= MAX_SCRAMBLES {
+                return Err(Rejection::refused(
+                    Code::CapHit,
+                    "no safe soldier placement",
+                ));
+            }
+        }
+    }
+
+    /// The backward walk from the exit: turns and steps, dropping karma on
+    /// paths left behind, until `karma_total` is placed.
+    fn walk_back(
+        &mut self,
+        params: &CubeParams,
+        karma_total: usize,
+        rng: &mut Rng,
+    ) -> Result<(), Rejection> {
+        let mut placed = 0;
+        let mut steps = 0;
+        while placed < karma_total {
+            steps += 1;
+            if steps > MAX_STEPS {
+                return Err(Rejection::refused(
+                    Code::CapHit,
+                    format!("{placed} of {karma_total} karma placed in {MAX_STEPS} moves"),
+                ));
+            }
+            if rng.chance(params.turn_share) {
+                let (t, n) = random_turn(rng, self.monk);
+                self.turn(t, n);
+                if self.danger() {
+                    self.turn(t, 4 - n);
+                    continue;
+                }
+            } else {
+                match self.step_back(params.karma_chance, rng) {
+                    Some(dropped) => placed += usize::from(dropped),
+                    None => continue,
+                }
+            }
+            self.protect();
+        }
+        Ok(())
+    }
+
+    /// One step of the walk to a random neighbour on the monk's face, maybe
+    /// dropping karma where he stood: whether he dropped it, or `None` when
+    /// the step is not taken (a soldier or a protective cell there, or danger).
+    fn step_back(&mut self, karma_chance: f64, rng: &mut Rng) -> Option<bool> {
+        let (x, y) = (self.monk % 3, self.monk / 3);
+        let mut near = Vec::new();
+        if x > 0 {
+            near.push(self.monk - 1);
+        }
+        if x < 2 {
+            near.push(self.monk + 1);
+        }
+        if y > 0 {
+            near.push(self.monk - 3);
+        }
+        if y < 2 {
+            near.push(self.monk + 3);
+        }
+        let to = near[rng.index(near.len())];
+        if self.cells[to] == Cell::Soldier || self.protective[to] {
+            return None;
+        }
+        let (before_to, before_from) = (self.cells[to], self.cells[self.monk]);
+        let from = self.monk;
+        self.cells[to] = if before_to == Cell::Karma {
+            Cell::Karma
+        } else {
+            Cell::Path
+        };
+        let drop = before_from == Cell::Path && rng.chance(karma_chance);
+        if drop {
+            self.cells[from] = Cell::Karma;
+        }
+        self.monk = to;
+        if self.danger() {
+            self.cells[to] = before_to;
+            self.cells[from] = before_from;
+            self.monk = from;
+            return None;
+        }
+        Some(drop)
+    }
+
+    /// The monk goes to the start over paths, turning until one appears; karma
+    /// on the start moves to a path cell off Top.
+    fn go_to_start(&mut self, rng: &mut Rng) -> Result<(), Rejection> {
+        let start = START.1 * 3 + START.0;
+        let mut tries = 0;
+        while region(&self.cells, self.monk) >> start & 1 == 0 {
+            tries += 1;
+            if tries > MAX_START_TURNS {
+                return Err(Rejection::refused(Code::CapHit, "no path to the start"));
+            }
+            let (t, n) = random_turn(rng, self.monk);
+            self.turn(t, n);
+            if self.danger() {
+                self.turn(t, 4 - n);
+            }
+        }
+        self.monk = start;
+        if self.cells[start] == Cell::Karma {
+            let free: Vec<usize> = (9..54).filter(|&i| self.cells[i] == Cell::Path).collect();
+            if free.is_empty() {
+                return Err(Rejection::refused(Code::KarmaUnderStart, ""));
+            }
+            self.cells[free[rng.index(free.len())]] = Cell::Karma;
+            self.cells[start] = Cell::Path;
+        }
+        Ok(())
+    }
+
+    /// `turns` legal turns (none that endangers the monk).
+    fn scramble(&mut self, turns: usize, rng: &mut Rng) -> Result<(), Rejection> {
+        let mut done = 0;
+        let mut tries = 0;
+        while done < turns {
+            tries += 1;
+            if tries > turns * 20 {
+                return Err(Rejection::refused(Code::CapHit, "no legal scramble"));
+            }
+            let (t, n) = random_turn(rng, self.monk);
+            self.turn(t, n);
+            if self.danger() {
+                self.turn(t, 4 - n);
+            } else {
+                done += 1;
+            }
+        }
+        Ok(())
+    }
 }
