@@ -146,9 +146,28 @@ fn explore<K: StateKey>(
         succ.push(out);
         head += 1;
     }
-    let Some((moves, mut at, mut dir)) = best else {
+    let Some((moves, at, dir)) = best else {
         return Err(Rejection::Unsolvable);
     };
+    let solution = trace_back(&parent, moves, at, dir);
+    let alive = alive_states(&succ);
+    let dead_states = alive.iter().filter(|&&a| !a).count();
+    let (first_moves, losing_first_moves) = first_moves(&succ[0], &alive);
+    Ok(Analysis {
+        solution,
+        moves,
+        optimal_solutions,
+        states: keys.len(),
+        dead_states,
+        first_moves,
+        losing_first_moves,
+        nodes: keys.len() as u64,
+    })
+}
+
+/// The moves from the start to the win found: the last move `dir` from
+/// state `at`, then each state's parent move back to the start.
+fn trace_back(parent: &[(u32, u8)], moves: u32, mut at: u32, mut dir: u8) -> Vec<Dir> {
     let mut solution = Vec::with_capacity(moves as usize);
     loop {
         solution.push(Dir::ALL[usize::from(dir)]);
@@ -159,12 +178,15 @@ fn explore<K: StateKey>(
         (at, dir) = (p, d);
     }
     solution.reverse();
+    solution
+}
 
-    let alive = alive_states(&succ);
-    let dead_states = alive.iter().filter(|&&a| !a).count();
+/// The start's moves that change anything, and those of them that lose (at
+/// once, or into a state from which no win is reachable).
+fn first_moves(start: &[u32; 4], alive: &[bool]) -> (u32, u32) {
     let mut first_moves = 0;
     let mut losing_first_moves = 0;
-    for &t in &succ[0] {
+    for &t in start {
         match t {
             NONE => {}
             WIN => first_moves += 1,
@@ -178,16 +200,7 @@ fn explore<K: StateKey>(
             }
         }
     }
-    Ok(Analysis {
-        solution,
-        moves,
-        optimal_solutions,
-        states: keys.len(),
-        dead_states,
-        first_moves,
-        losing_first_moves,
-        nodes: keys.len() as u64,
-    })
+    (first_moves, losing_first_moves)
 }
 
 /// Sweeps over the undecided states before [`alive_states`] falls back to a
