@@ -19,9 +19,9 @@ impl Search<'_> {
     /// expanding, and the search stays push-optimal. (Not for fewest moves:
     /// the order of pushes changes the walking.)
     pub(super) fn pi_corral(&mut self, boxes: &[u16], reach: u32) -> bool {
-        let board = self.board;
         let epoch = reach;
         let mut scratch = std::mem::take(&mut self.scratch);
+        let areas = self.label_areas(boxes, epoch, &mut scratch);
         let Expansion {
             next_to,
             goal_in,
@@ -31,7 +31,54 @@ impl Search<'_> {
             corral,
             ..
         } = &mut scratch;
-        // Label the unreachable free areas next to boxes.
+        let next_to = &next_to[..areas];
+        let mut found = false;
+        for first in 0..areas {
+            // The corral grows by the areas its boxes can be pushed into from
+            // outside it or stood beside from, until it holds or fails.
+            inside.clear();
+            inside.resize(areas, false);
+            inside[first] = true;
+            let holds = loop {
+                members.clear();
+                members.resize(boxes.len(), false);
+                for (a, list) in next_to.iter().enumerate() {
+                    if inside[a] {
+                        for &bi in list {
+                            members[bi] = true;
+                        }
+                    }
+                }
+                match self.corral_pushes(boxes, epoch, inside, members, pushes) {
+                    Growth::Fails => break false,
+                    Growth::Grow(a) => inside[a] = true,
+                    Growth::Closed { unsolved } => {
+                        let goal_inside = goal_in.iter().zip(inside.iter()).any(|(&g, &i)| g && i);
+                        break unsolved || goal_inside;
+                    }
+                }
+            };
+            if holds && (!found || pushes.len() < corral.len()) {
+                found = true;
+                std::mem::swap(pushes, corral);
+            }
+        }
+        if !found {
+            corral.clear();
+        }
+        self.scratch = scratch;
+        found
+    }
+
+    /// Labels the free areas next to boxes that the player (stamped
+    /// `epoch`) cannot reach: per area, the boxes next to it
+    /// (`scratch.next_to`) and whether it holds a goal (`scratch.goal_in`).
+    /// Gives the number of areas.
+    fn label_areas(&mut self, boxes: &[u16], epoch: u32, scratch: &mut Expansion) -> usize {
+        let board = self.board;
+        let Expansion {
+            next_to, goal_in, ..
+        } = scratch;
         let mut areas = 0usize;
         goal_in.clear();
         for (bi, &b) in boxes.iter().enumerate() {
@@ -78,107 +125,80 @@ impl Search<'_> {
                 }
             }
         }
-        let next_to = &next_to[..areas];
-        let search = &*self;
-        let area_of = |c: usize| {
-            (search.area_stamp[c] == epoch && board.floor[c] && !search.occupied[c])
-                .then(|| search.area[c] as usize)
+        areas
+    }
+
+    /// The labelled area of free cell `c`, if it is in one.
+    fn area_of(&self, c: usize, epoch: u32) -> Option<usize> {
+        (self.area_stamp[c] == epoch && self.board.floor[c] && !self.occupied[c])
+            .then(|| self.area[c] as usize)
+    }
+
+    /// The pushes of the corral of areas `inside` (its boxes `members`),
+    /// left in `pushes`, or how it must grow, or that it fails.
+    fn corral_pushes(
+        &self,
+        boxes: &[u16],
+        epoch: u32,
+        inside: &[bool],
+        members: &[bool],
+        pushes: &mut Vec<(usize, usize)>,
+    ) -> Growth {
+        let board = self.board;
+        let member_at = |c: usize| {
+            if !self.occupied[c] {
+                return None;
+            }
+            boxes
+                .iter()
+                .position(|&b| b as usize == c)
+                .map(|bi| members[bi])
         };
-        let mut found = false;
-        for first in 0..areas {
-            // The corral grows by the areas its boxes can be pushed into from
-            // outside it or stood beside from, until it holds or fails.
-            inside.clear();
-            inside.resize(areas, false);
-            inside[first] = true;
-            let holds = loop {
-                members.clear();
-                members.resize(boxes.len(), false);
-                for (a, list) in next_to.iter().enumerate() {
-                    if inside[a] {
-                        for &bi in list {
-                            members[bi] = true;
-                        }
-                    }
-                }
-                let member_at = |c: usize| {
-                    if !search.occupied[c] {
-                        return None;
-                    }
-                    boxes
-                        .iter()
-                        .position(|&b| b as usize == c)
-                        .map(|bi| members[bi])
-                };
-                pushes.clear();
-                let mut grow = None;
-                let mut fails = false;
-                let mut unsolved = false;
-                for (bi, &b) in boxes.iter().enumerate() {
-                    if !members[bi] {
-                        continue;
-                    }
-                    let b = b as usize;
-                    unsolved |= !board.goal[b];
-                    for d in 0..4 {
-                        let stand = board.step(b, (d + 2) % 4);
-                        let to = board.step(b, d);
-                        // Blocked until a box of the corral moves.
-                        if !board.floor[to] || !board.floor[stand] || board.dead[to] {
-                            continue;
-                        }
-                        match (member_at(to), member_at(stand)) {
-                            (Some(true), _) | (_, Some(true)) => continue,
-                            (Some(false), _) | (_, Some(false)) => {
-                                // Blocked by a box outside: it may move first.
-                                fails = true;
-                                break;
-                            }
-                            (None, None) => {}
-                        }
-                        if let Some(a) = area_of(stand) {
-                            if inside[a] {
-                                continue; // the player cannot stand inside
-                            }
-                            grow = Some(a);
-                            break;
-                        }
-                        match area_of(to) {
-                            Some(a) if inside[a] => pushes.push((bi, d)),
-                            Some(a) => {
-                                grow = Some(a);
-                                break;
-                            }
-                            // Out of the corral into the player's area.
-                            None => {
-                                fails = true;
-                                break;
-                            }
-                        }
-                    }
-                    if fails || grow.is_some() {
-                        break;
-                    }
-                }
-                if fails {
-                    break false;
-                }
-                if let Some(a) = grow {
-                    inside[a] = true;
+        pushes.clear();
+        let mut unsolved = false;
+        for (bi, &b) in boxes.iter().enumerate() {
+            if !members[bi] {
+                continue;
+            }
+            let b = b as usize;
+            unsolved |= !board.goal[b];
+            for d in 0..4 {
+                let stand = board.step(b, (d + 2) % 4);
+                let to = board.step(b, d);
+                // Blocked until a box of the corral moves.
+                if !board.floor[to] || !board.floor[stand] || board.dead[to] {
                     continue;
                 }
-                let goal_inside = goal_in.iter().zip(inside.iter()).any(|(&g, &i)| g && i);
-                break unsolved || goal_inside;
-            };
-            if holds && (!found || pushes.len() < corral.len()) {
-                found = true;
-                std::mem::swap(pushes, corral);
+                match (member_at(to), member_at(stand)) {
+                    (Some(true), _) | (_, Some(true)) => continue,
+                    // Blocked by a box outside: it may move first.
+                    (Some(false), _) | (_, Some(false)) => return Growth::Fails,
+                    (None, None) => {}
+                }
+                if let Some(a) = self.area_of(stand, epoch) {
+                    if inside[a] {
+                        continue; // the player cannot stand inside
+                    }
+                    return Growth::Grow(a);
+                }
+                match self.area_of(to, epoch) {
+                    Some(a) if inside[a] => pushes.push((bi, d)),
+                    Some(a) => return Growth::Grow(a),
+                    // Out of the corral into the player's area.
+                    None => return Growth::Fails,
+                }
             }
         }
-        if !found {
-            corral.clear();
-        }
-        self.scratch = scratch;
-        found
+        Growth::Closed { unsolved }
     }
+}
+
+/// What a corral's pushes say of it.
+enum Growth {
+    /// A push leaves it for the player's area, or a box outside blocks one.
+    Fails,
+    /// It must take in this area.
+    Grow(usize),
+    /// Its pushes all stay inside; whether one of its boxes is off its goal.
+    Closed { unsolved: bool },
 }
