@@ -112,76 +112,15 @@ pub fn run(args: SolveArgs) -> Result<()> {
             } else {
                 level.title.as_str()
             };
-            match &level.verdict {
-                Verdict::Solved(s) => {
-                    let metric = |key: &str| {
-                        s.analysis
-                            .get(key)
-                            .map_or("-".to_string(), |v| v.to_string())
-                    };
-                    // Sokoban: how far from proven a non-optimal answer is.
-                    let push_optimal = s.analysis.get("push_optimal") == Some(&1.0);
-                    let bound = if push_optimal {
-                        metric("pushes")
-                    } else {
-                        metric("push_lower_bound")
-                    };
-                    let figures = format!(
-                        "{}\t{}\t{}\t{bound}\t{}",
-                        s.moves,
-                        metric("pushes"),
-                        s.optimal,
-                        s.nodes
-                    );
-                    let status = match (s.optimal, push_optimal) {
-                        (true, _) => "optimal",
-                        // The fewest pushes proven, the fewest moves for them not.
-                        (false, true) => "push-optimal",
-                        (false, false) => "solved",
-                    };
-                    let features = Model::features(&s.analysis, s.moves);
-                    let rating = match (model.rate(&features), model.contributions(&features)) {
-                        (Ok(difficulty), Ok(parts)) if terms => {
-                            let parts: String = std::iter::once(model.bias)
-                                .chain(parts)
-                                .map(|p| format!("\t{}", rounded_rating(p)))
-                                .collect();
-                            format!("{difficulty}{parts}")
-                        }
-                        (Ok(difficulty), _) => difficulty.to_string(),
-                        (Err(e), _) => {
-                            tracing::warn!(error = %e, title, "cannot rate the level");
-                            unrated.clone()
-                        }
-                    };
-                    print(title, status, figures, level.ms, &rating, &s.solution);
-                }
-                Verdict::Failed(rejection) => {
-                    let status = match rejection.status() {
-                        Status::Rejected => "gave-up",
-                        status => status.as_str(),
-                    };
-                    let reason = rejection.reason().map(ToString::to_string);
-                    print(
-                        title,
-                        status,
-                        NO_FIGURES.into(),
-                        level.ms,
-                        &unrated,
-                        reason.as_deref().unwrap_or(""),
-                    );
-                }
-                Verdict::Malformed(e) => {
-                    print(
-                        title,
-                        "malformed",
-                        NO_FIGURES.into(),
-                        level.ms,
-                        &unrated,
-                        &e.to_string(),
-                    );
-                }
-            }
+            let row = row(&level.verdict, &model, terms, &unrated, title);
+            print(
+                title,
+                row.status,
+                row.figures,
+                level.ms,
+                &row.rating,
+                &row.detail,
+            );
         });
         if let Err(e) = solved {
             let reason = format!("not a {} level file: {e}", game.name());
@@ -192,6 +131,83 @@ pub fn run(args: SolveArgs) -> Result<()> {
         bail!("{failed} of {levels} levels not solved");
     }
     Ok(())
+}
+
+/// A row's cells after the file and the title (and its time).
+struct Row {
+    status: &'static str,
+    figures: String,
+    rating: String,
+    detail: String,
+}
+
+/// The row of one level's verdict: its status, figures, rating (with each
+/// term's part when `terms`) and solution or reason.
+fn row(verdict: &Verdict, model: &Model, terms: bool, unrated: &str, title: &str) -> Row {
+    let failed = |status, detail: String| Row {
+        status,
+        figures: NO_FIGURES.into(),
+        rating: unrated.to_string(),
+        detail,
+    };
+    let s = match verdict {
+        Verdict::Solved(s) => s,
+        Verdict::Failed(rejection) => {
+            let status = match rejection.status() {
+                Status::Rejected => "gave-up",
+                status => status.as_str(),
+            };
+            let reason = rejection.reason().map(ToString::to_string);
+            return failed(status, reason.unwrap_or_default());
+        }
+        Verdict::Malformed(e) => return failed("malformed", e.to_string()),
+    };
+    let metric = |key: &str| {
+        s.analysis
+            .get(key)
+            .map_or("-".to_string(), |v| v.to_string())
+    };
+    // Sokoban: how far from proven a non-optimal answer is.
+    let push_optimal = s.analysis.get("push_optimal") == Some(&1.0);
+    let bound = if push_optimal {
+        metric("pushes")
+    } else {
+        metric("push_lower_bound")
+    };
+    let figures = format!(
+        "{}\t{}\t{}\t{bound}\t{}",
+        s.moves,
+        metric("pushes"),
+        s.optimal,
+        s.nodes
+    );
+    let status = match (s.optimal, push_optimal) {
+        (true, _) => "optimal",
+        // The fewest pushes proven, the fewest moves for them not.
+        (false, true) => "push-optimal",
+        (false, false) => "solved",
+    };
+    let features = Model::features(&s.analysis, s.moves);
+    let rating = match (model.rate(&features), model.contributions(&features)) {
+        (Ok(difficulty), Ok(parts)) if terms => {
+            let parts: String = std::iter::once(model.bias)
+                .chain(parts)
+                .map(|p| format!("\t{}", rounded_rating(p)))
+                .collect();
+            format!("{difficulty}{parts}")
+        }
+        (Ok(difficulty), _) => difficulty.to_string(),
+        (Err(e), _) => {
+            tracing::warn!(error = %e, title, "cannot rate the level");
+            unrated.to_string()
+        }
+    };
+    Row {
+        status,
+        figures,
+        rating,
+        detail: s.solution.clone(),
+    }
 }
 
 /// The model of `path`, or the game's built-in one.
