@@ -32,6 +32,46 @@ use tier::{TierFiles, write_release_entry};
 
 mod files;
 mod table;
+/// The levels per tier, empty tiers left out: equal groups of `n`, or the
+/// thresholds' counts as the pass over the records found them.
+fn tier_sizes(
+    scheme: &TierScheme,
+    n: usize,
+    threshold_tiers: BTreeMap<u32, u64>,
+) -> BTreeMap<u32, u64> {
+    let mut sizes: BTreeMap<u32, u64> = match scheme {
+        TierScheme::Equal { count } => equal_groups(n, *count as usize)
+            .into_iter()
+            .enumerate()
+            .filter(|(_, g)| !g.is_empty())
+            .map(|(t, g)| (t as u32 + 1, g.len() as u64))
+            .collect(),
+        TierScheme::Thresholds { .. } => threshold_tiers,
+    };
+    sizes.retain(|_, n| *n > 0);
+    sizes
+}
+
+/// The campaigns' draw as the pass uses it: per rank of the `n` levels, its
+/// slot (`u32::MAX`: in no campaign), and the slots, their levels to fill.
+fn campaign_slots(draw: Vec<(u64, u32, usize)>, n: usize) -> (Vec<u32>, Vec<CampaignSlot>) {
+    let mut slot_of = vec![u32::MAX; n];
+    for (i, &(_, _, rank)) in draw.iter().enumerate() {
+        slot_of[rank] = i as u32;
+    }
+    let slots = draw
+        .iter()
+        .map(|&(campaign, position, _)| CampaignSlot {
+            campaign,
+            position,
+            seed: 0,
+            tier: 0,
+            difficulty: 0.0,
+        })
+        .collect();
+    (slot_of, slots)
+}
+
 #[cfg(test)]
 mod tests;
 mod tier;
@@ -332,32 +372,9 @@ impl PackWriter {
             job.first_seed,
         );
         let tiers = Tiers::new(n, &job.tiers);
-        let mut tier_sizes: BTreeMap<u32, u64> = match &job.tiers {
-            TierScheme::Equal { count } => equal_groups(n, *count as usize)
-                .into_iter()
-                .enumerate()
-                .filter(|(_, g)| !g.is_empty())
-                .map(|(t, g)| (t as u32 + 1, g.len() as u64))
-                .collect(),
-            TierScheme::Thresholds { .. } => threshold_tiers,
-        };
-        tier_sizes.retain(|_, n| *n > 0);
-        let mut slot_of = vec![u32::MAX; n];
-        for (i, &(_, _, rank)) in draw.iter().enumerate() {
-            slot_of[rank] = i as u32;
-        }
-        let mut slots: Vec<CampaignSlot> = draw
-            .iter()
-            .map(|&(campaign, position, _)| CampaignSlot {
-                campaign,
-                position,
-                seed: 0,
-                tier: 0,
-                difficulty: 0.0,
-            })
-            .collect();
-        // The draw (24 bytes a level) is in `slot_of` and `slots` now.
-        drop(draw);
+        let tier_sizes = tier_sizes(&job.tiers, n, threshold_tiers);
+        // The draw (24 bytes a level) goes into `slot_of` and `slots`.
+        let (slot_of, mut slots) = campaign_slots(draw, n);
         // A campaign's levels wait as the text of their release entries.
         let mut in_campaigns: Sorter<String> =
             Sorter::new(self.options.sort_memory / 2, &self.spill);
@@ -395,23 +412,7 @@ impl PackWriter {
                     size: tier_sizes.get(&tier).copied().unwrap_or(0),
                     held: Held::Records(Vec::new(), 0),
                 });
-                match &mut way.held {
-                    Held::Records(records, bytes) => {
-                        let more = record.memory();
-                        if in_flight.load(Ordering::Acquire) + *bytes + more <= budget {
-                            *bytes += more;
-                            records.push(record);
-                        } else {
-                            let mut files = self.open_tier(way.tier, way.size)?;
-                            for r in records.drain(..) {
-                                files.add(r)?;
-                            }
-                            files.add(record)?;
-                            way.held = Held::Streaming(Box::new(files));
-                        }
-                    }
-                    Held::Streaming(files) => files.add(record)?,
-                }
+                self.hold(way, record, in_flight.load(Ordering::Acquire), budget)?;
             }
             if let Some(done) = current.take() {
                 self.hand_on(done, scope, &in_flight, &written);
@@ -441,6 +442,36 @@ impl PackWriter {
             release,
             slots,
         })
+    }
+
+    /// Keeps `record` with its tier's others while the tiers on their way
+    /// (`in_flight` bytes) and this one fit `budget`; past it, the tier's
+    /// files are opened and it streams into them from then on.
+    fn hold(
+        &self,
+        way: &mut TierOnItsWay,
+        record: SeedRecord,
+        in_flight: usize,
+        budget: usize,
+    ) -> Result<(), PackError> {
+        match &mut way.held {
+            Held::Records(records, bytes) => {
+                let more = record.memory();
+                if in_flight + *bytes + more <= budget {
+                    *bytes += more;
+                    records.push(record);
+                } else {
+                    let mut files = self.open_tier(way.tier, way.size)?;
+                    for r in records.drain(..) {
+                        files.add(r)?;
+                    }
+                    files.add(record)?;
+                    way.held = Held::Streaming(Box::new(files));
+                }
+                Ok(())
+            }
+            Held::Streaming(files) => files.add(record),
+        }
     }
 
     /// A tier's files, opened.
