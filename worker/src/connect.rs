@@ -42,22 +42,20 @@ pub async fn run_worker(
             Ok(channel) => {
                 report.sessions += 1;
                 let welcomed = report.welcomed;
-                match run_session(&config, channel, &pool, &shutdown, &mut report, &mut key).await {
+                let ended = run_session(&config, channel, &pool, &shutdown, &mut report, &mut key);
+                let lost = match ended.await.map_err(SessionError::into_worker_error) {
                     Ok(()) => return Ok(report),
-                    Err(end) => match end.into_worker_error() {
-                        Ok(fatal) => return Err(fatal),
-                        Err(lost) => {
-                            // A session that got going resets the backoff; one
-                            // that never got a Welcome (say, plain gRPC to a TLS
-                            // port) counts as the coordinator being unreachable.
-                            if report.welcomed > welcomed {
-                                backoff = Duration::from_millis(50);
-                                unreachable_since = None;
-                            }
-                            lost
-                        }
-                    },
+                    Err(Ok(fatal)) => return Err(fatal),
+                    Err(Err(lost)) => lost,
+                };
+                // A session that got going resets the backoff; one that never
+                // got a Welcome (say, plain gRPC to a TLS port) counts as the
+                // coordinator being unreachable.
+                if report.welcomed > welcomed {
+                    backoff = Duration::from_millis(50);
+                    unreachable_since = None;
                 }
+                lost
             }
             Err(e) => SessionError::Connect(e),
         };

@@ -193,15 +193,7 @@ async fn lease_loop(
                     let mut next = grant.first_seed;
                     while next < end {
                         let stop = next.saturating_add(BATCH).min(end);
-                        let results: Vec<SeedResult> = (next..stop)
-                            .map(|seed| {
-                                SeedResult::from_outcome(
-                                    grant.lease_id,
-                                    seed,
-                                    game.run(seed, budget),
-                                )
-                            })
-                            .collect();
+                        let results = run_seeds(game, grant.lease_id, next..stop, budget);
                         next = stop;
                         actions.extend(state.on(Input::Results(results)));
                         for action in std::mem::take(&mut actions) {
@@ -256,4 +248,16 @@ async fn send(
         _ => {}
     }
     send_on(out, kind).await
+}
+
+/// The results of `seeds` of lease `lease_id`, run inline in turn.
+fn run_seeds(
+    game: &PreparedGame,
+    lease_id: u64,
+    seeds: std::ops::Range<u64>,
+    budget: &Budget,
+) -> Vec<SeedResult> {
+    seeds
+        .map(|seed| SeedResult::from_outcome(lease_id, seed, game.run(seed, budget)))
+        .collect()
 }

@@ -198,6 +198,39 @@ pub struct Level {
 }
 
 impl Level {
+    /// Puts what cell character `c` holds at `at` into the level: its
+    /// terrain, `None` for a character no cell has.
+    fn place(&mut self, at: Pos, c: char) -> Option<char> {
+        Some(match c {
+            '#' | '.' | '~' => c,
+            '1'..='9' => {
+                self.fruits.push(Fruit {
+                    at,
+                    colour: c as u8 - b'0',
+                });
+                '.'
+            }
+            'S' | 'C' | 'B' | 's' | 'c' | 'b' => {
+                let look = match c.to_ascii_uppercase() {
+                    'S' => Look::Stone,
+                    'C' => Look::Car,
+                    _ => Look::Barrel,
+                };
+                self.obstacles.push(Obstacle { at, look });
+                if c.is_ascii_lowercase() { '~' } else { '.' }
+            }
+            'H' => {
+                self.hedgehogs.push(at);
+                '.'
+            }
+            _ => {
+                let facing = Dir::from_arrow(c)?;
+                self.anteaters.push(Anteater { at, facing });
+                '.'
+            }
+        })
+    }
+
     /// The terrain at `p` (outside the grid counts as wall).
     pub fn terrain_at(&self, p: Pos) -> Terrain {
         match self
@@ -432,46 +465,13 @@ impl Level {
             let mut row = String::new();
             for (j, c) in line.chars().enumerate() {
                 let at = Pos { x: j as u8, y };
-                let floor = match c {
-                    '#' => '#',
-                    '.' => '.',
-                    '~' => '~',
-                    '1'..='9' => {
-                        level.fruits.push(Fruit {
-                            at,
-                            colour: c as u8 - b'0',
-                        });
-                        '.'
-                    }
-                    'S' | 'C' | 'B' | 's' | 'c' | 'b' => {
-                        let look = match c.to_ascii_uppercase() {
-                            'S' => Look::Stone,
-                            'C' => Look::Car,
-                            _ => Look::Barrel,
-                        };
-                        level.obstacles.push(Obstacle { at, look });
-                        if c.is_ascii_lowercase() { '~' } else { '.' }
-                    }
-                    'H' => {
-                        level.hedgehogs.push(at);
-                        '.'
-                    }
-                    _ => match Dir::from_arrow(c) {
-                        Some(facing) => {
-                            level.anteaters.push(Anteater { at, facing });
-                            '.'
-                        }
-                        None => {
-                            return Err(err(
-                                n,
-                                j + 1,
-                                format!(
-                                    "unknown cell `{c}`; allowed: # . ~ 1-9 S C B s c b H ^ > v <"
-                                ),
-                            ));
-                        }
-                    },
-                };
+                let floor = level.place(at, c).ok_or_else(|| {
+                    err(
+                        n,
+                        j + 1,
+                        format!("unknown cell `{c}`; allowed: # . ~ 1-9 S C B s c b H ^ > v <"),
+                    )
+                })?;
                 row.push(floor);
             }
             if row.len() > usize::from(MAX_SIDE) {

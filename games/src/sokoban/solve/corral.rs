@@ -95,29 +95,7 @@ impl Search<'_> {
                         next_to.push(Vec::new());
                     }
                     next_to[id].clear();
-                    goal_in.push(false);
-                    self.area_stamp[n] = epoch;
-                    self.area[n] = id as u32;
-                    self.queue.clear();
-                    self.queue.push(n as u16);
-                    let mut head = 0;
-                    while head < self.queue.len() {
-                        let c = self.queue[head] as usize;
-                        head += 1;
-                        goal_in[id] |= board.goal[c];
-                        for dd in 0..4 {
-                            let m = board.step(c, dd);
-                            if board.floor[m]
-                                && !self.occupied[m]
-                                && self.stamp[m] != epoch
-                                && self.area_stamp[m] != epoch
-                            {
-                                self.area_stamp[m] = epoch;
-                                self.area[m] = id as u32;
-                                self.queue.push(m as u16);
-                            }
-                        }
-                    }
+                    goal_in.push(self.fill_area(n, id as u32, epoch));
                 }
                 let id = self.area[n] as usize;
                 if next_to[id].last() != Some(&bi) {
@@ -126,6 +104,36 @@ impl Search<'_> {
             }
         }
         areas
+    }
+
+    /// Labels `id` the area of free cells the player cannot reach around
+    /// `n`; whether it holds a goal.
+    fn fill_area(&mut self, n: usize, id: u32, epoch: u32) -> bool {
+        let board = self.board;
+        let mut goal = false;
+        self.area_stamp[n] = epoch;
+        self.area[n] = id;
+        self.queue.clear();
+        self.queue.push(n as u16);
+        let mut head = 0;
+        while head < self.queue.len() {
+            let c = self.queue[head] as usize;
+            head += 1;
+            goal |= board.goal[c];
+            for d in 0..4 {
+                let m = board.step(c, d);
+                if board.floor[m]
+                    && !self.occupied[m]
+                    && self.stamp[m] != epoch
+                    && self.area_stamp[m] != epoch
+                {
+                    self.area_stamp[m] = epoch;
+                    self.area[m] = id;
+                    self.queue.push(m as u16);
+                }
+            }
+        }
+        goal
     }
 
     /// The labelled area of free cell `c`, if it is in one.
