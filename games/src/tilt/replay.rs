@@ -3,7 +3,7 @@
 //! implementation of the rules (the solver uses the compiled [`super::rules`]),
 //! so replaying every accepted level cross-checks the two.
 
-use super::level::{Dir, Fruit, Level, Obstacle, Pos, Terrain};
+use super::level::{Anteater, Dir, Fruit, Level, Obstacle, Pos, Terrain};
 use crate::GameError;
 
 #[derive(Clone, Copy)]
@@ -239,6 +239,44 @@ fn slide(
     }
 }
 
+/// Anteater `a` pulls the first object in its gaze to its mouth if it is a
+/// fruit not already at a mouth: whether it pulled one. A fruit pulled across
+/// a puddle is an error of the rules' model.
+fn pull(
+    level: &Level,
+    cells: &Cells,
+    objects: &mut [Object],
+    mouths: &[Pos],
+    a: &Anteater,
+) -> Result<bool, String> {
+    let Some(front) = level.step(a.at, a.facing) else {
+        return Ok(false);
+    };
+    let mut crossed_puddle = false;
+    let mut p = a.at;
+    while let Some(q) = level.step(p, a.facing) {
+        if cells.at(q) & (WALL | FIXED) != 0 {
+            return Ok(false);
+        }
+        if let Some(i) = objects.iter().position(|o| o.at == q) {
+            if objects[i].colour.is_none() || q == front || mouths.contains(&q) {
+                return Ok(false);
+            }
+            if crossed_puddle {
+                return Err(format!(
+                    "an anteater pulls a fruit across a puddle from ({},{})",
+                    q.x, q.y
+                ));
+            }
+            objects[i].at = front;
+            return Ok(true);
+        }
+        crossed_puddle |= cells.at(q) & PUDDLE != 0;
+        p = q;
+    }
+    Ok(false)
+}
+
 /// Anteaters pull, pairs meet, until nothing changes.
 fn settle(
     level: &Level,
@@ -261,31 +299,7 @@ fn settle(
         while pulled {
             pulled = false;
             for a in &level.anteaters {
-                let mut crossed_puddle = false;
-                let mut p = a.at;
-                let Some(front) = level.step(a.at, a.facing) else {
-                    continue;
-                };
-                while let Some(q) = level.step(p, a.facing) {
-                    if cells.at(q) & (WALL | FIXED) != 0 {
-                        break;
-                    }
-                    if let Some(i) = objects.iter().position(|o| o.at == q) {
-                        if objects[i].colour.is_some() && q != front && !mouths.contains(&q) {
-                            if crossed_puddle {
-                                return Err(format!(
-                                    "an anteater pulls a fruit across a puddle from ({},{})",
-                                    q.x, q.y
-                                ));
-                            }
-                            objects[i].at = front;
-                            pulled = true;
-                        }
-                        break;
-                    }
-                    crossed_puddle |= cells.at(q) & PUDDLE != 0;
-                    p = q;
-                }
+                pulled |= pull(level, cells, objects, mouths, a)?;
             }
         }
         let before = objects.len();
