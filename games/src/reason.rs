@@ -75,24 +75,10 @@ macro_rules! codes {
             /// Every code.
             pub const ALL: &[Code] = &[$(Code::$variant,)+];
 
-            /// The code's word, as the rejects table's `reason` column holds it.
-            pub fn as_str(self) -> &'static str {
+            /// The code's word, status and meaning, from the table.
+            fn entry(self) -> (&'static str, Status, &'static str) {
                 match self {
-                    $(Code::$variant => $word,)+
-                }
-            }
-
-            /// The status a reason of this code goes with.
-            pub fn status(self) -> Status {
-                match self {
-                    $(Code::$variant => Status::$status,)+
-                }
-            }
-
-            /// What the code means.
-            pub fn doc(self) -> &'static str {
-                match self {
-                    $(Code::$variant => $doc,)+
+                    $(Code::$variant => ($word, Status::$status, $doc),)+
                 }
             }
         }
@@ -136,6 +122,21 @@ codes! {
 }
 
 impl Code {
+    /// The code's word, as the rejects table's `reason` column holds it.
+    pub fn as_str(self) -> &'static str {
+        self.entry().0
+    }
+
+    /// The status a reason of this code goes with.
+    pub fn status(self) -> Status {
+        self.entry().1
+    }
+
+    /// What the code means.
+    pub fn doc(self) -> &'static str {
+        self.entry().2
+    }
+
     /// The code's number on the wire and in the commit log (never 0).
     pub fn number(self) -> u32 {
         self as u32
