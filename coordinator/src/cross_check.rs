@@ -254,7 +254,7 @@ mod tests {
 
     /// The chance that a worker lying on `lies` seeds has at least one of
     /// them sampled, over 2,000 coordinator keys, against 1 - (1 - share)^lies
-    /// (the README's table of catch rates is this test's output).
+    /// (docs/trust.md's table of catch rates is this test's output).
     #[test]
     fn the_catch_rate_of_a_liar_is_what_the_share_promises() {
         for (share, lies) in [(0.01, 1), (0.01, 10), (0.01, 100), (0.05, 10), (0.1, 10)] {

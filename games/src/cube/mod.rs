@@ -7,7 +7,7 @@
 //! - [`solve`]: the exact solver, fewest turns first.
 //! - [`replay`]: checks a solution under the rules.
 //!
-//! Rule decisions beyond the rules in the README, fixed here:
+//! Rule decisions beyond the rules in its doc (docs/cube.md), fixed here:
 //! - Bottom's cells use Top's orientation (the source's reversed y), so Bottom
 //!   (x, y) lies under Top (x, y);
 //! - karma reachable from the start is collected before the first turn;

@@ -6,7 +6,7 @@
 //! - [`solve`]: the search over puzzle states: complexity and dead ends.
 //! - [`replay`]: the rules stated plainly, to check a solution.
 //!
-//! Rule decisions beyond the rules in the README, fixed here:
+//! Rule decisions beyond the rules in its doc (docs/dungeon.md), fixed here:
 //! - a door joins two rooms through one wall cell; most doors pass both ways,
 //!   some extra doors are drops that pass one way only (`one_way_chance`);
 //! - a door is enabled when every key that locks it is held and every switch

@@ -7,7 +7,7 @@
 //! - [`solve`]: the breadth-first verifier.
 //! - `agents`: the rules as the agents play them (private).
 //!
-//! Rule decisions beyond the rules in the README, fixed here:
+//! Rule decisions beyond the rules in its doc (docs/tilt.md), fixed here:
 //! - a fruit whose next step in the tilt direction is a hedgehog is eaten, even
 //!   if it was already resting against it;
 //! - an anteater's gaze runs over floor and puddles and stops at walls and fixed
