@@ -23,7 +23,8 @@ pub struct JobArgs {
     /// Game: cube, doors, dungeon, sokoban or tilt (or `synthetic`, the load-test game).
     #[arg(long)]
     game: Option<String>,
-    /// Accepted levels wanted.
+    /// Accepted levels wanted (with strata, their counts are scaled to sum to
+    /// it, each in proportion to its own).
     #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
     count: Option<u64>,
     /// First seed (below 2^63: a job's integers are TOML's, signed 64-bit).
@@ -90,6 +91,9 @@ impl JobArgs {
             }
             None => toml::Table::new(),
         };
+        // A strata job's `count` is their sum: `--count` scales them instead.
+        let has_strata = table.contains_key("strata");
+        let count = self.count.filter(|_| !has_strata);
         let mut set = |k: &str, v: Option<toml::Value>| {
             if let Some(v) = v {
                 table.insert(k.to_string(), v);
@@ -97,7 +101,7 @@ impl JobArgs {
         };
         set("pack", self.pack.clone().map(toml::Value::String));
         set("game", self.game.clone().map(toml::Value::String));
-        set("count", self.count.map(|v| toml::Value::Integer(v as i64)));
+        set("count", count.map(|v| toml::Value::Integer(v as i64)));
         set(
             "first_seed",
             self.first_seed.map(|v| toml::Value::Integer(v as i64)),
@@ -128,6 +132,9 @@ impl JobArgs {
             Some(p) => format!("job file {}", p.display()),
             None => "job flags (give a job file or --pack, --game and --count)".into(),
         })?;
+        if let Some(n) = self.count.filter(|_| has_strata) {
+            job.scale_count(n).context("--count")?;
+        }
         if let Some(n) = self.max_nodes {
             job.budget.max_nodes = n;
         }

@@ -57,3 +57,39 @@ fn a_tier_the_pack_does_not_have_is_an_error() {
     assert!(present.status.success());
     assert!(!present.stdout.is_empty());
 }
+
+/// `--count` on a job with strata scales their counts (the shipped cube
+/// example: 10 strata of 10,000 become 10 of 2), and one level fewer than
+/// the strata is refused by name.
+#[test]
+fn a_count_flag_scales_a_strata_job() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/cube.toml");
+    let run = |count: &str| {
+        pregen()
+            .args(["run", "--no-progress", "--workers", "1", "--count", count])
+            .args(["--pack", "small", "--out"])
+            .arg(dir.path())
+            .arg(example)
+            .output()
+            .expect("run pregen")
+    };
+    let refused = run("9");
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("fewer than the 10 strata"), "{stderr}");
+    let out = run("20");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("small/manifest.json")).expect("manifest"),
+    )
+    .expect("json");
+    let counts: Vec<u64> = manifest["strata"]
+        .as_array()
+        .expect("strata")
+        .iter()
+        .map(|s| s["count"].as_u64().expect("count"))
+        .collect();
+    assert_eq!(counts, [2; 10]);
+    assert_eq!(manifest["job"]["count"], 20);
+}

@@ -220,6 +220,30 @@ impl Default for CampaignScheme {
 }
 
 /// A job refused for one field: `field `NAME`: WHAT`.
+/// `counts` scaled to sum to `total` (see [`Job::scale_count`]); `total` is
+/// at least `counts.len()` and every count at least 1.
+fn scaled(counts: &[u64], total: u64) -> Vec<u64> {
+    let sum: u128 = counts.iter().map(|&c| u128::from(c)).sum::<u128>().max(1);
+    let quota = |c: u64| u128::from(total) * u128::from(c);
+    let mut out: Vec<u64> = counts.iter().map(|&c| (quota(c) / sum) as u64).collect();
+    let mut by_remainder: Vec<usize> = (0..counts.len()).collect();
+    by_remainder.sort_by_key(|&i| (std::cmp::Reverse(quota(counts[i]) % sum), i));
+    let left = total - out.iter().sum::<u64>();
+    for &i in by_remainder.iter().take(left as usize) {
+        out[i] += 1;
+    }
+    for i in 0..out.len() {
+        if out[i] == 0 {
+            let largest = (0..out.len())
+                .max_by_key(|&j| (out[j], std::cmp::Reverse(j)))
+                .unwrap_or(i);
+            out[largest] -= 1;
+            out[i] = 1;
+        }
+    }
+    out
+}
+
 fn bad<T>(field: &str, msg: String) -> Result<T, PackError> {
     Err(PackError::Job(format!("field `{field}`: {msg}")))
 }
@@ -245,6 +269,32 @@ impl Job {
         if self.count == 0 && !self.strata.is_empty() {
             self.count = self.strata.iter().map(|s| s.count).sum();
         }
+    }
+
+    /// Sets the accepted levels wanted to `count`. With strata, their counts
+    /// are scaled to sum to it, each in proportion to its own: the quotas
+    /// `count * c / sum` rounded down, the levels left over to the largest
+    /// remainders (ties to the earlier stratum), then a stratum left with 0
+    /// takes 1 from the largest (ties to the earlier). The file's own sum
+    /// gives its own counts back. Refused below one level per stratum.
+    pub fn scale_count(&mut self, count: u64) -> Result<(), PackError> {
+        let k = self.strata.len() as u64;
+        if k == 0 {
+            self.count = count;
+            return Ok(());
+        }
+        if count < k {
+            return bad(
+                "count",
+                format!("{count} is fewer than the {k} strata: each needs a level at least"),
+            );
+        }
+        let counts: Vec<u64> = self.strata.iter().map(|s| s.count).collect();
+        for (s, n) in self.strata.iter_mut().zip(scaled(&counts, count)) {
+            s.count = n;
+        }
+        self.count = count;
+        Ok(())
     }
 
     /// The strata to run: the job's own params and count when it has none.
@@ -561,6 +611,28 @@ mod tests {
         assert_eq!(job.seeds_per_lease, 512);
         assert_eq!(job.tiers, TierScheme::Equal { count: 10 });
         assert_eq!(job.campaign_count(), 10);
+    }
+
+    #[test]
+    fn a_count_scales_the_strata_in_proportion() {
+        assert_eq!(scaled(&[20, 20, 20], 60), [20, 20, 20]);
+        assert_eq!(scaled(&[20, 20, 20], 10), [4, 3, 3]);
+        assert_eq!(scaled(&[1, 1, 98], 3), [1, 1, 1]);
+        assert_eq!(scaled(&[1, 99], 50), [1, 49]);
+        assert_eq!(scaled(&[3, 1], 2), [1, 1]);
+        assert_eq!(scaled(&[5, 5, 5, 5], 1_000_002), [250_001, 250_001, 250_000, 250_000]);
+        for total in 4..200 {
+            let got = scaled(&[7, 1, 30, 2], total);
+            assert_eq!(got.iter().sum::<u64>(), total, "{got:?}");
+            assert!(got.iter().all(|&n| n >= 1), "{got:?}");
+        }
+        let text = "pack = \"p\"\ngame = \"tilt\"\n[[strata]]\ncount = 5\n[[strata]]\ncount = 15\n";
+        let mut job = Job::parse(text).expect("valid");
+        job.scale_count(8).expect("scales");
+        assert_eq!((job.count, job.strata[0].count, job.strata[1].count), (8, 2, 6));
+        job.validate().expect("still valid");
+        let err = job.scale_count(1).expect_err("one level for two strata");
+        assert!(err.to_string().contains("fewer than the 2 strata"), "{err}");
     }
 
     #[test]
