@@ -37,8 +37,7 @@ TYPES = {
 
 def expected(table):
     spec = SCHEMA[table]
-    columns = spec["columns"] + spec.get("partitions", [])
-    return {c["name"]: TYPES[c["type"]] for c in columns}
+    return {c["name"]: TYPES[c["type"]] for c in spec["columns"]}
 
 
 LEVELS = expected("levels")
@@ -61,7 +60,12 @@ def check_schema(name, schema, expected):
 def main(pack):
     pack = Path(pack)
     manifest = json.loads((pack / "manifest.json").read_text())
-    levels = ds.dataset(pack / "levels", format="parquet", partitioning="hive")
+    levels = ds.dataset(pack / "levels", format="parquet")
+    for f in levels.files:
+        # Side by side, the tier in the name: no Hive folder for pandas to merge.
+        p = Path(f)
+        assert p.parent == pack / "levels" and re.fullmatch(r"tier-\d{2,}-part-\d{5}\.parquet", p.name), \
+            f"level file outside the layout: {f}"
     check_schema("levels", levels.schema, LEVELS)
     table = levels.to_table()
     assert table.num_rows == manifest["counts"]["accepted"], (table.num_rows, manifest["counts"])
@@ -87,6 +91,7 @@ def main(pack):
     check_schema("rejects", rejects.schema, REJECTS)
     assert not set(rejects.column("seed").to_pylist()) & set(seeds)
     check_reasons(rejects, manifest)
+    check_strata(manifest, table, rejects, campaigns)
 
     for name, rows in (("levels", table), ("campaigns", campaigns), ("rejects", rejects)):
         check_provenance(name, rows, manifest)
@@ -97,6 +102,7 @@ def main(pack):
     assert (pack / "_SUCCESS").exists()
     check_sql(pack, manifest, rejects.num_rows)
     check_polars(pack, manifest)
+    check_pandas(pack, manifest, table.num_rows)
     check_datafusion(pack, manifest, seeds, rejects.num_rows)
     for rel, digest in manifest["files"].items():
         actual = hashlib.sha256((pack / rel).read_bytes()).hexdigest()
@@ -175,12 +181,44 @@ def check_statistics(path):
                 assert stats.min == min(values) and stats.max == max(values), (path, column.path_in_schema)
 
 
+def check_strata(manifest, levels, rejects, campaigns):
+    """Every table names each row's stratum by index and by name, as the
+    manifest lists them; `tier` has one type in every table, so tables join
+    on it."""
+    names = {i: s["name"] for i, s in enumerate(manifest["strata"])}
+    for name, rows in (("levels", levels), ("rejects", rejects), ("campaigns", campaigns)):
+        for index, label in zip(rows.column("stratum").to_pylist(), rows.column("stratum_name").to_pylist()):
+            assert names.get(index) == label, f"{name}: stratum {index} named {label!r}, not {names.get(index)!r}"
+    assert levels.schema.field("tier").type == campaigns.schema.field("tier").type == pa.int32()
+    joined = campaigns.join(levels.select(["seed", "tier"]), keys=["seed", "tier"])
+    assert joined.num_rows == campaigns.num_rows, "a campaign slot's (seed, tier) is not a level's"
+
+
+def check_pandas(pack, manifest, accepted):
+    """pandas reads the pack as it is: `tier` a plain integer that orders
+    and compares as numbers, `moves_optimal` a boolean, one row per level."""
+    import pandas as pd
+
+    df = pd.read_parquet(pack / "levels")
+    assert len(df) == accepted, len(df)
+    assert pd.api.types.is_integer_dtype(df["tier"]), f"pandas reads tier as {df['tier'].dtype}"
+    assert pd.api.types.is_bool_dtype(df["moves_optimal"]), f"pandas reads moves_optimal as {df['moves_optimal'].dtype}"
+    top = manifest["counts"]["tiers"]
+    assert sorted(df["tier"].unique()) == list(range(1, top + 1))
+    above_one = int((df["tier"] > 1).sum())
+    assert above_one == accepted - manifest["counts"]["by_tier"].get("01", 0), above_one
+    campaigns = pd.read_parquet(pack / "campaigns" / "campaigns.parquet")
+    assert campaigns["tier"].dtype == df["tier"].dtype, (campaigns["tier"].dtype, df["tier"].dtype)
+    merged = campaigns.merge(df[["seed", "tier"]], on=["seed", "tier"])
+    assert len(merged) == len(campaigns), "pandas cannot join campaigns to levels on (seed, tier)"
+
+
 def check_polars(pack, manifest):
     """polars, a third reader, sees the same levels with `tier` an integer and
-    the documented provenance, with no options beyond Hive partitioning."""
+    the documented provenance, with no options."""
     import polars as pl
 
-    levels = pl.scan_parquet(f"{pack}/levels/**/*.parquet", hive_partitioning=True)
+    levels = pl.scan_parquet(f"{pack}/levels/*.parquet")
     schema = levels.collect_schema()
     assert schema["tier"].is_integer(), f"polars reads tier as {schema['tier']}"
     assert schema["difficulty"] == pl.Float64, schema["difficulty"]
@@ -197,12 +235,11 @@ def check_polars(pack, manifest):
 def check_datafusion(pack, manifest, seeds, rejects):
     """DataFusion, a fourth reader, sees the same levels, campaigns and
     rejects with the documented types, and its filters skip files by their
-    statistics. It reads a Hive folder's value as text unless told its type,
-    so `tier` is declared an integer, as the README shows."""
+    statistics, with no options."""
     from datafusion import SessionContext
 
     ctx = SessionContext()
-    ctx.register_parquet("levels", f"{pack}/levels/", table_partition_cols=[("tier", pa.int32())])
+    ctx.register_parquet("levels", f"{pack}/levels/")
     ctx.register_parquet("campaigns", f"{pack}/campaigns/campaigns.parquet")
     ctx.register_parquet("rejects", f"{pack}/rejects/rejects.parquet")
     for name, expected in (("levels", LEVELS), ("campaigns", CAMPAIGNS), ("rejects", REJECTS)):
@@ -245,11 +282,11 @@ def check_sql(pack, manifest, rejects):
     import query
 
     con = query.connect(pack)
-    # `tier` is an integer in DuckDB out of the box (Hive folders `tier=3`).
-    [(kind,)] = con.sql(f"SELECT DISTINCT typeof(tier) FROM read_parquet('{pack}/levels/*/*.parquet')").fetchall()
-    assert kind == "BIGINT", kind
+    # `tier` is an integer in DuckDB out of the box (a column of the files).
+    [(kind,)] = con.sql(f"SELECT DISTINCT typeof(tier) FROM read_parquet('{pack}/levels/*.parquet')").fetchall()
+    assert kind == "INTEGER", kind
     top = manifest["counts"]["tiers"]
-    [(between,)] = con.sql(f"SELECT count(*) FROM read_parquet('{pack}/levels/*/*.parquet') WHERE tier BETWEEN 2 AND {top}").fetchall()
+    [(between,)] = con.sql(f"SELECT count(*) FROM read_parquet('{pack}/levels/*.parquet') WHERE tier BETWEEN 2 AND {top}").fetchall()
     assert between == manifest["counts"]["accepted"] - manifest["counts"]["by_tier"].get("01", 0), between
     for path in sorted(query.SQL.glob("*.sql")):
         if path.name != "views.sql":

@@ -3,8 +3,8 @@ analyst's cluster would, and checks it against the documented schema and the
 manifest. Usage: check_spark.py PACK_DIR
 
 Spark reads Parquet's unsigned integers as wider signed types: uint64 columns
-(`seed`, `nodes`, `campaign`) as decimal(20,0), uint32 as bigint. `tier` is read
-from the Hive folders as an integer with no options."""
+(`seed`, `nodes`, `campaign`) as decimal(20,0), uint32 as bigint. `tier`, an
+int32 column of the files, is an integer with no options."""
 
 import json
 import sys
@@ -28,7 +28,7 @@ TYPES = {
 
 def check_schema(name, frame):
     spec = SCHEMA[name]
-    columns = spec["columns"] + spec.get("partitions", [])
+    columns = spec["columns"]
     got = [(f.name, f.dataType) for f in frame.schema.fields]
     want = [(c["name"], TYPES[c["type"]]) for c in columns]
     assert [n for n, _ in got] == [n for n, _ in want], f"Spark {name}: columns {[n for n, _ in got]}"

@@ -1,8 +1,7 @@
 -- Views over one pack for DuckDB: `levels`, `rejects`, `campaigns`.
 -- Set the pack's folder first:  SET VARIABLE pack = 'out/demo';
 CREATE OR REPLACE VIEW levels AS
-    SELECT * FROM read_parquet(getvariable('pack') || '/levels/*/*.parquet',
-                               hive_partitioning = true);
+    SELECT * FROM read_parquet(getvariable('pack') || '/levels/*.parquet');
 CREATE OR REPLACE VIEW rejects AS
     SELECT * FROM read_parquet(getvariable('pack') || '/rejects/rejects.parquet');
 CREATE OR REPLACE VIEW campaigns AS

@@ -79,7 +79,11 @@ fn a_count_flag_scales_a_strata_job() {
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("fewer than the 10 strata"), "{stderr}");
     let out = run("20");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let manifest: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(dir.path().join("small/manifest.json")).expect("manifest"),
     )

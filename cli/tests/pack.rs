@@ -104,9 +104,10 @@ fn run_checker(script: &str, pack: &std::path::Path) -> (bool, String) {
 }
 
 /// The checker refuses the faults analysts met: float statistics readers
-/// ignore (a tier file rewritten by a plain Parquet writer), a tier folder
-/// that DuckDB reads as text, rows without their pack, a reason code with
-/// numbers in it.
+/// ignore (a tier file rewritten by a plain Parquet writer), a Hive tier
+/// folder (pandas cannot merge its `tier` with the files'), a row whose
+/// stratum's name is not the manifest's, rows without their pack, a reason
+/// code with numbers in it.
 #[test]
 fn check_pack_refuses_what_analysts_could_not_use_regression_19() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -134,9 +135,21 @@ fn check_pack_refuses_what_analysts_could_not_use_regression_19() {
         "no usable min/max",
     );
     faulty(
-        "padded-tier",
-        &|p| std::fs::rename(p.join("levels/tier=1"), p.join("levels/tier=01")).expect("rename"),
-        "VARCHAR",
+        "hive-folder",
+        &|p| {
+            let part = p.join(pregen_pack::dir::tier_part(1, 0));
+            std::fs::create_dir(p.join("levels/tier=1")).expect("mkdir");
+            std::fs::rename(part, p.join("levels/tier=1/part-00000.parquet")).expect("rename");
+        },
+        "level file outside the layout",
+    );
+    faulty(
+        "stratum-name",
+        &|p| {
+            let rejects = p.join(pregen_pack::dir::REJECTS_FILE);
+            rewrite_column(&rejects, "stratum_name", |_| "elsewhere".into());
+        },
+        "named 'elsewhere'",
     );
     faulty(
         "reason-with-numbers",

@@ -3,7 +3,7 @@
 //! ```text
 //! <out>/<pack>/
 //!   manifest.json                    job, versions, counts, checksums
-//!   levels/tier=N/part-KKKKK.parquet   accepted levels, by (difficulty, seed)
+//!   levels/tier-NN-part-KKKKK.parquet  accepted levels, by (difficulty, seed)
 //!   campaigns/campaigns.parquet
 //!   rejects/rejects.parquet
 //!   release/tier-NN.txt, release/solutions/tier-NN.txt, release/seeds/tier-NN.txt,
@@ -21,7 +21,7 @@ use crate::manifest::Manifest;
 pub const SUCCESS: &str = "_SUCCESS";
 /// The manifest's file name.
 pub const MANIFEST: &str = crate::manifest::FILE;
-/// The levels' folder (Hive-partitioned by tier).
+/// The levels' folder (the tiers' parts side by side).
 pub const LEVELS: &str = "levels";
 /// The release folder.
 pub const RELEASE: &str = "release";
@@ -94,42 +94,28 @@ impl PackDir {
     /// The levels' Parquet files with their tier, in tier and part order, as
     /// found on disk.
     pub fn level_parts(&self) -> Result<Vec<(u32, PathBuf)>, PackError> {
-        let list = |path: &Path| -> Result<Vec<PathBuf>, PackError> {
-            let mut entries = Vec::new();
-            for entry in std::fs::read_dir(path).map_err(PackError::io("list", path))? {
-                entries.push(entry.map_err(PackError::io("list", path))?.path());
-            }
-            Ok(entries)
-        };
-        let mut tier_dirs: Vec<(u32, PathBuf)> = list(&self.root.join(LEVELS))?
-            .into_iter()
-            .filter_map(|p| Some((tier_of_folder(p.file_name()?.to_str()?)?, p)))
-            .collect();
-        tier_dirs.sort();
+        let path = self.root.join(LEVELS);
         let mut all = Vec::new();
-        for (tier, tier_dir) in tier_dirs {
-            let mut parts: Vec<PathBuf> = list(&tier_dir)?
-                .into_iter()
-                .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
-                .collect();
-            parts.sort();
-            all.extend(parts.into_iter().map(|p| (tier, p)));
+        for entry in std::fs::read_dir(&path).map_err(PackError::io("list", &path))? {
+            let file = entry.map_err(PackError::io("list", &path))?.path();
+            if let Some(key) = file.file_name().and_then(|n| n.to_str()).and_then(part_of) {
+                all.push((key, file));
+            }
         }
-        Ok(all)
+        all.sort();
+        Ok(all.into_iter().map(|((tier, _), file)| (tier, file)).collect())
     }
 }
 
-/// A tier's folder relative to the pack: `levels/tier=3`. Not zero-padded:
-/// DuckDB, pyarrow and polars all read `3` as an integer partition value,
-/// while DuckDB keeps `03` as text.
-pub fn tier_folder(tier: u32) -> String {
-    format!("{LEVELS}/tier={tier}")
-}
-
-/// A tier's Parquet part relative to the pack: `levels/tier=3/part-00000.parquet`
-/// (numbered so that names sort in part order).
+/// A tier's Parquet part relative to the pack: `levels/tier-03-part-00000.parquet`
+/// (numbered so that names sort in tier and part order up to 99 tiers). The
+/// parts lie side by side in `levels/`, and the files hold `tier` as a
+/// column, not as a Hive folder (`tier=3`) whose value each reader types its
+/// own way (pandas: an unordered category; DataFusion: text): so pandas,
+/// pyarrow, polars, DuckDB, DataFusion and Spark read `levels/` with no
+/// options and `tier` as an integer.
 pub fn tier_part(tier: u32, part: u32) -> String {
-    format!("{}/part-{part:05}.parquet", tier_folder(tier))
+    format!("{LEVELS}/tier-{tier:02}-part-{part:05}.parquet")
 }
 
 /// The folder of the pack writer's sort runs while it writes (removed after).
@@ -180,9 +166,13 @@ pub fn release_campaign(campaign: u64) -> String {
     format!("campaigns/campaign-{campaign:05}.txt")
 }
 
-/// The tier named by a Hive folder name `tier=N` (`tier=03` too).
-fn tier_of_folder(name: &str) -> Option<u32> {
-    name.strip_prefix("tier=")?.parse().ok()
+/// The tier and part a level file's name `tier-NN-part-KKKKK.parquet` names.
+fn part_of(name: &str) -> Option<(u32, u32)> {
+    let (tier, part) = name
+        .strip_prefix("tier-")?
+        .strip_suffix(".parquet")?
+        .split_once("-part-")?;
+    Some((tier.parse().ok()?, part.parse().ok()?))
 }
 
 #[cfg(test)]
@@ -191,12 +181,15 @@ mod tests {
 
     #[test]
     fn paths_follow_the_layout() {
-        assert_eq!(tier_part(3, 0), "levels/tier=3/part-00000.parquet");
-        assert_eq!(tier_part(10, 1), "levels/tier=10/part-00001.parquet");
+        assert_eq!(tier_part(3, 0), "levels/tier-03-part-00000.parquet");
+        assert_eq!(tier_part(10, 1), "levels/tier-10-part-00001.parquet");
+        assert_eq!(tier_part(100, 0), "levels/tier-100-part-00000.parquet");
         assert_eq!(release_tier(10), "tier-10.txt");
         assert_eq!(release_campaign(7), "campaigns/campaign-00007.txt");
-        assert_eq!(tier_of_folder("tier=07"), Some(7));
-        assert_eq!(tier_of_folder("other"), None);
+        assert_eq!(part_of("tier-07-part-00002.parquet"), Some((7, 2)));
+        assert_eq!(part_of("tier-123-part-00000.parquet"), Some((123, 0)));
+        assert_eq!(part_of("tier-07-part-00002.txt"), None);
+        assert_eq!(part_of("other"), None);
         let dir = PackDir::under(Path::new("/nonexistent"), "p");
         assert!(!dir.is_complete());
         let err = dir.require_complete().expect_err("no _SUCCESS");

@@ -327,6 +327,16 @@ impl Job {
             .collect()
     }
 
+    /// The name of stratum `i` as the tables show it: its own, else its
+    /// number; empty for a job without strata.
+    pub fn stratum_name(&self, i: usize) -> String {
+        match self.strata.get(i) {
+            None => String::new(),
+            Some(s) if s.name.is_empty() => i.to_string(),
+            Some(s) => s.name.clone(),
+        }
+    }
+
     /// The stratum holding `seed` (0 without strata).
     pub fn stratum_of(&self, seed: u64) -> usize {
         (seed.saturating_sub(self.first_seed) / STRATUM_SEEDS) as usize
@@ -620,7 +630,10 @@ mod tests {
         assert_eq!(scaled(&[1, 1, 98], 3), [1, 1, 1]);
         assert_eq!(scaled(&[1, 99], 50), [1, 49]);
         assert_eq!(scaled(&[3, 1], 2), [1, 1]);
-        assert_eq!(scaled(&[5, 5, 5, 5], 1_000_002), [250_001, 250_001, 250_000, 250_000]);
+        assert_eq!(
+            scaled(&[5, 5, 5, 5], 1_000_002),
+            [250_001, 250_001, 250_000, 250_000]
+        );
         for total in 4..200 {
             let got = scaled(&[7, 1, 30, 2], total);
             assert_eq!(got.iter().sum::<u64>(), total, "{got:?}");
@@ -629,7 +642,10 @@ mod tests {
         let text = "pack = \"p\"\ngame = \"tilt\"\n[[strata]]\ncount = 5\n[[strata]]\ncount = 15\n";
         let mut job = Job::parse(text).expect("valid");
         job.scale_count(8).expect("scales");
-        assert_eq!((job.count, job.strata[0].count, job.strata[1].count), (8, 2, 6));
+        assert_eq!(
+            (job.count, job.strata[0].count, job.strata[1].count),
+            (8, 2, 6)
+        );
         job.validate().expect("still valid");
         let err = job.scale_count(1).expect_err("one level for two strata");
         assert!(err.to_string().contains("fewer than the 2 strata"), "{err}");

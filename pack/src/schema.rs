@@ -21,6 +21,8 @@ pub enum ColumnType {
     UInt64,
     /// Unsigned 32-bit integer.
     UInt32,
+    /// Signed 32-bit integer (what every reader takes as a plain integer).
+    Int32,
     /// 64-bit float.
     Float64,
     /// Boolean.
@@ -36,6 +38,7 @@ impl ColumnType {
             ColumnType::String => "string",
             ColumnType::UInt64 => "uint64",
             ColumnType::UInt32 => "uint32",
+            ColumnType::Int32 => "int32",
             ColumnType::Float64 => "float64",
             ColumnType::Bool => "bool",
             ColumnType::MetricsMap => "map<string,float64>",
@@ -48,6 +51,7 @@ impl ColumnType {
             ColumnType::String => DataType::Utf8,
             ColumnType::UInt64 => DataType::UInt64,
             ColumnType::UInt32 => DataType::UInt32,
+            ColumnType::Int32 => DataType::Int32,
             ColumnType::Float64 => DataType::Float64,
             ColumnType::Bool => DataType::Boolean,
             ColumnType::MetricsMap => {
@@ -105,7 +109,7 @@ pub struct Table {
     pub sorted_by: &'static [&'static str],
 }
 
-use ColumnType::{Bool, Float64, MetricsMap, String as Text, UInt32, UInt64};
+use ColumnType::{Bool, Float64, Int32, MetricsMap, String as Text, UInt32, UInt64};
 use columns as c;
 
 /// Every column's name: what readers and writers of the tables name a
@@ -145,6 +149,8 @@ pub mod columns {
     pub const METRICS: &str = "metrics";
     /// `stratum`.
     pub const STRATUM: &str = "stratum";
+    /// `stratum_name`.
+    pub const STRATUM_NAME: &str = "stratum_name";
     /// `status`.
     pub const STATUS: &str = "status";
     /// `reason`.
@@ -191,7 +197,20 @@ pub const METADATA_KEYS: [&str; 5] = [
     "pregen.rating_model",
 ];
 
-/// Accepted levels: `levels/tier=N/part-K.parquet`.
+/// The stratum's columns: in every table.
+const STRATUM: Column = col(
+    c::STRATUM,
+    UInt32,
+    "the job's parameter set, 0-based (0 without strata)",
+);
+/// The stratum's name.
+const STRATUM_NAME: Column = col(
+    c::STRATUM_NAME,
+    Text,
+    "the parameter set's name (its number when the job names none; empty without strata)",
+);
+
+/// Accepted levels: `levels/tier-NN-part-KKKKK.parquet`.
 pub const LEVELS: Table = Table {
     name: "levels",
     columns: &[
@@ -202,6 +221,11 @@ pub const LEVELS: Table = Table {
             "the seed; (game, params, seed) rebuilds the level",
         ),
         unique(c::LEVEL_ID, "`<game>-<seed, 20 digits>`"),
+        col(
+            c::TIER,
+            Int32,
+            "the tier, 1 = easiest (also in the file's name: `tier-NN-part-KKKKK`)",
+        ),
         col(c::DIFFICULTY, Float64, "rating, higher is harder"),
         col(c::MOVES, UInt32, "move count of `solution`"),
         col(
@@ -239,20 +263,14 @@ pub const LEVELS: Table = Table {
             MetricsMap,
             "the rating's inputs and search figures",
         ),
-        col(
-            c::STRATUM,
-            UInt32,
-            "the job's parameter set (0 without strata)",
-        ),
+        STRATUM,
+        STRATUM_NAME,
         PACK,
         JOB_ID,
         GENERATOR,
     ],
     sorted_by: &[c::DIFFICULTY, c::SEED],
 };
-
-/// The Hive partition column of [`LEVELS`], from the folder name.
-pub const TIER_PARTITION: &str = c::TIER;
 
 /// Every seed tried that gave no level: `rejects/rejects.parquet`.
 pub const REJECTS: Table = Table {
@@ -287,6 +305,8 @@ pub const REJECTS: Table = Table {
             "the worker as the coordinator records it: NAME#ID",
         ),
         col(c::ATTEMPT, UInt32, "attempt"),
+        STRATUM,
+        STRATUM_NAME,
         PACK,
         JOB_ID,
         GENERATOR,
@@ -305,8 +325,10 @@ pub const CAMPAIGNS: Table = Table {
             "position, 1-based: drawn from difficulty group `position`",
         ),
         distinct(c::SEED, UInt64, "the level's seed"),
-        col(c::TIER, UInt32, "the level's tier"),
+        col(c::TIER, Int32, "the level's tier"),
         col(c::DIFFICULTY, Float64, "the level's difficulty"),
+        STRATUM,
+        STRATUM_NAME,
         PACK,
         JOB_ID,
         GENERATOR,
@@ -377,11 +399,7 @@ pub fn describe() -> serde_json::Value {
                 .iter()
                 .map(|c| serde_json::json!({ "name": c.name, "type": c.kind.name(), "doc": c.doc }))
                 .collect();
-            let mut table = serde_json::json!({ "columns": columns, "sorted_by": t.sorted_by });
-            if t.name == LEVELS.name {
-                table["partitions"] =
-                    serde_json::json!([{ "name": TIER_PARTITION, "type": "int32" }]);
-            }
+            let table = serde_json::json!({ "columns": columns, "sorted_by": t.sorted_by });
             (t.name.to_string(), table)
         })
         .collect();
@@ -421,7 +439,7 @@ pub fn dictionary() -> String {
     md.push_str(".\n");
     for t in TABLES {
         let path = match t.name {
-            "levels" => "levels/tier=N/part-KKKKK.parquet",
+            "levels" => "levels/tier-NN-part-KKKKK.parquet",
             "rejects" => "rejects/rejects.parquet",
             _ => "campaigns/campaigns.parquet",
         };
@@ -440,11 +458,6 @@ pub fn dictionary() -> String {
                 c.name,
                 c.kind.name(),
                 c.doc
-            ));
-        }
-        if t.name == LEVELS.name {
-            md.push_str(&format!(
-                "| `{TIER_PARTITION}` | int32 (Hive partition) | the tier, 1 = easiest, from the folder name `tier=N` |\n"
             ));
         }
     }
@@ -522,6 +535,6 @@ mod tests {
                 table.name
             );
         }
-        assert_eq!(LEVELS.index("difficulty"), Some(3));
+        assert_eq!(LEVELS.index(c::DIFFICULTY), Some(4));
     }
 }

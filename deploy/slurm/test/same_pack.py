@@ -15,7 +15,7 @@ REJECT_COLUMNS = ["seed", "status", "reason"]
 
 
 def rows(path, columns):
-    table = ds.dataset(path, format="parquet", partitioning="hive").to_table(columns=columns)
+    table = ds.dataset(path, format="parquet").to_table(columns=columns)
     return sorted(zip(*(table.column(c).to_pylist() for c in columns)), key=lambda r: (r[0], r[1]))
 
 

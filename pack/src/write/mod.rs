@@ -270,7 +270,7 @@ impl PackWriter {
         let mut table =
             TableFile::create(&root, path, &schema::CAMPAIGNS, self.options, &self.stamp)?;
         for chunk in slots.chunks(BATCH_ROWS) {
-            table.write(campaigns_columns(chunk))?;
+            table.write(campaigns_columns(&self.job, chunk))?;
         }
         files.insert(path.to_string(), table.close()?);
         let mut sums = String::new();
@@ -534,12 +534,12 @@ impl PackWriter {
         for item in rejects.finish()? {
             batch.push(item?.1);
             if batch.len() == BATCH_ROWS {
-                table.write(rejects_columns(&batch))?;
+                table.write(rejects_columns(&self.job, &batch))?;
                 batch.clear();
             }
         }
         if !batch.is_empty() || table.rows == 0 {
-            table.write(rejects_columns(&batch))?;
+            table.write(rejects_columns(&self.job, &batch))?;
         }
         table.close()
     }

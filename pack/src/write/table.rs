@@ -5,7 +5,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::{
-    ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array,
+    ArrayRef, BooleanArray, Float64Array, Int32Array, RecordBatch, StringArray, UInt32Array,
+    UInt64Array,
 };
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
@@ -173,6 +174,26 @@ pub(super) fn u32s(it: impl Iterator<Item = u32>) -> ArrayRef {
     Arc::new(UInt32Array::from_iter_values(it))
 }
 
+/// A tier (or any count below 2^31) as the `int32` every reader takes.
+pub(super) fn i32s(it: impl Iterator<Item = u32>) -> ArrayRef {
+    Arc::new(Int32Array::from_iter_values(
+        it.map(|v| i32::try_from(v).unwrap_or(i32::MAX)),
+    ))
+}
+
+/// The stratum of each seed.
+fn stratum(job: &Job, seeds: impl Iterator<Item = u64>) -> ArrayRef {
+    u32s(seeds.map(|seed| job.stratum_of(seed) as u32))
+}
+
+/// The stratum's name of each seed.
+fn stratum_names(job: &Job, seeds: impl Iterator<Item = u64>) -> ArrayRef {
+    let names: Vec<String> = (0..job.strata.len().max(1))
+        .map(|i| job.stratum_name(i))
+        .collect();
+    strings(seeds.map(|seed| names.get(job.stratum_of(seed)).map_or("", String::as_str)))
+}
+
 pub(super) fn f64s(it: impl Iterator<Item = f64>) -> ArrayRef {
     Arc::new(Float64Array::from_iter_values(it))
 }
@@ -186,6 +207,7 @@ pub(super) fn strings<'a>(it: impl Iterator<Item = &'a str>) -> ArrayRef {
 pub(super) fn levels_columns(
     game: &str,
     job: &Job,
+    tier: u32,
     records: &[SeedRecord],
 ) -> Result<Vec<(&'static str, ArrayRef)>, PackError> {
     let levels: Vec<(&SeedRecord, &LevelRecord)> = records
@@ -211,6 +233,7 @@ pub(super) fn levels_columns(
         (c::GAME, strings(levels.iter().map(|_| game))),
         (c::SEED, u64s(levels.iter().map(|(r, _)| r.seed))),
         (c::LEVEL_ID, strings(ids.iter().map(String::as_str))),
+        (c::TIER, i32s(levels.iter().map(|_| tier))),
         (
             c::DIFFICULTY,
             f64s(levels.iter().map(|(_, l)| l.difficulty)),
@@ -253,24 +276,33 @@ pub(super) fn levels_columns(
         ),
         (c::ATTEMPT, u32s(levels.iter().map(|(r, _)| r.attempt))),
         (c::METRICS, Arc::new(metrics.finish())),
+        (c::STRATUM, stratum(job, levels.iter().map(|(r, _)| r.seed))),
         (
-            c::STRATUM,
-            u32s(levels.iter().map(|(r, _)| job.stratum_of(r.seed) as u32)),
+            c::STRATUM_NAME,
+            stratum_names(job, levels.iter().map(|(r, _)| r.seed)),
         ),
     ])
 }
 
-pub(super) fn campaigns_columns(slots: &[CampaignSlot]) -> Vec<(&'static str, ArrayRef)> {
+pub(super) fn campaigns_columns(
+    job: &Job,
+    slots: &[CampaignSlot],
+) -> Vec<(&'static str, ArrayRef)> {
     vec![
         (c::CAMPAIGN, u64s(slots.iter().map(|s| s.campaign))),
         (c::POSITION, u32s(slots.iter().map(|s| s.position))),
         (c::SEED, u64s(slots.iter().map(|s| s.seed))),
-        (c::TIER, u32s(slots.iter().map(|s| s.tier))),
+        (c::TIER, i32s(slots.iter().map(|s| s.tier))),
         (c::DIFFICULTY, f64s(slots.iter().map(|s| s.difficulty))),
+        (c::STRATUM, stratum(job, slots.iter().map(|s| s.seed))),
+        (
+            c::STRATUM_NAME,
+            stratum_names(job, slots.iter().map(|s| s.seed)),
+        ),
     ]
 }
 
-pub(super) fn rejects_columns(rejects: &[SeedRecord]) -> Vec<(&'static str, ArrayRef)> {
+pub(super) fn rejects_columns(job: &Job, rejects: &[SeedRecord]) -> Vec<(&'static str, ArrayRef)> {
     vec![
         (c::SEED, u64s(rejects.iter().map(|r| r.seed))),
         (
@@ -301,5 +333,10 @@ pub(super) fn rejects_columns(rejects: &[SeedRecord]) -> Vec<(&'static str, Arra
             strings(rejects.iter().map(|r| r.worker.as_str())),
         ),
         (c::ATTEMPT, u32s(rejects.iter().map(|r| r.attempt))),
+        (c::STRATUM, stratum(job, rejects.iter().map(|r| r.seed))),
+        (
+            c::STRATUM_NAME,
+            stratum_names(job, rejects.iter().map(|r| r.seed)),
+        ),
     ]
 }

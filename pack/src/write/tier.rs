@@ -196,6 +196,7 @@ impl TierFiles {
         table.write(levels_columns(
             &self.job_game,
             &self.stratum_of,
+            self.tier,
             &self.batch,
         )?)?;
         self.batch.clear();
