@@ -4,27 +4,31 @@
 //!
 //! Levels are matched by seed (and stratum: seeds of different strata never
 //! meet); a level is the same when its hash is. [`diff`] builds a [`PackDiff`],
-//! whose `Display` is the text `pregen analysis diff A B` prints and whose
-//! serde form is its `--json`.
+//! whose `Display` is the text `pregen analysis diff A B` prints (the first
+//! [`LISTED`] seeds of each kind of change) and whose serde form is its
+//! `--json` (every seed). What differs between the two jobs (game, params per
+//! stratum, budget, tiers, rating model, generator) is named first.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
-use pregen_pack::PackDir;
-use pregen_pack::read::{f64_column, read_batches, text_column, u64_column};
+use pregen_pack::read::{f64_column, read_batches, text_column, u32_column, u64_column};
 use pregen_pack::schema::columns as c;
+use pregen_pack::{Manifest, PackDir};
 use serde::Serialize;
 
 use crate::{AnalysisError, Percentiles};
 
-/// Seeds listed per kind of change, at most (the counts are always whole).
+/// Seeds the text lists per kind of change, at most (the counts are always
+/// whole; `--json` lists every seed).
 pub const LISTED: usize = 20;
 
 /// One level as the diff sees it.
 #[derive(Debug, Clone, PartialEq)]
 struct Level {
     tier: u32,
+    stratum: u32,
     difficulty: f64,
     hash: String,
 }
@@ -34,6 +38,11 @@ struct Level {
 pub struct PackDiff {
     /// The two packs' names, job ids and generator versions.
     pub packs: [PackFacts; 2],
+    /// What differs between the two jobs: `field: a -> b` (game, params per
+    /// stratum, budget, tiers, campaigns, rating model, generator).
+    pub job_changes: Vec<String>,
+    /// Per stratum (by name; `-` without strata), the same counts.
+    pub strata: BTreeMap<String, StratumDiff>,
     /// Levels in both, the same level (hash) in both.
     pub same: u64,
     /// Seeds in both whose level differs.
@@ -55,6 +64,8 @@ pub struct PackFacts {
     pub dir: String,
     /// The pack's name.
     pub pack: String,
+    /// The game.
+    pub game: String,
     /// The job's id.
     pub job_id: String,
     /// The generator version.
@@ -63,13 +74,28 @@ pub struct PackFacts {
     pub levels: u64,
 }
 
-/// A kind of change: how many seeds, and the first of them.
+/// A kind of change: how many seeds, and which.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Changes {
     /// Seeds so changed.
     pub count: u64,
-    /// The lowest [`LISTED`] of them.
+    /// Every one of them, in order.
     pub seeds: Vec<u64>,
+}
+
+/// One stratum's part of a [`PackDiff`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct StratumDiff {
+    /// Its levels in `a` and in `b`.
+    pub levels: [u64; 2],
+    /// The same level in both.
+    pub same: u64,
+    /// Levels that differ, appeared or vanished.
+    pub changed: u64,
+    /// Levels only in `b`.
+    pub appeared: u64,
+    /// Levels only in `a`.
+    pub vanished: u64,
 }
 
 impl Changes {
@@ -80,7 +106,6 @@ impl Changes {
 
     fn finish(&mut self) {
         self.seeds.sort_unstable();
-        self.seeds.truncate(LISTED);
     }
 }
 
@@ -97,12 +122,33 @@ pub struct TierShift {
 
 /// Compares the packs in `a` and `b`.
 pub fn diff(a: &Path, b: &Path) -> Result<PackDiff, AnalysisError> {
-    let (facts_a, levels_a) = read(a)?;
-    let (facts_b, mut levels_b) = read(b)?;
+    let (facts_a, manifest_a, levels_a) = read(a)?;
+    let (facts_b, manifest_b, mut levels_b) = read(b)?;
+    let name_a = stratum_names(&manifest_a);
+    let name_b = stratum_names(&manifest_b);
     let mut out = PackDiff {
+        job_changes: job_changes(&manifest_a, &manifest_b),
         packs: [facts_a, facts_b],
         ..PackDiff::default()
     };
+    let stratum = |names: &[String], level: &Level| -> String {
+        names
+            .get(level.stratum as usize)
+            .cloned()
+            .unwrap_or_else(|| level.stratum.to_string())
+    };
+    for level in levels_a.values() {
+        out.strata
+            .entry(stratum(&name_a, level))
+            .or_default()
+            .levels[0] += 1;
+    }
+    for level in levels_b.values() {
+        out.strata
+            .entry(stratum(&name_b, level))
+            .or_default()
+            .levels[1] += 1;
+    }
     let mut difficulties: BTreeMap<u32, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
     for (seed, before) in levels_a {
         difficulties
@@ -110,8 +156,13 @@ pub fn diff(a: &Path, b: &Path) -> Result<PackDiff, AnalysisError> {
             .or_default()
             .0
             .push(before.difficulty);
+        let st = out.strata.entry(stratum(&name_a, &before)).or_default();
         match levels_b.remove(&seed) {
-            None => out.vanished.add(seed),
+            None => {
+                st.vanished += 1;
+                st.changed += 1;
+                out.vanished.add(seed);
+            }
             Some(after) => {
                 difficulties
                     .entry(after.tier)
@@ -119,8 +170,10 @@ pub fn diff(a: &Path, b: &Path) -> Result<PackDiff, AnalysisError> {
                     .1
                     .push(after.difficulty);
                 if after.hash != before.hash {
+                    st.changed += 1;
                     out.changed.add(seed);
                 } else {
+                    st.same += 1;
                     out.same += 1;
                     if after.tier != before.tier {
                         let key = format!("{} -> {}", before.tier, after.tier);
@@ -136,6 +189,9 @@ pub fn diff(a: &Path, b: &Path) -> Result<PackDiff, AnalysisError> {
             .or_default()
             .1
             .push(after.difficulty);
+        let st = out.strata.entry(stratum(&name_b, &after)).or_default();
+        st.appeared += 1;
+        st.changed += 1;
         out.appeared.add(seed);
     }
     for changes in [&mut out.changed, &mut out.appeared, &mut out.vanished] {
@@ -173,8 +229,88 @@ impl PackDiff {
     }
 }
 
-/// A pack's facts and its levels by seed.
-fn read(dir: &Path) -> Result<(PackFacts, BTreeMap<u64, Level>), AnalysisError> {
+/// The strata's names of a pack (`-` for a job without strata).
+fn stratum_names(manifest: &Manifest) -> Vec<String> {
+    manifest
+        .strata
+        .iter()
+        .map(|s| {
+            if s.name.is_empty() {
+                "-".into()
+            } else {
+                s.name.clone()
+            }
+        })
+        .collect()
+}
+
+/// What differs between the jobs of two manifests, as `field: a -> b`.
+fn job_changes(a: &Manifest, b: &Manifest) -> Vec<String> {
+    let mut changes = Vec::new();
+    let mut compare = |field: String, x: String, y: String| {
+        if x != y {
+            changes.push(format!("{field}: {x} -> {y}"));
+        }
+    };
+    compare("game".into(), a.job.game.clone(), b.job.game.clone());
+    compare(
+        "generator".into(),
+        a.versions.generator.clone(),
+        b.versions.generator.clone(),
+    );
+    compare("rating model".into(), a.rating.label(), b.rating.label());
+    let debug = |v: &dyn fmt::Debug| format!("{v:?}");
+    compare("budget".into(), debug(&a.job.budget), debug(&b.job.budget));
+    compare("tiers".into(), debug(&a.job.tiers), debug(&b.job.tiers));
+    compare(
+        "campaigns".into(),
+        debug(&a.job.campaigns),
+        debug(&b.job.campaigns),
+    );
+    compare(
+        "first_seed".into(),
+        a.job.first_seed.to_string(),
+        b.job.first_seed.to_string(),
+    );
+    let strata = a.strata.len().max(b.strata.len());
+    for i in 0..strata {
+        let (sa, sb) = (a.strata.get(i), b.strata.get(i));
+        let label = |s: Option<&pregen_pack::manifest::StratumEntry>| {
+            s.map_or("(none)".to_string(), |s| s.name.clone())
+        };
+        let at = if strata > 1 {
+            format!("strata[{i}].")
+        } else {
+            String::new()
+        };
+        if strata > 1 {
+            compare(format!("strata[{i}].name"), label(sa), label(sb));
+            compare(
+                format!("strata[{i}].count"),
+                sa.map_or("-".into(), |s| s.count.to_string()),
+                sb.map_or("-".into(), |s| s.count.to_string()),
+            );
+        }
+        let params = |s: Option<&pregen_pack::manifest::StratumEntry>| {
+            s.and_then(|s| s.params.as_object().cloned())
+                .unwrap_or_default()
+        };
+        let (pa, pb) = (params(sa), params(sb));
+        let keys: std::collections::BTreeSet<&String> = pa.keys().chain(pb.keys()).collect();
+        for key in keys {
+            let show = |v: Option<&_>| v.map_or("(unset)".to_string(), |v| format!("{v}"));
+            compare(
+                format!("{at}params.{key}"),
+                show(pa.get(key)),
+                show(pb.get(key)),
+            );
+        }
+    }
+    changes
+}
+
+/// A pack's facts, its manifest and its levels by seed.
+fn read(dir: &Path) -> Result<(PackFacts, Manifest, BTreeMap<u64, Level>), AnalysisError> {
     let pack = PackDir::new(dir);
     pack.require_complete()?;
     let manifest = pack.read_manifest()?;
@@ -184,9 +320,11 @@ fn read(dir: &Path) -> Result<(PackFacts, BTreeMap<u64, Level>), AnalysisError> 
             let seeds = u64_column(&batch, c::SEED, &part)?;
             let hashes = text_column(&batch, c::LEVEL_HASH, &part)?;
             let difficulty = f64_column(&batch, c::DIFFICULTY, &part)?;
+            let strata = u32_column(&batch, c::STRATUM, &part)?;
             for (i, difficulty) in difficulty.into_iter().enumerate() {
                 let level = Level {
                     tier,
+                    stratum: strata[i],
                     difficulty,
                     hash: hashes.value(i).to_string(),
                 };
@@ -201,12 +339,13 @@ fn read(dir: &Path) -> Result<(PackFacts, BTreeMap<u64, Level>), AnalysisError> 
     }
     let facts = PackFacts {
         dir: dir.display().to_string(),
-        pack: manifest.pack,
-        job_id: manifest.job_id,
-        generator: manifest.versions.generator,
+        pack: manifest.pack.clone(),
+        game: manifest.job.game.clone(),
+        job_id: manifest.job_id.clone(),
+        generator: manifest.versions.generator.clone(),
         levels: levels.len() as u64,
     };
-    Ok((facts, levels))
+    Ok((facts, manifest, levels))
 }
 
 impl fmt::Display for PackDiff {
@@ -214,9 +353,24 @@ impl fmt::Display for PackDiff {
         for (label, p) in ["a", "b"].iter().zip(&self.packs) {
             writeln!(
                 f,
-                "{label}: {} (pack {}, job {}, generator {}): {} levels",
-                p.dir, p.pack, p.job_id, p.generator, p.levels
+                "{label}: {} (pack {}, game {}, job {}, generator {}): {} levels",
+                p.dir, p.pack, p.game, p.job_id, p.generator, p.levels
             )?;
+        }
+        if self.packs[0].game != self.packs[1].game {
+            writeln!(
+                f,
+                "\nwarning: the packs are of different games ({} and {}): their levels never match",
+                self.packs[0].game, self.packs[1].game
+            )?;
+        }
+        if self.job_changes.is_empty() {
+            writeln!(f, "\nthe jobs differ in nothing that makes levels")?;
+        } else {
+            writeln!(f, "\nthe jobs differ (a -> b):")?;
+            for change in &self.job_changes {
+                writeln!(f, "  {change}")?;
+            }
         }
         writeln!(f, "\nsame level in both: {}", self.same)?;
         for (name, c) in [
@@ -226,9 +380,9 @@ impl fmt::Display for PackDiff {
         ] {
             write!(f, "{name:<9} {:>8}", c.count)?;
             if !c.seeds.is_empty() {
-                let seeds: Vec<String> = c.seeds.iter().map(u64::to_string).collect();
-                let more = if c.count > c.seeds.len() as u64 {
-                    ", ..."
+                let seeds: Vec<String> = c.seeds.iter().take(LISTED).map(u64::to_string).collect();
+                let more = if c.count > LISTED as u64 {
+                    ", ... (--json lists every one)"
                 } else {
                     ""
                 };
@@ -242,6 +396,19 @@ impl fmt::Display for PackDiff {
             writeln!(f, "\nsame level, another tier (from -> to: levels)")?;
             for (moved, n) in &self.tier_moves {
                 writeln!(f, "  {moved:>9}: {n}")?;
+            }
+        }
+        if self.strata.len() > 1 {
+            writeln!(
+                f,
+                "\nstratum          levels a   levels b       same    changed   appeared   vanished"
+            )?;
+            for (name, s) in &self.strata {
+                writeln!(
+                    f,
+                    "{name:<16} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10}",
+                    s.levels[0], s.levels[1], s.same, s.changed, s.appeared, s.vanished
+                )?;
             }
         }
         writeln!(

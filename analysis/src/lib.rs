@@ -31,7 +31,9 @@ pub use report::report;
 /// Errors reading a pack: the pack crate's own.
 pub use pregen_pack::PackError as AnalysisError;
 
-/// Percentiles of one column.
+/// Percentiles of one column, interpolated linearly between the two nearest
+/// ranks: what DuckDB's `quantile_cont` and `median`, polars' `median` and
+/// `quantile(q, "linear")`, pandas' and numpy's defaults compute.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct Percentiles {
     /// Values seen.
@@ -51,14 +53,17 @@ pub struct Percentiles {
 }
 
 impl Percentiles {
-    /// Nearest-rank percentiles of `values`.
+    /// The percentiles of `values`.
     pub fn of(mut values: Vec<f64>) -> Self {
         if values.is_empty() {
             return Self::default();
         }
         values.sort_by(f64::total_cmp);
-        let at =
-            |q: f64| values[((q * values.len() as f64).ceil() as usize).clamp(1, values.len()) - 1];
+        let at = |q: f64| {
+            let rank = q * (values.len() - 1) as f64;
+            let (lo, hi) = (rank.floor() as usize, rank.ceil() as usize);
+            values[lo] + (values[hi] - values[lo]) * (rank - lo as f64)
+        };
         Percentiles {
             count: values.len(),
             min: values[0],
@@ -74,6 +79,13 @@ impl Percentiles {
 /// A pack's statistics (`analysis summary`, and as JSON with `--json`).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct Summary {
+    /// Seeds the pack holds: its levels and rejects.
+    pub seeds_in_pack: u64,
+    /// Seeds the job's runs computed, those past each stratum's last level
+    /// included (the manifest's; 0 for a pack written before it was kept).
+    pub seeds_computed: u64,
+    /// Per stratum, in the job's order (one, unnamed, without strata).
+    pub strata: Vec<StratumSummary>,
     /// Accepted levels per tier.
     pub tiers: BTreeMap<u32, u64>,
     /// Seeds per status (accepted included).
@@ -90,6 +102,27 @@ pub struct Summary {
     pub solve_ms: Percentiles,
     /// Per tier: (min, max) difficulty; `[min, max]` in JSON.
     pub tier_ranges: BTreeMap<u32, (f64, f64)>,
+}
+
+/// One stratum's part of a [`Summary`].
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct StratumSummary {
+    /// Its name (its number when the job names none).
+    pub name: String,
+    /// Levels wanted.
+    pub count: u64,
+    /// Seeds of it the pack holds.
+    pub seeds_in_pack: u64,
+    /// Seeds of it the runs computed.
+    pub seeds_computed: u64,
+    /// Seeds per status.
+    pub statuses: BTreeMap<String, u64>,
+    /// Non-accepted seeds per reason.
+    pub reasons: BTreeMap<String, u64>,
+    /// Difficulty of its levels.
+    pub difficulty: Percentiles,
+    /// Moves of its levels.
+    pub moves: Percentiles,
 }
 
 /// What [`verify`] found.
@@ -246,8 +279,28 @@ pub fn print_levels(dir: &Path, tier: Option<u32>) -> Result<String, AnalysisErr
 pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
     let pack = PackDir::new(dir);
     pack.require_complete()?;
-    let mut summary = Summary::default();
+    let manifest = pack.read_manifest()?;
+    let mut summary = Summary {
+        seeds_computed: manifest.seeds.computed,
+        strata: manifest
+            .strata
+            .iter()
+            .enumerate()
+            .map(|(i, s)| StratumSummary {
+                name: if s.name.is_empty() && manifest.strata.len() > 1 {
+                    i.to_string()
+                } else {
+                    s.name.clone()
+                },
+                count: s.count,
+                seeds_computed: s.computed,
+                ..StratumSummary::default()
+            })
+            .collect(),
+        ..Summary::default()
+    };
     let (mut difficulty, mut moves, mut generate, mut solve) = (vec![], vec![], vec![], vec![]);
+    let mut by_stratum = vec![(Vec::new(), Vec::new()); summary.strata.len()];
     for (tier, part) in pack.level_parts()? {
         for batch in read_batches(&part)? {
             *summary.tiers.entry(tier).or_default() += batch.num_rows() as u64;
@@ -260,8 +313,22 @@ pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
                 let range = summary.tier_ranges.entry(tier).or_insert((lo, hi));
                 *range = (range.0.min(lo), range.1.max(hi));
             }
+            let m = f64_column(&batch, c::MOVES, &part)?;
+            for (i, stratum) in u32_column(&batch, c::STRATUM, &part)?
+                .into_iter()
+                .enumerate()
+            {
+                if let Some((ds, ms)) = by_stratum.get_mut(stratum as usize) {
+                    ds.push(d[i]);
+                    ms.push(m[i]);
+                }
+                if let Some(st) = summary.strata.get_mut(stratum as usize) {
+                    st.seeds_in_pack += 1;
+                    *st.statuses.entry("accepted".into()).or_default() += 1;
+                }
+            }
             difficulty.extend(d);
-            moves.extend(f64_column(&batch, c::MOVES, &part)?);
+            moves.extend(m);
             generate.extend(f64_column(&batch, c::GENERATE_MS, &part)?);
             solve.extend(f64_column(&batch, c::SOLVE_MS, &part)?);
         }
@@ -270,17 +337,26 @@ pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
     for batch in read_batches(&rejects)? {
         let column = |name: &str| text_column(&batch, name, &rejects);
         let (status, reason) = (column(c::STATUS)?, column(c::REASON)?);
+        let strata = u32_column(&batch, c::STRATUM, &rejects)?;
         for i in 0..status.len() {
+            let key = refusal_key(status.value(i), reason.value(i));
             *summary
                 .statuses
                 .entry(status.value(i).to_string())
                 .or_default() += 1;
-            *summary
-                .reasons
-                .entry(refusal_key(status.value(i), reason.value(i)))
-                .or_default() += 1;
+            if let Some(st) = summary.strata.get_mut(strata[i] as usize) {
+                st.seeds_in_pack += 1;
+                *st.statuses.entry(status.value(i).to_string()).or_default() += 1;
+                *st.reasons.entry(key.clone()).or_default() += 1;
+            }
+            *summary.reasons.entry(key).or_default() += 1;
         }
     }
+    for (st, (ds, ms)) in summary.strata.iter_mut().zip(by_stratum) {
+        st.difficulty = Percentiles::of(ds);
+        st.moves = Percentiles::of(ms);
+    }
+    summary.seeds_in_pack = summary.statuses.values().sum();
     summary.difficulty = Percentiles::of(difficulty);
     summary.moves = Percentiles::of(moves);
     summary.generate_ms = Percentiles::of(generate);
@@ -290,8 +366,16 @@ pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
 
 impl fmt::Display for Summary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let total: u64 = self.statuses.values().sum();
-        writeln!(f, "seeds tried: {total}")?;
+        let total = self.seeds_in_pack;
+        writeln!(f, "seeds in the pack: {total} (its levels and rejects)")?;
+        if self.seeds_computed > 0 {
+            writeln!(
+                f,
+                "seeds computed: {} ({} past the pack's last levels)",
+                self.seeds_computed,
+                self.seeds_computed.saturating_sub(total)
+            )?;
+        }
         writeln!(f, "\nstatus            seeds    share")?;
         for (s, n) in &self.statuses {
             writeln!(
@@ -315,6 +399,7 @@ impl fmt::Display for Summary {
             f,
             "\naccepted levels     count        min        p50        p90        p99        max       mean"
         )?;
+        // Percentiles interpolated, as DuckDB's quantile_cont.
         for (name, p) in [
             ("difficulty", &self.difficulty),
             ("moves", &self.moves),
@@ -327,6 +412,45 @@ impl fmt::Display for Summary {
                 p.count, p.min, p.p50, p.p90, p.p99, p.max, p.mean
             )?;
         }
+        writeln!(
+            f,
+            "(percentiles interpolated linearly, as DuckDB's quantile_cont)"
+        )?;
+        if self.strata.len() > 1 {
+            self.fmt_strata(f)?;
+        }
+        Ok(())
+    }
+}
+
+impl Summary {
+    /// The per-stratum table and each stratum's reasons.
+    fn fmt_strata(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "\nstratum            wanted   levels  in pack  computed   accept  difficulty p50   moves p50"
+        )?;
+        for st in &self.strata {
+            let levels = st.statuses.get("accepted").copied().unwrap_or(0);
+            writeln!(
+                f,
+                "{:<16} {:>8} {:>8} {:>8} {:>9} {:>7.1}% {:>15.3} {:>11.1}",
+                st.name,
+                st.count,
+                levels,
+                st.seeds_in_pack,
+                st.seeds_computed,
+                100.0 * levels as f64 / st.seeds_in_pack.max(1) as f64,
+                st.difficulty.p50,
+                st.moves.p50
+            )?;
+        }
+        for st in self.strata.iter().filter(|st| !st.reasons.is_empty()) {
+            writeln!(f, "\nnot accepted in {}, by reason", st.name)?;
+            for (r, n) in &st.reasons {
+                writeln!(f, "  {n:>8}  {r}")?;
+            }
+        }
         Ok(())
     }
 }
@@ -336,12 +460,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn nearest_rank_percentiles() {
+    fn percentiles_interpolate_as_duckdb_does() {
+        // DuckDB: quantile_cont(x, [0.5, 0.9, 0.99]) over 1..=100.
         let p = Percentiles::of((1..=100).map(f64::from).collect());
-        assert_eq!(
-            (p.min, p.p50, p.p90, p.p99, p.max),
-            (1.0, 50.0, 90.0, 99.0, 100.0)
+        assert_eq!((p.min, p.p50, p.max), (1.0, 50.5, 100.0));
+        assert!(
+            (p.p90 - 90.1).abs() < 1e-9 && (p.p99 - 99.01).abs() < 1e-9,
+            "{p:?}"
         );
+        let two = Percentiles::of(vec![3.0, 1.0]);
+        assert_eq!((two.p50, two.p90), (2.0, 2.8));
+        assert_eq!(Percentiles::of(vec![7.0]).p99, 7.0);
         assert_eq!(p.mean, 50.5);
         assert_eq!(Percentiles::of(vec![]).count, 0);
     }

@@ -80,6 +80,9 @@ pub fn report(dir: &Path) -> Result<String, AnalysisError> {
          <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{title}</h1>\n"
     );
     overview(&mut html, &manifest, &levels, &rejects);
+    if manifest.strata.len() > 1 {
+        strata_table(&mut html, &crate::summarize(dir)?);
+    }
     let model = manifest.job.rating_model().ok();
     if let Some(model) = &model {
         rating(&mut html, model);
@@ -362,7 +365,15 @@ fn overview(html: &mut String, manifest: &Manifest, levels: &[Level], rejects: &
     let rows: Vec<(&str, String)> = vec![
         ("job id", escape(&manifest.job_id)),
         ("generator", escape(&manifest.versions.generator)),
-        ("seeds tried", seeds.to_string()),
+        ("seeds in the pack", seeds.to_string()),
+        (
+            "seeds computed",
+            format!(
+                "{} ({} past the pack's last levels)",
+                manifest.seeds.computed,
+                manifest.seeds.computed.saturating_sub(seeds as u64)
+            ),
+        ),
         ("levels accepted", levels.len().to_string()),
         (
             "acceptance rate",
@@ -403,6 +414,39 @@ fn overview(html: &mut String, manifest: &Manifest, levels: &[Level], rejects: &
             "<tr><td>{}</td><td>{n}</td><td>{}</td></tr>",
             escape(status),
             share(n)
+        );
+    }
+    html.push_str("</table>\n");
+}
+
+/// A row per stratum: levels wanted and made, seeds in the pack and
+/// computed, acceptance, difficulty and moves, and the reasons seeds were not
+/// accepted.
+fn strata_table(html: &mut String, summary: &crate::Summary) {
+    html.push_str(
+        "<h2>Strata</h2>\n<table>\n<tr><th>stratum</th><th>wanted</th><th>levels</th>\
+         <th>seeds in pack</th><th>seeds computed</th><th>accepted</th>\
+         <th>difficulty p50</th><th>moves p50</th><th>not accepted, by reason</th></tr>\n",
+    );
+    for st in &summary.strata {
+        let levels = st.statuses.get("accepted").copied().unwrap_or(0);
+        let reasons: Vec<String> = st
+            .reasons
+            .iter()
+            .map(|(r, n)| format!("{n} {}", escape(r)))
+            .collect();
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{levels}</td><td>{}</td><td>{}</td>\
+             <td>{:.1}%</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&st.name),
+            st.count,
+            st.seeds_in_pack,
+            st.seeds_computed,
+            100.0 * levels as f64 / st.seeds_in_pack.max(1) as f64,
+            short(st.difficulty.p50),
+            short(st.moves.p50),
+            reasons.join(", ")
         );
     }
     html.push_str("</table>\n");

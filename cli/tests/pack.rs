@@ -7,6 +7,7 @@ use std::process::Command;
 use pregen_games::GameKind;
 
 use crate::common::{COUNT, PackContent, pregen, pregen_stdout, reference, run_pack};
+use pregen_pack::PackDir;
 
 #[test]
 fn every_level_of_a_pack_replays_to_a_win() {
@@ -204,6 +205,40 @@ fn independent_reader_sees_documented_schema() {
     assert!(ok, "Spark check of {} failed:\n{out}", pack.display());
     let summary = pregen_analysis::summarize(&pack).expect("summary");
     assert_eq!(summary.tiers.values().sum::<u64>(), 200);
+    // The summary's percentiles are DuckDB's quantile_cont (and polars' median).
+    let script = format!(
+        "import duckdb, polars as pl\n\
+         q = duckdb.sql(\"SELECT quantile_cont(difficulty, [0.5, 0.9, 0.99]) \
+         FROM read_parquet('{0}/levels/*.parquet')\").fetchall()[0][0]\n\
+         m = pl.read_parquet('{0}/levels/*.parquet')['moves'].median()\n\
+         print(*q, m)",
+        pack.display()
+    );
+    let out = Command::new("python3")
+        .args(["-c", &script])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let theirs: Vec<f64> = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .map(|v| v.parse().expect("a number"))
+        .collect();
+    let ours = [
+        summary.difficulty.p50,
+        summary.difficulty.p90,
+        summary.difficulty.p99,
+        summary.moves.p50,
+    ];
+    for (a, b) in ours.iter().zip(&theirs) {
+        assert!(
+            (a - b).abs() < 1e-9,
+            "summary {ours:?}, DuckDB and polars {theirs:?}"
+        );
+    }
     assert_eq!(summary.statuses.get("accepted"), Some(&200));
 
     // The same figures as JSON, for scripts.
@@ -237,7 +272,8 @@ fn the_html_report_shows_the_packs_figures() {
     let html = std::fs::read_to_string(&page).expect("report written");
     let summary = pregen_analysis::summarize(&pack).expect("summary");
     let seeds: u64 = summary.statuses.values().sum();
-    assert!(html.contains(&format!("<td>seeds tried</td><td>{seeds}</td>")));
+    assert!(html.contains(&format!("<td>seeds in the pack</td><td>{seeds}</td>")));
+    assert_eq!(seeds, summary.seeds_in_pack);
     for (tier, n) in &summary.tiers {
         assert!(
             html.contains(&format!("<tr><td>{tier:02}</td><td>{n}</td>")),
@@ -591,14 +627,8 @@ fn analysis_diff_names_what_changed_between_two_packs_regression_19() {
     three.sort_unstable();
     assert!(!three.is_empty(), "a holds 3-move levels");
     assert_eq!(d.vanished.count, three.len() as u64, "{d}");
-    assert_eq!(
-        d.vanished.seeds,
-        three
-            .iter()
-            .copied()
-            .take(pregen_analysis::diff::LISTED)
-            .collect::<Vec<_>>()
-    );
+    assert_eq!(d.vanished.seeds, three, "every vanished seed is listed");
+    assert_eq!(d.job_changes, ["params.min_moves: 3 -> 4"], "{d}");
     assert!(d.appeared.count > 0 && d.changed.count == 0, "{d}");
     assert!(d.tiers.values().map(|t| t.after.count).sum::<usize>() == 200);
 
@@ -607,12 +637,19 @@ fn analysis_diff_names_what_changed_between_two_packs_regression_19() {
         text.contains("vanished") && text.contains("appeared"),
         "{text}"
     );
+    assert!(text.contains("params.min_moves: 3 -> 4"), "{text}");
+    assert!(!text.contains("different games"), "{text}");
     let json: serde_json::Value = serde_json::from_str(&pregen_stdout(
         &["analysis", "diff", "--json", a.to_str().expect("utf-8")],
         &b,
     ))
     .expect("JSON");
     assert_eq!(json["vanished"]["count"], d.vanished.count);
+    assert_eq!(
+        json["vanished"]["seeds"].as_array().map(Vec::len),
+        Some(three.len()),
+        "--json lists every seed"
+    );
     assert_eq!(
         json["tiers"]["1"]["before"]["count"],
         d.tiers[&1].before.count
@@ -734,4 +771,69 @@ fn a_retiered_pack_is_the_pack_its_model_makes_from_the_start() {
     assert!(!twice.status.success());
     assert!(String::from_utf8_lossy(&twice.stderr).contains("has no commit log"));
     assert!(!retiered.join("commit").exists());
+}
+
+/// Strata as analysts read them (#56): the summary (text and JSON), the
+/// report and the manifest agree per stratum on levels, seeds in the pack and
+/// seeds computed; a diff against a pack of another game says so.
+#[test]
+fn strata_show_in_the_summary_the_report_and_the_manifest() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = "pack = \"e2e\"\ngame = \"tilt\"\nseeds_per_lease = 32\n\
+               [params]\nwidth = 5\nheight = 5\npairs = 2\nmin_moves = 3\n\
+               [[strata]]\nname = \"small\"\ncount = 40\n\
+               [[strata]]\nname = \"wide\"\ncount = 30\nparams = { width = 6, pairs = 3 }\n\
+               [budget]\nmax_nodes = 50000\nwatchdog_ms = 60000\n";
+    let pack = run_pack(dir.path(), job, 1);
+    check_with_pyarrow(&pack);
+    let summary = pregen_analysis::summarize(&pack).expect("summary");
+    let names: Vec<&str> = summary.strata.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["small", "wide"]);
+    let manifest = PackDir::new(&pack).read_manifest().expect("manifest");
+    for (st, entry) in summary.strata.iter().zip(&manifest.strata) {
+        assert_eq!(
+            st.statuses.get("accepted"),
+            Some(&entry.count),
+            "{}",
+            st.name
+        );
+        assert_eq!(st.seeds_in_pack, entry.seeds, "{}", st.name);
+        assert_eq!(st.seeds_computed, entry.computed, "{}", st.name);
+        assert!(st.seeds_computed >= st.seeds_in_pack, "{st:?}");
+    }
+    assert_eq!(summary.seeds_in_pack, manifest.seeds.tried);
+    assert_eq!(
+        summary.strata.iter().map(|s| s.seeds_in_pack).sum::<u64>(),
+        summary.seeds_in_pack
+    );
+    assert_eq!(summary.seeds_computed, manifest.seeds.computed);
+    let text = pregen_stdout(&["analysis", "summary"], &pack);
+    assert!(
+        text.contains(&format!("seeds in the pack: {}", summary.seeds_in_pack)),
+        "{text}"
+    );
+    assert!(text.contains("stratum") && text.contains("wide"), "{text}");
+    let json: serde_json::Value =
+        serde_json::from_str(&pregen_stdout(&["analysis", "summary", "--json"], &pack))
+            .expect("JSON");
+    assert_eq!(json["strata"][1]["name"], "wide");
+    assert_eq!(json["strata"][1]["statuses"]["accepted"], 30);
+    let html = pregen_analysis::report(&pack).expect("report");
+    assert!(html.contains("<h2>Strata</h2>"), "no strata section");
+    assert!(
+        html.contains("<tr><td>wide</td><td>30</td><td>30</td>"),
+        "wide's row"
+    );
+
+    let other = run_pack(
+        &dir.path().join("other"),
+        "pack = \"e2e\"\ngame = \"synthetic\"\ncount = 20\n",
+        1,
+    );
+    let text = pregen_stdout(&["analysis", "diff", pack.to_str().expect("utf-8")], &other);
+    assert!(
+        text.contains("different games (tilt and synthetic)"),
+        "{text}"
+    );
+    assert!(text.contains("game: tilt -> synthetic"), "{text}");
 }

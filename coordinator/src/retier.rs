@@ -104,6 +104,7 @@ pub fn retier(
         mismatches: manifest.mismatches,
         protocol: manifest.versions.protocol,
         cross_check: manifest.cross_check,
+        computed: manifest.strata.iter().map(|s| s.computed).collect(),
     };
     let mut failed = None;
     write_from_log(

@@ -131,8 +131,11 @@ pub struct RunSummary {
     pub dir: PathBuf,
     /// Accepted levels in the pack.
     pub accepted: u64,
-    /// Seeds recorded in total (including those resumed from the log).
+    /// Seeds recorded in total (including those resumed from the log), those
+    /// past each stratum's last level included.
     pub seeds: u64,
+    /// Seeds the pack holds (its levels and rejects).
+    pub in_pack: u64,
     /// Seeds found in the commit log at start.
     pub resumed_seeds: usize,
     /// The pack was already complete: nothing was run.
@@ -318,6 +321,7 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
             dir: dir.root().to_path_buf(),
             accepted: job.count,
             seeds: 0,
+            in_pack: 0,
             resumed_seeds: 0,
             already_complete: true,
             elapsed: started.elapsed(),
@@ -580,7 +584,9 @@ impl RunningJob {
             mismatches: progress.mismatches,
             protocol: pregen_proto::PROTOCOL_VERSION,
             cross_check: progress.cross_check.clone(),
+            computed: progress.computed.clone(),
         };
+        let in_pack = selection.seeds();
         let writing = Instant::now();
         tracing::info!(
             levels = job.count,
@@ -600,6 +606,7 @@ impl RunningJob {
             dir: self.dir.root().to_path_buf(),
             accepted: job.count,
             seeds: progress.seeds,
+            in_pack,
             resumed_seeds: self.resumed_seeds,
             already_complete: false,
             elapsed: self.started.elapsed(),

@@ -103,7 +103,10 @@ impl PackDir {
             }
         }
         all.sort();
-        Ok(all.into_iter().map(|((tier, _), file)| (tier, file)).collect())
+        Ok(all
+            .into_iter()
+            .map(|((tier, _), file)| (tier, file))
+            .collect())
     }
 }
 

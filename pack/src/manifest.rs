@@ -80,8 +80,13 @@ pub struct Seeds {
     pub first: u64,
     /// The last seed recorded.
     pub last: Option<u64>,
-    /// Seeds recorded.
+    /// Seeds the pack holds (its levels and rejects): each stratum's seeds
+    /// up to its last level.
     pub tried: u64,
+    /// Seeds the job's runs computed, those past each stratum's last level
+    /// included (a fact of the runs: lease sizes and workers change it).
+    #[serde(default)]
+    pub computed: u64,
 }
 
 /// A stratum in the manifest.
@@ -95,6 +100,12 @@ pub struct StratumEntry {
     pub count: u64,
     /// Its merged params.
     pub params: serde_json::Value,
+    /// Seeds of it the pack holds.
+    #[serde(default)]
+    pub seeds: u64,
+    /// Seeds of it the job's runs computed (a fact of the runs).
+    #[serde(default)]
+    pub computed: u64,
 }
 
 /// The rating model that gave the levels their difficulty (docs/ratings.md).

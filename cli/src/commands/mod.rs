@@ -27,11 +27,12 @@ pub fn report(summary: &RunSummary) {
     }
     let secs = summary.elapsed.as_secs_f64();
     eprintln!(
-        "wrote {} levels to {} in {:.1} s (pack files {:.2} s; {} seeds tried, {:.0} levels/s{})",
+        "wrote {} levels to {} in {:.1} s (pack files {:.2} s; {} seeds in the pack, {} computed, {:.0} levels/s{})",
         summary.accepted,
         summary.dir.display(),
         secs,
         summary.writing.as_secs_f64(),
+        summary.in_pack,
         summary.seeds,
         summary.accepted as f64 / secs.max(1e-9),
         if summary.resumed_seeds > 0 {

@@ -73,6 +73,8 @@ pub struct Progress {
     pub duplicate_results: u64,
     /// What the cross-check did.
     pub cross_check: pregen_pack::manifest::CrossCheck,
+    /// Seeds recorded per stratum (those past its pack's last level included).
+    pub computed: Vec<u64>,
 }
 
 /// Scheduler settings from the job.
@@ -768,6 +770,7 @@ impl Scheduler {
         p.sessions = self.sessions.len();
         p.threads = self.sessions.threads();
         p.cross_check = self.checks.facts();
+        p.computed = self.strata.iter().map(|st| st.recorded).collect();
         p
     }
 

@@ -85,6 +85,8 @@ pub struct RunFacts {
     pub protocol: u32,
     /// What the cross-check did.
     pub cross_check: CrossCheck,
+    /// Seeds computed per stratum, those past the pack included.
+    pub computed: Vec<u64>,
 }
 
 /// How a pack is written: the sort's memory and the Parquet layout. The
@@ -171,6 +173,8 @@ pub struct PackWriter {
     by_status: BTreeMap<&'static str, u64>,
     timeouts: Vec<u64>,
     tried: u64,
+    /// Seeds per stratum the pack holds.
+    tried_by_stratum: Vec<u64>,
     last: Option<u64>,
     /// Levels per tier, for threshold tiers (equal tiers follow from the count).
     threshold_tiers: BTreeMap<u32, u64>,
@@ -203,6 +207,7 @@ impl PackWriter {
             by_status: BTreeMap::new(),
             timeouts: Vec::new(),
             tried: 0,
+            tried_by_stratum: vec![0; job.strata.len().max(1)],
             last: None,
             threshold_tiers: BTreeMap::new(),
             stamp: Stamp::of(job)?,
@@ -226,6 +231,12 @@ impl PackWriter {
     pub fn add(&mut self, record: SeedRecord) -> Result<(), PackError> {
         self.progress.records.fetch_add(1, Ordering::Relaxed);
         self.tried += 1;
+        if let Some(n) = self
+            .tried_by_stratum
+            .get_mut(self.job.stratum_of(record.seed))
+        {
+            *n += 1;
+        }
         self.last = self.last.max(Some(record.seed));
         *self.by_status.entry(record.status.as_str()).or_default() += 1;
         if record.status == Status::Timeout {
@@ -296,17 +307,21 @@ impl PackWriter {
             strata: job
                 .plan()
                 .into_iter()
-                .map(|p| StratumEntry {
+                .enumerate()
+                .map(|(i, p)| StratumEntry {
                     name: p.name,
                     first_seed: p.first_seed,
                     count: p.count,
                     params: p.params,
+                    seeds: self.tried_by_stratum.get(i).copied().unwrap_or(0),
+                    computed: facts.computed.get(i).copied().unwrap_or(0),
                 })
                 .collect(),
             seeds: Seeds {
                 first: job.first_seed,
                 last: self.last,
                 tried: self.tried,
+                computed: facts.computed.iter().sum(),
             },
             counts: Counts {
                 accepted: n,
