@@ -338,13 +338,13 @@ pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
         let column = |name: &str| text_column(&batch, name, &rejects);
         let (status, reason) = (column(c::STATUS)?, column(c::REASON)?);
         let strata = u32_column(&batch, c::STRATUM, &rejects)?;
-        for i in 0..status.len() {
+        for (i, stratum) in strata.into_iter().enumerate() {
             let key = refusal_key(status.value(i), reason.value(i));
             *summary
                 .statuses
                 .entry(status.value(i).to_string())
                 .or_default() += 1;
-            if let Some(st) = summary.strata.get_mut(strata[i] as usize) {
+            if let Some(st) = summary.strata.get_mut(stratum as usize) {
                 st.seeds_in_pack += 1;
                 *st.statuses.entry(status.value(i).to_string()).or_default() += 1;
                 *st.reasons.entry(key.clone()).or_default() += 1;
