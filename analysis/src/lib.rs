@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
-use arrow_array::Array;
 use pregen_games::Candidate;
 use pregen_pack::durable::sha256_file;
 use pregen_pack::read::{
