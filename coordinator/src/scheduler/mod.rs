@@ -339,7 +339,7 @@ impl Scheduler {
             );
             let st = &mut self.strata[i];
             let first = st.frontier;
-            let len = size.min(guided).min(limit - first);
+            let len = size.min(guided).min(wanted).min(limit - first);
             st.frontier += len;
             (i as u32, first, len, 1)
         } else if let Some(original) = (held == 0).then(|| self.speculation_for(session)).flatten()

@@ -112,25 +112,25 @@ pub struct Exhausted {
 }
 
 /// Seeds a stratum still wants leased from its frontier, estimated: the
-/// levels it lacks beyond what its leases out should bring, over the share
-/// of seeds accepted so far, plus a quarter. `u64::MAX` while the share is not
-/// known yet; 0 once the leases out should be enough (if they fall short,
-/// their results raise it again).
+/// levels it lacks beyond what its leases out should bring, over the share of
+/// seeds accepted. The share is taken with one accepted seed more than seen
+/// (`(accepted + 1) / (recorded + 1)`): optimistic, so that a stratum never
+/// has more seeds out than its levels need at the share seen, and no seed is
+/// computed past its pack but by chance; a stratum whose share is low gets
+/// leases that grow as its results come. 0 once the leases out should be
+/// enough (if they fall short, their results raise it again).
 pub(super) fn seeds_wanted(st: &Stratum) -> u64 {
     let lacking = st.count.saturating_sub(st.accepted_total);
     if lacking == 0 {
         return 0;
     }
-    if st.recorded < 64 || st.accepted_total == 0 {
-        return u64::MAX;
-    }
-    let share = st.accepted_total as f64 / st.recorded as f64;
+    let share = (st.accepted_total + 1) as f64 / (st.recorded + 1) as f64;
     let out = (st.frontier - st.first_seed).saturating_sub(st.recorded) as f64;
     let more = lacking as f64 - out * share;
     if more <= 0.0 {
         0
     } else {
-        (more / share * 1.25).ceil() as u64
+        (more / share).ceil() as u64
     }
 }
 
@@ -188,17 +188,24 @@ mod tests {
     }
 
     #[test]
-    fn seeds_wanted_follows_the_share_accepted_once_it_is_known() {
+    fn seeds_wanted_follows_the_share_accepted() {
         let mut st = Stratum::new(0, 100);
-        assert_eq!(seeds_wanted(&st), u64::MAX);
-        // 100 seeds recorded, 50 accepted, 100 more out: 50 more expected.
-        st.recorded = 100;
-        st.accepted_total = 50;
-        st.frontier = 200;
-        assert_eq!(seeds_wanted(&st), 0);
-        st.frontier = 120;
-        // 50 lacking, 20 out bring 10: 40 more at a half, plus a quarter.
+        // Nothing seen: every seed might be a level.
         assert_eq!(seeds_wanted(&st), 100);
+        st.frontier = 60;
+        assert_eq!(seeds_wanted(&st), 40);
+        // 99 seeds recorded, 49 accepted (a half, with one more), 103 out.
+        st.recorded = 99;
+        st.accepted_total = 49;
+        st.frontier = 202;
+        assert_eq!(seeds_wanted(&st), 0);
+        st.frontier = 119;
+        // 51 lacking, 20 out bring 10: 41 more at a half.
+        assert_eq!(seeds_wanted(&st), 82);
+        // None accepted in 99: leases grow with what is seen.
+        st.accepted_total = 0;
+        st.frontier = 99;
+        assert_eq!(seeds_wanted(&st), 10_000);
         st.accepted_total = 100;
         assert_eq!(seeds_wanted(&st), 0);
     }

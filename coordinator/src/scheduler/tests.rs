@@ -110,8 +110,6 @@ fn a_stratum_gives_up_after_max_seeds() {
 fn duplicates_lose_to_the_lowest_seed_whatever_the_order() {
     let now = Instant::now();
     let mut s = Scheduler::new(config(3, 6), vec![]);
-    let a = lease(s.grant(1, now));
-    let b = lease(s.grant(2, now));
     // Every accepted level has one of two canonical forms, except seed 111.
     let with_key = |seed: u64| {
         let mut r = result(seed);
@@ -135,13 +133,18 @@ fn duplicates_lose_to_the_lowest_seed_whatever_the_order() {
         }
         r
     };
-    // The later range first: its levels come in before their originals.
-    for l in [&b, &a] {
-        let session = l.session;
-        for seed in l.first_seed..l.first_seed + l.seed_count {
-            s.record(session, l.id, with_key(seed)).expect("in lease");
+    // Later ranges first: their levels come in before their originals.
+    while !s.is_complete() {
+        let mut out = Vec::new();
+        while let Grant::Lease(l) = s.grant(1 + out.len() as u64 % 2, now) {
+            out.push(l);
         }
-        s.lease_done(session, l.id);
+        for l in out.iter().rev() {
+            for seed in l.first_seed..l.first_seed + l.seed_count {
+                s.record(l.session, l.id, with_key(seed)).expect("in lease");
+            }
+            s.lease_done(l.session, l.id);
+        }
     }
     assert!(s.is_complete());
     let pack = s.take_pack_records().expect("complete");
@@ -158,20 +161,26 @@ fn duplicates_lose_to_the_lowest_seed_whatever_the_order() {
     assert_eq!(s.progress().rejected.get(&Refusal::DUPLICATE), Some(&1));
 }
 
+/// Grants leases to sessions 1 and 2 in turn until none is wanted, then
+/// finishes them, the later ranges first; again until the pack is complete.
+fn run_backwards(s: &mut Scheduler, now: Instant) {
+    while !s.is_complete() {
+        let mut out = Vec::new();
+        while let Grant::Lease(l) = s.grant(1 + out.len() as u64 % 2, now) {
+            out.push(l);
+        }
+        assert!(!out.is_empty(), "no lease while incomplete");
+        for l in out.iter().rev() {
+            finish(s, l.session, l);
+        }
+    }
+}
+
 #[test]
 fn pack_is_first_count_accepted_in_seed_order_whatever_the_order() {
     let now = Instant::now();
     let mut s = Scheduler::new(config(5, 4), vec![]);
-    let a = lease(s.grant(1, now));
-    let b = lease(s.grant(2, now));
-    let c = lease(s.grant(2, now));
-    let d = lease(s.grant(1, now));
-    // Later ranges finish first.
-    finish(&mut s, 1, &d);
-    finish(&mut s, 2, &c);
-    assert!(!s.is_complete());
-    finish(&mut s, 2, &b);
-    finish(&mut s, 1, &a);
+    run_backwards(&mut s, now);
     assert!(s.is_complete());
     let pack = s.take_pack_records().expect("complete");
     let accepted = accepted_seeds(&pack);
@@ -189,9 +198,10 @@ fn broken_session_requeues_missing_seeds_with_next_attempt() {
     s.record(1, a.id, result(100)).expect("ok");
     s.session_ended(1);
     let again = lease(s.grant(2, now));
+    // The lease held the 3 seeds 3 levels may need at most.
     assert_eq!(
         (again.first_seed, again.seed_count, again.attempt),
-        (101, 3, 2)
+        (101, 2, 2)
     );
     // A late result of the dead session for its old lease is still taken once.
     s.record(1, a.id, result(101))
@@ -267,16 +277,21 @@ fn no_new_ranges_once_enough_accepted_but_holes_still_served() {
     let pack = s.take_pack_records().expect("complete");
     assert_eq!(
         pack.iter().map(|r| r.seed).collect::<Vec<_>>(),
-        vec![100, 101, 102]
+        (100..=105).collect::<Vec<_>>()
     );
 }
 
 /// The tail of a run: session 2 finished its lease, which holds enough
-/// levels, while session 1 still holds `a`, whose seeds come first.
+/// levels, while session 1 still holds `a`, whose seeds come first. (Seeds
+/// 100 and 101, refused, make the share a third: then two leases are out.)
 fn tail(now: Instant) -> (Scheduler, Lease) {
-    let mut s = Scheduler::new(config(1, 4), vec![]);
+    let mut s = Scheduler::new(config(2, 3), vec![]);
+    let first = lease(s.grant(1, now));
+    assert_eq!((first.first_seed, first.seed_count), (100, 2));
+    finish(&mut s, 1, &first);
     let a = lease(s.grant(1, now));
     let b = lease(s.grant(2, now));
+    assert_eq!((a.first_seed, b.first_seed), (102, 105));
     finish(&mut s, 2, &b);
     (s, a)
 }
@@ -299,12 +314,12 @@ fn at_the_tail_an_idle_worker_runs_a_copy_of_the_oldest_lease() {
     let p = s.progress();
     assert_eq!(
         (p.speculative, p.duplicate_results, p.mismatches),
-        (1, 4, 0)
+        (1, 3, 0)
     );
     let pack = s.take_pack_records().expect("complete");
     assert_eq!(
         pack.iter().map(|r| r.seed).collect::<Vec<_>>(),
-        vec![100, 101, 102]
+        (100..=105).collect::<Vec<_>>()
     );
 }
 
@@ -317,7 +332,7 @@ fn a_twin_given_back_leaves_its_range_to_the_other() {
     assert_eq!(
         s.grant(3, now),
         Grant::Lease(Lease {
-            id: 4,
+            id: 5,
             session: 3,
             granted: now,
             deadline: now + Duration::from_secs(10),
@@ -550,13 +565,14 @@ fn a_sampled_seed_is_checked_by_another_worker_before_the_pack_is_complete() {
     s.session_started(1, "a", 0).expect("open");
     s.session_started(2, "b", 0).expect("open");
     let first = lease(s.grant(1, Instant::now()));
-    for seed in first.first_seed..first.first_seed + 6 {
+    let end = first.first_seed + first.seed_count;
+    for seed in first.first_seed..end {
         s.record(1, first.id, answer("a", seed)).expect("in lease");
     }
     s.lease_done(1, first.id);
     // a gets fresh seeds, never its own to check.
     let next = lease(s.grant(1, Instant::now()));
-    assert!(!next.check && next.first_seed == 106);
+    assert!(!next.check && next.first_seed == end);
     s.lease_returned(1, next.id);
     let check = lease(s.grant(2, Instant::now()));
     assert!(check.check && check.seed_count == 1 && check.first_seed == 100);
