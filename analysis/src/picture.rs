@@ -545,10 +545,39 @@ impl PackLevel {
     }
 }
 
+/// Which levels of a pack to find.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pick {
+    /// These seeds (those the pack holds).
+    Seeds(std::collections::BTreeSet<u64>),
+    /// Every level of this tier.
+    Tier(u32),
+    /// Every level.
+    All,
+}
+
+impl Pick {
+    fn takes(&self, tier: u32, seed: u64) -> bool {
+        match self {
+            Pick::Seeds(seeds) => seeds.contains(&seed),
+            Pick::Tier(t) => *t == tier,
+            Pick::All => true,
+        }
+    }
+}
+
 /// The levels of the pack in `dir` with the given seeds (those it holds).
 pub fn find_levels(
     dir: &std::path::Path,
     seeds: &std::collections::BTreeSet<u64>,
+) -> Result<std::collections::BTreeMap<u64, PackLevel>, crate::AnalysisError> {
+    pick_levels(dir, &Pick::Seeds(seeds.clone()))
+}
+
+/// The levels of the pack in `dir` that `pick` takes, by seed.
+pub fn pick_levels(
+    dir: &std::path::Path,
+    pick: &Pick,
 ) -> Result<std::collections::BTreeMap<u64, PackLevel>, crate::AnalysisError> {
     use pregen_pack::read::{f64_column, read_batches, text_column, u64_column};
     use pregen_pack::schema::columns as c;
@@ -556,10 +585,13 @@ pub fn find_levels(
     pack.require_complete()?;
     let mut found = std::collections::BTreeMap::new();
     for (tier, part) in pack.level_parts()? {
+        if matches!(pick, Pick::Tier(t) if *t != tier) {
+            continue;
+        }
         for batch in read_batches(&part)? {
             let seed = u64_column(&batch, c::SEED, &part)?;
             let rows: Vec<usize> = (0..batch.num_rows())
-                .filter(|&i| seeds.contains(&seed[i]))
+                .filter(|&i| pick.takes(tier, seed[i]))
                 .collect();
             if rows.is_empty() {
                 continue;

@@ -109,6 +109,43 @@ fn render_draws_a_level_as_svg_and_png_regression_19() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+
+    // An extension that is neither picture format is refused, nothing written.
+    let jpg = dir.path().join("level.jpg");
+    let out = pregen()
+        .args(["analysis", "render", "--seed", &seed.to_string(), "-o"])
+        .arg(&jpg)
+        .arg(&pack)
+        .output()
+        .expect("render");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("unknown picture format `.jpg`"), "{stderr}");
+    assert!(!jpg.exists());
+
+    // Many at once: a tier, or every level, into a folder.
+    let tier_one = dir.path().join("tier-1");
+    let out = pregen()
+        .args(["analysis", "render", "--tier", "1", "--format", "png", "-o"])
+        .arg(&tier_one)
+        .arg(&pack)
+        .output()
+        .expect("render");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary = pregen_analysis::summarize(&pack).expect("summary");
+    let pictures: Vec<_> = std::fs::read_dir(&tier_one).expect("folder").collect();
+    assert_eq!(pictures.len() as u64, summary.tiers[&1]);
+    let all = dir.path().join("all");
+    let out = pregen()
+        .args(["analysis", "render", "--all", "-o"])
+        .arg(&all)
+        .arg(&pack)
+        .output()
+        .expect("render");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let svgs = std::fs::read_dir(&all).expect("folder").count() as u64;
+    assert_eq!(svgs, summary.tiers.values().sum::<u64>());
+    assert!(all.join(format!("sokoban-{seed:020}.svg")).exists());
 }
 
 /// How long one headless Chromium run may take: it takes a few seconds, but

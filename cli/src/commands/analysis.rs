@@ -5,7 +5,115 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
 
+use pregen_analysis::picture::{PackLevel, Pick, pick_levels};
+
 use super::print_out;
+
+/// A picture's format.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// SVG: shapes and letters, any size.
+    Svg,
+    /// PNG: pixels, for tools that take no SVG.
+    Png,
+}
+
+impl Format {
+    /// The format a file's extension names; anything but `.svg` and `.png`
+    /// is refused rather than written as something else.
+    fn of(path: &std::path::Path) -> Result<Format> {
+        match path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+        {
+            Some(e) if e == "svg" => Ok(Format::Svg),
+            Some(e) if e == "png" => Ok(Format::Png),
+            Some(e) => bail!(
+                "{}: unknown picture format `.{e}`; use .svg or .png",
+                path.display()
+            ),
+            None => bail!("{}: no extension; use .svg or .png", path.display()),
+        }
+    }
+
+    fn extension(self) -> &'static str {
+        match self {
+            Format::Svg => "svg",
+            Format::Png => "png",
+        }
+    }
+
+    /// `level`'s picture in this format.
+    fn picture(self, level: &PackLevel, scale: f64) -> Result<Vec<u8>> {
+        let svg = level.svg(scale);
+        match self {
+            Format::Svg => Ok(svg.into_bytes()),
+            Format::Png => pregen_analysis::picture::png(&svg)
+                .map_err(|e| anyhow::anyhow!("cannot rasterise {}: {e}", level.level_id)),
+        }
+    }
+}
+
+/// One level's picture to `output` (or standard output).
+fn render_one(
+    pack: &std::path::Path,
+    seed: u64,
+    output: Option<PathBuf>,
+    scale: f64,
+) -> Result<()> {
+    let found = pick_levels(pack, &Pick::Seeds([seed].into()))?;
+    let Some(level) = found.get(&seed) else {
+        bail!("seed {seed} is not a level of {}", pack.display());
+    };
+    let output = output.unwrap_or_else(|| format!("{}.svg", level.level_id).into());
+    if output.as_os_str() == "-" {
+        return print_out(&level.svg(scale));
+    }
+    let bytes = Format::of(&output)?.picture(level, scale)?;
+    std::fs::write(&output, &bytes)
+        .with_context(|| format!("cannot write {}", output.display()))?;
+    eprintln!("wrote {} ({})", output.display(), level.caption());
+    Ok(())
+}
+
+/// The pictures of the levels `pick` takes, one file each in a folder.
+fn render_many(
+    pack: &std::path::Path,
+    pick: &Pick,
+    output: Option<PathBuf>,
+    format: Format,
+    scale: f64,
+) -> Result<()> {
+    let found = pick_levels(pack, pick)?;
+    if let Pick::Seeds(seeds) = pick
+        && let Some(missing) = seeds.iter().find(|s| !found.contains_key(s))
+    {
+        bail!("seed {missing} is not a level of {}", pack.display());
+    }
+    if found.is_empty() {
+        bail!(
+            "no level of {} is picked (a tier it does not have?)",
+            pack.display()
+        );
+    }
+    let folder = output.unwrap_or_else(|| {
+        let name = pack
+            .file_name()
+            .map_or("pack".into(), |n| n.to_string_lossy().into_owned());
+        format!("{name}-pictures").into()
+    });
+    std::fs::create_dir_all(&folder)
+        .with_context(|| format!("cannot create {}", folder.display()))?;
+    for level in found.values() {
+        let path = folder.join(format!("{}.{}", level.level_id, format.extension()));
+        let bytes = format.picture(level, scale)?;
+        std::fs::write(&path, &bytes)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    eprintln!("wrote {} pictures to {}", found.len(), folder.display());
+    Ok(())
+}
 
 /// The `analysis` subcommands.
 #[derive(Subcommand)]
@@ -47,18 +155,34 @@ pub enum AnalysisCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Draw one level of the pack: SVG, or PNG when the output ends in
-    /// `.png` (shapes only, no letters).
+    /// Draw levels of the pack: one (`--seed`) to a file, SVG or PNG by its
+    /// extension; many (`--seeds`, `--tier`, `--all`) to a folder, one
+    /// `<level_id>.svg` (or `.png` with `--format png`) each.
+    #[command(group(clap::ArgGroup::new("which").required(true)
+        .args(["seed", "seeds", "tier", "all"])))]
     Render {
         /// The pack's folder (`<out>/<pack>`).
         pack: PathBuf,
-        /// The level's seed.
+        /// One level, by its seed.
         #[arg(long)]
-        seed: u64,
-        /// Where to write the picture (default `<level_id>.svg`); `-` for
-        /// standard output (SVG).
+        seed: Option<u64>,
+        /// These levels, by seed (comma separated).
+        #[arg(long, value_delimiter = ',')]
+        seeds: Vec<u64>,
+        /// Every level of this tier (1-based).
+        #[arg(long)]
+        tier: Option<u32>,
+        /// Every level of the pack.
+        #[arg(long)]
+        all: bool,
+        /// With `--seed`: the picture's file, `.svg` or `.png` (default
+        /// `<level_id>.svg`; `-` for SVG on standard output). Otherwise the
+        /// folder to write into (default `<pack>-pictures`, created).
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// The format of many pictures.
+        #[arg(long, value_enum, default_value_t = Format::Svg)]
+        format: Format,
         /// Pixels per tile, over 24.
         #[arg(long, default_value_t = 1.0)]
         scale: f64,
@@ -106,34 +230,27 @@ pub fn run(command: AnalysisCommand) -> Result<()> {
         AnalysisCommand::Render {
             pack,
             seed,
+            seeds,
+            tier,
+            all,
             output,
+            format,
             scale,
         } => {
             if !(scale > 0.0 && scale <= 16.0) {
                 bail!("--scale {scale} must be above 0 and at most 16");
             }
-            let found = pregen_analysis::picture::find_levels(&pack, &[seed].into())?;
-            let Some(level) = found.get(&seed) else {
-                bail!("seed {seed} is not a level of {}", pack.display());
-            };
-            let svg = level.svg(scale);
-            let output = output.unwrap_or_else(|| format!("{}.svg", level.level_id).into());
-            if output.as_os_str() == "-" {
-                return print_out(&svg);
+            match seed {
+                Some(seed) => render_one(&pack, seed, output, scale),
+                None => {
+                    let pick = match (tier, all) {
+                        (Some(tier), _) => Pick::Tier(tier),
+                        (None, true) => Pick::All,
+                        (None, false) => Pick::Seeds(seeds.into_iter().collect()),
+                    };
+                    render_many(&pack, &pick, output, format, scale)
+                }
             }
-            let bytes = if output
-                .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("png"))
-            {
-                pregen_analysis::picture::png(&svg)
-                    .map_err(|e| anyhow::anyhow!("cannot rasterise the picture: {e}"))?
-            } else {
-                svg.into_bytes()
-            };
-            std::fs::write(&output, &bytes)
-                .with_context(|| format!("cannot write {}", output.display()))?;
-            eprintln!("wrote {} ({})", output.display(), level.caption());
-            Ok(())
         }
         AnalysisCommand::Levels { pack, tier } => {
             print_out(&pregen_analysis::print_levels(&pack, tier)?)
