@@ -6,8 +6,8 @@
 //! (`gate 3,4 >`, `karma_goal 7 ...`, a dungeon's legend); [`level_svg`]
 //! draws the grid tile by tile with the game's [`Palette`] and the notes it
 //! knows (tilt's gates). A game without a palette (the synthetic load-test
-//! game) is drawn with a neutral one. Pictures hold shapes first, so they read
-//! without their letters (a rasteriser without fonts drops only the letters).
+//! game) is drawn with a neutral one. PNG pictures ([`png`]) draw their
+//! letters with a small font bundled in the binary.
 
 use std::fmt::Write;
 
@@ -314,7 +314,8 @@ pub fn level_svg(game: &str, layout: &str, title: &str, scale: f64) -> String {
             if let Some(colour) = run[0].ground {
                 let _ = writeln!(
                     svg,
-                    "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{TILE}\" fill=\"{colour}\"/>",
+                    "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{TILE}\" fill=\"{colour}\" \
+                     shape-rendering=\"crispEdges\"/>",
                     x as f64 * TILE,
                     y as f64 * TILE,
                     run.len() as f64 * TILE
@@ -499,11 +500,26 @@ fn tilt_gate(svg: &mut String, gate: &str) {
     );
 }
 
-/// An SVG picture rasterised to PNG (shapes only: the rasteriser is built
-/// without fonts, so letters are left out).
+/// The font PNG pictures draw their letters with, in the binary: DejaVu Sans
+/// Mono Bold cut to printable ASCII (8 KB; `analysis/fonts/LICENSE`), so a
+/// picture never depends on the fonts a machine has.
+const FONT: &[u8] = include_bytes!("../fonts/DejaVuSansMono-Bold-ascii.ttf");
+
+/// The family name inside [`FONT`].
+const FONT_FAMILY: &str = "DejaVu Sans Mono";
+
+/// An SVG picture rasterised to PNG, its letters in the bundled font
+/// (whatever family the SVG names).
 pub fn png(svg: &str) -> Result<Vec<u8>, String> {
     use resvg::{tiny_skia, usvg};
-    let tree = usvg::Tree::from_str(svg, &usvg::Options::default()).map_err(|e| e.to_string())?;
+    let mut options = usvg::Options::default();
+    let fonts = options.fontdb_mut();
+    fonts.load_font_data(FONT.to_vec());
+    fonts.set_monospace_family(FONT_FAMILY);
+    fonts.set_sans_serif_family(FONT_FAMILY);
+    fonts.set_serif_family(FONT_FAMILY);
+    options.font_family = FONT_FAMILY.to_string();
+    let tree = usvg::Tree::from_str(svg, &options).map_err(|e| e.to_string())?;
     let size = tree.size().to_int_size();
     let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height())
         .ok_or_else(|| format!("cannot rasterise {}x{}", size.width(), size.height()))?;
@@ -644,6 +660,31 @@ mod tests {
 
     fn tiles(svg: &str, what: &str) -> usize {
         svg.matches(what).count()
+    }
+
+    /// PNGs carry their letters: the tilt board's obstacle letters and the
+    /// cube's face names change pixels, drawn in the bundled font.
+    #[test]
+    fn png_pictures_draw_their_letters() {
+        let layouts = [
+            ("tilt", "######\n#1.2S#\n#CB.H#\n######\n"),
+            ("synthetic", "#####\n#abc#\n#####\n"),
+        ];
+        for (game, layout) in layouts {
+            let svg = level_svg(game, layout, "t", 1.0);
+            assert!(svg.contains("<text"), "{game}: letters in the SVG");
+            let mut bare = String::new();
+            let mut rest = svg.as_str();
+            while let Some(at) = rest.find("<text") {
+                bare.push_str(&rest[..at]);
+                let end = rest[at..].find("</text>").expect("closed") + at + "</text>".len();
+                rest = &rest[end..];
+            }
+            bare.push_str(rest);
+            let with = png(&svg).expect("rasterised");
+            let without = png(&bare).expect("rasterised");
+            assert_ne!(with, without, "{game}: the letters drew nothing");
+        }
     }
 
     #[test]
