@@ -550,7 +550,7 @@ impl PackLevel {
     /// The caption of its picture.
     pub fn caption(&self) -> String {
         format!(
-            "{}: tier {}, difficulty {:.3}, {} moves",
+            "{}: tier {:02}, difficulty {:.3}, {} moves",
             self.level_id, self.tier, self.difficulty, self.moves
         )
     }

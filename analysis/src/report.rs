@@ -158,7 +158,7 @@ fn gallery(
 ) {
     html.push_str("<h2>Gallery</h2>\n<p>The easiest, median and hardest level of each tier.</p>\n");
     for (tier, picks) in picks {
-        let _ = writeln!(html, "<h3>Tier {tier}</h3>\n<div class=\"gallery\">");
+        let _ = writeln!(html, "<h3>Tier {tier:02}</h3>\n<div class=\"gallery\">");
         for (what, seed) in picks {
             if let Some(level) = found.get(seed) {
                 figure(html, level, what, &terms(*seed));
@@ -198,15 +198,14 @@ fn campaign_strip(
     html.push_str("</div>\n");
 }
 
+/// A level drawn with its caption: what it is here, then the one heading
+/// every level has (its picture's title too): id, tier, difficulty, moves.
 fn figure(html: &mut String, level: &picture::PackLevel, what: &str, terms: &str) {
     let _ = writeln!(
         html,
-        "<figure>{}<figcaption>{what}: seed {}, {} moves, difficulty {:.3} (tier {}){terms}</figcaption></figure>",
+        "<figure>{}<figcaption>{what}, {}{terms}</figcaption></figure>",
         level.svg(1.0),
-        level.seed,
-        level.moves,
-        level.difficulty,
-        level.tier
+        escape(&level.caption()),
     );
 }
 
@@ -457,9 +456,11 @@ fn tiers_table(html: &mut String, levels: &[Level]) {
     for l in levels {
         by_tier.entry(l.tier).or_default().push(l);
     }
+    // A metric named as a column of its own (sokoban's `moves`) is shown once.
     let metric_names: std::collections::BTreeSet<&str> = levels
         .iter()
         .flat_map(|l| l.metrics.iter().map(|(k, _)| k.as_str()))
+        .filter(|k| !["moves", "difficulty", "levels", "optimal"].contains(k))
         .collect();
     html.push_str(
         "<h2>Tiers</h2>\n<p>Difficulty (min, median, max), optimal moves (median), the share \
@@ -513,16 +514,6 @@ fn short(v: f64) -> String {
     }
 }
 
-/// Colour of `tier` among `tiers` tiers, easy to hard.
-fn tier_colour(index: usize, tiers: usize) -> String {
-    let i = if tiers <= 1 {
-        0
-    } else {
-        index * (PALETTE.len() - 1) / (tiers - 1)
-    };
-    PALETTE[i].to_string()
-}
-
 fn charts(html: &mut String, levels: &[Level], rejects: &[Reject], campaigns: &[Slot]) {
     html.push_str("<h2>Levels</h2>\n");
     if !levels.is_empty() {
@@ -559,24 +550,24 @@ fn level_charts(html: &mut String, levels: &[Level]) {
                 Series {
                     name: format!("tier {t:02}"),
                     values,
-                    colour: tier_colour(i, tiers.len()),
+                    colour: svg::ramp(i, tiers.len()),
                 }
             })
             .collect()
     };
-    // Difficulty in 30 equal bins, coloured by tier.
+    // Difficulty in bins of a round width (about 25 of them) starting at a
+    // round value, coloured by tier.
     let lo = levels.iter().map(|l| l.difficulty).fold(f64::MAX, f64::min);
     let hi = levels.iter().map(|l| l.difficulty).fold(f64::MIN, f64::max);
-    let bins = 30;
     let width = if hi > lo {
-        (hi - lo) / bins as f64
+        svg::nice_step(hi - lo, 25.0)
     } else {
         1.0
     };
-    let bin = |l: &Level| Some((((l.difficulty - lo) / width) as usize).min(bins - 1));
-    let categories: Vec<String> = (0..bins)
-        .map(|b| format!("{:.2}", lo + width * b as f64))
-        .collect();
+    let start = (lo / width).floor() * width;
+    let bins = (((hi - start) / width).floor() as usize + 1).max(1);
+    let bin = |l: &Level| Some((((l.difficulty - start) / width) as usize).min(bins - 1));
+    let categories: Vec<String> = (0..bins).map(|b| short(start + width * b as f64)).collect();
     html.push_str(&svg::columns(
         "Difficulty of the accepted levels, by tier",
         "difficulty (bin start)",
@@ -743,9 +734,9 @@ mod tests {
 
     #[test]
     fn tier_colours_span_the_palette() {
-        assert_eq!(tier_colour(0, 10), PALETTE[0]);
-        assert_eq!(tier_colour(9, 10), PALETTE[9]);
-        assert_eq!(tier_colour(0, 1), PALETTE[0]);
-        assert_eq!(tier_colour(2, 3), PALETTE[9]);
+        assert_eq!(svg::ramp(0, 10), PALETTE[0]);
+        assert_eq!(svg::ramp(9, 10), PALETTE[9]);
+        assert_eq!(svg::ramp(0, 1), PALETTE[0]);
+        assert_eq!(svg::ramp(2, 3), PALETTE[9]);
     }
 }

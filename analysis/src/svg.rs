@@ -19,6 +19,27 @@ pub const PALETTE: [&str; 10] = [
     "#b5de2b", "#fde725",
 ];
 
+/// Colour `index` of `n` from easy to hard: [`PALETTE`] stretched over `n`,
+/// its anchors interpolated, so that 20 tiers get 20 distinct colours.
+pub fn ramp(index: usize, n: usize) -> String {
+    let t = if n <= 1 {
+        0.0
+    } else {
+        index as f64 / (n - 1) as f64
+    } * (PALETTE.len() - 1) as f64;
+    let (lo, frac) = (t.floor() as usize, t.fract());
+    let hi = (lo + 1).min(PALETTE.len() - 1);
+    let rgb = |hex: &str| {
+        let v = u32::from_str_radix(&hex[1..], 16).unwrap_or(0);
+        [(v >> 16) & 255, (v >> 8) & 255, v & 255].map(f64::from)
+    };
+    let (a, b) = (rgb(PALETTE[lo]), rgb(PALETTE[hi]));
+    let mix: Vec<String> = (0..3)
+        .map(|i| format!("{:02x}", (a[i] + (b[i] - a[i]) * frac).round() as u8))
+        .collect();
+    format!("#{}", mix.concat())
+}
+
 /// One named series of values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
@@ -49,18 +70,29 @@ pub fn escape(text: &str) -> String {
 /// Axis ticks from 0 covering `max`: steps of 1, 2 or 5 times a power of ten,
 /// about five of them.
 pub fn ticks(max: f64) -> Vec<f64> {
-    if !(max.is_finite() && max > 0.0) {
-        return vec![0.0, 1.0];
-    }
-    let rough = max / 5.0;
+    ticks_between(0.0, max)
+}
+
+/// A round step of about a fifth of `span`: 1, 2 or 5 times a power of ten.
+pub fn nice_step(span: f64, parts: f64) -> f64 {
+    let rough = span / parts;
     let power = 10f64.powf(rough.log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0]
+    [1.0, 2.0, 5.0, 10.0]
         .into_iter()
         .map(|m| m * power)
         .find(|&s| s >= rough)
-        .unwrap_or(10.0 * power);
-    let n = (max / step).ceil().max(1.0) as usize;
-    (0..=n).map(|i| i as f64 * step).collect()
+        .unwrap_or(10.0 * power)
+}
+
+/// Axis ticks covering `lo..=hi` on round steps, the first at or below `lo`.
+pub fn ticks_between(lo: f64, hi: f64) -> Vec<f64> {
+    if !(lo.is_finite() && hi.is_finite() && hi > lo) {
+        return vec![0.0, 1.0];
+    }
+    let step = nice_step(hi - lo, 5.0);
+    let first = (lo / step).floor();
+    let n = ((hi / step).ceil() - first).max(1.0) as usize;
+    (0..=n).map(|i| (first + i as f64) * step).collect()
 }
 
 /// A tick label: whole numbers plainly, others with up to three decimals.
@@ -73,15 +105,52 @@ fn label(v: f64) -> String {
     }
 }
 
-/// The frame shared by every chart: the title, the y axis with its grid, the
-/// axis titles. Returns the open `<svg>` and the y scale (value to SVG y).
-fn frame(title: &str, x_title: &str, y_title: &str, y_max: f64) -> (String, impl Fn(f64) -> f64) {
-    let ticks = ticks(y_max);
-    let top_value = *ticks.last().unwrap_or(&1.0);
+/// Legend rows: where each series' key goes (x, row), wrapped to the width.
+fn legend_layout(series: &[Series]) -> Vec<(f64, usize)> {
+    if series.len() < 2 {
+        return Vec::new();
+    }
+    let (mut x, mut row) = (LEFT, 0);
+    series
+        .iter()
+        .map(|s| {
+            let w = 24.0 + 6.5 * s.name.chars().count() as f64;
+            if x + w > WIDTH - RIGHT && x > LEFT {
+                (x, row) = (LEFT, row + 1);
+            }
+            let at = (x, row);
+            x += w;
+            at
+        })
+        .collect()
+}
+
+/// The height a legend of `series` adds beyond its first row.
+fn legend_extra(series: &[Series]) -> f64 {
+    legend_layout(series)
+        .last()
+        .map_or(0.0, |&(_, row)| LEGEND_ROW * row as f64)
+}
+
+/// A legend row's height.
+const LEGEND_ROW: f64 = 14.0;
+
+/// The frame shared by every chart: the title, the y axis with its grid from
+/// `y_lo` up to `y_hi` on round ticks, the axis titles, `extra` units of
+/// legend rows above the plot. Returns the open `<svg>` and the y scale.
+fn frame(
+    title: &str,
+    (x_title, y_title): (&str, &str),
+    (y_lo, y_hi): (f64, f64),
+    extra: f64,
+) -> (String, impl Fn(f64) -> f64) {
+    let ticks = ticks_between(y_lo, y_hi);
+    let (bottom_value, top_value) = (ticks[0], *ticks.last().unwrap_or(&1.0));
+    let (top, height) = (TOP + extra, HEIGHT + extra);
     let plot_h = HEIGHT - TOP - BOTTOM;
-    let y = move |v: f64| TOP + plot_h * (1.0 - v / top_value);
+    let y = move |v: f64| top + plot_h * (1.0 - (v - bottom_value) / (top_value - bottom_value));
     let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" \
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {WIDTH} {height}\" \
          role=\"img\" aria-label=\"{t}\" class=\"chart\">\n\
          <text x=\"{LEFT}\" y=\"20\" class=\"title\">{t}</text>\n",
         t = escape(title)
@@ -104,30 +173,28 @@ fn frame(title: &str, x_title: &str, y_title: &str, y_max: f64) -> (String, impl
          <text transform=\"translate(14 {:.1}) rotate(-90)\" class=\"axis\" \
          text-anchor=\"middle\">{}</text>",
         LEFT + (WIDTH - LEFT - RIGHT) / 2.0,
-        HEIGHT - 8.0,
+        height - 8.0,
         escape(x_title),
-        TOP + plot_h / 2.0,
+        top + plot_h / 2.0,
         escape(y_title),
     );
     (svg, y)
 }
 
-/// The legend, in a row under the title, when there is more than one series.
+/// The legend, in rows under the title (wrapped to the width), when there is
+/// more than one series.
 fn legend(svg: &mut String, series: &[Series]) {
-    if series.len() < 2 {
-        return;
-    }
-    let mut x = LEFT;
-    for s in series {
+    for (s, (x, row)) in series.iter().zip(legend_layout(series)) {
+        let y = 27.0 + LEGEND_ROW * row as f64;
         let _ = writeln!(
             svg,
-            "<rect x=\"{x:.1}\" y=\"27\" width=\"10\" height=\"10\" fill=\"{}\"/>\
-             <text x=\"{:.1}\" y=\"36\" class=\"tick\">{}</text>",
+            "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"10\" height=\"10\" fill=\"{}\"/>\
+             <text x=\"{:.1}\" y=\"{:.1}\" class=\"tick\">{}</text>",
             s.colour,
             x + 13.0,
+            y + 9.0,
             escape(&s.name),
         );
-        x += 24.0 + 6.5 * s.name.chars().count() as f64;
     }
 }
 
@@ -142,11 +209,12 @@ pub fn columns(
     let totals: Vec<f64> = (0..categories.len())
         .map(|i| series.iter().filter_map(|s| s.values.get(i)).sum())
         .collect();
+    let extra = legend_extra(series);
     let (mut svg, y) = frame(
         title,
-        x_title,
-        y_title,
-        totals.iter().copied().fold(0.0, f64::max),
+        (x_title, y_title),
+        (0.0, totals.iter().copied().fold(0.0, f64::max)),
+        extra,
     );
     let n = categories.len().max(1) as f64;
     let slot = (WIDTH - LEFT - RIGHT) / n;
@@ -162,7 +230,7 @@ pub fn columns(
                 let _ = writeln!(
                     svg,
                     "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{width:.1}\" height=\"{:.1}\" \
-                     fill=\"{}\"><title>{}: {} {}</title></rect>",
+                     fill=\"{}\" shape-rendering=\"crispEdges\"><title>{}: {} {}</title></rect>",
                     y(base + v),
                     y(base) - y(base + v),
                     s.colour,
@@ -178,7 +246,7 @@ pub fn columns(
                 svg,
                 "<text x=\"{:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"middle\">{}</text>",
                 x + width / 2.0,
-                HEIGHT - BOTTOM + 16.0,
+                HEIGHT + extra - BOTTOM + 16.0,
                 escape(category),
             );
         }
@@ -249,13 +317,19 @@ pub fn bars(title: &str, x_title: &str, rows: &[(String, f64)], colour: &str) ->
     svg
 }
 
-/// Lines over x (sorted ascending), with a dot at every point.
+/// Lines over x (sorted ascending), with a dot at every point; the y axis
+/// spans the values (from a round tick at or below the least, not from 0).
 pub fn lines(title: &str, x_title: &str, y_title: &str, xs: &[f64], series: &[Series]) -> String {
-    let y_max = series
-        .iter()
-        .flat_map(|s| s.values.iter().copied())
-        .fold(0.0, f64::max);
-    let (mut svg, y) = frame(title, x_title, y_title, y_max);
+    let values = || series.iter().flat_map(|s| s.values.iter().copied());
+    let y_max = values().fold(f64::MIN, f64::max);
+    let y_min = values().fold(f64::MAX, f64::min);
+    let (y_lo, y_hi) = if y_max > y_min {
+        (y_min, y_max)
+    } else {
+        (y_min - 1.0, y_min + 1.0)
+    };
+    let extra = legend_extra(series);
+    let (mut svg, y) = frame(title, (x_title, y_title), (y_lo, y_hi), extra);
     let (lo, hi) = (
         xs.first().copied().unwrap_or(0.0),
         xs.last().copied().unwrap_or(1.0),
@@ -268,7 +342,7 @@ pub fn lines(title: &str, x_title: &str, y_title: &str, xs: &[f64], series: &[Se
             svg,
             "<text x=\"{:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"middle\">{}</text>",
             x(v),
-            HEIGHT - BOTTOM + 16.0,
+            HEIGHT + extra - BOTTOM + 16.0,
             label(v),
         );
     }
@@ -318,6 +392,51 @@ mod tests {
             assert!(
                 *t.last().expect("ticks") >= max && t.len() <= 7,
                 "{max}: {t:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn ticks_between_start_at_a_round_value_below_the_least() {
+        assert_eq!(
+            ticks_between(52.3, 58.9),
+            vec![52.0, 54.0, 56.0, 58.0, 60.0]
+        );
+        assert_eq!(ticks_between(0.0, 10.0), ticks(10.0));
+        assert_eq!(
+            ticks_between(-3.0, 7.0),
+            vec![-4.0, -2.0, 0.0, 2.0, 4.0, 6.0, 8.0]
+        );
+    }
+
+    #[test]
+    fn twenty_tiers_get_twenty_colours_and_a_legend_that_fits() {
+        let colours: std::collections::BTreeSet<String> = (0..20).map(|i| ramp(i, 20)).collect();
+        assert_eq!(colours.len(), 20);
+        assert_eq!(
+            (ramp(0, 20), ramp(19, 20)),
+            (PALETTE[0].into(), PALETTE[9].into())
+        );
+        let series: Vec<Series> = (1..=20)
+            .map(|t| Series {
+                name: format!("tier {t:02}"),
+                values: vec![1.0],
+                colour: ramp(t - 1, 20),
+            })
+            .collect();
+        let layout = legend_layout(&series);
+        assert!(
+            layout
+                .iter()
+                .all(|&(x, _)| x + 24.0 + 6.5 * 7.0 <= WIDTH - RIGHT)
+        );
+        assert!(layout.last().is_some_and(|&(_, row)| row >= 1), "wrapped");
+        let svg = columns("t", "x", "y", &["a".into()], &series);
+        for s in &series {
+            assert!(
+                svg.contains(&format!(">{}<", s.name)),
+                "{} in the legend",
+                s.name
             );
         }
     }

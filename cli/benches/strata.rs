@@ -93,6 +93,9 @@ fn tilt(per_stratum: u64) -> Job {
     .expect("valid job")
 }
 
+/// A case's job, made afresh for each round.
+type JobOf = Box<dyn Fn() -> Job>;
+
 fn main() {
     let mut numbers = std::env::args()
         .skip(1)
@@ -104,7 +107,7 @@ fn main() {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let packs = tempfile::tempdir().expect("tempdir");
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/cube.toml");
-    let cases: [(&str, Box<dyn Fn() -> Job>, f64); 2] = [
+    let cases: [(&str, JobOf, f64); 2] = [
         (
             "10 cube strata x 20",
             Box::new(|| scaled(&example, 200)),

@@ -131,7 +131,11 @@ fn render_draws_a_level_as_svg_and_png_regression_19() {
         .arg(&pack)
         .output()
         .expect("render");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let summary = pregen_analysis::summarize(&pack).expect("summary");
     let pictures: Vec<_> = std::fs::read_dir(&tier_one).expect("folder").collect();
     assert_eq!(pictures.len() as u64, summary.tiers[&1]);
@@ -142,7 +146,11 @@ fn render_draws_a_level_as_svg_and_png_regression_19() {
         .arg(&pack)
         .output()
         .expect("render");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let svgs = std::fs::read_dir(&all).expect("folder").count() as u64;
     assert_eq!(svgs, summary.tiers.values().sum::<u64>());
     assert!(all.join(format!("sokoban-{seed:020}.svg")).exists());
