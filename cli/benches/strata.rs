@@ -94,7 +94,7 @@ fn tilt(per_stratum: u64) -> Job {
 }
 
 /// A case's job, made afresh for each round.
-type JobOf = Box<dyn Fn() -> Job>;
+type JobOf<'a> = Box<dyn Fn() -> Job + 'a>;
 
 fn main() {
     let mut numbers = std::env::args()
@@ -107,7 +107,7 @@ fn main() {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let packs = tempfile::tempdir().expect("tempdir");
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/cube.toml");
-    let cases: [(&str, JobOf, f64); 2] = [
+    let cases: [(&str, JobOf<'_>, f64); 2] = [
         (
             "10 cube strata x 20",
             Box::new(|| scaled(&example, 200)),
