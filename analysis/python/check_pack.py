@@ -32,6 +32,7 @@ TYPES = {
     "float64": pa.float64(),
     "bool": pa.bool_(),
     "map<string,float64>": pa.map_(pa.string(), pa.float64()),
+    "map<string,bool>": pa.map_(pa.string(), pa.bool_()),
 }
 
 
@@ -83,6 +84,11 @@ def main(pack):
     assert keys, "no level carries a metric"
     documented = {m["name"] for m in SCHEMA["metrics"][manifest["job"]["game"]]}
     assert keys <= documented, f"metric keys not in docs/schema.json: {sorted(keys - documented)}"
+    # Every flag of `metrics` is in `flags`, as a boolean of the same value.
+    flag_keys = {m["name"] for m in SCHEMA["metrics"][manifest["job"]["game"]] if m["unit"] == "flag"}
+    for metrics, flags in zip(table.column("metrics").to_pylist(), table.column("flags").to_pylist()):
+        want = {k: v != 0.0 for k, v in metrics if k in flag_keys}
+        assert dict(flags) == want, f"flags {flags} are not the metrics' flags {want}"
 
     campaigns = pq.read_table(pack / "campaigns" / "campaigns.parquet")
     check_schema("campaigns", campaigns.schema, CAMPAIGNS)
@@ -203,6 +209,8 @@ def check_pandas(pack, manifest, accepted):
     assert len(df) == accepted, len(df)
     assert pd.api.types.is_integer_dtype(df["tier"]), f"pandas reads tier as {df['tier'].dtype}"
     assert pd.api.types.is_bool_dtype(df["moves_optimal"]), f"pandas reads moves_optimal as {df['moves_optimal'].dtype}"
+    for row in df["flags"]:
+        assert all(isinstance(v, bool) for _, v in row), f"pandas reads a flag as not a bool: {row}"
     top = manifest["counts"]["tiers"]
     assert sorted(df["tier"].unique()) == list(range(1, top + 1))
     above_one = int((df["tier"] > 1).sum())

@@ -23,6 +23,7 @@ TYPES = {
     "float64": T.DoubleType(),
     "bool": T.BooleanType(),
     "map<string,float64>": T.MapType(T.StringType(), T.DoubleType()),
+    "map<string,bool>": T.MapType(T.StringType(), T.BooleanType()),
 }
 
 

@@ -303,6 +303,17 @@ pub struct MetricDoc {
     pub doc: &'static str,
 }
 
+impl MetricDoc {
+    /// The unit of a figure that is 0 or 1.
+    pub const FLAG: &'static str = "flag";
+
+    /// Whether the figure is 0 or 1 (the levels' `flags` column holds it as
+    /// a boolean too).
+    pub fn is_flag(&self) -> bool {
+        self.unit == Self::FLAG
+    }
+}
+
 /// A [`MetricDoc`], briefly.
 pub(crate) const fn metric(name: &'static str, unit: &'static str, doc: &'static str) -> MetricDoc {
     MetricDoc { name, unit, doc }

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use arrow_array::ArrayRef;
-use arrow_array::builder::{Float64Builder, MapBuilder, StringBuilder};
+use arrow_array::builder::{BooleanBuilder, Float64Builder, MapBuilder, StringBuilder};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::file::metadata::SortingColumn;
 use pregen_games::{Code, GameKind};
@@ -29,6 +29,8 @@ pub enum ColumnType {
     Bool,
     /// Map from text to 64-bit float.
     MetricsMap,
+    /// Map from text to boolean.
+    FlagsMap,
 }
 
 impl ColumnType {
@@ -42,6 +44,7 @@ impl ColumnType {
             ColumnType::Float64 => "float64",
             ColumnType::Bool => "bool",
             ColumnType::MetricsMap => "map<string,float64>",
+            ColumnType::FlagsMap => "map<string,bool>",
         }
     }
 
@@ -57,6 +60,7 @@ impl ColumnType {
             ColumnType::MetricsMap => {
                 arrow_array::Array::data_type(&metrics_builder().finish()).clone()
             }
+            ColumnType::FlagsMap => arrow_array::Array::data_type(&flags_builder().finish()).clone(),
         }
     }
 }
@@ -109,7 +113,7 @@ pub struct Table {
     pub sorted_by: &'static [&'static str],
 }
 
-use ColumnType::{Bool, Float64, Int32, MetricsMap, String as Text, UInt32, UInt64};
+use ColumnType::{Bool, FlagsMap, Float64, Int32, MetricsMap, String as Text, UInt32, UInt64};
 use columns as c;
 
 /// Every column's name: what readers and writers of the tables name a
@@ -147,6 +151,8 @@ pub mod columns {
     pub const ATTEMPT: &str = "attempt";
     /// `metrics`.
     pub const METRICS: &str = "metrics";
+    /// `flags`.
+    pub const FLAGS: &str = "flags";
     /// `stratum`.
     pub const STRATUM: &str = "stratum";
     /// `stratum_name`.
@@ -261,7 +267,12 @@ pub const LEVELS: Table = Table {
         col(
             c::METRICS,
             MetricsMap,
-            "the rating's inputs and search figures",
+            "the rating's inputs and search figures, every one a number (flags 0 or 1, so that a mean is a share)",
+        ),
+        col(
+            c::FLAGS,
+            FlagsMap,
+            "the figures of `metrics` whose unit is `flag`, as booleans",
         ),
         STRATUM,
         STRATUM_NAME,
@@ -381,6 +392,11 @@ impl Table {
             .collect();
         columns.filter(|_| named.is_empty())
     }
+}
+
+/// The builder of a `flags` column.
+pub fn flags_builder() -> MapBuilder<StringBuilder, BooleanBuilder> {
+    MapBuilder::new(None, StringBuilder::new(), BooleanBuilder::new())
 }
 
 /// The builder of a `metrics` column.

@@ -214,16 +214,32 @@ pub(super) fn levels_columns(
         .iter()
         .filter_map(|r| Some((r, r.accepted()?)))
         .collect();
+    let flag_keys: Vec<&str> = pregen_games::GameKind::from_name(game)
+        .map(|g| {
+            g.metric_docs()
+                .iter()
+                .filter(|m| m.is_flag())
+                .map(|m| m.name)
+                .collect()
+        })
+        .unwrap_or_default();
+    let arrow = |source| PackError::Arrow {
+        path: dir::LEVELS.into(),
+        source,
+    };
     let mut metrics = schema::metrics_builder();
+    let mut flags = schema::flags_builder();
     for (_, l) in &levels {
         for (k, v) in &l.metrics {
             metrics.keys().append_value(k);
             metrics.values().append_value(*v);
+            if flag_keys.contains(&k.as_str()) {
+                flags.keys().append_value(k);
+                flags.values().append_value(*v != 0.0);
+            }
         }
-        metrics.append(true).map_err(|source| PackError::Arrow {
-            path: dir::LEVELS.into(),
-            source,
-        })?;
+        metrics.append(true).map_err(arrow)?;
+        flags.append(true).map_err(arrow)?;
     }
     let ids: Vec<String> = levels
         .iter()
@@ -276,6 +292,7 @@ pub(super) fn levels_columns(
         ),
         (c::ATTEMPT, u32s(levels.iter().map(|(r, _)| r.attempt))),
         (c::METRICS, Arc::new(metrics.finish())),
+        (c::FLAGS, Arc::new(flags.finish())),
         (c::STRATUM, stratum(job, levels.iter().map(|(r, _)| r.seed))),
         (
             c::STRATUM_NAME,
