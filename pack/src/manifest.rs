@@ -84,8 +84,9 @@ pub struct Seeds {
     /// up to its last level.
     pub tried: u64,
     /// Seeds the job's runs computed, those past each stratum's last level
-    /// included (a fact of the runs: lease sizes and workers change it).
-    #[serde(default)]
+    /// included (a fact of the runs: lease sizes and workers change it; left
+    /// out of a release's manifest).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub computed: u64,
 }
 
@@ -103,8 +104,9 @@ pub struct StratumEntry {
     /// Seeds of it the pack holds.
     #[serde(default)]
     pub seeds: u64,
-    /// Seeds of it the job's runs computed (a fact of the runs).
-    #[serde(default)]
+    /// Seeds of it the job's runs computed (a fact of the runs; left out of
+    /// a release's manifest).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub computed: u64,
 }
 
@@ -190,8 +192,16 @@ impl ReleaseManifest {
             job_id: m.job_id,
             machine_dependent: m.machine_dependent,
             pack: m.pack,
-            seeds: m.seeds,
-            strata: m.strata,
+            // How much a run computed is a fact of the run, not of the levels.
+            seeds: Seeds {
+                computed: 0,
+                ..m.seeds
+            },
+            strata: m
+                .strata
+                .into_iter()
+                .map(|s| StratumEntry { computed: 0, ..s })
+                .collect(),
             timeouts: m.timeouts,
             versions: m.versions,
         }
@@ -223,4 +233,8 @@ impl Manifest {
             source,
         })
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
