@@ -389,7 +389,7 @@ pub struct Outcome {
 /// The common trait of every generator.
 pub trait Game: 'static {
     /// The game's parameters (deserialized from the job's `[params]` table).
-    type Params: DeserializeOwned + Default + Clone + fmt::Debug + Send + Sync + 'static;
+    type Params: Serialize + DeserializeOwned + Default + Clone + fmt::Debug + Send + Sync + 'static;
     /// A level: serialized as the game's JSON form.
     type Level: Serialize + DeserializeOwned + Clone + PartialEq + fmt::Debug;
     /// What the verifier learns about a level: the inputs of `accept` and `rate`.

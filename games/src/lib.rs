@@ -25,6 +25,7 @@ pub mod agents;
 pub mod cube;
 pub mod doors;
 pub mod dungeon;
+pub mod external;
 pub mod rng;
 pub mod search;
 pub mod seeds;

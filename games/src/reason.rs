@@ -119,6 +119,8 @@ codes! {
         "A level that does not hold together (its text, JSON or grid).";
     Rating = 23, "rating failed", Error, "The rating model could not rate the level's metrics.";
     Internal = 24, "internal error", Error, "A game's internal check failed.";
+    Protocol = 25, "protocol", Error,
+        "An external game program broke the protocol (the detail names the message).";
 }
 
 impl Code {

@@ -79,6 +79,11 @@ impl GameKind {
             .map(|ready| PreparedGame { kind: self, ready })
     }
 
+    /// The params' defaults, as a JSON object.
+    pub fn default_params(self) -> serde_json::Value {
+        self.0.default_params()
+    }
+
     /// Checks a params object for this game.
     pub fn validate_params(self, params: &serde_json::Value) -> Result<(), GameError> {
         self.prepare(params).map(drop)
@@ -280,6 +285,7 @@ trait Registered: Sync {
     fn name(&self) -> &'static str;
     fn metric_docs(&self) -> &'static [MetricDoc];
     fn rating_model(&self) -> &'static str;
+    fn default_params(&self) -> serde_json::Value;
     fn prepare(&self, params: &serde_json::Value) -> Result<Box<dyn Ready>, GameError>;
     fn solve_text(
         &self,
@@ -370,6 +376,10 @@ impl<G: Game> Ready for WithParams<G> {
 }
 
 impl<G: Game> Registered for Entry<G> {
+    fn default_params(&self) -> serde_json::Value {
+        serde_json::to_value(G::Params::default()).unwrap_or(serde_json::Value::Null)
+    }
+
     fn name(&self) -> &'static str {
         G::NAME
     }

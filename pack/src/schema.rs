@@ -60,7 +60,9 @@ impl ColumnType {
             ColumnType::MetricsMap => {
                 arrow_array::Array::data_type(&metrics_builder().finish()).clone()
             }
-            ColumnType::FlagsMap => arrow_array::Array::data_type(&flags_builder().finish()).clone(),
+            ColumnType::FlagsMap => {
+                arrow_array::Array::data_type(&flags_builder().finish()).clone()
+            }
         }
     }
 }

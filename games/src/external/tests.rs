@@ -1,0 +1,234 @@
+use std::io::Cursor;
+use std::time::Duration;
+
+use super::*;
+use crate::registry::GameKind;
+
+fn tilt() -> GameKind {
+    GameKind::from_name("tilt").expect("tilt")
+}
+
+fn params() -> serde_json::Value {
+    serde_json::json!({ "width": 5, "height": 5, "pairs": 2, "min_moves": 3 })
+}
+
+/// The responses `serve` gives to `requests`.
+fn served(requests: &[serde_json::Value]) -> Vec<Response> {
+    let input: String = requests.iter().map(|r| format!("{r}\n")).collect();
+    let mut output = Vec::new();
+    serve(tilt(), Cursor::new(input), &mut output).expect("serves");
+    String::from_utf8(output)
+        .expect("utf-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a response"))
+        .collect()
+}
+
+/// What a built-in game answers over the protocol is what it computes: the
+/// same outcome for every seed, the same check.
+#[test]
+fn a_served_game_answers_as_it_runs() {
+    let game = tilt().prepare(&params()).expect("params");
+    let mut requests = vec![serde_json::json!({"id": 1, "describe": {"protocol": PROTOCOL}})];
+    for seed in 0..40u64 {
+        requests.push(serde_json::json!({
+            "id": seed + 2,
+            "generate": {"seed": seed, "params": params(), "max_nodes": 50_000}
+        }));
+    }
+    let responses = served(&requests);
+    assert_eq!(responses.len(), requests.len());
+    let ResponseBody::Describe(d) = &responses[0].body else {
+        panic!("{:?}", responses[0]);
+    };
+    assert_eq!((d.name.as_str(), d.protocol), ("tilt", PROTOCOL));
+    assert_eq!(d.params["pairs"], tilt().default_params()["pairs"]);
+    assert!(d.metrics.iter().any(|m| m.name == "states"));
+    let mut accepted = None;
+    for (seed, response) in responses[1..].iter().enumerate() {
+        assert_eq!(response.id, seed as u64 + 2);
+        let ResponseBody::Outcome(message) = &response.body else {
+            panic!("{response:?}");
+        };
+        let native = game.run(seed as u64, &Budget::nodes(50_000));
+        let back = message.clone().into_outcome().expect("a valid outcome");
+        assert_eq!(back.result, native.result, "seed {seed}");
+        assert_eq!(back.nodes, native.nodes, "seed {seed}");
+        if let Ok(level) = back.result {
+            accepted = Some(level);
+        }
+    }
+    let level = accepted.expect("some seed accepted");
+    let mut forged = level.clone();
+    forged.moves += 1;
+    let checks = served(&[
+        serde_json::json!({"id": 5, "check": {"params": params(), "level": level}}),
+        serde_json::json!({"id": 6, "check": {"params": params(), "level": forged}}),
+        serde_json::json!({"id": 7, "describe": {"protocol": 99}}),
+        serde_json::json!({"id": 8, "launch": {}}),
+    ]);
+    assert!(matches!(&checks[0].body, ResponseBody::Check(c) if c.ok));
+    assert!(matches!(&checks[1].body, ResponseBody::Check(c) if !c.ok && !c.reason.is_empty()));
+    assert!(matches!(&checks[2].body, ResponseBody::Error(e) if e.contains("protocol 1, not 99")));
+    assert!(
+        matches!(&checks[3], Response { id: 8, body: ResponseBody::Error(e) } if e.contains("not a request"))
+    );
+}
+
+#[test]
+fn an_outcome_that_does_not_hold_together_is_refused() {
+    let base = OutcomeMessage {
+        status: Status::Rejected,
+        reason_code: Some("too easy".into()),
+        reason_detail: "2 moves".into(),
+        level: None,
+        generate_ms: 1.0,
+        solve_ms: 1.0,
+        nodes: 3,
+    };
+    assert!(base.clone().into_outcome().is_ok());
+    let cases: [(OutcomeMessage, &str); 6] = [
+        (
+            OutcomeMessage {
+                reason_code: None,
+                ..base.clone()
+            },
+            "without a reason_code",
+        ),
+        (
+            OutcomeMessage {
+                reason_code: Some("bored".into()),
+                ..base.clone()
+            },
+            "unknown reason code `bored`",
+        ),
+        (
+            OutcomeMessage {
+                reason_code: Some("internal error".into()),
+                ..base.clone()
+            },
+            "with status rejected",
+        ),
+        (
+            OutcomeMessage {
+                status: Status::Accepted,
+                ..base.clone()
+            },
+            "accepted without a level",
+        ),
+        (
+            OutcomeMessage {
+                status: Status::Timeout,
+                ..base.clone()
+            },
+            "a reason_code with status timeout",
+        ),
+        (
+            OutcomeMessage {
+                solve_ms: f64::NAN,
+                ..base.clone()
+            },
+            "solve_ms is NaN",
+        ),
+    ];
+    for (message, says) in cases {
+        let err = message.into_outcome().expect_err(says);
+        assert!(err.contains(says), "{err} / {says}");
+    }
+}
+
+/// A program written as a shell script: it describes itself (as `name`),
+/// then answers each `generate` with the next of `answers` (`-` reads the
+/// request and says nothing; `exit` ends the process).
+fn script(dir: &std::path::Path, name: &str, answers: &[&str]) -> Vec<String> {
+    let describe = format!(
+        r#"{{"id":ID,"describe":{{"protocol":1,"name":"{name}","version":"1","text_format":"x","params":{{}},"metrics":[]}}}}"#
+    );
+    let mut body =
+        String::from("read line\nid=$(echo \"$line\" | sed 's/.*\"id\":\\([0-9]*\\).*/\\1/')\n");
+    body.push_str(&format!("echo '{describe}' | sed \"s/ID/$id/\"\n"));
+    for answer in answers {
+        body.push_str(
+            "read line || exit 0\nid=$(echo \"$line\" | sed 's/.*\"id\":\\([0-9]*\\).*/\\1/')\n",
+        );
+        match *answer {
+            "-" => body.push_str("sleep 30\n"),
+            "exit" => body.push_str("exit 3\n"),
+            a => body.push_str(&format!("echo '{a}' | sed \"s/ID/$id/\"\n")),
+        }
+    }
+    body.push_str("sleep 30\n");
+    let path = dir.join(format!("{name}.sh"));
+    std::fs::write(&path, body).expect("script");
+    vec!["sh".into(), path.display().to_string()]
+}
+
+fn rejected_json() -> &'static str {
+    r#"{"id":ID,"outcome":{"status":"rejected","reason_code":"too easy","reason_detail":"1 move","generate_ms":1,"solve_ms":1,"nodes":2}}"#
+}
+
+/// Every way a program can break the protocol is that seed's failure,
+/// named, and the program is started again for the next seed; past the
+/// watchdog the seed is a timeout.
+#[test]
+fn a_broken_program_fails_its_seed_not_the_worker() {
+    let dir = std::env::temp_dir().join(format!("pregen-program-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let cases: [(&str, &str, &str); 5] = [
+        ("garbage", "not json", "not a message"),
+        (
+            "wrong-id",
+            r#"{"id":999,"outcome":{"status":"unsolvable","generate_ms":1,"solve_ms":1,"nodes":0}}"#,
+            "came for request 999",
+        ),
+        (
+            "lie",
+            r#"{"id":ID,"outcome":{"status":"accepted","generate_ms":1,"solve_ms":1,"nodes":0}}"#,
+            "accepted without a level",
+        ),
+        ("crash", "exit", "ended before answering"),
+        (
+            "error",
+            r#"{"id":ID,"error":"no such params"}"#,
+            "the program says: no such params",
+        ),
+    ];
+    for (name, answer, says) in cases {
+        let command = script(&dir, name, &[answer, rejected_json()]);
+        let (mut program, description) = Program::start(&command, None).expect("starts");
+        assert_eq!(description.name, name);
+        let outcome = program.generate(1, &serde_json::json!({}), 100, Duration::from_secs(20));
+        let Err(Rejection::Refused(reason)) = &outcome.result else {
+            panic!("{name}: {:?}", outcome.result);
+        };
+        assert_eq!(reason.code, Code::Protocol, "{name}");
+        assert!(reason.detail.contains(says), "{name}: {}", reason.detail);
+        // Started again: the script answers its first request anew.
+        let next = program.generate(2, &serde_json::json!({}), 100, Duration::from_secs(20));
+        assert!(
+            matches!(&next.result, Err(r) if r.code() == Some(Code::Protocol) || r.code() == Some(Code::TooEasy)),
+            "{name}: {:?}",
+            next.result
+        );
+    }
+    let command = script(&dir, "hang", &["-", rejected_json()]);
+    let (mut program, _) = Program::start(&command, None).expect("starts");
+    let outcome = program.generate(1, &serde_json::json!({}), 100, Duration::from_millis(300));
+    assert_eq!(outcome.result, Err(Rejection::Timeout));
+    let command = script(&dir, "old", &[]);
+    let text = std::fs::read_to_string(&command[1]).expect("script");
+    std::fs::write(
+        &command[1],
+        text.replace("\\\"protocol\\\":1", "\\\"protocol\\\":0")
+            .replace("\"protocol\":1", "\"protocol\":0"),
+    )
+    .expect("script");
+    let refused = Program::start(&command, None).err().expect("refused");
+    assert!(
+        refused
+            .to_string()
+            .contains("protocol 0; this pregen speaks 1"),
+        "{refused}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
