@@ -13,7 +13,9 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use clap::{Parser, Subcommand, ValueEnum};
 use tokio_util::sync::CancellationToken;
 
-use commands::{analysis, archive, census, load_test, retier, run, serve, solve, worker};
+use commands::{
+    analysis, archive, census, game_server, load_test, retier, run, serve, solve, worker,
+};
 
 /// Pregenerates verified puzzle levels: a coordinator hands seed ranges to
 /// workers over gRPC and writes a Parquet dataset, tiers, campaigns and release
@@ -94,6 +96,10 @@ enum Command {
     /// new folder, from its commit log, without running a seed: the same
     /// bytes as a run of the job with that model from the start.
     Retier(retier::RetierArgs),
+    /// Serve a built-in game over the game protocol on stdin and stdout (JSON
+    /// lines: describe, generate, check; docs/external.md): the answers a game
+    /// program in any language gives, given by pregen's own game.
+    GameServer(game_server::GameServerArgs),
     /// Read a finished pack.
     Analysis {
         #[command(subcommand)]
@@ -116,6 +122,7 @@ async fn main() {
         Command::Archive(args) => archive::run(args),
         Command::Retier(args) => retier::run(args),
         Command::LoadTest(args) => load_test::run(args).await,
+        Command::GameServer(args) => game_server::run(args),
         Command::Analysis { command } => analysis::run(command),
         Command::ExampleJob => {
             print!("{}", include_str!("../../examples/demo.toml"));

@@ -5,6 +5,7 @@ mod archive;
 mod calibrate;
 mod common;
 mod conventions;
+mod external;
 mod faults;
 mod hostile;
 mod logs;

@@ -4,6 +4,7 @@ pub mod analysis;
 pub mod archive;
 pub mod calibrate;
 pub mod census;
+pub mod game_server;
 pub mod load_test;
 pub mod retier;
 pub mod run;
