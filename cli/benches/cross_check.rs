@@ -11,14 +11,10 @@
 mod common;
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 use pregen_coordinator::Job;
-use pregen_coordinator::server::{RunOptions, Started, start_job};
-use pregen_worker::{WorkerConfig, run_worker};
-use tokio_util::sync::CancellationToken;
 
-use common::median;
+use common::{median, run_two_workers};
 
 /// One timed run: levels per second, seeds confirmed by a second run.
 async fn run(count: u64, share: f64, threads: usize, out: PathBuf) -> (f64, u64) {
@@ -26,34 +22,8 @@ async fn run(count: u64, share: f64, threads: usize, out: PathBuf) -> (f64, u64)
         "pack = \"bench\"\ngame = \"tilt\"\ncount = {count}\ncross_check = {share}\n"
     ))
     .expect("valid job");
-    let started = Instant::now();
-    let Started::Running(mut running) = start_job(
-        job,
-        RunOptions {
-            lease_ttl: Duration::from_secs(30),
-            ..RunOptions::local(out, "bench".into())
-        },
-    )
-    .await
-    .expect("starts") else {
-        panic!("a new pack is not complete")
-    };
-    let workers: Vec<_> = ["a", "b"]
-        .into_iter()
-        .map(|name| {
-            let mut config =
-                WorkerConfig::new(format!("http://{}", running.listening.grpc), "bench");
-            config.threads = threads;
-            config.name = name.into();
-            tokio::spawn(run_worker(config, CancellationToken::new()))
-        })
-        .collect();
-    let summary = running.complete().await.expect("run");
-    for w in workers {
-        w.await.expect("worker joins").expect("worker ends well");
-    }
-    running.stop().await;
-    let rate = summary.accepted as f64 / started.elapsed().as_secs_f64();
+    let (summary, elapsed) = run_two_workers(job, threads, out).await;
+    let rate = summary.accepted as f64 / elapsed.as_secs_f64();
     (rate, summary.progress.cross_check.confirmed)
 }
 

@@ -11,46 +11,16 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use pregen_coordinator::Job;
-use pregen_coordinator::server::{RunOptions, Started, start_job};
 use pregen_pack::PackDir;
-use pregen_worker::{WorkerConfig, run_worker};
-use tokio_util::sync::CancellationToken;
 
-use common::median;
+use common::{median, run_two_workers};
 
 /// Runs `job` with two workers of `threads` threads: (seeds in the pack,
 /// seeds computed, seconds).
 async fn run(job: Job, threads: usize, out: PathBuf) -> (u64, u64, f64) {
-    let started = Instant::now();
-    let Started::Running(mut running) = start_job(
-        job,
-        RunOptions {
-            lease_ttl: Duration::from_secs(30),
-            ..RunOptions::local(out.clone(), "bench".into())
-        },
-    )
-    .await
-    .expect("starts") else {
-        panic!("a new pack is not complete")
-    };
-    let workers: Vec<_> = ["a", "b"]
-        .into_iter()
-        .map(|name| {
-            let mut config =
-                WorkerConfig::new(format!("http://{}", running.listening.grpc), "bench");
-            config.threads = threads;
-            config.name = name.into();
-            tokio::spawn(run_worker(config, CancellationToken::new()))
-        })
-        .collect();
-    let summary = running.complete().await.expect("run");
-    for w in workers {
-        w.await.expect("worker joins").expect("worker ends well");
-    }
-    running.stop().await;
+    let (summary, elapsed) = run_two_workers(job, threads, out).await;
     let manifest = PackDir::new(&summary.dir)
         .read_manifest()
         .expect("manifest");
@@ -71,7 +41,7 @@ async fn run(job: Job, threads: usize, out: PathBuf) -> (u64, u64, f64) {
     (
         manifest.seeds.tried,
         manifest.seeds.computed,
-        started.elapsed().as_secs_f64(),
+        elapsed.as_secs_f64(),
     )
 }
 

@@ -70,6 +70,27 @@ fn chromium(user_data: &Path) -> Command {
     cmd
 }
 
+/// `pregen analysis render ARGS -o OUT PACK`.
+fn render(args: &[&str], out: &Path, pack: &Path) -> Output {
+    pregen()
+        .args(["analysis", "render"])
+        .args(args)
+        .arg(out)
+        .arg(pack)
+        .output()
+        .expect("render")
+}
+
+/// `pregen analysis render ARGS PACK`.
+fn render_to_stdout(args: &[&str], pack: &Path) -> Output {
+    pregen()
+        .args(["analysis", "render"])
+        .args(args)
+        .arg(pack)
+        .output()
+        .expect("render")
+}
+
 #[test]
 fn render_draws_a_level_as_svg_and_png_regression_19() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -83,12 +104,7 @@ fn render_draws_a_level_as_svg_and_png_regression_19() {
     assert!(svg.contains(&format!("sokoban-{seed:020}")), "titled");
     assert!(svg.contains("<circle"), "the player is drawn");
     let png = dir.path().join("level.png");
-    let out = pregen()
-        .args(["analysis", "render", "--seed", &seed.to_string(), "-o"])
-        .arg(&png)
-        .arg(&pack)
-        .output()
-        .expect("render");
+    let out = render(&["--seed", &seed.to_string(), "-o"], &png, &pack);
     assert!(
         out.status.success(),
         "{}",
@@ -98,11 +114,7 @@ fn render_draws_a_level_as_svg_and_png_regression_19() {
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
 
     // A seed the pack does not hold is refused by name.
-    let out = pregen()
-        .args(["analysis", "render", "--seed", "999999999", "-o", "-"])
-        .arg(&pack)
-        .output()
-        .expect("render");
+    let out = render_to_stdout(&["--seed", "999999999", "-o", "-"], &pack);
     assert!(!out.status.success());
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("seed 999999999 is not a level"),
@@ -112,12 +124,7 @@ fn render_draws_a_level_as_svg_and_png_regression_19() {
 
     // An extension that is neither picture format is refused, nothing written.
     let jpg = dir.path().join("level.jpg");
-    let out = pregen()
-        .args(["analysis", "render", "--seed", &seed.to_string(), "-o"])
-        .arg(&jpg)
-        .arg(&pack)
-        .output()
-        .expect("render");
+    let out = render(&["--seed", &seed.to_string(), "-o"], &jpg, &pack);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("unknown picture format `.jpg`"), "{stderr}");
@@ -125,12 +132,7 @@ fn render_draws_a_level_as_svg_and_png_regression_19() {
 
     // Many at once: a tier, or every level, into a folder.
     let tier_one = dir.path().join("tier-1");
-    let out = pregen()
-        .args(["analysis", "render", "--tier", "1", "--format", "png", "-o"])
-        .arg(&tier_one)
-        .arg(&pack)
-        .output()
-        .expect("render");
+    let out = render(&["--tier", "1", "--format", "png", "-o"], &tier_one, &pack);
     assert!(
         out.status.success(),
         "{}",
@@ -140,12 +142,7 @@ fn render_draws_a_level_as_svg_and_png_regression_19() {
     let pictures: Vec<_> = std::fs::read_dir(&tier_one).expect("folder").collect();
     assert_eq!(pictures.len() as u64, summary.tiers[&1]);
     let all = dir.path().join("all");
-    let out = pregen()
-        .args(["analysis", "render", "--all", "-o"])
-        .arg(&all)
-        .arg(&pack)
-        .output()
-        .expect("render");
+    let out = render(&["--all", "-o"], &all, &pack);
     assert!(
         out.status.success(),
         "{}",

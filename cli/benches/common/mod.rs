@@ -76,3 +76,48 @@ pub fn thread_cpu() -> std::collections::HashMap<u32, (String, f64)> {
         })
         .collect()
 }
+
+/// Runs `job` to its pack in `out` with two workers (`a` and `b`) of
+/// `threads` threads each over loopback gRPC: what the run did, and its
+/// wall-clock time.
+#[allow(dead_code)]
+pub async fn run_two_workers(
+    job: pregen_coordinator::Job,
+    threads: usize,
+    out: std::path::PathBuf,
+) -> (pregen_coordinator::server::RunSummary, std::time::Duration) {
+    use pregen_coordinator::server::{RunOptions, Started, start_job};
+    let started = std::time::Instant::now();
+    let Started::Running(mut running) = start_job(
+        job,
+        RunOptions {
+            lease_ttl: std::time::Duration::from_secs(30),
+            ..RunOptions::local(out, "bench".into())
+        },
+    )
+    .await
+    .expect("starts") else {
+        panic!("a new pack is not complete")
+    };
+    let workers: Vec<_> = ["a", "b"]
+        .into_iter()
+        .map(|name| {
+            let mut config = pregen_worker::WorkerConfig::new(
+                format!("http://{}", running.listening.grpc),
+                "bench",
+            );
+            config.threads = threads;
+            config.name = name.into();
+            tokio::spawn(pregen_worker::run_worker(
+                config,
+                tokio_util::sync::CancellationToken::new(),
+            ))
+        })
+        .collect();
+    let summary = running.complete().await.expect("run");
+    for w in workers {
+        w.await.expect("worker joins").expect("worker ends well");
+    }
+    running.stop().await;
+    (summary, started.elapsed())
+}
