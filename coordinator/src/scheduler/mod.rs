@@ -109,16 +109,6 @@ pub const MAX_LEASES_PER_SESSION: usize = 4;
 /// Queued cross-checks looked at for one grant.
 const CHECK_WINDOW: usize = 64;
 
-/// Adds one to a count by name (allocating the name only when new).
-fn bump(counts: &mut BTreeMap<String, u64>, key: &str) {
-    match counts.get_mut(key) {
-        Some(n) => *n += 1,
-        None => {
-            counts.insert(key.to_string(), 1);
-        }
-    }
-}
-
 /// Leases out, results in.
 #[derive(Debug)]
 pub struct Scheduler {
@@ -527,10 +517,12 @@ impl Scheduler {
             return;
         }
         self.progress.seeds += 1;
-        bump(
-            &mut self.progress.per_worker,
-            self.verdicts.worker(&verdict),
-        );
+        // The worker's name is allocated only when new.
+        let worker = self.verdicts.worker(&verdict);
+        match self.progress.per_worker.get_mut(worker) {
+            Some(n) => *n += 1,
+            None => drop(self.progress.per_worker.insert(worker.to_string(), 1)),
+        }
         if verdict.status != Status::Accepted {
             *self.progress.rejected.entry(verdict.refusal()).or_default() += 1;
         }
