@@ -222,3 +222,66 @@ fn an_archive_leaves_solutions_out_on_request_regression_19() {
     );
     assert!(bare.keys().all(|k| full.contains_key(k)));
 }
+
+/// Every part `--without` names leaves the archive, and only it; a pack whose
+/// solutions are inline in its level files refuses `--without solutions`
+/// with a message saying why, and writes nothing.
+#[test]
+fn every_without_leaves_its_part_out_and_inline_solutions_are_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pack = run_pack(dir.path(), &job_text(100), 1);
+    let full = unpack(&archived(&pack, &dir.path().join("full.tar.zst")));
+    for (part, folder) in [
+        ("seeds", "release/seeds/"),
+        ("campaigns", "release/campaigns/"),
+    ] {
+        assert!(
+            full.keys().any(|k| k.starts_with(folder)),
+            "{part} in the full archive"
+        );
+        let dest = dir.path().join(format!("without-{part}.tar.zst"));
+        let out = pregen()
+            .arg("archive")
+            .arg(&pack)
+            .args(["--without", part, "--output"])
+            .arg(&dest)
+            .output()
+            .expect("archive");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let bare = unpack(&std::fs::read(&dest).expect("written"));
+        assert!(
+            !bare.keys().any(|k| k.starts_with(folder)),
+            "{part}: {:?}",
+            bare.keys()
+        );
+        let kept = |k: &&String| {
+            !k.starts_with(folder) && !k.ends_with("SHA256SUMS") && !k.ends_with("manifest.json")
+        };
+        assert_eq!(
+            full.keys().filter(kept).collect::<Vec<_>>(),
+            bare.keys().filter(kept).collect::<Vec<_>>(),
+            "{part}: nothing else left out"
+        );
+    }
+    let inline = run_pack(
+        &dir.path().join("inline"),
+        &(job_text(60) + "[release]\nsolutions = \"inline\"\n"),
+        1,
+    );
+    let dest = dir.path().join("inline.tar.zst");
+    let out = pregen()
+        .arg("archive")
+        .arg(&inline)
+        .args(["--without", "solutions", "--output"])
+        .arg(&dest)
+        .output()
+        .expect("archive");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("hold their solutions inline"), "{stderr}");
+    assert!(!dest.exists(), "nothing written");
+}

@@ -79,6 +79,17 @@ pub fn write_release_archive(
     leave_out: &[ReleasePart],
 ) -> Result<ArchiveSummary, PackError> {
     let name = pack_name(pack)?;
+    let manifest = pack.read_manifest()?;
+    if leave_out.contains(&ReleasePart::Solutions)
+        && manifest.job.release.solutions == crate::job::Solutions::Inline
+    {
+        return Err(PackError::invalid(
+            pack.root(),
+            "its levels hold their solutions inline (`[release] solutions = \"inline\"`), \
+             so `--without solutions` cannot leave them out; write the pack with \
+             `solutions = \"apart\"` (or \"none\") to ship levels without solutions",
+        ));
+    }
     let left_out = |path: &str| leave_out.iter().any(|p| path.starts_with(p.folder()));
     let mut kept = checked_release_files(pack)?;
     kept.retain(|path, _| !left_out(path));
@@ -102,7 +113,7 @@ pub fn write_release_archive(
         .iter()
         .map(|(path, content)| (path.clone(), sha256_hex(content)))
         .collect();
-    let manifest = ReleaseManifest::new(&pack.read_manifest()?, sums).to_json()?;
+    let manifest = ReleaseManifest::new(&manifest, sums).to_json()?;
     files.insert(dir::MANIFEST.into(), manifest.into_bytes());
     let file_name = dest
         .file_name()
