@@ -285,3 +285,33 @@ fn every_without_leaves_its_part_out_and_inline_solutions_are_refused() {
     assert!(stderr.contains("hold their solutions inline"), "{stderr}");
     assert!(!dest.exists(), "nothing written");
 }
+
+/// The archive's bytes depend on the level, never on the compression
+/// threads: one thread and four give the same archive, and another level
+/// another one (#57).
+#[test]
+fn the_archive_is_the_same_bytes_with_one_thread_or_four() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pack = run_pack(dir.path(), &job_text(100), 1);
+    let with = |threads: &str, level: &str| {
+        let dest = dir.path().join(format!("t{threads}-l{level}.tar.zst"));
+        let out = pregen()
+            .arg("archive")
+            .arg(&pack)
+            .args(["--threads", threads, "--level", level, "--output"])
+            .arg(&dest)
+            .output()
+            .expect("archive");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::read(&dest).expect("written")
+    };
+    let one = with("1", "12");
+    assert_eq!(one, with("4", "12"), "the threads changed the bytes");
+    let other = with("2", "3");
+    assert_ne!(one, other, "the level changes the bytes");
+    assert_eq!(unpack(&one), unpack(&other), "the same files either way");
+}

@@ -9,7 +9,8 @@
 //! Every file is checked against `release/SHA256SUMS` first, so an archive
 //! never ships a damaged or stray file. The archive is reproducible: entries
 //! in path order, headers that differ only in path and size (mode 0644,
-//! owner 0, modified at 0), zstd at a fixed level, and nothing in it that
+//! owner 0, modified at 0), zstd at the level asked for (its multithreaded
+//! mode, whose frames do not depend on the threads), and nothing in it that
 //! describes the run rather than the levels (no Parquet, no timings, no
 //! worker names). The same job gives the same bytes with any number of
 //! workers, after any restarts.
@@ -26,8 +27,39 @@ use crate::PackError;
 use crate::dir::{self, PackDir};
 use crate::manifest::ReleaseManifest;
 
-/// The zstd level of the archive (fixed, so that the bytes are too).
-pub const ZSTD_LEVEL: i32 = 19;
+/// The archive's zstd level unless told (`pregen archive --level`): about
+/// 4x faster than level 19 on two cores, the archive a fifth larger
+/// (docs/release.md has the figures).
+pub const DEFAULT_LEVEL: i32 = 12;
+
+/// The bytes of input each compression job takes (zstd's default is four
+/// times the window, 16 MiB and more at the levels used here).
+const JOB_SIZE: u32 = 4 << 20;
+
+/// The log2 of the match finder's tables (and one less than the window's):
+/// at most 2^20 entries, so that each compression thread holds about 8 MiB
+/// whatever the level (level 12 alone would take 4 times that).
+const TABLE_LOG: u32 = 20;
+
+/// How the archive is compressed. Its bytes depend on the level, never on
+/// the workers: zstd's multithreaded mode gives the same frames for any
+/// number of them (one included), so the archive is the same on any machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArchiveOptions {
+    /// The zstd level, 1 to 22.
+    pub level: i32,
+    /// Compression threads (at least 1).
+    pub workers: u32,
+}
+
+impl Default for ArchiveOptions {
+    fn default() -> Self {
+        ArchiveOptions {
+            level: DEFAULT_LEVEL,
+            workers: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+        }
+    }
+}
 
 /// What [`write_release_archive`] wrote.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,11 +105,20 @@ impl ReleasePart {
 /// Writes the release archive of the finished pack to `dest` (atomically: a
 /// temporary file renamed into place), without the folders of `leave_out`
 /// (the archive's `SHA256SUMS` and manifest then list only what it holds).
+/// Files stream in one at a time, so memory holds one file and zstd's
+/// buffers whatever the pack's size.
 pub fn write_release_archive(
     pack: &PackDir,
     dest: &Path,
     leave_out: &[ReleasePart],
+    options: ArchiveOptions,
 ) -> Result<ArchiveSummary, PackError> {
+    if !(1..=22).contains(&options.level) {
+        return Err(PackError::invalid(
+            dest,
+            format!("zstd level {} is not 1..=22", options.level),
+        ));
+    }
     let name = pack_name(pack)?;
     let manifest = pack.read_manifest()?;
     if leave_out.contains(&ReleasePart::Solutions)
@@ -91,30 +132,22 @@ pub fn write_release_archive(
         ));
     }
     let left_out = |path: &str| leave_out.iter().any(|p| path.starts_with(p.folder()));
-    let mut kept = checked_release_files(pack)?;
+    let (mut sums, mut kept) = checked_release_files(pack)?;
     kept.retain(|path, _| !left_out(path));
-    if let Some(sums) = kept.get_mut(dir::SHA256SUMS) {
-        let text = String::from_utf8_lossy(sums).into_owned();
-        *sums = text
-            .lines()
-            .filter(|line| {
-                line.split_once("  ")
-                    .is_none_or(|(_, path)| !left_out(path))
-            })
-            .flat_map(|line| [line, "\n"])
-            .collect::<String>()
-            .into_bytes();
-    }
-    let mut files: BTreeMap<String, Vec<u8>> = kept
-        .into_iter()
-        .map(|(path, content)| (format!("{}/{path}", dir::RELEASE), content))
+    sums = sums
+        .lines()
+        .filter(|line| {
+            line.split_once("  ")
+                .is_none_or(|(_, path)| !left_out(path))
+        })
+        .flat_map(|line| [line, "\n"])
         .collect();
-    let sums = files
+    kept.insert(dir::SHA256SUMS.into(), sha256_hex(sums.as_bytes()));
+    let listed = kept
         .iter()
-        .map(|(path, content)| (path.clone(), sha256_hex(content)))
+        .map(|(path, sum)| (format!("{}/{path}", dir::RELEASE), sum.clone()))
         .collect();
-    let manifest = ReleaseManifest::new(&manifest, sums).to_json()?;
-    files.insert(dir::MANIFEST.into(), manifest.into_bytes());
+    let manifest = ReleaseManifest::new(&manifest, listed).to_json()?;
     let file_name = dest
         .file_name()
         .ok_or_else(|| PackError::invalid(dest, "is not a file name"))?;
@@ -124,10 +157,41 @@ pub fn write_release_archive(
         sha256: Sha256::new(),
         bytes: 0,
     };
-    let encoder = zstd::Encoder::new(file, ZSTD_LEVEL).map_err(PackError::io("write", &tmp))?;
+    let mut encoder =
+        zstd::Encoder::new(file, options.level).map_err(PackError::io("write", &tmp))?;
+    // Jobs and tables of fixed sizes: the frames are the same for any number
+    // of workers, and memory stays bounded by the workers, not the pack.
+    encoder
+        .multithread(options.workers.max(1))
+        .and_then(|()| {
+            use zstd::stream::raw::CParameter::{ChainLog, HashLog, JobSize, WindowLog};
+            for p in [
+                JobSize(JOB_SIZE),
+                WindowLog(TABLE_LOG + 1),
+                HashLog(TABLE_LOG),
+                ChainLog(TABLE_LOG),
+            ] {
+                encoder.set_parameter(p)?;
+            }
+            Ok(())
+        })
+        .map_err(PackError::io("write", &tmp))?;
     let mut tar = tar::Builder::new(encoder);
     let mut bytes = 0u64;
-    for (path, content) in &files {
+    // The manifest first, then the release files in path order.
+    let entries = std::iter::once(dir::MANIFEST.to_string())
+        .chain(kept.keys().map(|path| format!("{}/{path}", dir::RELEASE)));
+    let mut files = 0;
+    for path in entries {
+        let content = if path == dir::MANIFEST {
+            manifest.clone().into_bytes()
+        } else if path == format!("{}/{}", dir::RELEASE, dir::SHA256SUMS) {
+            sums.clone().into_bytes()
+        } else {
+            let file = pack.root().join(&path);
+            fs::read(&file).map_err(PackError::io("read", &file))?
+        };
+        files += 1;
         let mut header = tar::Header::new_ustar();
         header
             .set_path(format!("{name}/{path}"))
@@ -156,7 +220,7 @@ pub fn write_release_archive(
     fs::rename(&tmp, dest).map_err(PackError::io("rename into place", dest))?;
     Ok(ArchiveSummary {
         path: dest.to_path_buf(),
-        files: files.len(),
+        files,
         bytes,
         archive_bytes: written.bytes,
         sha256: format!("{:x}", written.sha256.finalize()),
@@ -195,9 +259,10 @@ fn pack_name(pack: &PackDir) -> Result<String, PackError> {
     Ok(pack.read_manifest()?.pack)
 }
 
-/// Every file of `release/` by its path there, each checked against
-/// `SHA256SUMS`; a file missing from either side is an error.
-fn checked_release_files(pack: &PackDir) -> Result<BTreeMap<String, Vec<u8>>, PackError> {
+/// `SHA256SUMS` and every other file of `release/` by its path there with
+/// its SHA-256, each checked against `SHA256SUMS` (read one at a time); a
+/// file missing from either side is an error.
+fn checked_release_files(pack: &PackDir) -> Result<(String, BTreeMap<String, String>), PackError> {
     let release = pack.release();
     let sums_path = release.join(dir::SHA256SUMS);
     let sums = fs::read_to_string(&sums_path).map_err(PackError::io("read", &sums_path))?;
@@ -220,7 +285,7 @@ fn checked_release_files(pack: &PackDir) -> Result<BTreeMap<String, Vec<u8>>, Pa
                 ),
             ));
         }
-        files.insert(name.to_string(), content);
+        files.insert(name.to_string(), got);
     }
     let on_disk = list_files(&release, &release)?;
     if let Some(stray) = on_disk
@@ -232,8 +297,7 @@ fn checked_release_files(pack: &PackDir) -> Result<BTreeMap<String, Vec<u8>>, Pa
             "is not listed in SHA256SUMS",
         ));
     }
-    files.insert(dir::SHA256SUMS.into(), sums.into_bytes());
-    Ok(files)
+    Ok((sums, files))
 }
 
 /// Paths of the files below `dir`, relative to `root`, with `/` separators.

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use pregen_pack::PackDir;
-use pregen_pack::archive::{ReleasePart, default_archive_name, write_release_archive};
+use pregen_pack::archive::{
+    ArchiveOptions, DEFAULT_LEVEL, ReleasePart, default_archive_name, write_release_archive,
+};
 
 /// Flags of `pregen archive`.
 #[derive(Args)]
@@ -19,6 +21,15 @@ pub struct ArchiveArgs {
     /// `solutions` ships the levels without their solutions.
     #[arg(long, value_name = "PART")]
     without: Vec<Part>,
+    /// The zstd level, 1 (fastest) to 22 (smallest). The archive's bytes
+    /// depend on it, never on the machine's cores.
+    #[arg(long, default_value_t = DEFAULT_LEVEL,
+          value_parser = clap::value_parser!(i32).range(1..=22))]
+    level: i32,
+    /// Compression threads (default: every core); the bytes are the same
+    /// with any number.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
+    threads: Option<u32>,
 }
 
 /// A folder of `release/`.
@@ -48,7 +59,14 @@ pub fn run(args: ArchiveArgs) -> Result<()> {
             Part::Campaigns => ReleasePart::Campaigns,
         })
         .collect();
-    let written = write_release_archive(&pack, &dest, &leave_out)?;
+    let mut options = ArchiveOptions {
+        level: args.level,
+        ..ArchiveOptions::default()
+    };
+    if let Some(threads) = args.threads {
+        options.workers = threads;
+    }
+    let written = write_release_archive(&pack, &dest, &leave_out, options)?;
     println!(
         "wrote {}: {} files, {} bytes ({} before compression), sha256 {}",
         written.path.display(),
