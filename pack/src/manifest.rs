@@ -182,8 +182,7 @@ pub struct ReleaseManifest {
 
 impl ReleaseManifest {
     /// The release manifest of a pack's manifest, listing `files`.
-    pub fn new(manifest: &Manifest, files: BTreeMap<String, String>) -> ReleaseManifest {
-        let m = manifest.clone();
+    pub fn new(m: Manifest, files: BTreeMap<String, String>) -> ReleaseManifest {
         ReleaseManifest {
             rating: m.rating,
             counts: m.counts,
