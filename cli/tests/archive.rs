@@ -10,9 +10,15 @@ use std::path::{Path, PathBuf};
 use crate::common::{job_text, pregen, run_pack};
 
 fn archive(pack: &Path, dest: &Path) -> std::process::Output {
+    archive_with(pack, &[], dest)
+}
+
+/// `pregen archive PACK ARGS --output DEST`.
+fn archive_with(pack: &Path, args: &[&str], dest: &Path) -> std::process::Output {
     pregen()
         .arg("archive")
         .arg(pack)
+        .args(args)
         .arg("--output")
         .arg(dest)
         .output()
@@ -185,13 +191,7 @@ fn an_archive_leaves_solutions_out_on_request_regression_19() {
     let full = unpack(&archived(&pack, &dir.path().join("full.tar.zst")));
     assert!(full.keys().any(|k| k.starts_with("release/solutions/")));
     let dest = dir.path().join("bare.tar.zst");
-    let out = pregen()
-        .arg("archive")
-        .arg(&pack)
-        .args(["--without", "solutions", "--output"])
-        .arg(&dest)
-        .output()
-        .expect("archive");
+    let out = archive_with(&pack, &["--without", "solutions"], &dest);
     assert!(
         out.status.success(),
         "{}",
@@ -240,13 +240,7 @@ fn every_without_leaves_its_part_out_and_inline_solutions_are_refused() {
             "{part} in the full archive"
         );
         let dest = dir.path().join(format!("without-{part}.tar.zst"));
-        let out = pregen()
-            .arg("archive")
-            .arg(&pack)
-            .args(["--without", part, "--output"])
-            .arg(&dest)
-            .output()
-            .expect("archive");
+        let out = archive_with(&pack, &["--without", part], &dest);
         assert!(
             out.status.success(),
             "{}",
@@ -273,13 +267,7 @@ fn every_without_leaves_its_part_out_and_inline_solutions_are_refused() {
         1,
     );
     let dest = dir.path().join("inline.tar.zst");
-    let out = pregen()
-        .arg("archive")
-        .arg(&inline)
-        .args(["--without", "solutions", "--output"])
-        .arg(&dest)
-        .output()
-        .expect("archive");
+    let out = archive_with(&inline, &["--without", "solutions"], &dest);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("hold their solutions inline"), "{stderr}");
@@ -295,13 +283,7 @@ fn the_archive_is_the_same_bytes_with_one_thread_or_four() {
     let pack = run_pack(dir.path(), &job_text(100), 1);
     let with = |threads: &str, level: &str| {
         let dest = dir.path().join(format!("t{threads}-l{level}.tar.zst"));
-        let out = pregen()
-            .arg("archive")
-            .arg(&pack)
-            .args(["--threads", threads, "--level", level, "--output"])
-            .arg(&dest)
-            .output()
-            .expect("archive");
+        let out = archive_with(&pack, &["--threads", threads, "--level", level], &dest);
         assert!(
             out.status.success(),
             "{}",
