@@ -75,6 +75,14 @@ macro_rules! codes {
             /// Every code.
             pub const ALL: &[Code] = &[$(Code::$variant,)+];
 
+            /// The code of a number, if any.
+            pub fn from_number(number: u32) -> Option<Code> {
+                match number {
+                    $($number => Some(Code::$variant),)+
+                    _ => None,
+                }
+            }
+
             /// The code's word, status and meaning, from the table.
             fn entry(self) -> (&'static str, Status, &'static str) {
                 match self {
@@ -142,11 +150,6 @@ impl Code {
     /// The code's number on the wire and in the commit log (never 0).
     pub fn number(self) -> u32 {
         self as u32
-    }
-
-    /// The code of a number, if any.
-    pub fn from_number(number: u32) -> Option<Code> {
-        Code::ALL.iter().copied().find(|c| c.number() == number)
     }
 
     /// The code whose word is `word`.

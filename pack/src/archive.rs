@@ -119,8 +119,8 @@ pub fn write_release_archive(
             format!("zstd level {} is not 1..=22", options.level),
         ));
     }
-    let name = pack_name(pack)?;
-    let pack_manifest = pack.read_manifest()?;
+    let pack_manifest = finished_manifest(pack)?;
+    let name = pack_manifest.pack.clone();
     if leave_out.contains(&ReleasePart::Solutions)
         && pack_manifest.job.release.solutions == crate::job::Solutions::Inline
     {
@@ -255,13 +255,18 @@ impl<W: Write> Write for Hashing<W> {
 
 /// The pack's name from its manifest; refuses a folder without `_SUCCESS`.
 fn pack_name(pack: &PackDir) -> Result<String, PackError> {
+    Ok(finished_manifest(pack)?.pack)
+}
+
+/// The manifest of a finished pack; refuses a folder without `_SUCCESS`.
+fn finished_manifest(pack: &PackDir) -> Result<crate::Manifest, PackError> {
     if !pack.is_complete() {
         return Err(PackError::invalid(
             pack.root(),
             "is not a finished pack (no _SUCCESS)",
         ));
     }
-    Ok(pack.read_manifest()?.pack)
+    pack.read_manifest()
 }
 
 /// `SHA256SUMS` and every other file of `release/` by its path there with

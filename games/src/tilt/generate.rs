@@ -110,6 +110,14 @@ pub fn generate(params: &TiltParams, rng: &mut Rng) -> Result<Level, Rejection> 
     checked(params, level)
 }
 
+/// What a cell is drawn for: each has its weights.
+#[derive(Clone, Copy)]
+enum Piece {
+    Fruit,
+    Obstacle,
+    Actor,
+}
+
 /// The free cells of a grid and what is placed on them: objects are drawn
 /// on weighted cells, each cell taken once.
 struct Cells {
@@ -157,8 +165,14 @@ impl Cells {
         }
     }
 
-    /// Takes a free cell drawn by `weights` (a puddle only if `on_puddle`).
-    fn draw(&mut self, weights: &[u32], on_puddle: bool, rng: &mut Rng) -> Option<usize> {
+    /// Takes a free cell drawn by the weights of `what` (a puddle only if
+    /// `on_puddle`).
+    fn draw(&mut self, what: Piece, on_puddle: bool, rng: &mut Rng) -> Option<usize> {
+        let weights = match what {
+            Piece::Fruit => &self.fruit_weight,
+            Piece::Obstacle => &self.obstacle_weight,
+            Piece::Actor => &self.actor_weight,
+        };
         let masked: Vec<u32> = weights
             .iter()
             .enumerate()
@@ -189,10 +203,9 @@ impl Cells {
         level: &mut Level,
         rng: &mut Rng,
     ) -> Result<(), Rejection> {
-        let weights = self.fruit_weight.clone();
         for colour in 1..=pairs {
             let first = self
-                .draw(&weights, false, rng)
+                .draw(Piece::Fruit, false, rng)
                 .ok_or_else(|| Rejection::refused(Code::NoRoomForFruit, ""))?;
             // The twin never starts next to the first: the pair would meet at once.
             let (fx, fy) = self.at[first];
@@ -204,7 +217,7 @@ impl Cells {
             for &i in &near {
                 self.taken[i] = true;
             }
-            let second = self.draw(&weights, false, rng);
+            let second = self.draw(Piece::Fruit, false, rng);
             for &i in &near {
                 self.taken[i] = false;
             }
@@ -226,9 +239,8 @@ impl Cells {
         let expected = density * self.at.len() as f64;
         let count = ((expected + rng.unit()).floor() as usize)
             .min(usize::from(super::level::MAX_OBSTACLES));
-        let weights = self.obstacle_weight.clone();
         for _ in 0..count {
-            let Some(i) = self.draw(&weights, true, rng) else {
+            let Some(i) = self.draw(Piece::Obstacle, true, rng) else {
                 break;
             };
             level.obstacles.push(Obstacle {
@@ -240,16 +252,15 @@ impl Cells {
 
     /// A hedgehog and an anteater, each on a coin toss when the params allow.
     fn place_actors(&mut self, params: &TiltParams, grid: &Grid, level: &mut Level, rng: &mut Rng) {
-        let weights = self.actor_weight.clone();
         if params.has(Feature::Hedgehogs)
             && rng.chance(0.5)
-            && let Some(i) = self.draw(&weights, false, rng)
+            && let Some(i) = self.draw(Piece::Actor, false, rng)
         {
             level.hedgehogs.push(self.pos(i));
         }
         if params.has(Feature::Anteaters)
             && rng.chance(0.5)
-            && let Some(i) = self.draw(&weights, false, rng)
+            && let Some(i) = self.draw(Piece::Actor, false, rng)
         {
             // Face an open neighbour, so the gaze is never empty.
             let (x, y) = self.at[i];
