@@ -156,6 +156,8 @@ impl JobArgs {
             job.params.insert(k.trim().to_string(), value);
         }
         job.validate().context("job after flags")?;
+        job.resolve_program(self.job.as_deref().and_then(std::path::Path::parent))
+            .context("the job's game program")?;
         Ok(job)
     }
 }

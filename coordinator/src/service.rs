@@ -115,6 +115,18 @@ impl Shared {
                 params_json: job.plan().iter().map(|p| p.params.to_string()).collect(),
                 max_nodes: job.budget.max_nodes,
                 watchdog_ms: job.budget.watchdog_ms,
+                external: job
+                    .external
+                    .as_ref()
+                    .filter(|_| job.is_external())
+                    .map(|e| pregen_proto::v1::ExternalProgram {
+                        command: e.command.clone(),
+                        dir: e.dir.clone(),
+                        files: e.files.clone(),
+                        identity: e.identity.clone(),
+                        name: e.name.clone(),
+                        version: e.version.clone(),
+                    }),
             },
             scheduler: Mutex::new(scheduler),
             next_session: AtomicU64::new(1),

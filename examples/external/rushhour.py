@@ -11,10 +11,15 @@ check replays a solution under the rules.
     python3 rushhour.py            # speak the protocol on stdin and stdout
     python3 rushhour.py --lie solution   # a liar: drops the last move of each solution
     python3 rushhour.py --lie level      # a liar: answers seed s with seed s + 1's level
+
+The liars exist to test pregen's checks; `RUSHHOUR_LIE=solution` (or `level`)
+in the environment does the same without changing the command (so a lying
+worker runs the job's own program, files and all).
 """
 
 import hashlib
 import json
+import os
 import random
 import sys
 import time
@@ -30,6 +35,23 @@ METRICS = [
     {"name": "blockers", "unit": "count", "doc": "vehicles between the red car and the exit at the start"},
 ]
 NAMES = "ABCDEFGHIJKLMNOP"
+# How pregen rates a level (docs/ratings.md's format): fewest moves, and half
+# a point per vehicle between the red car and the exit.
+RATING_MODEL = """name = "rushhour-default"
+version = 1
+game = "rushhour"
+about = "fewest moves, plus half a point per blocker"
+
+[[terms]]
+feature = "moves"
+weight = 1.0
+about = "fewest moves that free the red car"
+
+[[terms]]
+feature = "blockers"
+weight = 0.5
+about = "vehicles between the red car and the exit at the start"
+"""
 
 
 class Refused(Exception):
@@ -235,7 +257,13 @@ def answer(request, lie):
             return {"error": f"this game speaks protocol {PROTOCOL}"}
         return {"describe": {"protocol": PROTOCOL, "name": "rushhour", "version": "1.0.0",
                              "text_format": "rushhour", "params": DEFAULTS, "metrics": METRICS,
-                             "concurrent": False}}
+                             "rating_model": RATING_MODEL, "concurrent": False}}
+    if "prepare" in request:
+        try:
+            params_of(request["prepare"]["params"])
+            return {"prepare": {"ok": True}}
+        except ValueError as e:
+            return {"prepare": {"ok": False, "reason": str(e)}}
     if "generate" in request:
         g = request["generate"]
         return {"outcome": outcome(g["seed"], g["params"], g["max_nodes"], lie)}
@@ -246,7 +274,7 @@ def answer(request, lie):
 
 
 def main():
-    lie = sys.argv[2] if len(sys.argv) == 3 and sys.argv[1] == "--lie" else None
+    lie = sys.argv[2] if len(sys.argv) == 3 and sys.argv[1] == "--lie" else os.environ.get("RUSHHOUR_LIE")
     for line in sys.stdin:
         if not line.strip():
             continue

@@ -48,6 +48,9 @@ pub enum GameError {
         /// What is wrong.
         message: String,
     },
+    /// What a game program cannot do (its levels are the program's to check).
+    #[error("{0}")]
+    External(String),
     /// A seed file's level could not be made again as listed.
     #[error("cannot regenerate: {0}")]
     Regenerate(String),

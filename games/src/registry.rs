@@ -35,7 +35,7 @@ static GAMES: &[&dyn Registered] = &[
 
 /// A game chosen by name, its params not yet given.
 #[derive(Clone, Copy)]
-pub struct GameKind(&'static dyn Registered);
+pub struct GameKind(pub(crate) &'static dyn Registered);
 
 impl GameKind {
     /// Every game, in name order.
@@ -114,6 +114,17 @@ impl GameKind {
         self.0.play_agents(c)
     }
 
+    /// The text of the game's built-in rating model.
+    pub fn model_text(self) -> &'static str {
+        self.0.rating_model()
+    }
+
+    /// Whether the game is a program run over the game protocol
+    /// ([`crate::external`]) rather than compiled in.
+    pub fn is_external(self) -> bool {
+        self.0.is_external()
+    }
+
     /// The game's built-in rating model (`games/models/<game>.toml`).
     pub fn default_model(self) -> Result<Model, RatingError> {
         self.parse_model(self.0.rating_model())
@@ -149,8 +160,8 @@ impl fmt::Display for GameKind {
 /// A game with its params parsed and checked: runs one seed at a time, from
 /// any thread.
 pub struct PreparedGame {
-    kind: GameKind,
-    ready: Box<dyn Ready>,
+    pub(crate) kind: GameKind,
+    pub(crate) ready: Box<dyn Ready>,
 }
 
 impl PreparedGame {
@@ -247,7 +258,7 @@ fn read_level<G: Game>(c: &Candidate) -> Result<G::Level, CheckError> {
 pub struct CheckError(String);
 
 impl CheckError {
-    fn new(message: impl Into<String>) -> Self {
+    pub(crate) fn new(message: impl Into<String>) -> Self {
         CheckError(message.into())
     }
 }
@@ -281,12 +292,18 @@ pub enum Verdict {
 }
 
 /// What the registry needs of a game, as an object.
-trait Registered: Sync {
+pub(crate) trait Registered: Sync {
+    fn is_external(&self) -> bool {
+        false
+    }
+    fn description(&'static self) -> Option<&'static crate::external::Description> {
+        None
+    }
     fn name(&self) -> &'static str;
     fn metric_docs(&self) -> &'static [MetricDoc];
     fn rating_model(&self) -> &'static str;
     fn default_params(&self) -> serde_json::Value;
-    fn prepare(&self, params: &serde_json::Value) -> Result<Box<dyn Ready>, GameError>;
+    fn prepare(&'static self, params: &serde_json::Value) -> Result<Box<dyn Ready>, GameError>;
     fn solve_text(
         &self,
         text: &str,
@@ -298,7 +315,7 @@ trait Registered: Sync {
 }
 
 /// A game with its params, as an object.
-trait Ready: Send + Sync {
+pub(crate) trait Ready: Send + Sync {
     fn run(&self, seed: u64, budget: &Budget) -> Outcome;
     fn check(&self, level: &Candidate) -> Result<(), CheckError>;
     fn regenerates(&self) -> bool;
@@ -392,7 +409,7 @@ impl<G: Game> Registered for Entry<G> {
         G::RATING_MODEL
     }
 
-    fn prepare(&self, params: &serde_json::Value) -> Result<Box<dyn Ready>, GameError> {
+    fn prepare(&'static self, params: &serde_json::Value) -> Result<Box<dyn Ready>, GameError> {
         let parsed: G::Params =
             serde_json::from_value(params.clone()).map_err(|e| GameError::Params {
                 game: G::NAME,

@@ -61,6 +61,52 @@ pub struct Job {
     /// built-in one).
     #[serde(default, skip_serializing_if = "RatingSpec::is_default")]
     pub rating: RatingSpec,
+    /// `[external]`: the program of a job whose `game` is `"external"`
+    /// (docs/external.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external: Option<ExternalSpec>,
+}
+
+/// The `game` of a job whose game is a program.
+pub const EXTERNAL: &str = "external";
+
+/// The `[external]` table: a game program and what it is.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExternalSpec {
+    /// The program and its arguments, e.g. `["python3", "rushhour.py"]`.
+    pub command: Vec<String>,
+    /// The folder it runs in, relative to the job file's (default: the job
+    /// file's own). Made absolute when the job is loaded; where the program
+    /// lies, not what it is: left out of the job's id.
+    #[serde(default)]
+    pub dir: String,
+    /// The files whose contents are the program's identity (default: the
+    /// words of `command` that name files in `dir`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    /// The program's identity, `sha256:` of its files. Given in the job, the
+    /// files must hash to it; else computed when the job is loaded.
+    #[serde(default)]
+    pub identity: String,
+    /// The name the program declares (the levels' `game`), read when the
+    /// job is loaded.
+    #[serde(default)]
+    pub name: String,
+    /// The version the program declares, read when the job is loaded.
+    #[serde(default)]
+    pub version: String,
+}
+
+impl ExternalSpec {
+    /// The program as the games crate starts it.
+    pub fn program(&self) -> pregen_games::external::ProgramSpec {
+        pregen_games::external::ProgramSpec {
+            command: self.command.clone(),
+            dir: self.dir.clone().into(),
+            files: self.files.clone(),
+        }
+    }
 }
 
 /// What the release files hold (the job's `[release]` table).
@@ -249,11 +295,92 @@ fn bad<T>(field: &str, msg: String) -> Result<T, PackError> {
 }
 
 impl Job {
-    /// Reads and validates a job file.
+    /// Reads and validates a job file; a game program is started and
+    /// described ([`Job::resolve_program`]), its folder read beside the file.
     pub fn load(path: &Path) -> Result<Job, PackError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| PackError::Job(format!("cannot read {}: {e}", path.display())))?;
-        Job::parse(&text)
+        let mut job = Job::parse(&text)?;
+        job.resolve_program(path.parent())?;
+        Ok(job)
+    }
+
+    /// Whether the game is a program (`game = "external"`).
+    pub fn is_external(&self) -> bool {
+        self.game == EXTERNAL
+    }
+
+    /// The game's name as the levels carry it: the program's declared name
+    /// for a game program, else `game`.
+    pub fn game_name(&self) -> &str {
+        match &self.external {
+            Some(e) if self.is_external() => &e.name,
+            _ => &self.game,
+        }
+    }
+
+    /// For a game program: its folder made absolute (from `base`, the job
+    /// file's folder), its identity computed (and held to the job's when it
+    /// gives one), the program started and described, its name and version
+    /// recorded, every stratum's params and the rating model checked by it.
+    /// The only step that runs a program: [`Job::parse`] never does.
+    pub fn resolve_program(&mut self, base: Option<&Path>) -> Result<(), PackError> {
+        if !self.is_external() {
+            return Ok(());
+        }
+        let Some(spec) = self.external.as_mut() else {
+            return bad(
+                "external",
+                "a job with game = \"external\" needs an [external] table with its command".into(),
+            );
+        };
+        let dir = Path::new(&spec.dir);
+        if !dir.is_absolute() {
+            let base = match base {
+                Some(b) if !b.as_os_str().is_empty() => b.to_path_buf(),
+                _ => std::env::current_dir()
+                    .map_err(|e| PackError::Job(format!("field `external.dir`: {e}")))?,
+            };
+            let joined = base.join(dir);
+            let absolute = std::fs::canonicalize(&joined).map_err(|e| {
+                PackError::Job(format!("field `external.dir`: {}: {e}", joined.display()))
+            })?;
+            spec.dir = absolute.to_string_lossy().into_owned();
+        }
+        let identity = pregen_games::external::identity(&spec.program())
+            .map_err(|e| PackError::Job(format!("field `external`: {e}")))?;
+        if !spec.identity.is_empty() && spec.identity != identity {
+            return bad(
+                "external.identity",
+                format!(
+                    "the program's files hash to {identity}, not to {}",
+                    spec.identity
+                ),
+            );
+        }
+        spec.identity = identity;
+        let game = GameKind::external(&spec.program())
+            .map_err(|e| PackError::Job(format!("field `external`: {e}")))?;
+        let described = game
+            .description()
+            .map(|d| (d.name.clone(), d.version.clone()));
+        let (name, version) = described.unwrap_or_default();
+        for (field, given, said) in [
+            ("name", &spec.name, &name),
+            ("version", &spec.version, &version),
+        ] {
+            if !given.is_empty() && given != said {
+                return bad(
+                    &format!("external.{field}"),
+                    format!("the program says `{said}`, not `{given}`"),
+                );
+            }
+        }
+        spec.name = name;
+        spec.version = version;
+        self.validate_params_with(game)?;
+        self.rating_model()?;
+        Ok(())
     }
 
     /// Parses and validates job TOML.
@@ -352,8 +479,10 @@ impl Job {
     }
 
     /// The pack's name, the game, its params (every number finite) and the
-    /// rating model.
-    fn validate_game(&self) -> Result<GameKind, PackError> {
+    /// rating model. A game program's params and model are checked when it
+    /// is resolved ([`Job::resolve_program`]), not here: validating never
+    /// starts a program.
+    fn validate_game(&self) -> Result<Option<GameKind>, PackError> {
         if self.pack.is_empty()
             || self.pack.starts_with('.')
             || !self
@@ -369,10 +498,6 @@ impl Job {
                 ),
             );
         }
-        let game = match GameKind::from_name(&self.game) {
-            Ok(g) => g,
-            Err(e) => return bad("game", e.to_string()),
-        };
         let tables = std::iter::once(("params".to_string(), &self.params)).chain(
             self.strata
                 .iter()
@@ -387,20 +512,56 @@ impl Job {
                 );
             }
         }
+        if self.is_external() {
+            self.validate_external()?;
+            return Ok(None);
+        }
+        if self.external.is_some() {
+            return bad(
+                "external",
+                format!(
+                    "an [external] table with game = \"{}\" (it is for game = \"external\")",
+                    self.game
+                ),
+            );
+        }
+        let game = match GameKind::from_name(&self.game) {
+            Ok(g) => g,
+            Err(e) => return bad("game", format!("{e}, or external (a program)")),
+        };
         if let Err(e) = game.validate_params(&self.params_json()) {
             return bad("params", e.to_string());
         }
         self.rating_model()?;
-        Ok(game)
+        Ok(Some(game))
     }
 
-    /// The strata: at most 1,000, each's params and count, and `count` their sum.
-    fn validate_strata(&self, game: GameKind) -> Result<(), PackError> {
-        if self.strata.len() > 1_000 {
+    /// The `[external]` table as written: a command, no empty word.
+    fn validate_external(&self) -> Result<(), PackError> {
+        let Some(spec) = &self.external else {
             return bad(
-                "strata",
-                format!("{} strata; at most 1000", self.strata.len()),
+                "external",
+                "a job with game = \"external\" needs an [external] table with its command".into(),
             );
+        };
+        if spec.command.is_empty() || spec.command.iter().any(String::is_empty) {
+            return bad(
+                "external.command",
+                "must list the program and its arguments, none empty".into(),
+            );
+        }
+        if spec.files.iter().any(String::is_empty) {
+            return bad("external.files", "a file name is empty".into());
+        }
+        Ok(())
+    }
+
+    /// Every stratum's params (the job's own without strata), checked by `game`.
+    fn validate_params_with(&self, game: GameKind) -> Result<(), PackError> {
+        if self.strata.is_empty() {
+            if let Err(e) = game.validate_params(&self.params_json()) {
+                return bad("params", e.to_string());
+            }
         }
         for (i, plan) in self
             .plan()
@@ -411,6 +572,27 @@ impl Job {
             if let Err(e) = game.validate_params(&plan.params) {
                 return bad(&format!("strata[{i}].params"), e.to_string());
             }
+        }
+        Ok(())
+    }
+
+    /// The strata: at most 1,000, each's params and count, and `count` their sum.
+    fn validate_strata(&self, game: Option<GameKind>) -> Result<(), PackError> {
+        if self.strata.len() > 1_000 {
+            return bad(
+                "strata",
+                format!("{} strata; at most 1000", self.strata.len()),
+            );
+        }
+        if let Some(game) = game {
+            self.validate_params_with(game)?;
+        }
+        for (i, plan) in self
+            .plan()
+            .iter()
+            .enumerate()
+            .filter(|_| !self.strata.is_empty())
+        {
             if !(1..=100_000_000).contains(&plan.count) {
                 return bad(
                     &format!("strata[{i}].count"),
@@ -552,9 +734,14 @@ impl Job {
         }
     }
 
-    /// The game, known valid after [`Job::validate`].
+    /// The game, known valid after [`Job::validate`]. A game program is
+    /// started (once per process) if it is not running yet.
     pub fn game_kind(&self) -> Result<GameKind, PackError> {
-        GameKind::from_name(&self.game).map_err(|e| PackError::Job(e.to_string()))
+        match &self.external {
+            Some(spec) if self.is_external() => GameKind::external(&spec.program())
+                .map_err(|e| PackError::Job(format!("field `external`: {e}"))),
+            _ => GameKind::from_name(&self.game).map_err(|e| PackError::Job(e.to_string())),
+        }
     }
 
     /// The params as JSON, the form the wire and the games use.
@@ -564,8 +751,14 @@ impl Job {
 
     /// Identity of the job: SHA-256 of its canonical JSON. A commit log written
     /// for one job is never resumed by another.
+    /// A game program's folder is left out: the id covers what the program
+    /// is (command, files' hash, name, version), not where it lies.
     pub fn id(&self) -> String {
-        let canonical = serde_json::to_string(self).unwrap_or_default();
+        let mut job = self.clone();
+        if let Some(spec) = &mut job.external {
+            spec.dir.clear();
+        }
+        let canonical = serde_json::to_string(&job).unwrap_or_default();
         let mut id = pregen_games::sha256_hex(canonical.as_bytes());
         id.truncate(16);
         id

@@ -82,6 +82,9 @@ pub enum SessionError {
     /// The job's game or params do not run with this build.
     #[error(transparent)]
     Game(#[from] GameError),
+    /// The job's game program cannot be used here.
+    #[error(transparent)]
+    Program(#[from] pregen_games::external::ProgramError),
     /// The job's params are not JSON.
     #[error("params are not JSON")]
     Params(#[source] serde_json::Error),
@@ -119,6 +122,7 @@ impl SessionError {
         match self {
             SessionError::Refused(_) | SessionError::Token(_) => Outlook::Refused,
             SessionError::Game(_)
+            | SessionError::Program(_)
             | SessionError::Params(_)
             | SessionError::Thread(_)
             | SessionError::Job(_) => Outlook::Job,

@@ -58,6 +58,9 @@ pub struct WorkerConfig {
     /// worker sleeps the difference), as on a machine that much slower. 1
     /// (the default) runs seeds as they come.
     pub slowdown: u32,
+    /// For a job whose game is a program: the folder this worker finds it
+    /// in (default: the folder the job names).
+    pub program_dir: Option<std::path::PathBuf>,
 }
 
 impl WorkerConfig {
@@ -73,6 +76,7 @@ impl WorkerConfig {
             tls_ca: None,
             tls_identity: None,
             slowdown: 1,
+            program_dir: None,
         }
     }
 }

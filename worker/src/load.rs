@@ -119,7 +119,7 @@ async fn load_session(
         welcome,
         spec,
         strata,
-    } = open(channel, &config.token, hello, &out, out_rx).await?;
+    } = open(channel, &config.token, hello, None, &out, out_rx).await?;
     let since_start = || started.elapsed().as_micros() as u64;
     if shared.welcomed.fetch_add(1, Ordering::Relaxed) + 1 == config.sessions as u64 {
         shared

@@ -6,12 +6,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use std::path::PathBuf;
+
+use pregen_games::external::{ProgramSpec, identity};
 use pregen_games::{GameKind, PreparedGame};
 use pregen_proto::v1::coordinator_client::CoordinatorClient;
 use pregen_proto::v1::coordinator_message::Kind as In;
 use pregen_proto::v1::worker_message::Kind as Out;
 use pregen_proto::v1::{
-    CoordinatorMessage, Hello, JobSpec, LeaseGrant, LeaseRequest, Welcome, WorkerMessage,
+    CoordinatorMessage, ExternalProgram, Hello, JobSpec, LeaseGrant, LeaseRequest, Welcome,
+    WorkerMessage,
 };
 use pregen_proto::{AUTH_HEADER, PROTOCOL_VERSION};
 use tokio::sync::{Notify, mpsc};
@@ -46,7 +50,15 @@ pub(crate) async fn run_session(
         welcome,
         spec,
         strata,
-    } = open(channel, &config.token, hello, &out, out_rx).await?;
+    } = open(
+        channel,
+        &config.token,
+        hello,
+        config.program_dir.clone(),
+        &out,
+        out_rx,
+    )
+    .await?;
     report.welcomed += 1;
     key.clone_from(&welcome.worker_key);
     let job = Arc::new(JobRun {
@@ -108,12 +120,15 @@ pub(crate) struct Opened {
 }
 
 /// Opens a session on `channel`: sends `hello` (with the token), waits for
-/// the Welcome and prepares the job's params, once per stratum. What the
-/// session sends goes through `out`, whose receiving end is `out_rx`.
+/// the Welcome and prepares the job's params, once per stratum (a game
+/// program is found in `program_dir`, else where the job says, and held to
+/// the job's identity). What the session sends goes through `out`, whose
+/// receiving end is `out_rx`.
 pub(crate) async fn open(
     channel: tonic::transport::Channel,
     token: &str,
     hello: Hello,
+    program_dir: Option<PathBuf>,
     out: &mpsc::Sender<WorkerMessage>,
     out_rx: mpsc::Receiver<WorkerMessage>,
 ) -> Result<Opened, SessionError> {
@@ -138,18 +153,71 @@ pub(crate) async fn open(
         .job
         .clone()
         .ok_or_else(|| SessionError::Job("Welcome carries no job".into()))?;
-    let game = GameKind::from_name(&spec.game)?;
-    let mut strata = Vec::new();
-    for text in &spec.params_json {
-        let params: serde_json::Value = serde_json::from_str(text).map_err(SessionError::Params)?;
-        strata.push(game.prepare(&params)?);
-    }
+    // Preparing may start a game program and wait for it: off the runtime.
+    let job = spec.clone();
+    let strata = tokio::task::spawn_blocking(move || prepare(&job, program_dir))
+        .await
+        .map_err(|e| SessionError::Job(format!("preparing the job failed: {e}")))??;
     Ok(Opened {
         inbound,
         welcome,
         spec,
         strata,
     })
+}
+
+/// The job's game with each stratum's params.
+fn prepare(
+    spec: &JobSpec,
+    program_dir: Option<PathBuf>,
+) -> Result<Vec<PreparedGame>, SessionError> {
+    let game = match &spec.external {
+        Some(program) if spec.game == "external" => external_game(program, program_dir)?,
+        _ => GameKind::from_name(&spec.game)?,
+    };
+    spec.params_json
+        .iter()
+        .map(|text| {
+            let params: serde_json::Value =
+                serde_json::from_str(text).map_err(SessionError::Params)?;
+            Ok(game.prepare(&params)?)
+        })
+        .collect()
+}
+
+/// The job's game program as this worker has it: in `program_dir` when
+/// given, else in the job's folder; refused unless its files hash to the
+/// job's identity and it describes itself by the job's name and version.
+fn external_game(
+    job: &ExternalProgram,
+    program_dir: Option<PathBuf>,
+) -> Result<GameKind, SessionError> {
+    let spec = ProgramSpec {
+        command: job.command.clone(),
+        dir: program_dir.unwrap_or_else(|| PathBuf::from(&job.dir)),
+        files: job.files.clone(),
+    };
+    let here = identity(&spec)?;
+    if here != job.identity {
+        return Err(SessionError::Job(format!(
+            "the game program in {} is {here}, the job's is {}: install the job's program \
+             there, or give --program-dir",
+            spec.dir.display(),
+            job.identity
+        )));
+    }
+    let game = GameKind::external(&spec)?;
+    let said = game
+        .description()
+        .map(|d| (d.name.as_str(), d.version.as_str()))
+        .unwrap_or_default();
+    if said != (job.name.as_str(), job.version.as_str()) {
+        return Err(SessionError::Job(format!(
+            "the game program says it is {} {}, the job's is {} {}",
+            said.0, said.1, job.name, job.version
+        )));
+    }
+    Ok(game)
 }
 
 #[allow(clippy::too_many_arguments)]

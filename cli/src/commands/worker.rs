@@ -36,6 +36,11 @@ pub struct WorkerArgs {
     /// The client certificate's private key (PEM).
     #[arg(long, value_name = "PEM", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
+    /// For a job whose game is a program (`game = "external"`): the folder
+    /// holding this node's copy of it (default: the folder the job names).
+    /// Its files must hash to the job's `external.identity`.
+    #[arg(long, value_name = "DIR", env = "PREGEN_PROGRAM_DIR")]
+    program_dir: Option<PathBuf>,
 }
 
 /// Runs the worker until its job is finished or SIGTERM has drained it.
@@ -55,6 +60,7 @@ pub async fn run(args: WorkerArgs) -> Result<()> {
         config.name = n;
     }
     config.connect_timeout = Duration::from_secs(args.connect_timeout_s);
+    config.program_dir = args.program_dir;
     let report = run_worker(config, crate::cancel_on_signals()).await?;
     eprintln!(
         "worker done: {} results, {} leases, {} sessions{}",

@@ -14,11 +14,15 @@
 //!   JSON, solution, moves, optimal flag, metrics, hashes), times and nodes.
 //! - `{"id":3,"check":{"params":{...},"level":{...}}}` ->
 //!   `{"id":3,"check":{"ok":true}}` or `{"ok":false,"reason":"..."}`.
+//! - `{"id":4,"prepare":{"params":{...}}}` -> `{"id":4,"prepare":{"ok":true}}`
+//!   or `{"ok":false,"reason":"..."}`: whether the program takes these params
+//!   (asked once per parameter set, before any seed runs).
 //! - Any request may be answered `{"id":N,"error":"..."}`.
 //!
 //! [`serve`] answers these for a built-in game (`pregen game-server GAME`);
 //! [`Program`] is the other side, a program run and spoken to.
 
+mod game;
 mod program;
 
 use std::collections::BTreeMap;
@@ -30,6 +34,7 @@ use crate::game::{Budget, Candidate, Outcome, Rejection};
 use crate::reason::{Code, Reason, Status};
 use crate::registry::{GameKind, PreparedGame};
 
+pub use game::{ProgramSpec, identity};
 pub use program::{Program, ProgramError};
 
 /// The protocol's version: a program that declares another is refused.
@@ -73,6 +78,11 @@ pub enum RequestBody {
         /// The level.
         level: Candidate,
     },
+    /// Whether the program takes these params.
+    Prepare {
+        /// The params.
+        params: serde_json::Value,
+    },
 }
 
 /// A response from the program.
@@ -95,6 +105,8 @@ pub enum ResponseBody {
     Outcome(OutcomeMessage),
     /// To `check`.
     Check(CheckMessage),
+    /// To `prepare`.
+    Prepare(CheckMessage),
     /// The request could not be answered.
     Error(String),
 }
@@ -114,6 +126,12 @@ pub struct Description {
     pub params: serde_json::Value,
     /// Every metric key with unit and meaning.
     pub metrics: Vec<MetricEntry>,
+    /// The rating model (TOML, docs/ratings.md's format) that rates a
+    /// level's metrics and moves into its difficulty: pregen rates every
+    /// level with it, so the program's `difficulty` is not taken on trust.
+    /// Left out: a level's difficulty is its moves.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub rating_model: String,
     /// Whether one process runs several seeds at once (else one a thread).
     #[serde(default)]
     pub concurrent: bool,
@@ -161,6 +179,18 @@ pub struct CheckMessage {
     /// Why not.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reason: String,
+}
+
+impl From<Result<(), String>> for CheckMessage {
+    fn from(result: Result<(), String>) -> Self {
+        match result {
+            Ok(()) => CheckMessage {
+                ok: true,
+                reason: String::new(),
+            },
+            Err(reason) => CheckMessage { ok: false, reason },
+        }
+    }
 }
 
 impl OutcomeMessage {
@@ -244,6 +274,7 @@ pub fn describe(game: GameKind) -> Result<Description, String> {
         version: crate::GENERATOR_VERSION.to_string(),
         text_format: game.name().to_string(),
         params,
+        rating_model: game.model_text().to_string(),
         metrics: game
             .metric_docs()
             .iter()
@@ -325,18 +356,23 @@ fn answer(
             Err(e) => ResponseBody::Error(e),
         },
         RequestBody::Check { params, level } => match ready(game, prepared, &params) {
-            Ok(g) => ResponseBody::Check(match g.check(&level) {
-                Ok(()) => CheckMessage {
-                    ok: true,
-                    reason: String::new(),
-                },
-                Err(e) => CheckMessage {
-                    ok: false,
-                    reason: e.to_string(),
-                },
-            }),
+            // A check without a canonical form checks the rest (a pack's
+            // level holds none: `analysis verify` asks this way).
+            Ok(g) => ResponseBody::Check(CheckMessage::from(
+                match level.canonical {
+                    Some(_) => Ok(level),
+                    None => g
+                        .canonical_hash(&level.level_json)
+                        .map(|canonical| Candidate { canonical, ..level }),
+                }
+                .and_then(|level| g.check(&level))
+                .map_err(|e| e.to_string()),
+            )),
             Err(e) => ResponseBody::Error(e),
         },
+        RequestBody::Prepare { params } => {
+            ResponseBody::Prepare(CheckMessage::from(ready(game, prepared, &params).map(drop)))
+        }
     }
 }
 

@@ -32,6 +32,9 @@ pub enum ProgramError {
         #[source]
         source: std::io::Error,
     },
+    /// Its files cannot be read, or it names none.
+    #[error("the program's identity: {0}")]
+    Identity(String),
     /// Its description is missing, malformed or of another protocol.
     #[error("`{command}` does not describe itself: {problem}")]
     Describe {
@@ -330,6 +333,23 @@ impl Program {
     }
 }
 
+impl Program {
+    /// Whether the program takes `params`: `Err` names why not (or what
+    /// broke in the exchange).
+    pub fn prepare(&mut self, params: &serde_json::Value, wait: Duration) -> Result<(), String> {
+        let body = RequestBody::Prepare {
+            params: params.clone(),
+        };
+        match self.ask(body, wait) {
+            Ok(ResponseBody::Prepare(CheckMessage { ok: true, .. })) => Ok(()),
+            Ok(ResponseBody::Prepare(CheckMessage { reason, .. })) => Err(reason),
+            Ok(ResponseBody::Error(e)) => Err(format!("the program says: {e}")),
+            Ok(other) => Err(format!("answered prepare with {}", kind(&other))),
+            Err((_, e)) => Err(e),
+        }
+    }
+}
+
 impl Drop for Program {
     fn drop(&mut self) {
         self.stop();
@@ -347,6 +367,7 @@ fn kind(body: &ResponseBody) -> &'static str {
         ResponseBody::Describe(_) => "a description",
         ResponseBody::Outcome(_) => "an outcome",
         ResponseBody::Check(_) => "a check",
+        ResponseBody::Prepare(_) => "a params check",
         ResponseBody::Error(_) => "an error",
     }
 }

@@ -605,7 +605,8 @@ impl PackWriter {
         let mut file = HashingFile::create(self.pack.root(), &format!("{}/{name}", dir::RELEASE))?;
         file.write_text(&format!(
             "; pack {} game {} campaign {campaign}\n\n",
-            job.pack, job.game
+            job.pack,
+            job.game_name()
         ))?;
         for (_, entry) in levels {
             file.write_text(entry)?;

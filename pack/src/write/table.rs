@@ -45,7 +45,7 @@ impl Stamp {
             pack: job.pack.clone(),
             job_id: job.id(),
             generator: pregen_games::GENERATOR_VERSION.to_string(),
-            game: job.game.clone(),
+            game: job.game_name().to_string(),
             rating_label: rating.label(),
             rating,
         })
@@ -202,8 +202,7 @@ pub(super) fn strings<'a>(it: impl Iterator<Item = &'a str>) -> ArrayRef {
     Arc::new(StringArray::from_iter_values(it))
 }
 
-/// The levels table of a batch of one tier's levels (the tier itself is the
-/// Hive folder name).
+/// The levels table of a batch of one tier's levels.
 pub(super) fn levels_columns(
     game: &str,
     job: &Job,
@@ -214,7 +213,8 @@ pub(super) fn levels_columns(
         .iter()
         .filter_map(|r| Some((r, r.accepted()?)))
         .collect();
-    let flag_keys: Vec<&str> = pregen_games::GameKind::from_name(game)
+    let flag_keys: Vec<&str> = job
+        .game_kind()
         .map(|g| {
             g.metric_docs()
                 .iter()

@@ -27,7 +27,7 @@ pub(super) fn write_release_entry(
     title: std::fmt::Arguments<'_>,
 ) {
     let id = dir::LevelId {
-        game: &job.game,
+        game: job.game_name(),
         seed: record.seed,
     };
     let best = if level.moves_optimal {
@@ -53,7 +53,7 @@ pub(super) fn write_release_entry(
 pub(super) fn seeds_header(job: &Job, tier: u32, size: u64) -> Result<String, PackError> {
     let header = SeedHeader {
         pack: job.pack.clone(),
-        game: job.game.clone(),
+        game: job.game_name().to_string(),
         generator: pregen_games::GENERATOR_VERSION.to_string(),
         tier,
         levels: size,
@@ -111,7 +111,8 @@ impl TierFiles {
         )?;
         text.write_text(&format!(
             "; pack {} game {} tier {tier:02}: {size} levels, easiest first\n\n",
-            job.pack, job.game
+            job.pack,
+            job.game_name()
         ))?;
         let solutions = match job.release.solutions {
             Solutions::Apart => Some(HashingFile::create(
@@ -128,7 +129,7 @@ impl TierFiles {
         Ok(TierFiles {
             tier,
             root: root.to_path_buf(),
-            job_game: job.game.clone(),
+            job_game: job.game_name().to_string(),
             stamp: stamp.clone(),
             options,
             part: None,

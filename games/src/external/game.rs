@@ -1,0 +1,404 @@
+//! A game program as a game of the registry: [`GameKind::external`] starts
+//! the program named by a [`ProgramSpec`], reads its description and
+//! registers it, so that everything that takes a [`GameKind`] (the worker's
+//! pool, the coordinator's check, the pack's writer, `analysis verify`)
+//! takes it as it takes a built-in game.
+//!
+//! Processes: a registered program keeps a pool of running processes; a seed
+//! or a check takes one (starting another when none is free) and gives it
+//! back, so a pool of N threads runs at most N processes, each started once
+//! and reused. Every process must describe itself as the first one did.
+//!
+//! What pregen does not take on trust: the level's hash is recomputed, every
+//! metric key must be in the description, and the difficulty is the rating
+//! of the metrics by the description's rating model, never the program's
+//! own number.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+
+use super::{Description, Program, ProgramError};
+use crate::agents::Figures;
+use crate::game::{Budget, Candidate, GameError, MetricDoc, Outcome, Rejection, sha256_hex};
+use crate::rating::Model;
+use crate::reason::Code;
+use crate::registry::{CheckError, GameKind, LevelVerdict, Ready, Registered};
+
+/// How long a check or a params check may take.
+const CHECK_WAIT: Duration = Duration::from_secs(60);
+
+/// The wait for a seed run without a watchdog.
+const NO_WATCHDOG: Duration = Duration::from_secs(3600);
+
+/// A game program: how to start it and which files make it what it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProgramSpec {
+    /// The program and its arguments.
+    pub command: Vec<String>,
+    /// The folder it runs in (relative paths of `command` and `files` are
+    /// read from here).
+    pub dir: PathBuf,
+    /// The files whose contents are the program's identity; none: each word
+    /// of the command that names a file.
+    pub files: Vec<String>,
+}
+
+impl ProgramSpec {
+    /// The files [`identity`] hashes, with the names they are hashed under.
+    fn identity_files(&self) -> Vec<(String, PathBuf)> {
+        let at = |name: &str| {
+            let path = Path::new(name);
+            if path.is_absolute() {
+                path.to_path_buf()
+            } else {
+                self.dir.join(path)
+            }
+        };
+        if self.files.is_empty() {
+            self.command
+                .iter()
+                .map(|word| (word.clone(), at(word)))
+                .filter(|(_, path)| path.is_file())
+                .collect()
+        } else {
+            self.files.iter().map(|f| (f.clone(), at(f))).collect()
+        }
+    }
+}
+
+/// The program's identity: `sha256:` and the SHA-256 of its files (each
+/// file's name as listed, its length and its bytes, in the order listed).
+/// A program whose command names no file and that lists none is refused: its
+/// identity would be its name alone.
+pub fn identity(spec: &ProgramSpec) -> Result<String, ProgramError> {
+    let files = spec.identity_files();
+    if files.is_empty() {
+        return Err(ProgramError::Identity(format!(
+            "no word of `{}` names a file in {}: list the program's files in `external.files`",
+            spec.command.join(" "),
+            spec.dir.display()
+        )));
+    }
+    let mut hash = Sha256::new();
+    for (name, path) in files {
+        let mut file = std::fs::File::open(&path)
+            .map_err(|e| ProgramError::Identity(format!("cannot read {}: {e}", path.display())))?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)
+            .map_err(|e| ProgramError::Identity(format!("cannot read {}: {e}", path.display())))?;
+        hash.update(name.as_bytes());
+        hash.update([0]);
+        hash.update((bytes.len() as u64).to_le_bytes());
+        hash.update(&bytes);
+    }
+    let digest = hash.finalize();
+    Ok(format!(
+        "sha256:{}",
+        digest
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    ))
+}
+
+/// The rating model of a program that gives none: a level's difficulty is
+/// its moves.
+fn moves_model(name: &str) -> String {
+    format!(
+        "name = \"{name}-moves\"\nversion = 1\ngame = \"{name}\"\n\
+         about = \"fewest moves (the program gives no rating model)\"\n\n\
+         [[terms]]\nfeature = \"moves\"\nweight = 1.0\nabout = \"the solution's moves\"\n"
+    )
+}
+
+/// The programs registered in this process.
+static PROGRAMS: Mutex<Vec<&'static External>> = Mutex::new(Vec::new());
+
+impl GameKind {
+    /// The game the program of `spec` is: started (once per process and
+    /// spec), described, its description checked (a name, metric keys
+    /// without repeats, a rating model over them), and registered.
+    pub fn external(spec: &ProgramSpec) -> Result<GameKind, ProgramError> {
+        let mut known = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(found) = known.iter().find(|e| e.spec == *spec) {
+            return Ok(GameKind(*found));
+        }
+        let (program, description) = Program::start(&spec.command, Some(spec.dir.clone()))?;
+        let external: &'static External =
+            Box::leak(Box::new(External::new(spec.clone(), description, program)?));
+        known.push(external);
+        Ok(GameKind(external))
+    }
+
+    /// The description of an external game's program (`None` for a
+    /// built-in game).
+    pub fn description(self) -> Option<&'static Description> {
+        self.0.description()
+    }
+}
+
+/// A registered game program.
+pub(crate) struct External {
+    spec: ProgramSpec,
+    description: Description,
+    name: &'static str,
+    metrics: &'static [MetricDoc],
+    model: &'static str,
+    /// Processes not in use.
+    idle: Mutex<Vec<Program>>,
+}
+
+fn leak(text: &str) -> &'static str {
+    Box::leak(text.to_string().into_boxed_str())
+}
+
+impl External {
+    fn new(
+        spec: ProgramSpec,
+        description: Description,
+        program: Program,
+    ) -> Result<External, ProgramError> {
+        let problem = |problem: String| ProgramError::Describe {
+            command: spec.command.join(" "),
+            problem,
+        };
+        let d = &description;
+        if d.name.is_empty()
+            || d.name.len() > 64
+            || !d
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_".contains(c))
+        {
+            return Err(problem(format!(
+                "its name `{}` is not 1 to 64 letters, digits, - or _",
+                d.name
+            )));
+        }
+        if !d.params.is_object() {
+            return Err(problem("its params are not a JSON object".into()));
+        }
+        let mut names: Vec<&str> = d.metrics.iter().map(|m| m.name.as_str()).collect();
+        names.sort_unstable();
+        if let Some(twice) = names.windows(2).find(|w| w[0] == w[1]) {
+            return Err(problem(format!("metric `{}` is listed twice", twice[0])));
+        }
+        let metrics: &'static [MetricDoc] = Box::leak(
+            d.metrics
+                .iter()
+                .map(|m| MetricDoc {
+                    name: leak(&m.name),
+                    unit: leak(&m.unit),
+                    doc: leak(&m.doc),
+                })
+                .collect::<Vec<_>>()
+                .into_boxed_slice(),
+        );
+        let model = match d.rating_model.as_str() {
+            "" => moves_model(&d.name),
+            text => text.to_string(),
+        };
+        Model::parse(&model, &d.name, metrics)
+            .map_err(|e| problem(format!("its rating model: {e}")))?;
+        Ok(External {
+            name: leak(&d.name),
+            model: leak(&model),
+            metrics,
+            spec,
+            description,
+            idle: Mutex::new(vec![program]),
+        })
+    }
+
+    /// Runs `work` on an idle process (started when none is), then gives
+    /// the process back.
+    fn with_program<T>(&self, work: impl FnOnce(&mut Program) -> T) -> Result<T, String> {
+        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let mut program = match idle {
+            Some(program) => program,
+            None => {
+                let (program, said) =
+                    Program::start(&self.spec.command, Some(self.spec.dir.clone()))
+                        .map_err(|e| format!("{e:#}"))?;
+                if said != self.description {
+                    return Err(format!(
+                        "a new process described itself as {} {}, not as the first ({} {})",
+                        said.name, said.version, self.description.name, self.description.version
+                    ));
+                }
+                program
+            }
+        };
+        let result = work(&mut program);
+        self.idle
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(program);
+        Ok(result)
+    }
+}
+
+impl Registered for External {
+    fn is_external(&self) -> bool {
+        true
+    }
+
+    fn description(&'static self) -> Option<&'static Description> {
+        Some(&self.description)
+    }
+
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn metric_docs(&self) -> &'static [MetricDoc] {
+        self.metrics
+    }
+
+    fn rating_model(&self) -> &'static str {
+        self.model
+    }
+
+    fn default_params(&self) -> serde_json::Value {
+        self.description.params.clone()
+    }
+
+    fn prepare(&'static self, params: &serde_json::Value) -> Result<Box<dyn Ready>, GameError> {
+        let refused = |message: String| GameError::Params {
+            game: self.name,
+            message,
+        };
+        let serde_json::Value::Object(given) = params else {
+            return Err(refused("the params are not a table".into()));
+        };
+        let known = self.description.params.as_object();
+        if let Some(key) = given
+            .keys()
+            .find(|k| known.is_none_or(|known| !known.contains_key(*k)))
+        {
+            let expected: Vec<&str> = known
+                .map(|k| k.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            return Err(refused(format!(
+                "unknown field `{key}`, expected one of {}",
+                expected.join(", ")
+            )));
+        }
+        self.with_program(|p| p.prepare(params, CHECK_WAIT))
+            .and_then(|taken| taken)
+            .map_err(refused)?;
+        let model = Model::parse(self.model, self.name, self.metrics)
+            .map_err(|e| refused(e.to_string()))?;
+        Ok(Box::new(WithProgram {
+            game: self,
+            params: params.clone(),
+            model,
+        }))
+    }
+
+    fn solve_text(
+        &self,
+        _text: &str,
+        _budget: &dyn Fn() -> Budget,
+        _each: &mut dyn FnMut(LevelVerdict),
+    ) -> Result<(), GameError> {
+        Err(GameError::External(format!(
+            "{} is a program: its levels are checked by the program (`analysis verify`), \
+             not solved from text",
+            self.name
+        )))
+    }
+
+    fn replay_json(&self, _level_json: &str, _solution: &str) -> Result<(), GameError> {
+        Err(GameError::External(format!(
+            "{} is a program: its solutions are checked by the program (`analysis verify`)",
+            self.name
+        )))
+    }
+
+    fn play_agents(&self, _c: &Candidate) -> Result<Option<Figures>, CheckError> {
+        Ok(None)
+    }
+}
+
+/// A registered program with one parameter set.
+struct WithProgram {
+    game: &'static External,
+    params: serde_json::Value,
+    model: Model,
+}
+
+impl WithProgram {
+    /// The level as pregen keeps it: its hash the hash of its JSON, its
+    /// metrics described, its difficulty the model's rating.
+    fn taken(&self, mut level: Candidate) -> Result<Candidate, Rejection> {
+        let protocol = |detail: String| Rejection::refused(Code::Protocol, detail);
+        if sha256_hex(level.level_json.as_bytes()) != level.level_hash {
+            return Err(protocol("level_hash is not the hash of level_json".into()));
+        }
+        if let Some(key) = level
+            .metrics
+            .keys()
+            .find(|k| !self.game.metrics.iter().any(|m| m.name == k.as_str()))
+        {
+            return Err(protocol(format!(
+                "metric `{key}` is not in the program's description"
+            )));
+        }
+        level.difficulty = self
+            .model
+            .rate(Model::features(&level.metrics, level.moves))
+            .map_err(|e| Rejection::refused(Code::Rating, e.to_string()))?;
+        Ok(level)
+    }
+}
+
+impl Ready for WithProgram {
+    fn run(&self, seed: u64, budget: &Budget) -> Outcome {
+        let started = Instant::now();
+        let wait = budget
+            .deadline
+            .map_or(NO_WATCHDOG, |d| d.saturating_duration_since(started));
+        match self
+            .game
+            .with_program(|p| p.generate(seed, &self.params, budget.max_nodes, wait))
+        {
+            Ok(mut outcome) => {
+                outcome.result = outcome.result.and_then(|level| self.taken(level));
+                outcome
+            }
+            Err(e) => Outcome {
+                result: Err(Rejection::refused(Code::Protocol, e)),
+                generate_ms: started.elapsed().as_secs_f64() * 1e3,
+                solve_ms: 0.0,
+                nodes: 0,
+            },
+        }
+    }
+
+    fn check(&self, level: &Candidate) -> Result<(), CheckError> {
+        if sha256_hex(level.level_json.as_bytes()) != level.level_hash {
+            return Err(CheckError::new("level_hash is not the hash of the level"));
+        }
+        self.game
+            .with_program(|p| p.check(&self.params, level, CHECK_WAIT))
+            .and_then(|checked| checked)
+            .map_err(|e| CheckError::new(format!("the program's check: {e}")))
+    }
+
+    fn regenerates(&self) -> bool {
+        false
+    }
+
+    fn made_by(&self, _seed: u64, _level_json: &str, _budget: &Budget) -> Result<(), CheckError> {
+        Ok(())
+    }
+
+    fn canonical_hash(&self, _level_json: &str) -> Result<Option<String>, CheckError> {
+        Ok(None)
+    }
+}
