@@ -2,10 +2,19 @@
 //! and spoken to by `games::external::Program`, as a worker would speak to a
 //! game in another language.
 
+use std::process::Stdio;
 use std::time::Duration;
 
 use pregen_games::external::Program;
 use pregen_games::{Budget, GameKind};
+use pregen_pack::PackDir;
+
+use crate::common::{
+    PackContent, TOKEN, job_text, pregen, pregen_stdout, run_pack, serve, wait, wait_for_segments,
+    worker,
+};
+
+const LIMIT: Duration = Duration::from_secs(240);
 
 /// Every built-in game answers over the protocol exactly as it runs: the
 /// same outcome for every seed (the protocol carries all of it), and the
@@ -99,4 +108,156 @@ fn the_python_example_speaks_the_protocol_and_its_liars_are_caught() {
     }
     assert!(accepted >= 3, "only {accepted} of 40 seeds accepted");
     assert_eq!((caught_short, caught_elsewhere), (accepted, accepted));
+}
+
+/// The folder of the shipped Python example.
+fn example_dir() -> String {
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/external").to_string()
+}
+
+/// A Rush Hour job of `count` levels, run by the shipped example (every seed
+/// cross-checked at `cross_check`).
+fn rushhour_job(count: u64, cross_check: f64) -> String {
+    format!(
+        "pack = \"e2e\"\ngame = \"external\"\ncount = {count}\nseeds_per_lease = 64\n\
+         cross_check = {cross_check}\n\
+         [external]\ncommand = [\"python3\", \"rushhour.py\"]\ndir = {:?}\n\
+         [params]\nvehicles = 8\nmin_moves = 5\n\
+         [budget]\nmax_nodes = 200000\nwatchdog_ms = 60000\n",
+        example_dir()
+    )
+}
+
+/// [`job_text`]'s tilt job with its game a program: `pregen game-server
+/// tilt`, this build's binary.
+fn tilt_through_the_protocol(count: u64) -> String {
+    job_text(count).replace("game = \"tilt\"", "game = \"external\"")
+        + &format!(
+            "[external]\ncommand = [{:?}, \"game-server\", \"tilt\"]\n",
+            env!("CARGO_BIN_EXE_pregen")
+        )
+}
+
+/// The protocol is complete: a tilt pack made through `pregen game-server
+/// tilt` holds the native pack's levels, rejects, campaigns and release
+/// files byte for byte, with 1 worker and with 3. (The job, so its id, is
+/// another: the provenance columns and the manifest's job differ.)
+#[test]
+fn issue_55_a_tilt_pack_through_the_protocol_is_the_native_pack() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let native_dir = run_pack(&dir.path().join("native"), &job_text(300), 1);
+    let native = PackContent::read(&native_dir);
+    let job = tilt_through_the_protocol(300);
+    assert!(
+        job.contains("[external]") && job.contains("[params]"),
+        "{job}"
+    );
+    for workers in [1, 3] {
+        let pack = run_pack(&dir.path().join(format!("w{workers}")), &job, workers);
+        let content = PackContent::read(&pack);
+        content.assert_same_but_job(&native);
+        let manifest: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(PackDir::new(&pack).manifest()).expect("read"))
+                .expect("manifest");
+        let external = &manifest["job"]["external"];
+        assert_eq!(external["name"], "tilt", "{manifest}");
+        assert!(
+            external["identity"]
+                .as_str()
+                .is_some_and(|i| i.starts_with("sha256:")),
+            "{manifest}"
+        );
+        let verified = pregen_stdout(&["analysis", "verify"], &pack);
+        assert!(verified.starts_with("300 levels"), "{verified}");
+    }
+}
+
+/// The Python example makes a pack with `pregen run`, and `analysis
+/// verify` checks every level with the program; `serve` with two worker
+/// processes, one killed mid-run, gives the same pack.
+#[test]
+fn issue_55_the_python_example_makes_a_verified_pack_whatever_fails() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = rushhour_job(40, 0.01);
+    let alone = run_pack(&dir.path().join("run"), &job, 1);
+    let reference = PackContent::read(&alone);
+    assert_eq!(reference.levels.len(), 40);
+    assert!(reference.levels.iter().all(|l| l.level_hash.len() == 64));
+    let verified = pregen_stdout(&["analysis", "verify"], &alone);
+    assert!(verified.starts_with("40 levels"), "{verified}");
+
+    let root = dir.path().join("serve");
+    let pack = root.join("out/e2e");
+    let mut served = serve(&root, &job, 2_000);
+    let mut victim = worker(&served.url, "victim", TOKEN);
+    wait_for_segments(&pack, 1, LIMIT);
+    victim.kill().expect("SIGKILL the worker");
+    victim.wait().expect("reap");
+    let mut survivor = worker(&served.url, "survivor", TOKEN);
+    assert!(wait(&mut served.child, LIMIT).success(), "serve failed");
+    assert!(wait(&mut survivor, LIMIT).success(), "survivor failed");
+    PackContent::read(&pack).assert_same(&reference);
+}
+
+/// Liars through the pipeline. A worker whose program drops each
+/// solution's last move is refused by the coordinator's check (its own
+/// process of the program); one whose program answers a seed with another
+/// seed's level passes that check but not the cross-check, which names the
+/// seed in the manifest. Either way the pack is the honest one. A worker
+/// whose copy of the program differs is refused before it runs a seed.
+#[test]
+fn issue_55_a_lying_program_is_caught_and_its_worker_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = rushhour_job(30, 1.0);
+    let reference = PackContent::read(&run_pack(&dir.path().join("run"), &job, 1));
+    for (lie, caught) in [("solution", "refused"), ("level", "disagreed")] {
+        let root = dir.path().join(lie);
+        let mut served = serve(&root, &job, 2_000);
+        // The same program, files and all: only its environment lies.
+        let mut liar = pregen()
+            .args(["worker", "--coordinator", &served.url, "--token", TOKEN])
+            .args(["--threads", "1", "--name", "liar"])
+            .env("RUSHHOUR_LIE", lie)
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn the liar");
+        std::thread::sleep(Duration::from_millis(300));
+        let mut honest = worker(&served.url, "honest", TOKEN);
+        assert!(wait(&mut served.child, LIMIT).success(), "serve failed");
+        assert!(wait(&mut honest, LIMIT).success(), "honest worker failed");
+        let _ = wait(&mut liar, LIMIT);
+        let pack = root.join("out/e2e");
+        PackContent::read(&pack).assert_same(&reference);
+        let manifest: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(PackDir::new(&pack).manifest()).expect("read"))
+                .expect("manifest");
+        let refused = &manifest["cross_check"]["refused"];
+        let why = refused
+            .as_object()
+            .and_then(|r| r.iter().find(|(k, _)| k.starts_with("liar")))
+            .map(|(_, why)| why.to_string())
+            .unwrap_or_else(|| panic!("{lie}: the liar is not refused: {manifest}"));
+        assert!(why.contains("seed"), "{lie}: {why}");
+        eprintln!("{lie}: {caught}: {why}");
+    }
+
+    // A node whose copy of the program is another is refused at once.
+    let other = dir.path().join("other");
+    std::fs::create_dir_all(&other).expect("dir");
+    let script = std::fs::read_to_string(format!("{}/rushhour.py", example_dir())).expect("read");
+    std::fs::write(other.join("rushhour.py"), script.replace("1.0.0", "1.0.1")).expect("write");
+    let root = dir.path().join("identity");
+    let _served = serve(&root, &job, 2_000);
+    let out = pregen()
+        .args(["worker", "--coordinator", &_served.url, "--token", TOKEN])
+        .arg("--program-dir")
+        .arg(&other)
+        .output()
+        .expect("run the worker");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("the game program in") && stderr.contains("the job's is sha256:"),
+        "{stderr}"
+    );
 }

@@ -218,11 +218,11 @@ pub fn describe(r: &SeedRecord) -> String {
     match (&r.status, &r.level) {
         (Status::Accepted, Some(level)) => {
             let hash = level.level_hash.get(..12).unwrap_or(&level.level_hash);
-            format!("accepted, level {hash}")
+            format!("accepted, level {hash}, {} nodes", r.nodes)
         }
         (status, _) => match &r.reason {
-            None => status.to_string(),
-            Some(reason) => format!("{status} ({reason})"),
+            None => format!("{status}, {} nodes", r.nodes),
+            Some(reason) => format!("{status} ({reason}), {} nodes", r.nodes),
         },
     }
 }
