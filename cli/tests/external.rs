@@ -5,7 +5,8 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use pregen_games::external::Program;
+use pregen_games::external::{Program, ProgramSpec};
+use pregen_games::seeds::SeedFile;
 use pregen_games::{Budget, GameKind};
 use pregen_pack::PackDir;
 
@@ -185,6 +186,24 @@ fn issue_55_the_python_example_makes_a_verified_pack_whatever_fails() {
     assert!(reference.levels.iter().all(|l| l.level_hash.len() == 64));
     let verified = pregen_stdout(&["analysis", "verify"], &alone);
     assert!(verified.starts_with("40 levels"), "{verified}");
+    // The seed-only release regenerates through the program, hash by hash.
+    let seeds = SeedFile::parse(
+        &std::fs::read_to_string(alone.join("release/seeds/tier-01.txt")).expect("seed file"),
+    )
+    .expect("a seed file");
+    let refused = seeds.regenerate().expect_err("needs the program");
+    assert!(
+        refused.to_string().contains("game program rushhour 1.0.0"),
+        "{refused}"
+    );
+    let program = GameKind::external(&ProgramSpec {
+        command: vec!["python3".into(), "rushhour.py".into()],
+        dir: example_dir().into(),
+        files: Vec::new(),
+    })
+    .expect("the example starts");
+    let levels = seeds.regenerate_with(program).expect("regenerates");
+    assert_eq!(levels.len() as u64, seeds.header.levels);
 
     let root = dir.path().join("serve");
     let pack = root.join("out/e2e");

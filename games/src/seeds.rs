@@ -18,8 +18,13 @@ pub struct SeedHeader {
     pub pack: String,
     /// The game.
     pub game: String,
-    /// The generator version that made the levels ([`crate::GENERATOR_VERSION`]).
+    /// The generator version that made the levels ([`crate::GENERATOR_VERSION`];
+    /// for a game program, its name and version).
     pub generator: String,
+    /// For a game program: its identity (`sha256:` of its files). A client
+    /// regenerates through that program ([`SeedFile::regenerate_with`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
     /// The tier.
     pub tier: u32,
     /// Levels listed.
@@ -89,17 +94,35 @@ impl SeedFile {
 
     /// Regenerates every level, in order, each checked against its listed
     /// hash. Refuses a file made by another generator version, whose levels
-    /// this crate may not make.
+    /// this crate may not make, and one made by a game program.
     pub fn regenerate(&self) -> Result<Vec<Candidate>, GameError> {
-        let h = &self.header;
-        if h.generator != crate::GENERATOR_VERSION {
+        if let Some(identity) = &self.header.program {
             return Err(GameError::Regenerate(format!(
-                "the file was made by generator {}, this is {}",
-                h.generator,
-                crate::GENERATOR_VERSION
+                "the file was made by the game program {} ({identity}): regenerate it \
+                 through that program (`SeedFile::regenerate_with`)",
+                self.header.generator
             )));
         }
-        let game = GameKind::from_name(&h.game)?;
+        self.regenerate_with(GameKind::from_name(&self.header.game)?)
+    }
+
+    /// [`SeedFile::regenerate`] by `game`: a built-in game, or a game
+    /// program ([`GameKind::external`]) that must be the one that made the
+    /// file (its name and version).
+    pub fn regenerate_with(&self, game: GameKind) -> Result<Vec<Candidate>, GameError> {
+        let h = &self.header;
+        let made_by = match game.description() {
+            Some(d) => format!("{} {}", d.name, d.version),
+            None => crate::GENERATOR_VERSION.to_string(),
+        };
+        if h.generator != made_by || h.game != game.name() {
+            return Err(GameError::Regenerate(format!(
+                "the file was made by {} {}, this is {} {made_by}",
+                h.game,
+                h.generator,
+                game.name()
+            )));
+        }
         let strata = h
             .strata
             .iter()

@@ -921,4 +921,61 @@ mod tests {
         assert_ne!(a.id(), b.id());
         assert_eq!(a.id(), a.clone().id());
     }
+
+    /// A game program's table is checked as written, and parsing never
+    /// starts the program: only `resolve_program` does, and it holds the
+    /// program's files to an identity the job gives.
+    #[test]
+    fn issue_55_an_external_table_is_checked() {
+        let base = "pack = \"d\"\ncount = 10\n";
+        for (text, field) in [
+            ("game = \"external\"\n", "field `external`"),
+            (
+                "game = \"external\"\n[external]\ncommand = []\n",
+                "field `external.command`",
+            ),
+            (
+                "game = \"external\"\n[external]\ncommand = [\"\"]\n",
+                "field `external.command`",
+            ),
+            (
+                "game = \"tilt\"\n[external]\ncommand = [\"sh\"]\n",
+                "field `external`",
+            ),
+            (
+                "game = \"external\"\n[external]\ncommand = [\"sh\"]\nshell = true\n",
+                "unknown field `shell`",
+            ),
+        ] {
+            let err = Job::parse(&format!("{base}{text}"))
+                .expect_err(text)
+                .to_string();
+            assert!(err.contains(field), "{text}: {err}");
+        }
+        // Parsed, not started: `sh prog.sh` is never run here.
+        let dir = std::env::temp_dir().join(format!("pregen-job-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        std::fs::write(dir.join("prog.sh"), "exit 3\n").expect("script");
+        let text = format!(
+            "{base}game = \"external\"\n[external]\ncommand = [\"sh\", \"prog.sh\"]\n\
+             identity = \"sha256:00\"\n"
+        );
+        let mut job = Job::parse(&text).expect("parses");
+        assert_eq!(job.game_name(), "", "not described before it is resolved");
+        let err = job
+            .resolve_program(Some(&dir))
+            .expect_err("another identity")
+            .to_string();
+        assert!(
+            err.contains("field `external.identity`: the program's files hash to sha256:"),
+            "{err}"
+        );
+        // The folder is where the program lies, not what it is.
+        let mut moved = job.clone();
+        if let Some(e) = &mut moved.external {
+            e.dir = "/elsewhere".into();
+        }
+        assert_eq!(moved.id(), job.id());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -16,6 +16,12 @@ pub const FILE: &str = "manifest.json";
 pub struct Manifest {
     /// Counts by tier and status.
     pub counts: Counts,
+    /// For a game program: its description (name, version, params'
+    /// defaults, text format, rating model, and every metric key with unit
+    /// and meaning: the data dictionary of the `metrics` column, as
+    /// docs/schema.md is for the built-in games).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<pregen_games::external::Description>,
     /// What the sampled cross-check did, and the workers it refused.
     #[serde(default)]
     pub cross_check: CrossCheck,
@@ -157,6 +163,12 @@ pub struct Versions {
 pub struct ReleaseManifest {
     /// Counts by tier and status.
     pub counts: Counts,
+    /// For a game program: its description (name, version, params'
+    /// defaults, text format, rating model, and every metric key with unit
+    /// and meaning: the data dictionary of the `metrics` column, as
+    /// docs/schema.md is for the built-in games).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<pregen_games::external::Description>,
     /// The archive's files (path below the pack's folder -> SHA-256).
     pub files: BTreeMap<String, String>,
     /// The job as run.
@@ -184,6 +196,7 @@ impl ReleaseManifest {
     /// The release manifest of a pack's manifest, listing `files`.
     pub fn new(m: Manifest, files: BTreeMap<String, String>) -> ReleaseManifest {
         ReleaseManifest {
+            program: m.program,
             rating: m.rating,
             counts: m.counts,
             files,

@@ -54,7 +54,15 @@ pub(super) fn seeds_header(job: &Job, tier: u32, size: u64) -> Result<String, Pa
     let header = SeedHeader {
         pack: job.pack.clone(),
         game: job.game_name().to_string(),
-        generator: pregen_games::GENERATOR_VERSION.to_string(),
+        generator: match &job.external {
+            Some(e) if job.is_external() => format!("{} {}", e.name, e.version),
+            _ => pregen_games::GENERATOR_VERSION.to_string(),
+        },
+        program: job
+            .external
+            .as_ref()
+            .filter(|_| job.is_external())
+            .map(|e| e.identity.clone()),
         tier,
         levels: size,
         max_nodes: job.budget.max_nodes,
