@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use pregen_coordinator::commit_log::CommitLog;
 use pregen_coordinator::scheduler::{Scheduler, SchedulerConfig};
+use pregen_games::external::ResponseBody;
 use pregen_games::{Budget, GameKind, Outcome, PreparedGame};
 use pregen_pack::Job;
 use pregen_proto::v1::SeedResult;
@@ -19,11 +20,12 @@ pub type Target = fn(&[u8]);
 
 /// The fuzz targets by name, as `checks/fuzz/fuzz_targets/<name>.rs` and
 /// `checks/fuzz/corpus/<name>/` spell them.
-pub const TARGETS: [(&str, Target); 4] = [
+pub const TARGETS: [(&str, Target); 5] = [
     ("level_text", level_text),
     ("job_file", job_file),
     ("seed_result", seed_result),
     ("commit_segment", commit_segment),
+    ("game_message", game_message),
 ];
 
 /// Node budget of the solvers under fuzzing: small, so every input is fast.
@@ -65,6 +67,32 @@ pub fn seed_result(data: &[u8]) {
     };
     if let Ok(level) = outcome.result {
         let _ = tilt().check(&level);
+    }
+}
+
+/// A game program's response line, read as a worker reads it: parsed, an
+/// outcome checked whole, a description's rating model read, and an accepted level checked by the coordinator's checks (a
+/// tilt job, default params).
+pub fn game_message(data: &[u8]) {
+    let Ok(line) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(response) = pregen_games::external::read_response(line) else {
+        return;
+    };
+    match response.body {
+        ResponseBody::Outcome(message) => {
+            if let Ok(Outcome {
+                result: Ok(level), ..
+            }) = message.into_outcome()
+            {
+                let _ = tilt().check(&level);
+            }
+        }
+        ResponseBody::Describe(d) => {
+            let _ = pregen_games::rating::Model::parse(&d.rating_model, &d.name, &[]);
+        }
+        _ => {}
     }
 }
 

@@ -265,6 +265,15 @@ impl OutcomeMessage {
     }
 }
 
+/// A response line as the program wrote it, read: `Err` says what is wrong
+/// with it, quoting its start.
+pub fn read_response(line: &str) -> Result<Response, String> {
+    serde_json::from_str(line).map_err(|e| {
+        let head: String = line.chars().take(80).collect();
+        format!("a response that is not a message (`{head}`): {e}")
+    })
+}
+
 /// The description of built-in `game` as its program would give it.
 pub fn describe(game: GameKind) -> Result<Description, String> {
     let params = game.default_params();

@@ -11,9 +11,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
-use super::{
-    CheckMessage, Description, MAX_LINE, PROTOCOL, Request, RequestBody, Response, ResponseBody,
-};
+use super::{CheckMessage, Description, MAX_LINE, PROTOCOL, Request, RequestBody, ResponseBody};
 use crate::game::{Candidate, Outcome, Rejection};
 use crate::reason::Code;
 
@@ -254,13 +252,7 @@ impl Program {
                 return Err((true, format!("no answer within {} ms", wait.as_millis())));
             }
         };
-        let response: Response = serde_json::from_str(&text).map_err(|e| {
-            let head: String = text.chars().take(80).collect();
-            (
-                false,
-                format!("a response that is not a message (`{head}`): {e}"),
-            )
-        })?;
+        let response = super::read_response(&text).map_err(|e| (false, e))?;
         if response.id != request.id {
             return Err((
                 false,
