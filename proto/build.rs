@@ -9,6 +9,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // too, so a level's metrics move between them instead of being
         // hashed into a new map each way (and are encoded in key order).
         .btree_map(".pregen.v1.Level.metrics")
+        // A game program's spec is rare and large: boxed, so that every
+        // message enum stays small.
+        .boxed(".pregen.v1.JobSpec.external")
         .build_client(true)
         .build_server(true)
         .compile_fds(fds)?;

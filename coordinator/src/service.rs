@@ -119,13 +119,15 @@ impl Shared {
                     .external
                     .as_ref()
                     .filter(|_| job.is_external())
-                    .map(|e| pregen_proto::v1::ExternalProgram {
-                        command: e.command.clone(),
-                        dir: e.dir.clone(),
-                        files: e.files.clone(),
-                        identity: e.identity.clone(),
-                        name: e.name.clone(),
-                        version: e.version.clone(),
+                    .map(|e| {
+                        Box::new(pregen_proto::v1::ExternalProgram {
+                            command: e.command.clone(),
+                            dir: e.dir.clone(),
+                            files: e.files.clone(),
+                            identity: e.identity.clone(),
+                            name: e.name.clone(),
+                            version: e.version.clone(),
+                        })
                     }),
             },
             scheduler: Mutex::new(scheduler),

@@ -558,10 +558,10 @@ impl Job {
 
     /// Every stratum's params (the job's own without strata), checked by `game`.
     fn validate_params_with(&self, game: GameKind) -> Result<(), PackError> {
-        if self.strata.is_empty() {
-            if let Err(e) = game.validate_params(&self.params_json()) {
-                return bad("params", e.to_string());
-            }
+        if self.strata.is_empty()
+            && let Err(e) = game.validate_params(&self.params_json())
+        {
+            return bad("params", e.to_string());
         }
         for (i, plan) in self
             .plan()
