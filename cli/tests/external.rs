@@ -11,8 +11,8 @@ use pregen_games::{Budget, GameKind};
 use pregen_pack::PackDir;
 
 use crate::common::{
-    PackContent, TOKEN, job_text, pregen, pregen_stdout, run_pack, serve, wait, wait_for_segments,
-    worker,
+    PackContent, TOKEN, job_text, pregen, pregen_stdout, run_pack, serve,
+    serve_with_a_worker_killed, wait, worker,
 };
 
 const LIMIT: Duration = Duration::from_secs(240);
@@ -205,16 +205,7 @@ fn issue_55_the_python_example_makes_a_verified_pack_whatever_fails() {
     let levels = seeds.regenerate_with(program).expect("regenerates");
     assert_eq!(levels.len() as u64, seeds.header.levels);
 
-    let root = dir.path().join("serve");
-    let pack = root.join("out/e2e");
-    let mut served = serve(&root, &job, 2_000);
-    let mut victim = worker(&served.url, "victim", TOKEN);
-    wait_for_segments(&pack, 1, LIMIT);
-    victim.kill().expect("SIGKILL the worker");
-    victim.wait().expect("reap");
-    let mut survivor = worker(&served.url, "survivor", TOKEN);
-    assert!(wait(&mut served.child, LIMIT).success(), "serve failed");
-    assert!(wait(&mut survivor, LIMIT).success(), "survivor failed");
+    let pack = serve_with_a_worker_killed(&dir.path().join("serve"), &job, LIMIT);
     PackContent::read(&pack).assert_same(&reference);
 }
 

@@ -5,8 +5,8 @@ use pregen_pack::PackDir;
 use std::time::Duration;
 
 use crate::common::{
-    COUNT, PackContent, TOKEN, job_text, pregen, reference, serve, serve_with, wait,
-    wait_for_segments, worker, write_job,
+    COUNT, PackContent, TOKEN, job_text, pregen, reference, serve, serve_with,
+    serve_with_a_worker_killed, wait, wait_for_segments, worker, write_job,
 };
 
 const LIMIT: Duration = Duration::from_secs(240);
@@ -35,15 +35,7 @@ fn three_worker_processes_give_the_same_pack_as_one() {
 #[test]
 fn worker_killed_mid_lease_costs_only_its_lease() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let pack = dir.path().join("out/e2e");
-    let mut served = serve(dir.path(), &job_text(COUNT), 2_000);
-    let mut victim = worker(&served.url, "victim", TOKEN);
-    wait_for_segments(&pack, 1, LIMIT);
-    victim.kill().expect("SIGKILL the worker");
-    victim.wait().expect("reap");
-    let mut survivor = worker(&served.url, "survivor", TOKEN);
-    assert!(wait(&mut served.child, LIMIT).success(), "serve failed");
-    assert!(wait(&mut survivor, LIMIT).success(), "survivor failed");
+    let pack = serve_with_a_worker_killed(dir.path(), &job_text(COUNT), LIMIT);
     let content = PackContent::read(&pack);
     content.assert_same(reference());
     assert!(

@@ -115,12 +115,17 @@ impl SeedFile {
             Some(d) => format!("{} {}", d.name, d.version),
             None => crate::GENERATOR_VERSION.to_string(),
         };
-        if h.generator != made_by || h.game != game.name() {
+        if h.game != game.name() {
             return Err(GameError::Regenerate(format!(
-                "the file was made by {} {}, this is {} {made_by}",
+                "the file holds {} levels, this game is {}",
                 h.game,
-                h.generator,
                 game.name()
+            )));
+        }
+        if h.generator != made_by {
+            return Err(GameError::Regenerate(format!(
+                "the file was made by generator {}, this is {made_by}",
+                h.generator
             )));
         }
         let strata = h

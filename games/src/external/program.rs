@@ -315,11 +315,25 @@ impl Program {
             params: params.clone(),
             level: level.clone(),
         };
+        self.verdict(body, wait)
+    }
+
+    /// The answer to a request answered by a verdict (`check`, `prepare`):
+    /// `Err` says why not, or what broke in the exchange.
+    fn verdict(&mut self, body: RequestBody, wait: Duration) -> Result<(), String> {
+        let asked = match body {
+            RequestBody::Prepare { .. } => "prepare",
+            _ => "check",
+        };
         match self.ask(body, wait) {
-            Ok(ResponseBody::Check(CheckMessage { ok: true, .. })) => Ok(()),
-            Ok(ResponseBody::Check(CheckMessage { reason, .. })) => Err(reason),
+            Ok(ResponseBody::Check(CheckMessage { ok, reason })) if asked == "check" => {
+                ok.then_some(()).ok_or(reason)
+            }
+            Ok(ResponseBody::Prepare(CheckMessage { ok, reason })) if asked == "prepare" => {
+                ok.then_some(()).ok_or(reason)
+            }
             Ok(ResponseBody::Error(e)) => Err(format!("the program says: {e}")),
-            Ok(other) => Err(format!("answered check with {}", kind(&other))),
+            Ok(other) => Err(format!("answered {asked} with {}", kind(&other))),
             Err((_, e)) => Err(e),
         }
     }
@@ -332,13 +346,7 @@ impl Program {
         let body = RequestBody::Prepare {
             params: params.clone(),
         };
-        match self.ask(body, wait) {
-            Ok(ResponseBody::Prepare(CheckMessage { ok: true, .. })) => Ok(()),
-            Ok(ResponseBody::Prepare(CheckMessage { reason, .. })) => Err(reason),
-            Ok(ResponseBody::Error(e)) => Err(format!("the program says: {e}")),
-            Ok(other) => Err(format!("answered prepare with {}", kind(&other))),
-            Err((_, e)) => Err(e),
-        }
+        self.verdict(body, wait)
     }
 }
 
