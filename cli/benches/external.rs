@@ -5,7 +5,8 @@
 //! - a program that answers every seed at once with one fixed level (a
 //!   Python script of a dozen lines): seeds per second, and per core (the
 //!   machine's cores share the workers, the programs and the coordinator);
-//!   target: at least 20,000 seeds/s per core;
+//!   target: at least 20,000 seeds/s per core; beside it, the pipeline's
+//!   own ceiling, the native synthetic game at no cost under the same job;
 //! - the conformance game, tilt through `pregen game-server tilt`, against
 //!   native tilt: levels per second, and their ratio; target: at least 0.7.
 //!
@@ -20,19 +21,25 @@ use pregen_coordinator::Job;
 
 use common::{median, median_interval, run_two_workers};
 
-/// A game program that accepts every seed with the same level, answering
-/// without parsing JSON: the protocol's own cost and nothing else.
-const FIXED: &str = r#"import sys
-LEVEL = '{"difficulty":1.0,"moves":1,"moves_optimal":true,"layout":"ab\\n","level_json":"{}","solution":"x","metrics":{},"level_hash":"44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"}'
+/// A game program that accepts every seed at once with a fixed level stamped
+/// with its seed, answering without parsing JSON: the protocol's own cost
+/// and nothing else. (The very same level at every seed would measure the
+/// duplicate audit instead: a level met at two seeds is run again by the
+/// coordinator, by design.)
+const FIXED: &str = r#"import sys, hashlib
+HEAD = '"outcome":{"status":"accepted","generate_ms":0,"solve_ms":0,"nodes":1,"level":{"difficulty":1.0,"moves":1,"moves_optimal":true,"layout":"ab\\n","solution":"x","metrics":{},'
 DESCRIBE = '"describe":{"protocol":1,"name":"fixed","version":"1","text_format":"fixed","params":{},"metrics":[]}}\n'
-OUTCOME = '"outcome":{"status":"accepted","level":' + LEVEL + ',"generate_ms":0,"solve_ms":0,"nodes":1}}\n'
 OK = '{"ok":true}}\n'
 out = sys.stdout
 for line in sys.stdin:
     at = line.index('"id":') + 5
     head = '{"id":' + line[at:line.index(',', at)] + ','
     if '"generate"' in line:
-        out.write(head + OUTCOME)
+        at = line.index('"seed":') + 7
+        level = '{"seed":' + line[at:line.index(',', at)] + '}'
+        digest = hashlib.sha256(level.encode()).hexdigest()
+        level = level.replace('"', '\\"')
+        out.write(head + HEAD + '"level_json":"' + level + '","level_hash":"' + digest + '"}}}\n')
     elif '"check"' in line:
         out.write(head + '"check":' + OK)
     elif '"prepare"' in line:
@@ -51,6 +58,16 @@ fn fixed_job(dir: &Path, seeds: u64) -> Job {
     .expect("job");
     job.resolve_program(Some(dir)).expect("the program starts");
     job
+}
+
+/// The pipeline's own ceiling: the native synthetic game at no cost, every
+/// seed accepted, under the fixed program's job.
+fn bare_job(seeds: u64) -> Job {
+    Job::parse(&format!(
+        "pack = \"bare\"\ngame = \"synthetic\"\ncount = {seeds}\nseeds_per_lease = 512\n\
+         cross_check = 0.0\nmax_seeds = {seeds}\n[params]\ncost_us = 0\naccept_rate = 1.0\n"
+    ))
+    .expect("job")
 }
 
 fn tilt_job(dir: &Path, levels: u64, external: bool) -> Job {
@@ -84,11 +101,15 @@ async fn main() {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
     let dir = tempfile::tempdir().expect("tempdir");
     let (mut fixed, mut native, mut served, mut ratios) = (vec![], vec![], vec![], vec![]);
+    let mut bare = vec![];
     for round in 0..rounds {
         let out = dir.path().join(format!("r{round}"));
         let (summary, elapsed) =
             run_two_workers(fixed_job(dir.path(), fixed_seeds), 1, out.join("fixed")).await;
+        assert_eq!(summary.in_pack as u64, fixed_seeds, "every seed accepted");
         fixed.push(summary.seeds as f64 / elapsed.as_secs_f64());
+        let (summary, elapsed) = run_two_workers(bare_job(fixed_seeds), 1, out.join("bare")).await;
+        bare.push(summary.seeds as f64 / elapsed.as_secs_f64());
         let (a, ea) =
             run_two_workers(tilt_job(dir.path(), tilt_levels, false), 1, out.join("n")).await;
         let (b, eb) =
@@ -102,8 +123,9 @@ async fn main() {
         served.push(s);
         ratios.push(s / n);
         eprintln!(
-            "round {round}: fixed {:.0} seeds/s; tilt native {n:.0} levels/s, through the protocol {s:.0} ({:.3})",
+            "round {round}: fixed {:.0} seeds/s (native, no cost: {:.0}); tilt native {n:.0} levels/s, through the protocol {s:.0} ({:.3})",
             fixed[round],
+            bare[round],
             s / n
         );
     }
@@ -120,6 +142,7 @@ async fn main() {
         &mut per_core,
         "",
     );
+    show("native synthetic at no cost, seeds/s", &mut bare, "");
     show("tilt native, levels/s", &mut native, "");
     show("tilt through game-server, levels/s", &mut served, "");
     show("through the protocol / native", &mut ratios, "");

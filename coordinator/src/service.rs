@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use pregen_games::rating::Model;
-use pregen_games::{Budget, Outcome, PreparedGame};
+use pregen_games::{Budget, Candidate, CheckError, Outcome, PreparedGame};
 use pregen_pack::{PackError, SeedRecord};
 use pregen_proto::v1::coordinator_message::Kind as Out;
 use pregen_proto::v1::coordinator_server::Coordinator;
@@ -475,13 +475,13 @@ async fn check_batch(
         .map_err(|e| Status::internal(format!("the level check failed: {e}")))?;
     let checked = tokio::task::spawn_blocking(move || {
         let mut records = records;
-        for ((_, record), stratum) in records.iter_mut().zip(strata) {
+        let checks = check_levels(&games, &records, &strata);
+        for (((_, record), stratum), check) in records.iter_mut().zip(strata).zip(checks) {
             let (Some(level), Some(game)) = (&record.level, games.get(stratum as usize)) else {
                 continue;
             };
-            if let Err(e) = game
-                .check(level)
-                .and_then(|()| game.made_by(record.seed, &level.level_json, &budget))
+            if let Err(e) =
+                check.and_then(|()| game.made_by(record.seed, &level.level_json, &budget))
             {
                 return Err(format!("seed {}: refused: {e}", record.seed));
             }
@@ -501,6 +501,33 @@ async fn check_batch(
     .await
     .map_err(|e| Status::internal(format!("the level check failed: {e}")))?;
     Ok(checked)
+}
+
+/// [`PreparedGame::check`] of every record's level (`Ok` for a record
+/// without one), each stratum's levels checked in one call, so that a game
+/// program is sent them at once.
+fn check_levels(
+    games: &[PreparedGame],
+    records: &[(u64, SeedRecord)],
+    strata: &[u32],
+) -> Vec<Result<(), CheckError>> {
+    let mut checks: Vec<Result<(), CheckError>> = records.iter().map(|_| Ok(())).collect();
+    for (index, game) in games.iter().enumerate() {
+        let (at, levels): (Vec<usize>, Vec<&Candidate>) = records
+            .iter()
+            .zip(strata)
+            .enumerate()
+            .filter(|(_, (_, stratum))| **stratum as usize == index)
+            .filter_map(|(i, ((_, record), _))| Some((i, record.level.as_ref()?)))
+            .unzip();
+        if levels.is_empty() {
+            continue;
+        }
+        for (i, check) in at.into_iter().zip(game.check_many(&levels)) {
+            checks[i] = check;
+        }
+    }
+    checks
 }
 
 /// Converts a wire result; a malformed one is `invalid_argument`. The

@@ -175,6 +175,33 @@ impl PreparedGame {
         self.ready.run(seed, budget)
     }
 
+    /// How many seeds [`PreparedGame::run_many`] best takes at once now: 1
+    /// for a built-in game; for a game program, as many as make a few
+    /// milliseconds of its work (its requests are pipelined).
+    pub fn batch(&self) -> usize {
+        self.ready.batch().max(1)
+    }
+
+    /// Runs `seeds` one after the other, as [`PreparedGame::run`] would,
+    /// each under a budget `budget` makes when its turn comes; each outcome
+    /// goes to `each` as soon as it is known. A game program is sent them
+    /// all at once.
+    pub fn run_many(
+        &self,
+        seeds: &[u64],
+        budget: &dyn Fn() -> Budget,
+        each: &mut dyn FnMut(u64, Outcome),
+    ) {
+        self.ready.run_many(seeds, budget, each);
+    }
+
+    /// [`PreparedGame::check`] of each of `levels`, in order (a game
+    /// program is sent them all at once).
+    pub fn check_many(&self, levels: &[&Candidate]) -> Vec<Result<(), CheckError>> {
+        catch_unwind(AssertUnwindSafe(|| self.ready.check_many(levels)))
+            .unwrap_or_else(|_| vec![Err(CheckError::new("the check panicked")); levels.len()])
+    }
+
     /// Checks a level someone else says this game made with these params,
     /// without solving it again: the JSON form parses and is canonical, the
     /// hash is its hash, the text layout is the one the game renders, the
@@ -317,7 +344,23 @@ pub(crate) trait Registered: Sync {
 /// A game with its params, as an object.
 pub(crate) trait Ready: Send + Sync {
     fn run(&self, seed: u64, budget: &Budget) -> Outcome;
+    fn batch(&self) -> usize {
+        1
+    }
+    fn run_many(
+        &self,
+        seeds: &[u64],
+        budget: &dyn Fn() -> Budget,
+        each: &mut dyn FnMut(u64, Outcome),
+    ) {
+        for &seed in seeds {
+            each(seed, self.run(seed, &budget()));
+        }
+    }
     fn check(&self, level: &Candidate) -> Result<(), CheckError>;
+    fn check_many(&self, levels: &[&Candidate]) -> Vec<Result<(), CheckError>> {
+        levels.iter().map(|level| self.check(level)).collect()
+    }
     fn regenerates(&self) -> bool;
     fn made_by(&self, seed: u64, level_json: &str, budget: &Budget) -> Result<(), CheckError>;
     fn canonical_hash(&self, level_json: &str) -> Result<Option<String>, CheckError>;

@@ -67,30 +67,39 @@ struct FedLease {
     left: AtomicU64,
 }
 
-/// The seeds of the session's leases, in grant order, one at a time: the
-/// pool's threads draw from it (`par_bridge`), so a thread that finishes a
-/// seed takes the next one, from the next lease if need be. No thread waits
-/// at a lease's end, and leases never nest on a thread's stack.
+/// The seeds of the session's leases, in grant order, a few at a time: the
+/// pool's threads draw from it (`par_bridge`), so a thread that finishes its
+/// seeds takes the next ones, from the next lease if need be. No thread waits
+/// at a lease's end, and leases never nest on a thread's stack. A built-in
+/// game's seeds go one at a time; a game program's go in batches
+/// ([`PreparedGame::batch`]), never more than a share of the lease that
+/// leaves every thread some of it.
 struct Feed {
     leases: std::sync::mpsc::Receiver<LeaseGrant>,
     current: Option<(Arc<FedLease>, u64)>,
+    job: Arc<JobRun>,
+    threads: u64,
     events: Events,
 }
 
+/// Seeds a thread runs in a row: the lease, its first seed and how many.
+type Chunk = (Arc<FedLease>, u64, u64);
+
 impl Iterator for Feed {
-    type Item = (Arc<FedLease>, u64);
+    type Item = Chunk;
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
             if let Some((lease, next)) = &mut self.current {
-                let end = lease
-                    .grant
-                    .first_seed
-                    .saturating_add(lease.grant.seed_count);
+                let grant = &lease.grant;
+                let end = grant.first_seed.saturating_add(grant.seed_count);
                 if *next < end {
-                    let seed = *next;
-                    *next += 1;
-                    return Some((lease.clone(), seed));
+                    let batch = self.job.strata[grant.stratum as usize].batch() as u64;
+                    let share = (grant.seed_count / (2 * self.threads)).max(1);
+                    let count = batch.min(share).min(end - *next);
+                    let first = *next;
+                    *next += count;
+                    return Some((lease.clone(), first, count));
                 }
                 self.current = None;
             }
@@ -124,15 +133,18 @@ pub(crate) fn run_feed(
     let feed = Feed {
         leases,
         current: None,
+        job: job.clone(),
+        threads: pool.current_num_threads().max(1) as u64,
         events: events.clone(),
     };
     pool.install(|| {
-        feed.par_bridge().for_each(|(lease, seed)| {
+        feed.par_bridge().for_each(|(lease, first, count)| {
             if !cancel.load(Ordering::Relaxed) {
-                let result = run_seed(&job, lease.grant.lease_id, lease.grant.stratum, seed);
-                events.send(Event::Result(Box::new(result)));
+                run_seeds(&job, &lease.grant, first, count, &mut |result| {
+                    events.send(Event::Result(Box::new(result)));
+                });
             }
-            if lease.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            if lease.left.fetch_sub(count, Ordering::AcqRel) == count {
                 events.send(Event::LeaseFinished {
                     lease_id: lease.grant.lease_id,
                     complete: !cancel.load(Ordering::Relaxed),
@@ -142,16 +154,46 @@ pub(crate) fn run_feed(
     });
 }
 
+/// Runs `count` seeds of a lease from `first` under the job's budget (each
+/// seed's watchdog starting with its turn); each result goes to `each` in
+/// wire form as it comes.
+fn run_seeds(
+    job: &JobRun,
+    grant: &LeaseGrant,
+    first: u64,
+    count: u64,
+    each: &mut dyn FnMut(SeedResult),
+) {
+    let game = &job.strata[grant.stratum as usize];
+    if count == 1 {
+        each(run_seed(job, grant.lease_id, grant.stratum, first));
+        return;
+    }
+    let seeds: Vec<u64> = (first..first + count).collect();
+    let budget = || Budget::watched(job.max_nodes, Instant::now() + job.watchdog);
+    let mut started = Instant::now();
+    game.run_many(&seeds, &budget, &mut |seed, mut outcome| {
+        slow_down(job, started, &mut outcome);
+        each(SeedResult::from_outcome(grant.lease_id, seed, outcome));
+        started = Instant::now();
+    });
+}
+
+/// Stretches a seed's time (spent since `started`, and reported) as a
+/// slower machine would, when the job says so.
+fn slow_down(job: &JobRun, started: Instant, outcome: &mut pregen_games::Outcome) {
+    if job.slowdown > 1 {
+        std::thread::sleep(started.elapsed() * (job.slowdown - 1));
+        outcome.generate_ms *= f64::from(job.slowdown);
+        outcome.solve_ms *= f64::from(job.slowdown);
+    }
+}
+
 /// Runs one seed under the job's budget; its result in wire form.
 fn run_seed(job: &JobRun, lease_id: u64, stratum: u32, seed: u64) -> SeedResult {
     let budget = Budget::watched(job.max_nodes, Instant::now() + job.watchdog);
     let started = Instant::now();
     let mut outcome = job.strata[stratum as usize].run(seed, &budget);
-    if job.slowdown > 1 {
-        // As a slower machine would: the time spent, and the time reported.
-        std::thread::sleep(started.elapsed() * (job.slowdown - 1));
-        outcome.generate_ms *= f64::from(job.slowdown);
-        outcome.solve_ms *= f64::from(job.slowdown);
-    }
+    slow_down(job, started, &mut outcome);
     SeedResult::from_outcome(lease_id, seed, outcome)
 }

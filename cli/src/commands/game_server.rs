@@ -16,7 +16,7 @@ pub struct GameServerArgs {
 /// Answers requests a line at a time until stdin ends.
 pub fn run(args: GameServerArgs) -> Result<()> {
     let game = GameKind::from_name(&args.game)?;
-    let stdin = std::io::stdin().lock();
-    let stdout = std::io::stdout().lock();
-    pregen_games::external::serve(game, stdin, stdout).context("serving the game protocol")
+    let mut stdin = std::io::BufReader::with_capacity(1 << 16, std::io::stdin().lock());
+    let stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    pregen_games::external::serve(game, &mut stdin, stdout).context("serving the game protocol")
 }

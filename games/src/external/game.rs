@@ -17,6 +17,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
@@ -33,6 +34,12 @@ const CHECK_WAIT: Duration = Duration::from_secs(60);
 
 /// The wait for a seed run without a watchdog.
 const NO_WATCHDOG: Duration = Duration::from_secs(3600);
+
+/// About how long a batch of seeds sent to a process at once runs.
+const BATCH_TIME: Duration = Duration::from_millis(5);
+
+/// The most seeds sent to a process at once.
+const MAX_BATCH: usize = 64;
 
 /// A game program: how to start it and which files make it what it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,6 +157,8 @@ pub(crate) struct External {
     model: &'static str,
     /// Processes not in use.
     idle: Mutex<Vec<Program>>,
+    /// Microseconds a seed takes, as last measured (0: not yet).
+    seed_micros: AtomicU64,
 }
 
 fn leak(text: &str) -> &'static str {
@@ -211,7 +220,34 @@ impl External {
             spec,
             description,
             idle: Mutex::new(vec![program]),
+            seed_micros: AtomicU64::new(0),
         })
+    }
+
+    /// How many seeds to send a process at once: as many as take about
+    /// [`BATCH_TIME`], at most [`MAX_BATCH`] (a few before the first
+    /// measure). Only the speed depends on it: each seed is answered as if
+    /// sent alone.
+    fn batch(&self) -> usize {
+        match self.seed_micros.load(Ordering::Relaxed) {
+            0 => 4,
+            micros => (BATCH_TIME.as_micros() as u64 / micros).clamp(1, MAX_BATCH as u64) as usize,
+        }
+    }
+
+    /// Takes the measure of `seeds` run in `took`, into a moving average.
+    fn timed(&self, seeds: usize, took: Duration) {
+        if seeds == 0 {
+            return;
+        }
+        let micros = (took.as_micros() as u64 / seeds as u64).max(1);
+        let before = self.seed_micros.load(Ordering::Relaxed);
+        let average = if before == 0 {
+            micros
+        } else {
+            (3 * before + micros).div_ceil(4)
+        };
+        self.seed_micros.store(average, Ordering::Relaxed);
     }
 
     /// Runs `work` on an idle process (started when none is), then gives
@@ -359,35 +395,92 @@ impl WithProgram {
 
 impl Ready for WithProgram {
     fn run(&self, seed: u64, budget: &Budget) -> Outcome {
+        let mut outcome = None;
+        self.run_many(&[seed], &|| budget.clone(), &mut |_, o| outcome = Some(o));
+        outcome.unwrap_or_else(|| Outcome {
+            result: Err(Rejection::refused(Code::Protocol, "no answer")),
+            generate_ms: 0.0,
+            solve_ms: 0.0,
+            nodes: 0,
+        })
+    }
+
+    fn batch(&self) -> usize {
+        self.game.batch()
+    }
+
+    fn run_many(
+        &self,
+        seeds: &[u64],
+        budget: &dyn Fn() -> Budget,
+        each: &mut dyn FnMut(u64, Outcome),
+    ) {
         let started = Instant::now();
+        let budget = budget();
         let wait = budget
             .deadline
             .map_or(NO_WATCHDOG, |d| d.saturating_duration_since(started));
-        match self
-            .game
-            .with_program(|p| p.generate(seed, &self.params, budget.max_nodes, wait))
-        {
-            Ok(mut outcome) => {
-                outcome.result = outcome.result.and_then(|level| self.taken(level));
-                outcome
+        let ran = self.game.with_program(|p| {
+            p.generate_many(
+                seeds,
+                &self.params,
+                budget.max_nodes,
+                wait,
+                &mut |seed, mut outcome| {
+                    outcome.result = outcome.result.and_then(|level| self.taken(level));
+                    each(seed, outcome);
+                },
+            );
+        });
+        if let Err(e) = ran {
+            for &seed in seeds {
+                let outcome = Outcome {
+                    result: Err(Rejection::refused(Code::Protocol, e.clone())),
+                    generate_ms: started.elapsed().as_secs_f64() * 1e3,
+                    solve_ms: 0.0,
+                    nodes: 0,
+                };
+                each(seed, outcome);
             }
-            Err(e) => Outcome {
-                result: Err(Rejection::refused(Code::Protocol, e)),
-                generate_ms: started.elapsed().as_secs_f64() * 1e3,
-                solve_ms: 0.0,
-                nodes: 0,
-            },
         }
+        self.game.timed(seeds.len(), started.elapsed());
     }
 
     fn check(&self, level: &Candidate) -> Result<(), CheckError> {
-        if sha256_hex(level.level_json.as_bytes()) != level.level_hash {
-            return Err(CheckError::new("level_hash is not the hash of the level"));
+        self.check_many(&[level])
+            .pop()
+            .unwrap_or_else(|| Err(CheckError::new("no answer")))
+    }
+
+    fn check_many(&self, levels: &[&Candidate]) -> Vec<Result<(), CheckError>> {
+        let mut verdicts: Vec<Result<(), CheckError>> = levels
+            .iter()
+            .map(|level| {
+                (sha256_hex(level.level_json.as_bytes()) == level.level_hash)
+                    .then_some(())
+                    .ok_or_else(|| CheckError::new("level_hash is not the hash of the level"))
+            })
+            .collect();
+        let asked: Vec<&Candidate> = levels
+            .iter()
+            .zip(&verdicts)
+            .filter(|(_, v)| v.is_ok())
+            .map(|(level, _)| *level)
+            .collect();
+        let answers = self
+            .game
+            .with_program(|p| p.check_many(&self.params, &asked, CHECK_WAIT));
+        let mut answers = match answers {
+            Ok(answers) => answers.into_iter(),
+            Err(e) => vec![Err(e); asked.len()].into_iter(),
+        };
+        for verdict in verdicts.iter_mut().filter(|v| v.is_ok()) {
+            *verdict = answers
+                .next()
+                .unwrap_or_else(|| Err("no answer".into()))
+                .map_err(|e| CheckError::new(format!("the program's check: {e}")));
         }
-        self.game
-            .with_program(|p| p.check(&self.params, level, CHECK_WAIT))
-            .and_then(|checked| checked)
-            .map_err(|e| CheckError::new(format!("the program's check: {e}")))
+        verdicts
     }
 
     fn regenerates(&self) -> bool {

@@ -26,7 +26,7 @@ mod game;
 mod program;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 
 use serde::{Deserialize, Serialize};
 
@@ -300,32 +300,41 @@ pub fn describe(game: GameKind) -> Result<Description, String> {
 /// Serves built-in `game` over the protocol: a request a line from `input`,
 /// its response a line on `output`, until `input` ends. A line that is not a
 /// request gets an `error` response (id 0 when it has none); the loop goes on.
-pub fn serve(game: GameKind, input: impl BufRead, mut output: impl Write) -> std::io::Result<()> {
+/// Responses are flushed whenever no further request is waiting in `input`'s
+/// buffer, so pipelined requests are answered in few writes.
+pub fn serve<R: Read>(
+    game: GameKind,
+    input: &mut BufReader<R>,
+    mut output: impl Write,
+) -> std::io::Result<()> {
     let mut prepared: BTreeMap<String, PreparedGame> = BTreeMap::new();
-    for line in input.lines() {
-        let line = line?;
-        if line.trim().is_empty() {
-            continue;
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if input.read_line(&mut line)? == 0 {
+            return output.flush();
         }
-        let response = match serde_json::from_str::<Request>(&line) {
-            Err(e) => Response {
-                id: serde_json::from_str::<serde_json::Value>(&line)
-                    .ok()
-                    .and_then(|v| v.get("id")?.as_u64())
-                    .unwrap_or(0),
-                body: ResponseBody::Error(format!("not a request: {e}")),
-            },
-            Ok(request) => Response {
-                id: request.id,
-                body: answer(game, &mut prepared, request.body),
-            },
-        };
-        let mut text = serde_json::to_string(&response).map_err(std::io::Error::other)?;
-        text.push('\n');
-        output.write_all(text.as_bytes())?;
-        output.flush()?;
+        if !line.trim().is_empty() {
+            let response = match serde_json::from_str::<Request>(&line) {
+                Err(e) => Response {
+                    id: serde_json::from_str::<serde_json::Value>(&line)
+                        .ok()
+                        .and_then(|v| v.get("id")?.as_u64())
+                        .unwrap_or(0),
+                    body: ResponseBody::Error(format!("not a request: {e}")),
+                },
+                Ok(request) => Response {
+                    id: request.id,
+                    body: answer(game, &mut prepared, request.body),
+                },
+            };
+            serde_json::to_writer(&mut output, &response).map_err(std::io::Error::other)?;
+            output.write_all(b"\n")?;
+        }
+        if input.buffer().is_empty() {
+            output.flush()?;
+        }
     }
-    Ok(())
 }
 
 /// The answer of built-in `game` to one request.

@@ -8,7 +8,9 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 
 use super::{CheckMessage, Description, MAX_LINE, PROTOCOL, Request, RequestBody, ResponseBody};
@@ -54,12 +56,20 @@ pub struct Program {
     description: Option<Description>,
 }
 
-/// The process and its pipes.
+/// The process and its pipes: requests go to a writer thread (the caller
+/// never blocks on a program that stops reading), responses come from a
+/// reader thread, and the program's stderr is logged line by line with the
+/// seed the program was working on.
 struct Running {
     child: Child,
-    stdin: ChildStdin,
+    requests: Sender<Vec<u8>>,
     lines: Receiver<Line>,
+    /// The seed whose answer is awaited ([`NO_SEED`]: none), for the log.
+    seed: Arc<AtomicU64>,
 }
+
+/// [`Running::seed`] when no seed's answer is awaited.
+const NO_SEED: u64 = u64::MAX;
 
 /// A line the program wrote, or why there is none.
 enum Line {
@@ -67,6 +77,9 @@ enum Line {
     TooLong,
     Closed,
 }
+
+/// Why an exchange failed: whether the clock ran out, and what happened.
+type Broken = (bool, String);
 
 impl Program {
     /// Starts `command` (program and arguments) in `dir` and reads its
@@ -97,66 +110,77 @@ impl Program {
         self.command.join(" ")
     }
 
-    fn spawn(&mut self) -> Result<&mut Running, ProgramError> {
-        if self.running.is_none() {
-            let Some((exe, args)) = self.command.split_first() else {
-                return Err(ProgramError::Start {
-                    command: String::new(),
-                    source: std::io::Error::other("an empty command"),
-                });
-            };
-            let mut command = Command::new(exe);
-            command
-                .args(args)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::inherit());
-            if let Some(dir) = &self.dir {
-                command.current_dir(dir);
-            }
-            let start = |source| ProgramError::Start {
-                command: self.label(),
-                source,
-            };
-            let mut child = command.spawn().map_err(start)?;
-            let stdin = child
-                .stdin
-                .take()
-                .ok_or_else(|| start(std::io::Error::other("no stdin")))?;
-            let stdout = child
-                .stdout
-                .take()
-                .ok_or_else(|| start(std::io::Error::other("no stdout")))?;
-            let (tx, lines) = channel();
-            std::thread::Builder::new()
-                .name("pregen-program".into())
-                .spawn(move || read_lines(stdout, tx))
-                .map_err(start)?;
-            self.running = Some(Running {
-                child,
-                stdin,
-                lines,
+    fn spawn(&mut self) -> Result<(), ProgramError> {
+        if self.running.is_some() {
+            return Ok(());
+        }
+        let Some((exe, args)) = self.command.split_first() else {
+            return Err(ProgramError::Start {
+                command: String::new(),
+                source: std::io::Error::other("an empty command"),
             });
-            // Every process describes itself first, the same each time.
-            let said = self.describe()?;
-            match self.description.clone() {
-                Some(first) if first != said => {
-                    self.stop();
-                    return Err(ProgramError::Describe {
-                        command: self.label(),
-                        problem: format!(
-                            "it restarted as {} {}, not {} {}",
-                            said.name, said.version, first.name, first.version
-                        ),
-                    });
-                }
-                _ => self.description = Some(said),
+        };
+        let mut command = Command::new(exe);
+        command
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(dir) = &self.dir {
+            command.current_dir(dir);
+        }
+        let start = |source| ProgramError::Start {
+            command: self.label(),
+            source,
+        };
+        let mut child = command.spawn().map_err(start)?;
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(start(std::io::Error::other("no pipes")));
+        };
+        let (requests, to_write) = channel();
+        let (tx, lines) = channel();
+        let seed = Arc::new(AtomicU64::new(NO_SEED));
+        let (label, working_on) = (self.label(), seed.clone());
+        let threads = [
+            thread("pregen-program-in", move || write_requests(stdin, to_write)),
+            thread("pregen-program-out", move || read_lines(stdout, tx)),
+            thread("pregen-program-err", move || {
+                log_stderr(stderr, &label, &working_on)
+            }),
+        ];
+        if let Some(Err(e)) = threads.into_iter().find(Result::is_err) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(start(e));
+        }
+        self.running = Some(Running {
+            child,
+            requests,
+            lines,
+            seed,
+        });
+        // Every process describes itself first, the same each time.
+        let said = self.describe()?;
+        match self.description.clone() {
+            Some(first) if first != said => {
+                self.stop();
+                Err(ProgramError::Describe {
+                    command: self.label(),
+                    problem: format!(
+                        "it restarted as {} {}, not {} {}",
+                        said.name, said.version, first.name, first.version
+                    ),
+                })
+            }
+            _ => {
+                self.description = Some(said);
+                Ok(())
             }
         }
-        self.running.as_mut().ok_or_else(|| ProgramError::Start {
-            command: String::new(),
-            source: std::io::Error::other("not running"),
-        })
     }
 
     fn describe(&mut self) -> Result<Description, ProgramError> {
@@ -190,45 +214,101 @@ impl Program {
         }
     }
 
-    /// Sends one request and waits up to `wait` for its response. On any
-    /// failure the process is stopped; the error says whether the clock ran
-    /// out (`true`) and what happened.
-    fn ask(&mut self, body: RequestBody, wait: Duration) -> Result<ResponseBody, (bool, String)> {
-        self.next_id += 1;
-        let id = self.next_id;
-        let request = Request { id, body };
-        let result = self.exchange(&request, wait);
-        if result.is_err() {
-            self.stop();
-        }
-        result
+    /// Sends one request and waits up to `wait` for its response.
+    fn ask(&mut self, body: RequestBody, wait: Duration) -> Result<ResponseBody, Broken> {
+        let mut answer = Err((false, "no answer".to_string()));
+        self.pipeline(std::slice::from_ref(&body), wait, &mut |_, a| answer = a);
+        answer
     }
 
-    fn exchange(
+    /// Sends every request at once and hands each response to `each` (with
+    /// the request's index) as it comes, in order: the program works through
+    /// them without waiting for pregen between two. Each response has `wait`
+    /// from the moment the one before it was handled. When an exchange
+    /// breaks, that request gets the error, the process is stopped, and the
+    /// requests after it go to a new process; the caller sees the same
+    /// answers as if it had sent them one by one.
+    fn pipeline(
         &mut self,
-        request: &Request,
+        bodies: &[RequestBody],
         wait: Duration,
-    ) -> Result<ResponseBody, (bool, String)> {
-        let mut line = serde_json::to_string(request).map_err(|e| (false, e.to_string()))?;
-        line.push('\n');
-        if self.running.is_none() && !matches!(request.body, RequestBody::Describe { .. }) {
+        each: &mut dyn FnMut(usize, Result<ResponseBody, Broken>),
+    ) {
+        let mut next = 0;
+        while next < bodies.len() {
+            let first_id = self.next_id + 1;
+            if let Err(e) = self.send(&bodies[next..]) {
+                self.stop();
+                each(next, Err(e));
+                next += 1;
+                continue;
+            }
+            let mut clock = Instant::now();
+            let mut broke = false;
+            for (i, body) in bodies.iter().enumerate().skip(next) {
+                let id = first_id + (i - next) as u64;
+                let result = self.receive(id, body, clock + wait);
+                broke = result.is_err();
+                each(i, result);
+                if broke {
+                    self.stop();
+                    next = i + 1;
+                    break;
+                }
+                clock = Instant::now();
+            }
+            if !broke {
+                next = bodies.len();
+            }
+        }
+        if let Some(running) = &self.running {
+            running.seed.store(NO_SEED, Ordering::Relaxed);
+        }
+    }
+
+    /// Writes `bodies` as requests with the next ids (starting the process
+    /// first when it is not running, unless the request is `describe`).
+    fn send(&mut self, bodies: &[RequestBody]) -> Result<(), Broken> {
+        let mut text = Vec::new();
+        for body in bodies {
+            self.next_id += 1;
+            let request = Request {
+                id: self.next_id,
+                body: body.clone(),
+            };
+            serde_json::to_writer(&mut text, &request).map_err(|e| (false, e.to_string()))?;
+            text.push(b'\n');
+        }
+        let describing = matches!(bodies.first(), Some(RequestBody::Describe { .. }));
+        if self.running.is_none() && !describing {
             self.spawn().map_err(|e| (false, e.to_string()))?;
         }
         let running = self
             .running
+            .as_ref()
+            .ok_or_else(|| (false, "the program is not running".to_string()))?;
+        running.requests.send(text).map_err(|_| {
+            (
+                false,
+                "cannot write the request: the program ended".to_string(),
+            )
+        })
+    }
+
+    /// The response to request `id` (whose body is `body`), by `deadline`.
+    fn receive(
+        &mut self,
+        id: u64,
+        body: &RequestBody,
+        deadline: Instant,
+    ) -> Result<ResponseBody, Broken> {
+        let running = self
+            .running
             .as_mut()
             .ok_or_else(|| (false, "the program is not running".to_string()))?;
-        running
-            .stdin
-            .write_all(line.as_bytes())
-            .and_then(|()| running.stdin.flush())
-            .map_err(|e| {
-                (
-                    false,
-                    format!("cannot write the request: {e} (the program ended?)"),
-                )
-            })?;
-        let deadline = Instant::now() + wait;
+        if let RequestBody::Generate { seed, .. } = body {
+            running.seed.store(*seed, Ordering::Relaxed);
+        }
         let text = match running
             .lines
             .recv_timeout(deadline.saturating_duration_since(Instant::now()))
@@ -249,16 +329,16 @@ impl Program {
                 ));
             }
             Err(RecvTimeoutError::Timeout) => {
-                return Err((true, format!("no answer within {} ms", wait.as_millis())));
+                return Err((true, "no answer in time".to_string()));
             }
         };
         let response = super::read_response(&text).map_err(|e| (false, e))?;
-        if response.id != request.id {
+        if response.id != id {
             return Err((
                 false,
                 format!(
-                    "the response to request {} came for request {}",
-                    request.id, response.id
+                    "the response to request {id} came for request {}",
+                    response.id
                 ),
             ));
         }
@@ -274,33 +354,64 @@ impl Program {
         max_nodes: u64,
         watchdog: Duration,
     ) -> Outcome {
-        let started = Instant::now();
-        let body = RequestBody::Generate {
-            seed,
-            params: params.clone(),
-            max_nodes,
-        };
-        let failed = |result: Result<Candidate, Rejection>| Outcome {
-            result,
-            generate_ms: started.elapsed().as_secs_f64() * 1e3,
+        let mut outcome = None;
+        self.generate_many(&[seed], params, max_nodes, watchdog, &mut |_, o| {
+            outcome = Some(o)
+        });
+        outcome.unwrap_or_else(|| Outcome {
+            result: Err(protocol(format!("seed {seed}: no answer"))),
+            generate_ms: 0.0,
             solve_ms: 0.0,
             nodes: 0,
-        };
-        match self.ask(body, watchdog) {
-            Ok(ResponseBody::Outcome(message)) => match message.into_outcome() {
-                Ok(outcome) => outcome,
-                Err(e) => failed(Err(protocol(format!("outcome of seed {seed}: {e}")))),
-            },
-            Ok(ResponseBody::Error(e)) => {
-                failed(Err(protocol(format!("seed {seed}: the program says: {e}"))))
-            }
-            Ok(other) => failed(Err(protocol(format!(
-                "seed {seed}: answered with {}",
-                kind(&other)
-            )))),
-            Err((true, _)) => failed(Err(Rejection::Timeout)),
-            Err((false, e)) => failed(Err(protocol(format!("seed {seed}: {e}")))),
-        }
+        })
+    }
+
+    /// Runs `seeds` in the program, pipelined ([`Program::pipeline`]): each
+    /// seed's outcome goes to `each` as it comes, as [`Program::generate`]
+    /// gives it.
+    pub fn generate_many(
+        &mut self,
+        seeds: &[u64],
+        params: &serde_json::Value,
+        max_nodes: u64,
+        watchdog: Duration,
+        each: &mut dyn FnMut(u64, Outcome),
+    ) {
+        let bodies: Vec<RequestBody> = seeds
+            .iter()
+            .map(|&seed| RequestBody::Generate {
+                seed,
+                params: params.clone(),
+                max_nodes,
+            })
+            .collect();
+        let mut started = Instant::now();
+        self.pipeline(&bodies, watchdog, &mut |i, answer| {
+            let seed = seeds[i];
+            let failed = |result: Result<Candidate, Rejection>| Outcome {
+                result,
+                generate_ms: started.elapsed().as_secs_f64() * 1e3,
+                solve_ms: 0.0,
+                nodes: 0,
+            };
+            let outcome = match answer {
+                Ok(ResponseBody::Outcome(message)) => match message.into_outcome() {
+                    Ok(outcome) => outcome,
+                    Err(e) => failed(Err(protocol(format!("outcome of seed {seed}: {e}")))),
+                },
+                Ok(ResponseBody::Error(e)) => {
+                    failed(Err(protocol(format!("seed {seed}: the program says: {e}"))))
+                }
+                Ok(other) => failed(Err(protocol(format!(
+                    "seed {seed}: answered with {}",
+                    kind(&other)
+                )))),
+                Err((true, _)) => failed(Err(Rejection::Timeout)),
+                Err((false, e)) => failed(Err(protocol(format!("seed {seed}: {e}")))),
+            };
+            each(seed, outcome);
+            started = Instant::now();
+        });
     }
 
     /// The program's check of a level these params made: `Err` names what
@@ -311,31 +422,52 @@ impl Program {
         level: &Candidate,
         wait: Duration,
     ) -> Result<(), String> {
-        let body = RequestBody::Check {
-            params: params.clone(),
-            level: level.clone(),
-        };
-        self.verdict(body, wait)
+        self.check_many(params, &[level], wait)
+            .pop()
+            .unwrap_or_else(|| Err("no answer".into()))
     }
 
-    /// The answer to a request answered by a verdict (`check`, `prepare`):
+    /// The program's checks of `levels`, pipelined ([`Program::pipeline`]),
+    /// in order.
+    pub fn check_many(
+        &mut self,
+        params: &serde_json::Value,
+        levels: &[&Candidate],
+        wait: Duration,
+    ) -> Vec<Result<(), String>> {
+        let bodies: Vec<RequestBody> = levels
+            .iter()
+            .map(|&level| RequestBody::Check {
+                params: params.clone(),
+                level: level.clone(),
+            })
+            .collect();
+        self.verdicts(&bodies, wait)
+    }
+
+    /// The answers to requests answered by a verdict (`check`, `prepare`):
     /// `Err` says why not, or what broke in the exchange.
-    fn verdict(&mut self, body: RequestBody, wait: Duration) -> Result<(), String> {
-        let asked = match body {
-            RequestBody::Prepare { .. } => "prepare",
-            _ => "check",
-        };
-        match self.ask(body, wait) {
-            Ok(ResponseBody::Check(CheckMessage { ok, reason })) if asked == "check" => {
-                ok.then_some(()).ok_or(reason)
-            }
-            Ok(ResponseBody::Prepare(CheckMessage { ok, reason })) if asked == "prepare" => {
-                ok.then_some(()).ok_or(reason)
-            }
-            Ok(ResponseBody::Error(e)) => Err(format!("the program says: {e}")),
-            Ok(other) => Err(format!("answered {asked} with {}", kind(&other))),
-            Err((_, e)) => Err(e),
-        }
+    fn verdicts(&mut self, bodies: &[RequestBody], wait: Duration) -> Vec<Result<(), String>> {
+        let mut verdicts = Vec::with_capacity(bodies.len());
+        self.pipeline(bodies, wait, &mut |i, answer| {
+            let asked = match bodies[i] {
+                RequestBody::Prepare { .. } => "prepare",
+                _ => "check",
+            };
+            verdicts.push(match answer {
+                Ok(ResponseBody::Check(CheckMessage { ok, reason })) if asked == "check" => {
+                    ok.then_some(()).ok_or(reason)
+                }
+                Ok(ResponseBody::Prepare(CheckMessage { ok, reason })) if asked == "prepare" => {
+                    ok.then_some(()).ok_or(reason)
+                }
+                Ok(ResponseBody::Error(e)) => Err(format!("the program says: {e}")),
+                Ok(other) => Err(format!("answered {asked} with {}", kind(&other))),
+                Err((true, _)) => Err(format!("no answer within {} ms", wait.as_millis())),
+                Err((_, e)) => Err(e),
+            });
+        });
+        verdicts
     }
 }
 
@@ -346,7 +478,9 @@ impl Program {
         let body = RequestBody::Prepare {
             params: params.clone(),
         };
-        self.verdict(body, wait)
+        self.verdicts(&[body], wait)
+            .pop()
+            .unwrap_or_else(|| Err("no answer".into()))
     }
 }
 
@@ -369,6 +503,47 @@ fn kind(body: &ResponseBody) -> &'static str {
         ResponseBody::Check(_) => "a check",
         ResponseBody::Prepare(_) => "a params check",
         ResponseBody::Error(_) => "an error",
+    }
+}
+
+/// Starts a named thread.
+fn thread(name: &str, work: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(work)
+        .map(drop)
+}
+
+/// Writes the requests it is handed to the program's stdin until the
+/// program stops reading or the [`Running`] is dropped.
+fn write_requests(mut stdin: ChildStdin, requests: Receiver<Vec<u8>>) {
+    for text in requests {
+        if stdin.write_all(&text).and_then(|()| stdin.flush()).is_err() {
+            return;
+        }
+    }
+}
+
+/// Logs the program's stderr, a line at a time (at most [`MAX_LINE`] bytes
+/// each), naming the program and the seed whose answer was awaited.
+fn log_stderr(stderr: impl Read, program: &str, seed: &AtomicU64) {
+    let mut reader = BufReader::new(stderr);
+    loop {
+        let mut buf = Vec::new();
+        match (&mut reader)
+            .take(MAX_LINE as u64)
+            .read_until(b'\n', &mut buf)
+        {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {
+                let line = String::from_utf8_lossy(&buf);
+                let line = line.trim_end();
+                match seed.load(Ordering::Relaxed) {
+                    NO_SEED => tracing::info!(target: "pregen::program", program, "{line}"),
+                    seed => tracing::info!(target: "pregen::program", program, seed, "{line}"),
+                }
+            }
+        }
     }
 }
 

@@ -16,7 +16,7 @@ fn params() -> serde_json::Value {
 fn served(requests: &[serde_json::Value]) -> Vec<Response> {
     let input: String = requests.iter().map(|r| format!("{r}\n")).collect();
     let mut output = Vec::new();
-    serve(tilt(), Cursor::new(input), &mut output).expect("serves");
+    serve(tilt(), &mut std::io::BufReader::new(Cursor::new(input)), &mut output).expect("serves");
     String::from_utf8(output)
         .expect("utf-8")
         .lines()
@@ -230,5 +230,42 @@ fn a_broken_program_fails_its_seed_not_the_worker() {
             .contains("protocol 0; this pregen speaks 1"),
         "{refused}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Seeds sent at once are answered as if sent one by one: a seed whose
+/// process dies or hangs fails alone, and the seeds after it go to a new
+/// process.
+#[test]
+fn a_batch_fails_only_the_seed_that_broke() {
+    let dir = std::env::temp_dir().join(format!("pregen-batch-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    for (name, broken, watchdog, says) in [
+        ("dies", "exit", Duration::from_secs(20), Some("ended before answering")),
+        ("hangs", "-", Duration::from_millis(300), None),
+    ] {
+        let command = script(&dir, name, &[rejected_json(), broken, rejected_json()]);
+        let (mut program, _) = Program::start(&command, None).expect("starts");
+        let mut outcomes = Vec::new();
+        program.generate_many(&[1, 2, 3, 4], &serde_json::json!({}), 100, watchdog, &mut |seed, o| {
+            outcomes.push((seed, o.result))
+        });
+        let seeds: Vec<u64> = outcomes.iter().map(|(s, _)| *s).collect();
+        assert_eq!(seeds, [1, 2, 3, 4], "{name}: every seed answered, in order");
+        let too_easy = |r: &Result<Candidate, Rejection>| {
+            matches!(r, Err(r) if r.code() == Some(Code::TooEasy))
+        };
+        assert!(too_easy(&outcomes[0].1), "{name}: {:?}", outcomes[0]);
+        let broke = |r: &Result<Candidate, Rejection>| match says {
+            Some(says) => {
+                matches!(r, Err(Rejection::Refused(r)) if r.code == Code::Protocol && r.detail.contains(says))
+            }
+            None => *r == Err(Rejection::Timeout),
+        };
+        assert!(broke(&outcomes[1].1), "{name}: {:?}", outcomes[1]);
+        // A new process answers the rest from its first answer on.
+        assert!(too_easy(&outcomes[2].1), "{name}: {:?}", outcomes[2]);
+        assert!(broke(&outcomes[3].1), "{name}: {:?}", outcomes[3]);
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
