@@ -193,6 +193,10 @@ pub fn verify(dir: &Path) -> Result<Verified, AnalysisError> {
             let strata = u32_column(&batch, c::STRATUM, &part)?;
             let metrics = metrics_column(&batch)
                 .ok_or_else(|| PackError::invalid(&part, "no `metrics` map column"))?;
+            // Each stratum's levels of the batch checked in one call (a game
+            // program is sent them at once).
+            let mut asked: Vec<Vec<(String, Candidate)>> =
+                games.iter().map(|_| Vec::new()).collect();
             for i in 0..batch.num_rows() {
                 verified.levels += 1;
                 let name = id.value(i).to_string();
@@ -218,11 +222,19 @@ pub fn verify(dir: &Path) -> Result<Verified, AnalysisError> {
                     level_hash: hash.value(i).to_string(),
                     canonical: None,
                 };
-                let checked = game
-                    .canonical_hash(&level.level_json)
-                    .and_then(|canonical| game.check(&Candidate { canonical, ..level }));
-                if let Err(e) = checked {
-                    fail(name, e.to_string());
+                match game.canonical_hash(&level.level_json) {
+                    Ok(canonical) => {
+                        asked[strata[i] as usize].push((name, Candidate { canonical, ..level }))
+                    }
+                    Err(e) => fail(name, e.to_string()),
+                }
+            }
+            for (game, asked) in games.iter().zip(asked) {
+                let levels: Vec<&Candidate> = asked.iter().map(|(_, level)| level).collect();
+                for ((name, _), checked) in asked.iter().zip(game.check_many(&levels)) {
+                    if let Err(e) = checked {
+                        fail(name.clone(), e.to_string());
+                    }
                 }
             }
         }

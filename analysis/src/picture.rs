@@ -511,7 +511,17 @@ const FONT_FAMILY: &str = "DejaVu Sans Mono";
 /// An SVG picture rasterised to PNG, its letters in the bundled font
 /// (whatever family the SVG names).
 pub fn png(svg: &str) -> Result<Vec<u8>, String> {
-    use resvg::{tiny_skia, usvg};
+    use resvg::tiny_skia;
+    let tree = usvg::Tree::from_str(svg, &svg_options()).map_err(|e| e.to_string())?;
+    let size = tree.size().to_int_size();
+    let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height())
+        .ok_or_else(|| format!("cannot rasterise {}x{}", size.width(), size.height()))?;
+    resvg::render(&tree, tiny_skia::Transform::default(), &mut pixmap.as_mut());
+    pixmap.encode_png().map_err(|e| e.to_string())
+}
+
+/// How SVG pictures are read: letters in the bundled font.
+fn svg_options() -> usvg::Options<'static> {
     let mut options = usvg::Options::default();
     let fonts = options.fontdb_mut();
     fonts.load_font_data(FONT.to_vec());
@@ -519,12 +529,32 @@ pub fn png(svg: &str) -> Result<Vec<u8>, String> {
     fonts.set_sans_serif_family(FONT_FAMILY);
     fonts.set_serif_family(FONT_FAMILY);
     options.font_family = FONT_FAMILY.to_string();
-    let tree = usvg::Tree::from_str(svg, &options).map_err(|e| e.to_string())?;
-    let size = tree.size().to_int_size();
-    let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height())
-        .ok_or_else(|| format!("cannot rasterise {}x{}", size.width(), size.height()))?;
-    resvg::render(&tree, tiny_skia::Transform::default(), &mut pixmap.as_mut());
-    pixmap.encode_png().map_err(|e| e.to_string())
+    options
+}
+
+/// The largest picture a game program may draw, in pixels a side.
+const MOST_PIXELS: f32 = 4096.0;
+
+/// A game program's picture, made safe to show: read as SVG and written
+/// again from what it draws (shapes, images, letters; never scripts, links
+/// or styles that reach out), as an `<svg>` element without a prolog.
+/// `Err` says why it is not a picture.
+pub fn program_picture(svg: &str) -> Result<String, String> {
+    let tree = usvg::Tree::from_str(svg, &svg_options())
+        .map_err(|e| format!("not an SVG picture: {e}"))?;
+    let size = tree.size();
+    if size.width() > MOST_PIXELS || size.height() > MOST_PIXELS {
+        return Err(format!(
+            "a picture of {}x{} pixels, more than {MOST_PIXELS} a side",
+            size.width(),
+            size.height()
+        ));
+    }
+    let written = tree.to_string(&usvg::WriteOptions::default());
+    let start = written
+        .find("<svg")
+        .ok_or_else(|| "the picture has no <svg> element".to_string())?;
+    Ok(written[start..].to_string())
 }
 
 /// One level of a pack, found by seed, ready to draw.
@@ -544,6 +574,13 @@ pub struct PackLevel {
     pub moves: u32,
     /// The text form.
     pub layout: String,
+    /// The stratum.
+    pub stratum: u32,
+    /// The JSON form.
+    pub level_json: String,
+    /// Its game program's picture ([`program_picture`]), when the program
+    /// draws its levels; else the level is drawn from its text form.
+    pub drawing: Option<String>,
 }
 
 impl PackLevel {
@@ -555,9 +592,23 @@ impl PackLevel {
         )
     }
 
-    /// Its picture.
+    /// Its picture: its program's, framed with its caption, or drawn from
+    /// its text form.
     pub fn svg(&self, scale: f64) -> String {
-        level_svg(&self.game, &self.layout, &self.caption(), scale)
+        let Some(drawing) = &self.drawing else {
+            return level_svg(&self.game, &self.layout, &self.caption(), scale);
+        };
+        let (w, h) = usvg::Tree::from_str(drawing, &svg_options())
+            .map(|t| (f64::from(t.size().width()), f64::from(t.size().height())))
+            .unwrap_or((TILE, TILE));
+        let title = escape(&self.caption());
+        format!(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"level\" viewBox=\"0 0 {w} {h}\" \
+             width=\"{}\" height=\"{}\" role=\"img\" aria-label=\"{title}\"><title>{title}</title>\n\
+             {drawing}\n</svg>\n",
+            w * scale,
+            h * scale,
+        )
     }
 }
 
@@ -621,6 +672,8 @@ pub fn pick_levels(
                 f64_column(&batch, c::DIFFICULTY, &part)?,
                 f64_column(&batch, c::MOVES, &part)?,
             );
+            let json = text_column(&batch, c::LEVEL_JSON, &part)?;
+            let stratum = pregen_pack::read::u32_column(&batch, c::STRATUM, &part)?;
             for i in rows {
                 found.insert(
                     seed[i],
@@ -632,17 +685,112 @@ pub fn pick_levels(
                         difficulty: difficulty[i],
                         moves: moves[i] as u32,
                         layout: layout.value(i).to_string(),
+                        stratum: stratum[i],
+                        level_json: json.value(i).to_string(),
+                        drawing: None,
                     },
                 );
             }
         }
     }
+    draw_by_program(&pack, &mut found)?;
     Ok(found)
+}
+
+/// Asks the pack's game program for the pictures of `levels`, when it draws
+/// them (its description says `renders`). A picture it cannot give, or
+/// that is not a picture, is reported on stderr and the level is drawn from
+/// its text form.
+fn draw_by_program(
+    pack: &pregen_pack::PackDir,
+    levels: &mut std::collections::BTreeMap<u64, PackLevel>,
+) -> Result<(), crate::AnalysisError> {
+    let manifest = pack.read_manifest()?;
+    if !manifest.program.as_ref().is_some_and(|p| p.renders) || levels.is_empty() {
+        return Ok(());
+    }
+    let game = manifest.job.game_kind()?;
+    let plan = manifest.job.plan();
+    let mut strata = std::collections::BTreeMap::new();
+    for level in levels.values_mut() {
+        let Some(stratum) = plan.get(level.stratum as usize) else {
+            continue;
+        };
+        let prepared = match strata.entry(level.stratum) {
+            std::collections::btree_map::Entry::Occupied(known) => known.into_mut(),
+            std::collections::btree_map::Entry::Vacant(new) => new.insert(
+                game.prepare(&stratum.params)
+                    .map_err(|e| pregen_pack::PackError::Job(e.to_string()))?,
+            ),
+        };
+        let drawn = prepared.render(&level.level_json, &level.layout).map(|d| {
+            d.map_err(|e| e.to_string())
+                .and_then(|svg| program_picture(&svg))
+        });
+        match drawn {
+            Some(Ok(svg)) => level.drawing = Some(svg),
+            Some(Err(e)) => eprintln!(
+                "warning: {}: {e}; drawn from its text form instead",
+                level.level_id
+            ),
+            None => {}
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A game program's picture is shown as what it draws, never as what
+    /// it says: scripts, handlers and links outward are gone; a document
+    /// that is no picture, or a huge one, is refused.
+    #[test]
+    fn a_programs_picture_is_made_safe() {
+        let hostile = r##"<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="50" height="40" onload="alert(1)">
+            <script>alert(2)</script>
+            <a href="javascript:alert(3)"><rect width="10" height="10" fill="#dd3333"/></a>
+            <image href="http://example.com/x.png" width="5" height="5"/>
+            <foreignObject><div xmlns="http://www.w3.org/1999/xhtml">hi</div></foreignObject>
+        </svg>"##;
+        let safe = program_picture(hostile).expect("a picture");
+        assert!(safe.starts_with("<svg"), "{safe}");
+        assert!(safe.contains("#dd3333"), "what it draws is kept: {safe}");
+        for gone in [
+            "script",
+            "alert",
+            "onload",
+            "javascript",
+            "example.com",
+            "foreignObject",
+        ] {
+            assert!(!safe.contains(gone), "{gone} in {safe}");
+        }
+        assert!(program_picture("not svg").is_err());
+        let huge = r#"<svg xmlns="http://www.w3.org/2000/svg" width="100000" height="10"/>"#;
+        assert!(
+            program_picture(huge)
+                .expect_err("too big")
+                .contains("more than")
+        );
+        let level = PackLevel {
+            seed: 1,
+            game: "park".into(),
+            level_id: "park-1".into(),
+            tier: 1,
+            difficulty: 2.0,
+            moves: 3,
+            layout: String::new(),
+            stratum: 0,
+            level_json: "{}".into(),
+            drawing: Some(safe),
+        };
+        let framed = level.svg(2.0);
+        assert!(framed.contains("width=\"100\" height=\"80\""), "{framed}");
+        assert!(framed.contains("<title>park-1: tier 01"), "{framed}");
+        png(&framed).expect("it rasterises");
+    }
 
     #[test]
     fn every_game_has_its_palette() {

@@ -106,7 +106,7 @@ async fn main() {
         let out = dir.path().join(format!("r{round}"));
         let (summary, elapsed) =
             run_two_workers(fixed_job(dir.path(), fixed_seeds), 1, out.join("fixed")).await;
-        assert_eq!(summary.in_pack as u64, fixed_seeds, "every seed accepted");
+        assert_eq!(summary.in_pack, fixed_seeds, "every seed accepted");
         fixed.push(summary.seeds as f64 / elapsed.as_secs_f64());
         let (summary, elapsed) = run_two_workers(bare_job(fixed_seeds), 1, out.join("bare")).await;
         bare.push(summary.seeds as f64 / elapsed.as_secs_f64());

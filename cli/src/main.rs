@@ -122,8 +122,14 @@ async fn main() {
         Command::Archive(args) => archive::run(args),
         Command::Retier(args) => retier::run(args),
         Command::LoadTest(args) => load_test::run(args).await,
-        Command::GameServer(args) => game_server::run(args),
-        Command::Analysis { command } => analysis::run(command),
+        Command::GameServer(args) => {
+            init_logs("warn");
+            game_server::run(args)
+        }
+        Command::Analysis { command } => {
+            init_logs("warn");
+            analysis::run(command)
+        }
         Command::ExampleJob => {
             print!("{}", include_str!("../../examples/demo.toml"));
             Ok(())

@@ -186,6 +186,28 @@ fn issue_55_the_python_example_makes_a_verified_pack_whatever_fails() {
     assert!(reference.levels.iter().all(|l| l.level_hash.len() == 64));
     let verified = pregen_stdout(&["analysis", "verify"], &alone);
     assert!(verified.starts_with("40 levels"), "{verified}");
+    // Pictures are the program's own (its red car), in `render` and the report.
+    let seed = reference.levels[0].seed.to_string();
+    let picture = pregen_stdout(&["analysis", "render", "--seed", &seed, "-o", "-"], &alone);
+    assert!(picture.contains("#dd3333"), "{picture}");
+    let report = dir.path().join("report.html");
+    let out = pregen()
+        .args(["analysis", "report"])
+        .arg(&alone)
+        .arg("-o")
+        .arg(&report)
+        .output()
+        .expect("report");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&report).expect("the report");
+    assert!(
+        html.contains("#dd3333"),
+        "the report draws the program's pictures"
+    );
     // The seed-only release regenerates through the program, hash by hash.
     let seeds = SeedFile::parse(
         &std::fs::read_to_string(alone.join("release/seeds/tier-01.txt")).expect("seed file"),

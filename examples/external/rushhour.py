@@ -251,13 +251,36 @@ def check(params, level):
     return ""
 
 
+COLOURS = ["#2f7fc1", "#e8a33d", "#5aa469", "#8e6bbf", "#d98cb3", "#6cc3c9", "#b08d57"]
+
+
+def render(level_json):
+    """The level's picture: the car park from above, the red car in red, the
+    exit an opening in the right wall."""
+    vehicles = json.loads(level_json)["vehicles"]
+    tile, side = 40, SIZE * 40 + 16
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{side}" height="{side}" '
+             f'viewBox="0 0 {side} {side}">',
+             f'<rect width="{side}" height="{side}" fill="#444"/>',
+             f'<rect x="8" y="8" width="{SIZE * tile}" height="{SIZE * tile}" fill="#ddd"/>',
+             f'<rect x="{side - 8}" y="{8 + EXIT_ROW * tile}" width="8" height="{tile}" fill="#ddd"/>']
+    for i, (name, row, col, length, horizontal) in enumerate(vehicles):
+        w, h = (length, 1) if horizontal else (1, length)
+        colour = "#d33" if name == "A" else COLOURS[i % len(COLOURS)]
+        parts.append(f'<rect class="vehicle" x="{8 + col * tile + 3}" y="{8 + row * tile + 3}" '
+                     f'width="{w * tile - 6}" height="{h * tile - 6}" rx="6" fill="{colour}"/>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
 def answer(request, lie):
     if "describe" in request:
         if request["describe"].get("protocol") != PROTOCOL:
             return {"error": f"this game speaks protocol {PROTOCOL}"}
         return {"describe": {"protocol": PROTOCOL, "name": "rushhour", "version": "1.0.0",
                              "text_format": "rushhour", "params": DEFAULTS, "metrics": METRICS,
-                             "rating_model": RATING_MODEL, "concurrent": False}}
+                             "rating_model": RATING_MODEL, "concurrent": False,
+                             "renders": True}}
     if "prepare" in request:
         try:
             params_of(request["prepare"]["params"])
@@ -270,6 +293,8 @@ def answer(request, lie):
     if "check" in request:
         why = check(request["check"]["params"], request["check"]["level"])
         return {"check": {"ok": not why, "reason": why}}
+    if "render" in request:
+        return {"render": {"svg": render(request["render"]["level_json"])}}
     return {"error": "unknown request"}
 
 

@@ -213,6 +213,14 @@ impl PreparedGame {
             .unwrap_or_else(|_| Err(CheckError::new("the check panicked")))
     }
 
+    /// The game's own picture of a level (an SVG document, unchecked), for
+    /// a game program that draws its levels; `None` for the others, whose
+    /// levels are drawn from their text form.
+    pub fn render(&self, level_json: &str, layout: &str) -> Option<Result<String, CheckError>> {
+        catch_unwind(AssertUnwindSafe(|| self.ready.render(level_json, layout)))
+            .unwrap_or_else(|_| Some(Err(CheckError::new("the picture panicked"))))
+    }
+
     /// Whether [`PreparedGame::made_by`] makes the level again ([`Game::REGENERATE`]).
     pub fn regenerates(&self) -> bool {
         self.ready.regenerates()
@@ -360,6 +368,9 @@ pub(crate) trait Ready: Send + Sync {
     fn check(&self, level: &Candidate) -> Result<(), CheckError>;
     fn check_many(&self, levels: &[&Candidate]) -> Vec<Result<(), CheckError>> {
         levels.iter().map(|level| self.check(level)).collect()
+    }
+    fn render(&self, _level_json: &str, _layout: &str) -> Option<Result<String, CheckError>> {
+        None
     }
     fn regenerates(&self) -> bool;
     fn made_by(&self, seed: u64, level_json: &str, budget: &Budget) -> Result<(), CheckError>;

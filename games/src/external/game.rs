@@ -4,10 +4,12 @@
 //! pool, the coordinator's check, the pack's writer, `analysis verify`)
 //! takes it as it takes a built-in game.
 //!
-//! Processes: a registered program keeps a pool of running processes; a seed
-//! or a check takes one (starting another when none is free) and gives it
-//! back, so a pool of N threads runs at most N processes, each started once
-//! and reused. Every process must describe itself as the first one did.
+//! Processes: a registered program keeps a pool of running processes; a
+//! batch of seeds or checks takes one (starting another when none is free)
+//! and gives it back, so a pool of N threads runs at most N processes, each
+//! started once and reused. A program that says it runs several seeds at
+//! once (`concurrent`) has one process, taken in turn. Every process must
+//! describe itself as the first one did.
 //!
 //! What pregen does not take on trust: the level's hash is recomputed, every
 //! metric key must be in the description, and the difficulty is the rating
@@ -16,8 +18,8 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
@@ -155,8 +157,10 @@ pub(crate) struct External {
     name: &'static str,
     metrics: &'static [MetricDoc],
     model: &'static str,
-    /// Processes not in use.
-    idle: Mutex<Vec<Program>>,
+    /// The processes.
+    pool: Mutex<Pool>,
+    /// Rung when a process goes back to the pool.
+    freed: Condvar,
     /// Microseconds a seed takes, as last measured (0: not yet).
     seed_micros: AtomicU64,
 }
@@ -219,7 +223,11 @@ impl External {
             metrics,
             spec,
             description,
-            idle: Mutex::new(vec![program]),
+            pool: Mutex::new(Pool {
+                idle: vec![program],
+                started: 1,
+            }),
+            freed: Condvar::new(),
             seed_micros: AtomicU64::new(0),
         })
     }
@@ -250,32 +258,65 @@ impl External {
         self.seed_micros.store(average, Ordering::Relaxed);
     }
 
-    /// Runs `work` on an idle process (started when none is), then gives
-    /// the process back.
+    /// Runs `work` on an idle process, then gives the process back. When
+    /// none is idle another is started, except for a program that runs
+    /// several seeds at once (`concurrent`): it has one process, which the
+    /// threads take in turn.
     fn with_program<T>(&self, work: impl FnOnce(&mut Program) -> T) -> Result<T, String> {
-        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+        let idle = loop {
+            if let Some(program) = pool.idle.pop() {
+                break Some(program);
+            }
+            if !self.description.concurrent || pool.started == 0 {
+                pool.started += 1;
+                break None;
+            }
+            pool = self.freed.wait(pool).unwrap_or_else(|e| e.into_inner());
+        };
+        drop(pool);
         let mut program = match idle {
             Some(program) => program,
-            None => {
-                let (program, said) =
-                    Program::start(&self.spec.command, Some(self.spec.dir.clone()))
-                        .map_err(|e| format!("{e:#}"))?;
-                if said != self.description {
-                    return Err(format!(
-                        "a new process described itself as {} {}, not as the first ({} {})",
-                        said.name, said.version, self.description.name, self.description.version
-                    ));
+            None => match self.start() {
+                Ok(program) => program,
+                Err(e) => {
+                    self.pool.lock().unwrap_or_else(|e| e.into_inner()).started -= 1;
+                    self.freed.notify_one();
+                    return Err(e);
                 }
-                program
-            }
+            },
         };
         let result = work(&mut program);
-        self.idle
+        self.pool
             .lock()
             .unwrap_or_else(|e| e.into_inner())
+            .idle
             .push(program);
+        self.freed.notify_one();
         Ok(result)
     }
+
+    /// Another process of the program, which must describe itself as the
+    /// first did.
+    fn start(&self) -> Result<Program, String> {
+        let (program, said) = Program::start(&self.spec.command, Some(self.spec.dir.clone()))
+            .map_err(|e| format!("{e:#}"))?;
+        if said != self.description {
+            return Err(format!(
+                "a new process described itself as {} {}, not as the first ({} {})",
+                said.name, said.version, self.description.name, self.description.version
+            ));
+        }
+        Ok(program)
+    }
+}
+
+/// A program's processes.
+struct Pool {
+    /// Those not in use.
+    idle: Vec<Program>,
+    /// How many there are, in use or not.
+    started: usize,
 }
 
 impl Registered for External {
@@ -396,7 +437,7 @@ impl WithProgram {
 impl Ready for WithProgram {
     fn run(&self, seed: u64, budget: &Budget) -> Outcome {
         let mut outcome = None;
-        self.run_many(&[seed], &|| budget.clone(), &mut |_, o| outcome = Some(o));
+        self.run_many(&[seed], &|| *budget, &mut |_, o| outcome = Some(o));
         outcome.unwrap_or_else(|| Outcome {
             result: Err(Rejection::refused(Code::Protocol, "no answer")),
             generate_ms: 0.0,
@@ -481,6 +522,18 @@ impl Ready for WithProgram {
                 .map_err(|e| CheckError::new(format!("the program's check: {e}")));
         }
         verdicts
+    }
+
+    fn render(&self, level_json: &str, layout: &str) -> Option<Result<String, CheckError>> {
+        if !self.game.description.renders {
+            return None;
+        }
+        let drawn = self
+            .game
+            .with_program(|p| p.render(&self.params, level_json, layout, CHECK_WAIT))
+            .and_then(|drawn| drawn)
+            .map_err(|e| CheckError::new(format!("the program's picture: {e}")));
+        Some(drawn)
     }
 
     fn regenerates(&self) -> bool {

@@ -17,6 +17,10 @@
 //! - `{"id":4,"prepare":{"params":{...}}}` -> `{"id":4,"prepare":{"ok":true}}`
 //!   or `{"ok":false,"reason":"..."}`: whether the program takes these params
 //!   (asked once per parameter set, before any seed runs).
+//! - `{"id":5,"render":{"params":{...},"level_json":"...","layout":"..."}}` ->
+//!   `{"id":5,"render":{"svg":"<svg ...>...</svg>"}}`: the level's picture,
+//!   asked only of a program whose description says `"renders": true` (the
+//!   others' levels are drawn from their text form).
 //! - Any request may be answered `{"id":N,"error":"..."}`.
 //!
 //! [`serve`] answers these for a built-in game (`pregen game-server GAME`);
@@ -83,6 +87,15 @@ pub enum RequestBody {
         /// The params.
         params: serde_json::Value,
     },
+    /// A level's picture.
+    Render {
+        /// The params that made it.
+        params: serde_json::Value,
+        /// Its JSON form.
+        level_json: String,
+        /// Its text form.
+        layout: String,
+    },
 }
 
 /// A response from the program.
@@ -107,6 +120,8 @@ pub enum ResponseBody {
     Check(CheckMessage),
     /// To `prepare`.
     Prepare(CheckMessage),
+    /// To `render`.
+    Render(RenderMessage),
     /// The request could not be answered.
     Error(String),
 }
@@ -135,6 +150,17 @@ pub struct Description {
     /// Whether one process runs several seeds at once (else one a thread).
     #[serde(default)]
     pub concurrent: bool,
+    /// Whether it answers `render` with a level's SVG picture (else its
+    /// levels are drawn from their text form).
+    #[serde(default)]
+    pub renders: bool,
+}
+
+/// A `render` answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RenderMessage {
+    /// The picture: an SVG document.
+    pub svg: String,
 }
 
 /// A metric key of a [`Description`].
@@ -294,6 +320,7 @@ pub fn describe(game: GameKind) -> Result<Description, String> {
             })
             .collect(),
         concurrent: false,
+        renders: false,
     })
 }
 
@@ -391,6 +418,9 @@ fn answer(
         RequestBody::Prepare { params } => {
             ResponseBody::Prepare(CheckMessage::from(ready(game, prepared, &params).map(drop)))
         }
+        RequestBody::Render { .. } => ResponseBody::Error(format!(
+            "{game} does not render: its description says `renders: false`"
+        )),
     }
 }
 

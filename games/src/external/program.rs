@@ -287,6 +287,9 @@ impl Program {
             .running
             .as_ref()
             .ok_or_else(|| (false, "the program is not running".to_string()))?;
+        if let Some(RequestBody::Generate { seed, .. }) = bodies.first() {
+            running.seed.store(*seed, Ordering::Relaxed);
+        }
         running.requests.send(text).map_err(|_| {
             (
                 false,
@@ -484,6 +487,32 @@ impl Program {
     }
 }
 
+impl Program {
+    /// The program's picture of a level these params made: an SVG document
+    /// of at most [`MAX_LINE`] bytes (its contents are the caller's to
+    /// check), or what went wrong.
+    pub fn render(
+        &mut self,
+        params: &serde_json::Value,
+        level_json: &str,
+        layout: &str,
+        wait: Duration,
+    ) -> Result<String, String> {
+        let body = RequestBody::Render {
+            params: params.clone(),
+            level_json: level_json.to_string(),
+            layout: layout.to_string(),
+        };
+        match self.ask(body, wait) {
+            Ok(ResponseBody::Render(picture)) => Ok(picture.svg),
+            Ok(ResponseBody::Error(e)) => Err(format!("the program says: {e}")),
+            Ok(other) => Err(format!("answered render with {}", kind(&other))),
+            Err((true, _)) => Err(format!("no picture within {} ms", wait.as_millis())),
+            Err((_, e)) => Err(e),
+        }
+    }
+}
+
 impl Drop for Program {
     fn drop(&mut self) {
         self.stop();
@@ -502,6 +531,7 @@ fn kind(body: &ResponseBody) -> &'static str {
         ResponseBody::Outcome(_) => "an outcome",
         ResponseBody::Check(_) => "a check",
         ResponseBody::Prepare(_) => "a params check",
+        ResponseBody::Render(_) => "a picture",
         ResponseBody::Error(_) => "an error",
     }
 }
@@ -539,8 +569,8 @@ fn log_stderr(stderr: impl Read, program: &str, seed: &AtomicU64) {
                 let line = String::from_utf8_lossy(&buf);
                 let line = line.trim_end();
                 match seed.load(Ordering::Relaxed) {
-                    NO_SEED => tracing::info!(target: "pregen::program", program, "{line}"),
-                    seed => tracing::info!(target: "pregen::program", program, seed, "{line}"),
+                    NO_SEED => tracing::warn!(target: "pregen::program", program, "{line}"),
+                    seed => tracing::warn!(target: "pregen::program", program, seed, "{line}"),
                 }
             }
         }

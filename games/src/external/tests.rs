@@ -16,7 +16,12 @@ fn params() -> serde_json::Value {
 fn served(requests: &[serde_json::Value]) -> Vec<Response> {
     let input: String = requests.iter().map(|r| format!("{r}\n")).collect();
     let mut output = Vec::new();
-    serve(tilt(), &mut std::io::BufReader::new(Cursor::new(input)), &mut output).expect("serves");
+    serve(
+        tilt(),
+        &mut std::io::BufReader::new(Cursor::new(input)),
+        &mut output,
+    )
+    .expect("serves");
     String::from_utf8(output)
         .expect("utf-8")
         .lines()
@@ -241,20 +246,27 @@ fn a_batch_fails_only_the_seed_that_broke() {
     let dir = std::env::temp_dir().join(format!("pregen-batch-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     for (name, broken, watchdog, says) in [
-        ("dies", "exit", Duration::from_secs(20), Some("ended before answering")),
+        (
+            "dies",
+            "exit",
+            Duration::from_secs(20),
+            Some("ended before answering"),
+        ),
         ("hangs", "-", Duration::from_millis(300), None),
     ] {
         let command = script(&dir, name, &[rejected_json(), broken, rejected_json()]);
         let (mut program, _) = Program::start(&command, None).expect("starts");
         let mut outcomes = Vec::new();
-        program.generate_many(&[1, 2, 3, 4], &serde_json::json!({}), 100, watchdog, &mut |seed, o| {
-            outcomes.push((seed, o.result))
-        });
+        program.generate_many(
+            &[1, 2, 3, 4],
+            &serde_json::json!({}),
+            100,
+            watchdog,
+            &mut |seed, o| outcomes.push((seed, o.result)),
+        );
         let seeds: Vec<u64> = outcomes.iter().map(|(s, _)| *s).collect();
         assert_eq!(seeds, [1, 2, 3, 4], "{name}: every seed answered, in order");
-        let too_easy = |r: &Result<Candidate, Rejection>| {
-            matches!(r, Err(r) if r.code() == Some(Code::TooEasy))
-        };
+        let too_easy = |r: &Result<Candidate, Rejection>| matches!(r, Err(r) if r.code() == Some(Code::TooEasy));
         assert!(too_easy(&outcomes[0].1), "{name}: {:?}", outcomes[0]);
         let broke = |r: &Result<Candidate, Rejection>| match says {
             Some(says) => {
@@ -267,5 +279,47 @@ fn a_batch_fails_only_the_seed_that_broke() {
         assert!(too_easy(&outcomes[2].1), "{name}: {:?}", outcomes[2]);
         assert!(broke(&outcomes[3].1), "{name}: {:?}", outcomes[3]);
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A program that runs several seeds at once (`concurrent`) has one
+/// process, which the threads take in turn; every seed is answered.
+#[test]
+fn a_concurrent_program_runs_as_one_process() {
+    let dir = std::env::temp_dir().join(format!("pregen-concurrent-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let id = "id=$(echo \"$line\" | sed 's/.*\"id\":\\([0-9]*\\).*/\\1/')";
+    let script = format!(
+        "echo $$ >> pids\nread line\n{id}\n\
+         echo \"{{\\\"id\\\":$id,\\\"describe\\\":{{\\\"protocol\\\":1,\\\"name\\\":\\\"together\\\",\\\"version\\\":\\\"1\\\",\\\"text_format\\\":\\\"x\\\",\\\"params\\\":{{}},\\\"metrics\\\":[],\\\"concurrent\\\":true}}}}\"\n\
+         while read line; do\n{id}\ncase \"$line\" in\n\
+         *prepare*) echo \"{{\\\"id\\\":$id,\\\"prepare\\\":{{\\\"ok\\\":true}}}}\" ;;\n\
+         *) sleep 0.01; echo \"{{\\\"id\\\":$id,\\\"outcome\\\":{{\\\"status\\\":\\\"unsolvable\\\",\\\"generate_ms\\\":1,\\\"solve_ms\\\":1,\\\"nodes\\\":0}}}}\" ;;\n\
+         esac\ndone\n"
+    );
+    std::fs::write(dir.join("together.sh"), script).expect("script");
+    let game = GameKind::external(&ProgramSpec {
+        command: vec!["sh".into(), "together.sh".into()],
+        dir: dir.clone(),
+        files: Vec::new(),
+    })
+    .expect("starts");
+    let prepared = game.prepare(&serde_json::json!({})).expect("params");
+    let answered = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for first in [0u64, 100] {
+            let (prepared, answered) = (&prepared, &answered);
+            scope.spawn(move || {
+                let seeds: Vec<u64> = (first..first + 8).collect();
+                prepared.run_many(&seeds, &|| Budget::nodes(10), &mut |_, outcome| {
+                    assert_eq!(outcome.result, Err(Rejection::Unsolvable));
+                    answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                });
+            });
+        }
+    });
+    assert_eq!(answered.into_inner(), 16);
+    let pids = std::fs::read_to_string(dir.join("pids")).expect("pids");
+    assert_eq!(pids.lines().count(), 1, "one process: {pids}");
     let _ = std::fs::remove_dir_all(&dir);
 }
