@@ -71,8 +71,9 @@ pub fn seed_result(data: &[u8]) {
 }
 
 /// A game program's response line, read as a worker reads it: parsed, an
-/// outcome checked whole, a description's rating model read, and an accepted level checked by the coordinator's checks (a
-/// tilt job, default params).
+/// outcome checked whole, a description's rating model read, an accepted
+/// level checked by the coordinator's checks (a tilt job, default params),
+/// and a picture made safe as the report shows it.
 pub fn game_message(data: &[u8]) {
     let Ok(line) = std::str::from_utf8(data) else {
         return;
@@ -91,6 +92,9 @@ pub fn game_message(data: &[u8]) {
         }
         ResponseBody::Describe(d) => {
             let _ = pregen_games::rating::Model::parse(&d.rating_model, &d.name, &[]);
+        }
+        ResponseBody::Render(picture) => {
+            let _ = pregen_analysis::picture::program_picture(&picture.svg);
         }
         _ => {}
     }

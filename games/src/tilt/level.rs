@@ -392,8 +392,18 @@ impl Level {
             rows.push(start..grid.len());
             grid.push('\n');
         }
-        // Out of the grid panics, as indexing does.
-        let mut put = |p: Pos, c: char| grid[rows[usize::from(p.y)].clone()][usize::from(p.x)] = c;
+        // A piece off the grid (a level read from JSON, not yet checked) is
+        // left out: its text then reads back to another level, which the
+        // checks refuse.
+        let mut put = |p: Pos, c: char| {
+            if let Some(cell) = rows
+                .get(usize::from(p.y))
+                .and_then(|row| grid.get_mut(row.clone()))
+                .and_then(|row| row.get_mut(usize::from(p.x)))
+            {
+                *cell = c;
+            }
+        };
         for f in &self.fruits {
             put(f.at, char::from(b'0' + f.colour));
         }
