@@ -14,7 +14,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use tokio_util::sync::CancellationToken;
 
 use commands::{
-    analysis, archive, census, game_server, load_test, retier, run, serve, solve, worker,
+    analysis, archive, census, game_server, load_test, release, retier, run, serve, solve, worker,
 };
 
 /// Pregenerates verified puzzle levels: a coordinator hands seed ranges to
@@ -85,6 +85,12 @@ enum Command {
     /// nothing of the run (timings, workers) goes in, so the same job gives
     /// the same archive bytes with any number of workers and restarts.
     Archive(archive::ArchiveArgs),
+    /// Check a release (pack folder, unpacked archive or `.tar.zst`) with
+    /// this binary alone.
+    Release {
+        #[command(subcommand)]
+        command: release::ReleaseCommand,
+    },
     /// Measure how many results per second one coordinator takes: starts
     /// `pregen serve` on a loopback port with a pack of the `synthetic` game
     /// at no cost per seed, opens N worker sessions that stream results as
@@ -120,6 +126,10 @@ async fn main() {
         Command::Solve(args) => solve::run(args),
         Command::DoorsCensus(args) => census::run(args),
         Command::Archive(args) => archive::run(args),
+        Command::Release { command } => {
+            init_logs("warn");
+            release::run(command)
+        }
         Command::Retier(args) => retier::run(args),
         Command::LoadTest(args) => load_test::run(args).await,
         Command::GameServer(args) => {

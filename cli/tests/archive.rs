@@ -270,7 +270,24 @@ fn every_without_leaves_its_part_out_and_inline_solutions_are_refused() {
     let out = archive_with(&inline, &["--without", "solutions"], &dest);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("hold their solutions inline"), "{stderr}");
+    assert!(
+        stderr.contains("level files hold their solutions"),
+        "{stderr}"
+    );
+    assert!(!dest.exists(), "nothing written");
+    // JSON Lines carry the solution in each line: the same refusal.
+    let jsonl = run_pack(
+        &dir.path().join("jsonl"),
+        &(job_text(60) + "[release]\nformat = \"jsonl\"\n"),
+        1,
+    );
+    let dest = dir.path().join("jsonl.tar.zst");
+    let out = archive_with(&jsonl, &["--without", "solutions"], &dest);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.code() == Some(1) && stderr.contains("`format = \"jsonl\"`"),
+        "{stderr}"
+    );
     assert!(!dest.exists(), "nothing written");
 }
 

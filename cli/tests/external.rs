@@ -186,6 +186,10 @@ fn issue_55_the_python_example_makes_a_verified_pack_whatever_fails() {
     assert!(reference.levels.iter().all(|l| l.level_hash.len() == 64));
     let verified = pregen_stdout(&["analysis", "verify"], &alone);
     assert!(verified.starts_with("40 levels"), "{verified}");
+    // The release too: its seed files regenerate through the program, and
+    // the program checks every level of its level files.
+    let release = pregen_stdout(&["release", "verify"], &alone);
+    assert!(release.contains("40 regenerated"), "{release}");
     // Pictures are the program's own (its red car), in `render` and the report.
     let seed = reference.levels[0].seed.to_string();
     let picture = pregen_stdout(&["analysis", "render", "--seed", &seed, "-o", "-"], &alone);

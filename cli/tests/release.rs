@@ -156,3 +156,346 @@ fn solutions_ship_apart_inline_or_not_at_all_regression_19() {
     // The levels are the same whatever ships with them.
     assert!(parquet_levels(&none) == levels);
 }
+
+/// The level files' ids in order, read from a text release file.
+fn text_ids(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("; id "))
+        .map(|l| l.split_whitespace().next().expect("an id").to_string())
+        .collect()
+}
+
+/// `[release] levels_per_file`: each tier cut into files of that many levels,
+/// the ids in the one-file order, each solutions file beside its level file.
+#[test]
+fn issue_57_a_tier_is_cut_into_files_of_levels_per_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let whole = run_pack(&dir.path().join("whole"), &job(""), 1);
+    let cut = run_pack(
+        &dir.path().join("cut"),
+        &job("[release]\nlevels_per_file = 7\n"),
+        1,
+    );
+    let sums = read(&cut.join("release/SHA256SUMS"));
+    for tier in 1..=4u32 {
+        let expected = text_ids(&read(&whole.join(format!("release/tier-{tier:02}.txt"))));
+        assert!(!cut.join(format!("release/tier-{tier:02}.txt")).exists());
+        let (mut ids, mut file) = (Vec::new(), 0);
+        while let Ok(text) =
+            std::fs::read_to_string(cut.join(format!("release/tier-{tier:02}-{file:05}.txt")))
+        {
+            let here = text_ids(&text);
+            assert!(
+                !here.is_empty() && here.len() <= 7,
+                "tier {tier} file {file}"
+            );
+            assert!(
+                text.starts_with(&format!(
+                    "; pack e2e game tilt tier {tier:02} file {file}: {} of its {} levels",
+                    here.len(),
+                    expected.len()
+                )),
+                "{text}"
+            );
+            assert!(text.contains("; level 1\n"), "numbered within the file");
+            let solutions =
+                read(&cut.join(format!("release/solutions/tier-{tier:02}-{file:05}.txt")));
+            let solved: Vec<&str> = solutions
+                .lines()
+                .map(|l| l.split(' ').next().expect("id"))
+                .collect();
+            assert_eq!(
+                solved, here,
+                "tier {tier} file {file}: its solutions beside it"
+            );
+            assert!(
+                sums.contains(&format!("  tier-{tier:02}-{file:05}.txt\n")),
+                "{sums}"
+            );
+            ids.extend(here);
+            file += 1;
+        }
+        assert_eq!(
+            ids, expected,
+            "tier {tier}: the same levels in the same order"
+        );
+        assert_eq!(file as usize, expected.len().div_ceil(7));
+    }
+    let verified = crate::common::pregen_stdout(&["analysis", "verify"], &cut);
+    assert!(verified.starts_with("200 levels"), "{verified}");
+    let refused = crate::common::pregen()
+        .args(["run", "--no-progress", "--out"])
+        .arg(dir.path().join("huge"))
+        .arg(crate::common::write_job(
+            &dir.path().join("huge-job"),
+            &job("[release]\nlevels_per_file = 1000000000\n"),
+        ))
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && stderr.contains("release.levels_per_file"),
+        "{stderr}"
+    );
+}
+
+/// `[release] format = "jsonl"`: one JSON object a level, read by Python's
+/// json module and by Chromium's JSON.parse as a client would, every field
+/// the pack's own.
+#[test]
+fn issue_57_jsonl_release_files_are_read_by_python_and_chromium() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pack = run_pack(
+        &dir.path().join("jsonl"),
+        &job("[release]\nformat = \"jsonl\"\nlevels_per_file = 50\n[campaigns]\nlength = 5\n"),
+        1,
+    );
+    let levels = parquet_levels(&pack);
+    assert!(!pack.join("release/tier-01.txt").exists());
+    assert!(
+        !pack.join("release/solutions").exists(),
+        "solutions are in the lines"
+    );
+    // Python's json: every line an object whose fields are the pack's.
+    let script = r#"
+import hashlib, json, pathlib, sys
+out = {}
+for path in sorted(pathlib.Path(sys.argv[1]).glob("tier-*.jsonl")):
+    for line in path.read_text().splitlines():
+        level = json.loads(line)
+        assert hashlib.sha256(level["level_json"].encode()).hexdigest() == level["level_hash"]
+        json.loads(level["level_json"])
+        out[level["seed"]] = [level["tier"], level["level_hash"], level["solution"], level["id"], path.name]
+for path in sorted(pathlib.Path(sys.argv[1]).glob("campaigns/*.jsonl")):
+    for line in path.read_text().splitlines():
+        level = json.loads(line)
+        assert out[level["seed"]][1] == level["level_hash"]
+print(json.dumps(out))
+"#;
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(pack.join("release"))
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let read_back: BTreeMap<String, (u32, String, String, String, String)> =
+        serde_json::from_slice(&out.stdout).expect("python's answer");
+    assert_eq!(read_back.len(), levels.len());
+    for (seed, (tier, hash, solution, id, file)) in &read_back {
+        let seed: u64 = seed.parse().expect("seed");
+        assert_eq!(
+            (tier, hash, solution),
+            (&levels[&seed].0, &levels[&seed].1, &levels[&seed].2)
+        );
+        assert_eq!(id, &format!("tilt-{seed:020}"));
+        assert!(file.starts_with(&format!("tier-{tier:02}-")), "{file}");
+    }
+    // Chromium's JSON.parse, on a page that reads a file as a web game would.
+    let release = pack.join("release");
+    let page = release.join("read.html");
+    std::fs::write(
+        &page,
+        "<!doctype html><html><body><pre id=\"out\"></pre><script>\n\
+         const x = new XMLHttpRequest();\n\
+         x.open('GET', 'tier-01-00000.jsonl', false);\n\
+         x.send();\n\
+         const levels = x.responseText.trim().split('\\n').map(JSON.parse);\n\
+         const seen = levels.map(l => [l.seed, l.tier, l.level_hash, JSON.parse(l.level_json).width].join(' '));\n\
+         document.getElementById('out').textContent = 'read ' + levels.length + '\\n' + seen.join('\\n');\n\
+         </script></body></html>\n",
+    )
+    .expect("page");
+    let shown = crate::common::browser::page_dom(
+        &dir.path().join("chromium"),
+        &page,
+        &["--allow-file-access-from-files"],
+    );
+    let dom = String::from_utf8_lossy(&shown.stdout);
+    let first = read(&release.join("tier-01-00000.jsonl"));
+    let count = first.lines().count();
+    assert!(dom.contains(&format!("read {count}\n")), "{dom}");
+    for line in first.lines() {
+        let level: serde_json::Value = serde_json::from_str(line).expect("a line");
+        let seed = level["seed"].as_u64().expect("seed");
+        let json: serde_json::Value =
+            serde_json::from_str(level["level_json"].as_str().expect("text")).expect("json");
+        let shown_line = format!("{seed} 1 {} {}", levels[&seed].1, json["width"]);
+        assert!(dom.contains(&shown_line), "{shown_line} in {dom}");
+    }
+}
+
+/// Writes `release/SHA256SUMS` anew for the files it lists, as a forger
+/// who changes a file would.
+fn resum(pack: &Path) {
+    let sums_path = pack.join("release/SHA256SUMS");
+    let sums: String = read(&sums_path)
+        .lines()
+        .map(|line| {
+            let (_, name) = line.split_once("  ").expect("a sum line");
+            let bytes = std::fs::read(pack.join("release").join(name)).expect("listed file");
+            let sum = pregen_games::sha256_hex(&bytes);
+            format!("{sum}  {name}\n")
+        })
+        .collect();
+    std::fs::write(&sums_path, sums).expect("sums");
+}
+
+/// `pregen release verify` on a pack folder, its archive and the archive
+/// unpacked: all pass; then each forgery is named, with a non-zero exit,
+/// whether or not the forger wrote the checksums anew.
+#[test]
+fn issue_57_release_verify_checks_a_release_with_the_binary_alone() {
+    use crate::common::pregen;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let verify = |path: &Path| {
+        pregen()
+            .args(["release", "verify"])
+            .arg(path)
+            .output()
+            .expect("pregen")
+    };
+    let passes = |path: &Path| {
+        let out = verify(path);
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            path.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let pack = run_pack(
+        &dir.path().join("text"),
+        &job("[campaigns]\nlength = 5\n"),
+        1,
+    );
+    let said = passes(&pack);
+    assert!(said.contains("200 regenerated from their seeds"), "{said}");
+    let archive = dir.path().join("e2e.tar.zst");
+    let out = pregen()
+        .arg("archive")
+        .arg(&pack)
+        .arg("-o")
+        .arg(&archive)
+        .output()
+        .expect("archive");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    passes(&archive);
+    let unpacked = dir.path().join("unpacked");
+    std::fs::create_dir_all(&unpacked).expect("dir");
+    let status = std::process::Command::new("tar")
+        .args(["--zstd", "-xf"])
+        .arg(&archive)
+        .arg("-C")
+        .arg(&unpacked)
+        .status()
+        .expect("tar");
+    assert!(status.success());
+    passes(&unpacked.join("e2e"));
+    passes(&run_pack(
+        &dir.path().join("jsonl"),
+        &job("[release]\nformat = \"jsonl\"\nlevels_per_file = 30\n"),
+        1,
+    ));
+
+    // Forgeries, each in a copy of the unpacked archive.
+    let forged = |name: &str, forge: &dyn Fn(&Path), says: &[&str]| {
+        let copy = dir.path().join(name);
+        let status = std::process::Command::new("cp")
+            .arg("-r")
+            .arg(unpacked.join("e2e"))
+            .arg(&copy)
+            .status()
+            .expect("cp");
+        assert!(status.success());
+        forge(&copy);
+        let out = verify(&copy);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
+        for said in says {
+            assert!(stderr.contains(said), "{name}: `{said}` in {stderr}");
+        }
+    };
+    forged(
+        "stray",
+        &|p| std::fs::write(p.join("release/extra.txt"), "x").expect("write"),
+        &["extra.txt: is not listed in SHA256SUMS"],
+    );
+    forged(
+        "flipped",
+        &|p| {
+            let path = p.join("release/tier-01.txt");
+            std::fs::write(&path, read(&path).replacen("moves", "moves ", 1)).expect("write");
+        },
+        &["tier-01.txt: its SHA-256 is not the one SHA256SUMS lists"],
+    );
+    forged(
+        "solution",
+        &|p| {
+            let path = p.join("release/solutions/tier-02.txt");
+            let text = read(&path);
+            let first = text.lines().next().expect("a line").to_string();
+            let (id, _) = first.split_once(' ').expect("id");
+            std::fs::write(&path, text.replacen(&first, &format!("{id} U"), 1)).expect("write");
+            resum(p);
+        },
+        &[
+            "SHA256SUMS: its SHA-256 is not the manifest's",
+            "tier-02.txt: tilt-",
+            "the solution does not win",
+        ],
+    );
+    forged(
+        "seed",
+        &|p| {
+            let path = p.join("release/seeds/tier-03.txt");
+            let text = read(&path);
+            let line = text.lines().nth(1).expect("a level").to_string();
+            let (seed, _) = line.split_once(' ').expect("seed");
+            std::fs::write(
+                &path,
+                text.replacen(&line, &format!("{seed} {}", "0".repeat(64)), 1),
+            )
+            .expect("write");
+            resum(p);
+        },
+        &[
+            "seeds/tier-03.txt: cannot regenerate: seed",
+            "the file lists 0000",
+        ],
+    );
+    forged(
+        "swapped",
+        &|p| {
+            // The first level's text replaced by the second's: a real
+            // level, but not the one its seed makes.
+            let path = p.join("release/tier-01.txt");
+            let text = read(&path);
+            let mut blocks: Vec<String> = text.split("\n\n").map(str::to_string).collect();
+            let layout = |b: &str| -> String {
+                b.lines()
+                    .filter(|l| !l.starts_with(';'))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            let (first, second) = (layout(&blocks[1]), layout(&blocks[2]));
+            assert_ne!(first, second);
+            blocks[1] = blocks[1].replace(&first, &second);
+            std::fs::write(&path, blocks.join("\n\n")).expect("write");
+            resum(p);
+        },
+        &["it is not the level seed"],
+    );
+    let out = verify(&dir.path().join("nowhere"));
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a release"));
+}

@@ -108,6 +108,13 @@ impl GameKind {
         self.0.replay_json(level_json, solution)
     }
 
+    /// The JSON form of a level read from its text form (a release file's
+    /// level): what its `level_hash` hashes. A game program's text form is
+    /// its own, so for it this is an error.
+    pub fn text_to_json(self, text: &str) -> Result<String, GameError> {
+        self.0.text_to_json(text)
+    }
+
     /// What the agents make of a stored level ([`crate::agents`]): the
     /// figures its metrics hold, computed again (`None`: no agents).
     pub fn play_agents(self, c: &Candidate) -> Result<Option<Figures>, CheckError> {
@@ -346,6 +353,7 @@ pub(crate) trait Registered: Sync {
         each: &mut dyn FnMut(LevelVerdict),
     ) -> Result<(), GameError>;
     fn replay_json(&self, level_json: &str, solution: &str) -> Result<(), GameError>;
+    fn text_to_json(&self, text: &str) -> Result<String, GameError>;
     fn play_agents(&self, c: &Candidate) -> Result<Option<Figures>, CheckError>;
 }
 
@@ -514,6 +522,15 @@ impl<G: Game> Registered for Entry<G> {
             message: e.to_string(),
         })?;
         G::replay(&level, solution)
+    }
+
+    fn text_to_json(&self, text: &str) -> Result<String, GameError> {
+        let level = G::from_text(text)?;
+        serde_json::to_string(&level).map_err(|e| GameError::Parse {
+            line: 0,
+            column: 0,
+            message: e.to_string(),
+        })
     }
 
     fn play_agents(&self, c: &Candidate) -> Result<Option<Figures>, CheckError> {

@@ -122,13 +122,14 @@ pub fn write_release_archive(
     let pack_manifest = finished_manifest(pack)?;
     let name = pack_manifest.pack.clone();
     if leave_out.contains(&ReleasePart::Solutions)
-        && pack_manifest.job.release.solutions == crate::job::Solutions::Inline
+        && pack_manifest.job.release.solutions_in_levels()
     {
         return Err(PackError::invalid(
             pack.root(),
-            "its levels hold their solutions inline (`[release] solutions = \"inline\"`), \
-             so `--without solutions` cannot leave them out; write the pack with \
-             `solutions = \"apart\"` (or \"none\") to ship levels without solutions",
+            "its level files hold their solutions (`[release] solutions = \"inline\"`, or \
+             `format = \"jsonl\"` with solutions), so `--without solutions` cannot leave them \
+             out; write the pack with `solutions = \"none\"` (or, in text, \"apart\") to ship \
+             levels without solutions",
         ));
     }
     let left_out = |path: &str| leave_out.iter().any(|p| path.starts_with(p.folder()));

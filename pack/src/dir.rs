@@ -6,8 +6,8 @@
 //!   levels/tier-NN-part-KKKKK.parquet  accepted levels, by (difficulty, seed)
 //!   campaigns/campaigns.parquet
 //!   rejects/rejects.parquet
-//!   release/tier-NN.txt, release/solutions/tier-NN.txt, release/seeds/tier-NN.txt,
-//!   release/campaigns/campaign-KKKKK.txt, release/SHA256SUMS
+//!   release/tier-NN.txt (or tier-NN-FFFFF.txt, .jsonl), release/solutions/tier-NN.txt,
+//!   release/seeds/tier-NN.txt, release/campaigns/campaign-KKKKK.txt, release/SHA256SUMS
 //!   commit/                          the coordinator's commit log
 //!   _SUCCESS                         written last
 //! ```
@@ -15,6 +15,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::PackError;
+use crate::job::ReleaseFormat;
 use crate::manifest::Manifest;
 
 /// The marker written last: a pack folder without it is not a pack.
@@ -129,14 +130,24 @@ pub const REJECTS_FILE: &str = "rejects/rejects.parquet";
 /// The campaigns' Parquet file relative to the pack.
 pub const CAMPAIGNS_FILE: &str = "campaigns/campaigns.parquet";
 
-/// A tier's release file name inside `release/`: `tier-03.txt`.
-pub fn release_tier(tier: u32) -> String {
-    format!("tier-{tier:02}.txt")
+/// A tier's level file inside `release/`: `tier-03.txt` when the tier is
+/// one file, `tier-03-00002.txt` for its third file of
+/// `[release] levels_per_file`; `.jsonl` in JSON Lines.
+pub fn release_tier(tier: u32, file: Option<u64>, format: ReleaseFormat) -> String {
+    let ext = format.extension();
+    match file {
+        None => format!("tier-{tier:02}.{ext}"),
+        Some(k) => format!("tier-{tier:02}-{k:05}.{ext}"),
+    }
 }
 
-/// A tier's solutions inside `release/`: `solutions/tier-03.txt`.
-pub fn release_solutions(tier: u32) -> String {
-    format!("solutions/tier-{tier:02}.txt")
+/// A tier's solutions inside `release/`: `solutions/tier-03.txt` (or
+/// `solutions/tier-03-00002.txt`, beside the level file it goes with).
+pub fn release_solutions(tier: u32, file: Option<u64>) -> String {
+    format!(
+        "solutions/{}",
+        release_tier(tier, file, ReleaseFormat::Text)
+    )
 }
 
 /// A tier's seed file inside `release/`: `seeds/tier-03.txt`.
@@ -164,9 +175,10 @@ impl std::fmt::Display for LevelId<'_> {
     }
 }
 
-/// A campaign's release file name inside `release/`: `campaigns/campaign-00001.txt`.
-pub fn release_campaign(campaign: u64) -> String {
-    format!("campaigns/campaign-{campaign:05}.txt")
+/// A campaign's release file name inside `release/`:
+/// `campaigns/campaign-00001.txt` (`.jsonl` in JSON Lines).
+pub fn release_campaign(campaign: u64, format: ReleaseFormat) -> String {
+    format!("campaigns/campaign-{campaign:05}.{}", format.extension())
 }
 
 /// The tier and part a level file's name `tier-NN-part-KKKKK.parquet` names.
@@ -187,8 +199,21 @@ mod tests {
         assert_eq!(tier_part(3, 0), "levels/tier-03-part-00000.parquet");
         assert_eq!(tier_part(10, 1), "levels/tier-10-part-00001.parquet");
         assert_eq!(tier_part(100, 0), "levels/tier-100-part-00000.parquet");
-        assert_eq!(release_tier(10), "tier-10.txt");
-        assert_eq!(release_campaign(7), "campaigns/campaign-00007.txt");
+        assert_eq!(release_tier(10, None, ReleaseFormat::Text), "tier-10.txt");
+        assert_eq!(
+            release_campaign(7, ReleaseFormat::Text),
+            "campaigns/campaign-00007.txt"
+        );
+        assert_eq!(
+            release_campaign(7, ReleaseFormat::Jsonl),
+            "campaigns/campaign-00007.jsonl"
+        );
+        assert_eq!(release_tier(3, None, ReleaseFormat::Text), "tier-03.txt");
+        assert_eq!(
+            release_tier(3, Some(2), ReleaseFormat::Jsonl),
+            "tier-03-00002.jsonl"
+        );
+        assert_eq!(release_solutions(3, Some(2)), "solutions/tier-03-00002.txt");
         assert_eq!(part_of("tier-07-part-00002.parquet"), Some((7, 2)));
         assert_eq!(part_of("tier-123-part-00000.parquet"), Some((123, 0)));
         assert_eq!(part_of("tier-07-part-00002.txt"), None);

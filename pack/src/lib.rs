@@ -29,6 +29,7 @@ pub mod job;
 pub mod manifest;
 pub mod read;
 pub mod record;
+pub mod release_check;
 pub mod schema;
 pub mod sort;
 pub mod tiers;

@@ -6,6 +6,7 @@ pub mod calibrate;
 pub mod census;
 pub mod game_server;
 pub mod load_test;
+pub mod release;
 pub mod retier;
 pub mod run;
 pub mod serve;

@@ -1,5 +1,6 @@
 //! Helpers: job files, the `pregen` binary, and a pack's deterministic content.
 
+pub mod browser;
 pub mod rogue;
 
 use pregen_pack::PackDir;

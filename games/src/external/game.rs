@@ -397,6 +397,14 @@ impl Registered for External {
         )))
     }
 
+    fn text_to_json(&self, _text: &str) -> Result<String, GameError> {
+        Err(GameError::External(format!(
+            "{} is a program: its text form is its own; the JSON form of its levels is in \
+             JSON Lines release files and seed files",
+            self.name
+        )))
+    }
+
     fn play_agents(&self, _c: &Candidate) -> Result<Option<Figures>, CheckError> {
         Ok(None)
     }

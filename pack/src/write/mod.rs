@@ -28,7 +28,7 @@ use crate::sort::{Sorter, difficulty_key};
 use crate::tiers::{CampaignSlot, Tiers, draw_campaigns, equal_groups};
 use files::HashingFile;
 use table::{Stamp, TableFile, campaigns_columns, rejects_columns};
-use tier::{TierFiles, write_release_entry};
+use tier::{Place, TierFiles, write_release_entry};
 
 mod files;
 mod table;
@@ -423,8 +423,11 @@ impl PackWriter {
                     s.difficulty = level.difficulty;
                     let key = (u128::from(s.campaign) << 32) | u128::from(s.position);
                     let mut entry = String::with_capacity(RELEASE_ENTRY_BYTES);
-                    let title = format_args!("position {}", s.position);
-                    write_release_entry(&mut entry, job, &record, level, tier, title);
+                    let place = Place {
+                        word: "position",
+                        number: u64::from(s.position),
+                    };
+                    write_release_entry(&mut entry, job, &record, level, tier, place);
                     in_campaigns.push(key, entry)?;
                 }
                 let way = current.get_or_insert_with(|| TierOnItsWay {
@@ -579,7 +582,7 @@ impl PackWriter {
         let mut write = |campaign: &mut Vec<(&CampaignSlot, String)>| {
             if !campaign.is_empty() {
                 let (c, sum) = self.campaign_file(campaign)?;
-                out.release_file(dir::release_campaign(c), sum);
+                out.release_file(dir::release_campaign(c, self.job.release.format), sum);
                 campaign.clear();
             }
             Ok::<(), PackError>(())
@@ -606,13 +609,15 @@ impl PackWriter {
     ) -> Result<(u64, String), PackError> {
         let job = &self.job;
         let campaign = levels.first().map_or(0, |(s, _)| s.campaign);
-        let name = dir::release_campaign(campaign);
+        let name = dir::release_campaign(campaign, job.release.format);
         let mut file = HashingFile::create(self.pack.root(), &format!("{}/{name}", dir::RELEASE))?;
-        file.write_text(&format!(
-            "; pack {} game {} campaign {campaign}\n\n",
-            job.pack,
-            job.game_name()
-        ))?;
+        if job.release.format == crate::job::ReleaseFormat::Text {
+            file.write_text(&format!(
+                "; pack {} game {} campaign {campaign}\n\n",
+                job.pack,
+                job.game_name()
+            ))?;
+        }
         for (_, entry) in levels {
             file.write_text(entry)?;
         }

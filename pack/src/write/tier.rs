@@ -8,7 +8,7 @@ use pregen_games::seeds::{SeedHeader, SeedStratum};
 
 use crate::PackError;
 use crate::dir;
-use crate::job::{Job, Solutions};
+use crate::job::{Job, ReleaseFormat, Solutions};
 use crate::record::{LevelRecord, SeedRecord};
 use crate::schema::{self};
 
@@ -16,20 +16,66 @@ use super::files::HashingFile;
 use super::table::{Stamp, TableFile, levels_columns};
 use super::{BATCH_ROWS, RELEASE_ENTRY_BYTES, WriteOptions, Written};
 
-/// Appends one level's entry in a release file to `out`: a comment header
-/// (with the solution when the job ships them inline) and its layout.
+/// Where a level stands in its release file: `level 3` of a tier's file,
+/// `position 2` of a campaign.
+pub(super) struct Place {
+    pub(super) word: &'static str,
+    pub(super) number: u64,
+}
+
+/// A level's entry in a JSON Lines release file.
+#[derive(serde::Serialize)]
+struct JsonEntry<'a> {
+    id: String,
+    seed: u64,
+    tier: u32,
+    position: u64,
+    difficulty: f64,
+    moves: u32,
+    moves_optimal: bool,
+    level_json: &'a str,
+    level_hash: &'a str,
+    text: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    solution: Option<&'a str>,
+}
+
+/// Appends one level's entry in a release file to `out`: in text, a comment
+/// header (with the solution when the job ships them inline) and its
+/// layout; in JSON Lines, one object on one line.
 pub(super) fn write_release_entry(
     out: &mut String,
     job: &Job,
     record: &SeedRecord,
     level: &LevelRecord,
     tier: u32,
-    title: std::fmt::Arguments<'_>,
+    place: Place,
 ) {
     let id = dir::LevelId {
         game: job.game_name(),
         seed: record.seed,
     };
+    if job.release.format == ReleaseFormat::Jsonl {
+        let entry = JsonEntry {
+            id: id.to_string(),
+            seed: record.seed,
+            tier,
+            position: place.number,
+            difficulty: level.difficulty,
+            moves: level.moves,
+            moves_optimal: level.moves_optimal,
+            level_json: &level.level_json,
+            level_hash: &level.level_hash,
+            text: &level.layout,
+            solution: (job.release.solutions != Solutions::None).then_some(&level.solution),
+        };
+        // Strings and finite numbers always serialize.
+        if let Ok(line) = serde_json::to_string(&entry) {
+            out.push_str(&line);
+        }
+        out.push('\n');
+        return;
+    }
     let best = if level.moves_optimal {
         ""
     } else {
@@ -38,8 +84,8 @@ pub(super) fn write_release_entry(
     // Writing to a string cannot fail.
     let _ = writeln!(
         out,
-        "; {title}\n; id {id} seed {} tier {tier} difficulty {} moves {}{best}",
-        record.seed, level.difficulty, level.moves,
+        "; {} {}\n; id {id} seed {} tier {tier} difficulty {} moves {}{best}",
+        place.word, place.number, record.seed, level.difficulty, level.moves,
     );
     if let Solutions::Inline = job.release.solutions {
         let _ = writeln!(out, "; solution {}", level.solution);
@@ -83,7 +129,7 @@ pub(super) fn seeds_header(job: &Job, tier: u32, size: u64) -> Result<String, Pa
         })
 }
 
-/// The files of the tier being written: Parquet parts and the release file.
+/// The files of the tier being written: Parquet parts and the release files.
 pub(super) struct TierFiles {
     pub(super) tier: u32,
     pub(super) root: PathBuf,
@@ -94,11 +140,17 @@ pub(super) struct TierFiles {
     pub(super) part: Option<(u32, TableFile)>,
     pub(super) next_part: u32,
     pub(super) batch: Vec<SeedRecord>,
-    pub(super) text: HashingFile,
-    pub(super) solutions: Option<HashingFile>,
+    /// The level file being written and its solutions file, when apart.
+    pub(super) text: Option<(HashingFile, Option<HashingFile>)>,
+    /// The level files of the tier so far (`[release] levels_per_file`).
+    pub(super) files: u64,
     pub(super) seeds: HashingFile,
     pub(super) levels: u64,
+    /// The tier's size.
+    pub(super) size: u64,
     pub(super) parts: Vec<(String, String)>,
+    /// The release files closed so far, in order.
+    pub(super) release: Vec<(String, String)>,
     pub(super) stratum_of: Job,
     /// The text being written to a release file, kept from level to level.
     pub(super) line: String,
@@ -113,22 +165,6 @@ impl TierFiles {
         size: u64,
         options: WriteOptions,
     ) -> Result<Self, PackError> {
-        let mut text = HashingFile::create(
-            root,
-            &format!("{}/{}", dir::RELEASE, dir::release_tier(tier)),
-        )?;
-        text.write_text(&format!(
-            "; pack {} game {} tier {tier:02}: {size} levels, easiest first\n\n",
-            job.pack,
-            job.game_name()
-        ))?;
-        let solutions = match job.release.solutions {
-            Solutions::Apart => Some(HashingFile::create(
-                root,
-                &format!("{}/{}", dir::RELEASE, dir::release_solutions(tier)),
-            )?),
-            Solutions::Inline | Solutions::None => None,
-        };
         let mut seeds = HashingFile::create(
             root,
             &format!("{}/{}", dir::RELEASE, dir::release_seeds(tier)),
@@ -143,25 +179,101 @@ impl TierFiles {
             part: None,
             next_part: 0,
             batch: Vec::with_capacity(BATCH_ROWS),
-            text,
-            solutions,
+            text: None,
+            files: 0,
             seeds,
             levels: 0,
+            size,
             parts: Vec::new(),
+            release: Vec::new(),
             stratum_of: job.clone(),
             line: String::with_capacity(RELEASE_ENTRY_BYTES),
         })
     }
 
+    /// The number of the level file being written, `None` when the tier is
+    /// one file.
+    fn file_number(&self) -> Option<u64> {
+        (self.stratum_of.release.levels_per_file > 0).then(|| self.files.saturating_sub(1))
+    }
+
+    /// Opens the tier's next level file (and its solutions file), with its
+    /// header in text: the previous one is full, or none is open.
+    fn next_file(&mut self) -> Result<(), PackError> {
+        self.close_file()?;
+        let job = &self.stratum_of;
+        let per_file = job.release.levels_per_file;
+        self.files += 1;
+        let file = self.file_number();
+        let (tier, size) = (self.tier, self.size);
+        let path = |name: String| format!("{}/{name}", dir::RELEASE);
+        let mut text = HashingFile::create(
+            &self.root,
+            &path(dir::release_tier(tier, file, job.release.format)),
+        )?;
+        if job.release.format == ReleaseFormat::Text {
+            let header = match file {
+                None => format!(
+                    "; pack {} game {} tier {tier:02}: {size} levels, easiest first\n\n",
+                    job.pack,
+                    job.game_name()
+                ),
+                Some(k) => format!(
+                    "; pack {} game {} tier {tier:02} file {k}: {} of its {size} levels, easiest first\n\n",
+                    job.pack,
+                    job.game_name(),
+                    per_file.min(size - k * per_file),
+                ),
+            };
+            text.write_text(&header)?;
+        }
+        let solutions = job
+            .release
+            .solutions_apart()
+            .then(|| HashingFile::create(&self.root, &path(dir::release_solutions(tier, file))))
+            .transpose()?;
+        self.text = Some((text, solutions));
+        Ok(())
+    }
+
+    /// Closes the level file being written (and its solutions file).
+    fn close_file(&mut self) -> Result<(), PackError> {
+        let file = self.file_number();
+        if let Some((text, solutions)) = self.text.take() {
+            let format = self.stratum_of.release.format;
+            self.release
+                .push((dir::release_tier(self.tier, file, format), text.close()?));
+            if let Some(solutions) = solutions {
+                self.release
+                    .push((dir::release_solutions(self.tier, file), solutions.close()?));
+            }
+        }
+        Ok(())
+    }
+
     pub(super) fn add(&mut self, record: SeedRecord) -> Result<(), PackError> {
         self.levels += 1;
         if let Some(level) = record.accepted() {
+            let per_file = self.stratum_of.release.levels_per_file;
+            let place = match per_file {
+                0 => self.levels,
+                n => (self.levels - 1) % n + 1,
+            };
+            if self.text.is_none() || place == 1 {
+                self.next_file()?;
+            }
             let line = &mut self.line;
             line.clear();
-            let title = format_args!("level {}", self.levels);
-            write_release_entry(line, &self.stratum_of, &record, level, self.tier, title);
-            self.text.write_text(line)?;
-            if let Some(solutions) = &mut self.solutions {
+            let place = Place {
+                word: "level",
+                number: place,
+            };
+            write_release_entry(line, &self.stratum_of, &record, level, self.tier, place);
+            let Some((text, solutions)) = &mut self.text else {
+                return Err(PackError::Job("no level file open".into()));
+            };
+            text.write_text(line)?;
+            if let Some(solutions) = solutions {
                 line.clear();
                 let id = dir::LevelId {
                     game: &self.job_game,
@@ -226,13 +338,17 @@ impl TierFiles {
     pub(super) fn close(mut self) -> Result<Written, PackError> {
         self.flush()?;
         self.close_part()?;
+        if self.text.is_none() {
+            // A tier with no level still has its (empty) level file.
+            self.next_file()?;
+        }
+        self.close_file()?;
         let mut written = Written {
             files: std::mem::take(&mut self.parts),
             release: Vec::new(),
         };
-        written.close_release(self.text, dir::release_tier(self.tier))?;
-        if let Some(solutions) = self.solutions {
-            written.close_release(solutions, dir::release_solutions(self.tier))?;
+        for (name, sum) in std::mem::take(&mut self.release) {
+            written.release_file(name, sum);
         }
         written.close_release(self.seeds, dir::release_seeds(self.tier))?;
         Ok(written)

@@ -1,0 +1,50 @@
+//! `pregen release`: what a receiver of a release does with it, with the
+//! shipped binary alone.
+
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+use clap::Subcommand;
+
+/// The `release` subcommands.
+#[derive(Subcommand)]
+pub enum ReleaseCommand {
+    /// Check a release as its receiver would: every file against
+    /// `SHA256SUMS` (and no file it does not list), every seed file
+    /// regenerated to its hashes, every level of every level file (text or
+    /// JSON Lines) checked by its game and its solution replayed to a win.
+    /// Exits non-zero naming each failure.
+    Verify {
+        /// A pack folder (`<out>/<pack>`), an unpacked release archive, or
+        /// the `.tar.zst` archive itself.
+        release: PathBuf,
+    },
+}
+
+/// Runs a `release` subcommand.
+pub fn run(command: ReleaseCommand) -> Result<()> {
+    match command {
+        ReleaseCommand::Verify { release } => {
+            let report = pregen_pack::release_check::verify_release(&release)?;
+            for (what, why) in &report.failures {
+                eprintln!("{what}: {why}");
+            }
+            if !report.failures.is_empty() {
+                bail!(
+                    "{}: {} failures ({} files, {} levels, {} regenerated from seed files)",
+                    release.display(),
+                    report.failures.len(),
+                    report.files,
+                    report.levels,
+                    report.regenerated
+                );
+            }
+            println!(
+                "{} files match SHA256SUMS; {} levels checked and replayed; {} regenerated from \
+                 their seeds to the same hashes",
+                report.files, report.levels, report.regenerated
+            );
+            Ok(())
+        }
+    }
+}
