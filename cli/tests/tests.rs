@@ -18,3 +18,4 @@ mod scale;
 mod solve;
 mod strangers;
 mod tls;
+mod web;

@@ -5,11 +5,11 @@
 
 use std::collections::BTreeMap;
 
+use crate::clock::Instant;
 use crate::rating::{Model, RatingError};
 use crate::reason::{Code, Reason, Refusal, Status};
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::time::Instant;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -471,6 +471,14 @@ pub trait Game: 'static {
 
     /// Plays `solution` under the rules and checks that it wins.
     fn replay(level: &Self::Level, solution: &str) -> Result<(), GameError>;
+
+    /// The level as `moves` leave it, each move legal, and whether it is
+    /// won: what a player sees move by move. `None`: the game does not show
+    /// its state between moves (its moves are still checked by `replay`).
+    fn play(level: &Self::Level, moves: &str) -> Option<Result<(Self::Level, bool), GameError>> {
+        let _ = (level, moves);
+        None
+    }
 
     /// The moves of a solution as the game counts them (`Solved::moves`):
     /// by default one per whitespace-separated token.

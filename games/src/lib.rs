@@ -22,6 +22,7 @@
 //! - [`seeds::SeedFile`]: a seed-only release's tier, regenerated level by level.
 
 pub mod agents;
+pub mod clock;
 pub mod cube;
 pub mod doors;
 pub mod dungeon;

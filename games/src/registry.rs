@@ -5,10 +5,10 @@
 //! parses and checks its params once and gives a [`PreparedGame`], which a
 //! worker runs for every seed of a stratum.
 
+use crate::clock::Instant;
 use std::fmt;
 use std::marker::PhantomData;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::time::Instant;
 
 use crate::agents::Figures;
 use crate::cube::Cube;
@@ -106,6 +106,13 @@ impl GameKind {
     /// Replays a stored level (JSON form) with its solution.
     pub fn replay_json(self, level_json: &str, solution: &str) -> Result<(), GameError> {
         self.0.replay_json(level_json, solution)
+    }
+
+    /// The board after `moves` on the level of `level_json`, in the game's
+    /// text form, and whether it is won: each move must be legal. A game
+    /// that does not show its state between moves says so.
+    pub fn play_json(self, level_json: &str, moves: &str) -> Result<(String, bool), GameError> {
+        self.0.play_json(level_json, moves)
     }
 
     /// The JSON form of a level read from its text form (a release file's
@@ -354,6 +361,7 @@ pub(crate) trait Registered: Sync {
     ) -> Result<(), GameError>;
     fn replay_json(&self, level_json: &str, solution: &str) -> Result<(), GameError>;
     fn text_to_json(&self, text: &str) -> Result<String, GameError>;
+    fn play_json(&self, level_json: &str, moves: &str) -> Result<(String, bool), GameError>;
     fn play_agents(&self, c: &Candidate) -> Result<Option<Figures>, CheckError>;
 }
 
@@ -522,6 +530,21 @@ impl<G: Game> Registered for Entry<G> {
             message: e.to_string(),
         })?;
         G::replay(&level, solution)
+    }
+
+    fn play_json(&self, level_json: &str, moves: &str) -> Result<(String, bool), GameError> {
+        let level: G::Level = serde_json::from_str(level_json).map_err(|e| GameError::Parse {
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        })?;
+        let (after, won) = G::play(&level, moves).ok_or_else(|| {
+            GameError::External(format!(
+                "{} does not show its board between moves; `check` replays a whole solution",
+                G::NAME
+            ))
+        })??;
+        Ok((G::to_text(&after), won))
     }
 
     fn text_to_json(&self, text: &str) -> Result<String, GameError> {

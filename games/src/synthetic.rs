@@ -17,8 +17,9 @@
 //! workers' time on a few cores). Only the time depends on the machine; the
 //! verdict and the level depend on (params, seed) alone, like every game's.
 
+use crate::clock::Instant;
 use crate::reason::Code;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 

@@ -148,10 +148,12 @@ pub fn write_release_archive(
         .into_iter()
         .map(|(path, sum)| (format!("{}/{path}", dir::RELEASE), sum))
         .collect();
-    // The entries to write, in path order; the manifests (whose lists are as
-    // long as the pack) are not kept beyond the release manifest's text.
-    let paths: Vec<String> = listed.keys().cloned().collect();
-    let manifest = ReleaseManifest::new(pack_manifest, listed).to_json()?;
+    // The release manifest's text; its list (path -> SHA-256, as long as the
+    // pack) is then the entries to write, in path order, and the sums each
+    // file is checked against as it goes in.
+    let release_manifest = ReleaseManifest::new(pack_manifest, listed);
+    let manifest = release_manifest.to_json()?;
+    let listed = release_manifest.files;
     let sums_path = format!("{}/{}", dir::RELEASE, dir::SHA256SUMS);
     let file_name = dest
         .file_name()
@@ -183,35 +185,70 @@ pub fn write_release_archive(
         .map_err(PackError::io("write", &tmp))?;
     let mut tar = tar::Builder::new(encoder);
     let mut bytes = 0u64;
-    // The manifest first, then the release files in path order.
-    let entries = std::iter::once(dir::MANIFEST.to_string()).chain(paths);
+    // The manifest first, then the release files in path order, each
+    // streamed from its file and checked against SHA256SUMS as it goes in:
+    // memory never holds a file, and a file that changed since it was
+    // listed stops the archive (its temporary file removed).
+    let entries = std::iter::once((dir::MANIFEST, None))
+        .chain(listed.iter().map(|(path, sum)| (path.as_str(), Some(sum))));
     let mut files = 0;
-    for path in entries {
-        let read;
-        let content: &[u8] = if path == dir::MANIFEST {
-            manifest.as_bytes()
-        } else if path == sums_path {
-            sums.as_bytes()
-        } else {
-            let file = pack.root().join(&path);
-            read = fs::read(&file).map_err(PackError::io("read", &file))?;
-            &read
+    let appended = entries.into_iter().try_for_each(|(path, listed)| {
+        let header = |size: u64| {
+            let mut header = tar::Header::new_ustar();
+            header
+                .set_path(format!("{name}/{path}"))
+                .map_err(PackError::io("archive", path))?;
+            header.set_entry_type(tar::EntryType::Regular);
+            header.set_size(size);
+            header.set_mode(0o644);
+            header.set_uid(0);
+            header.set_gid(0);
+            header.set_mtime(0);
+            header.set_cksum();
+            Ok::<_, PackError>(header)
         };
         files += 1;
-        let mut header = tar::Header::new_ustar();
-        header
-            .set_path(format!("{name}/{path}"))
-            .map_err(PackError::io("archive", path))?;
-        header.set_entry_type(tar::EntryType::Regular);
-        header.set_size(content.len() as u64);
-        header.set_mode(0o644);
-        header.set_uid(0);
-        header.set_gid(0);
-        header.set_mtime(0);
-        header.set_cksum();
-        tar.append(&header, content)
+        let in_memory = match path {
+            dir::MANIFEST => Some(manifest.as_bytes()),
+            p if p == sums_path => Some(sums.as_bytes()),
+            _ => None,
+        };
+        if let Some(content) = in_memory {
+            bytes += content.len() as u64;
+            return tar
+                .append(&header(content.len() as u64)?, content)
+                .map_err(PackError::io("write", &tmp));
+        }
+        let file = pack.root().join(path);
+        let opened = fs::File::open(&file).map_err(PackError::io("read", &file))?;
+        let size = opened
+            .metadata()
+            .map_err(PackError::io("read", &file))?
+            .len();
+        let mut reading = Hashing {
+            inner: std::io::Read::take(opened, size),
+            sha256: Sha256::new(),
+            bytes: 0,
+        };
+        tar.append(&header(size)?, &mut reading)
             .map_err(PackError::io("write", &tmp))?;
-        bytes += content.len() as u64;
+        let got = format!("{:x}", reading.sha256.finalize());
+        if reading.bytes != size || listed != Some(&got) {
+            return Err(PackError::invalid(
+                &file,
+                format!(
+                    "does not match SHA256SUMS (sha256 {got}, listed {}): the pack is damaged",
+                    listed.map_or("nothing", String::as_str)
+                ),
+            ));
+        }
+        bytes += size;
+        Ok(())
+    });
+    if let Err(e) = appended {
+        drop(tar);
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
     }
     let written = tar
         .into_inner()
@@ -233,12 +270,21 @@ pub fn write_release_archive(
     })
 }
 
-/// A writer that hashes and counts what goes through it, so that the archive
-/// is not read back for its checksum.
+/// A writer (or reader) that hashes and counts what goes through it, so that
+/// the archive is not read back for its checksum, nor a file read twice.
 struct Hashing<W> {
     inner: W,
     sha256: Sha256,
     bytes: u64,
+}
+
+impl<R: std::io::Read> std::io::Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.sha256.update(&buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
 }
 
 impl<W: Write> Write for Hashing<W> {
@@ -271,8 +317,8 @@ fn finished_manifest(pack: &PackDir) -> Result<crate::Manifest, PackError> {
 }
 
 /// `SHA256SUMS` and every other file of `release/` by its path there with
-/// its SHA-256, each checked against `SHA256SUMS` (read one at a time); a
-/// file missing from either side is an error.
+/// the SHA-256 `SHA256SUMS` lists for it (checked as the file goes into the
+/// archive); a file missing from either side is an error.
 fn checked_release_files(pack: &PackDir) -> Result<(String, BTreeMap<String, String>), PackError> {
     let release = pack.release();
     let sums_path = release.join(dir::SHA256SUMS);
@@ -286,17 +332,13 @@ fn checked_release_files(pack: &PackDir) -> Result<(String, BTreeMap<String, Str
             )
         })?;
         let path = release.join(name);
-        let content = fs::read(&path).map_err(PackError::io("read", &path))?;
-        let got = sha256_hex(&content);
-        if got != want {
+        if !path.is_file() {
             return Err(PackError::invalid(
                 &path,
-                format!(
-                    "does not match SHA256SUMS (sha256 {got}, listed {want}): the pack is damaged"
-                ),
+                "is listed in SHA256SUMS but missing: the pack is damaged",
             ));
         }
-        files.insert(name.to_string(), got);
+        files.insert(name.to_string(), want.to_string());
     }
     let on_disk = list_files(&release, &release)?;
     if let Some(stray) = on_disk

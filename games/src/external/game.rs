@@ -16,11 +16,12 @@
 //! of the metrics by the description's rating model, never the program's
 //! own number.
 
+use crate::clock::Instant;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
@@ -393,6 +394,13 @@ impl Registered for External {
     fn replay_json(&self, _level_json: &str, _solution: &str) -> Result<(), GameError> {
         Err(GameError::External(format!(
             "{} is a program: its solutions are checked by the program (`analysis verify`)",
+            self.name
+        )))
+    }
+
+    fn play_json(&self, _level_json: &str, _moves: &str) -> Result<(String, bool), GameError> {
+        Err(GameError::External(format!(
+            "{} is a program: its moves are its own",
             self.name
         )))
     }

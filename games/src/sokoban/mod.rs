@@ -460,6 +460,17 @@ impl Game for Sokoban {
         puzzle.level.replay(solution)
     }
 
+    fn play(puzzle: &Puzzle, moves: &str) -> Option<Result<(Puzzle, bool), GameError>> {
+        Some(puzzle.level.play(moves).map(|level| {
+            let won = level.boxes.iter().all(|b| level.goals.contains(b));
+            let after = Puzzle {
+                level,
+                generator: puzzle.generator.clone(),
+            };
+            (after, won)
+        }))
+    }
+
     fn canonical(_params: &SokobanParams, puzzle: &Puzzle) -> Option<String> {
         Some(puzzle.level.canonical())
     }

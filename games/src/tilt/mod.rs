@@ -241,6 +241,13 @@ impl Game for Tilt {
     fn replay(level: &Level, solution: &str) -> Result<(), GameError> {
         replay::replay(level, solution)
     }
+
+    fn play(level: &Level, moves: &str) -> Option<Result<(Level, bool), GameError>> {
+        Some(replay::play(level, moves).map(|after| {
+            let won = after.fruits.is_empty();
+            (after, won)
+        }))
+    }
 }
 
 fn share(part: u32, whole: u32) -> f64 {

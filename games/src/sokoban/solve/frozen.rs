@@ -1,7 +1,7 @@
 //! The positions of a finished push search, and the boards of boxes frozen
 //! on goals (walls for the positions below them).
 
-use std::time::Instant;
+use crate::clock::Instant;
 
 use hashbrown::HashTable;
 use rustc_hash::FxHashMap;

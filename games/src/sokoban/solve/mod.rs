@@ -44,12 +44,12 @@
 //! positions kept for the move search), [`positions`] (the table of positions
 //! a search stores).
 
+use crate::clock::Instant;
 use crate::reason::Code;
 use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::hash::BuildHasher;
-use std::time::Instant;
 
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;

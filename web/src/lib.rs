@@ -1,0 +1,244 @@
+//! pregen's games in WebAssembly, for game clients and pages: regenerate a
+//! level from its seed, check a solution, play moves and read the state.
+//!
+//! Build: `cargo build -p pregen-web --target wasm32-unknown-unknown
+//! --profile wasm` gives `target/wasm32-unknown-unknown/wasm/pregen_web.wasm`;
+//! `web/page/pregen.js` is its JavaScript API (docs/web.md).
+//!
+//! The ABI is JSON in, JSON out, so that any JavaScript (or any other host
+//! of WebAssembly) calls it without generated glue:
+//!
+//! 1. `pregen_alloc(len)` gives a buffer of `len` bytes in the module's
+//!    memory; the host writes a UTF-8 JSON request into it;
+//! 2. `pregen_request(ptr, len)` answers it (and frees the buffer): the
+//!    answer's length, its bytes at `pregen_answer()`, valid until the next
+//!    request.
+//!
+//! Every request is an object with an `op`; every answer an object, with
+//! `error` when the request could not be answered ([`answer`] lists them).
+
+use std::cell::RefCell;
+
+use pregen_games::seeds::SeedFile;
+use pregen_games::{Budget, Candidate, GameKind};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// A request, by its `op`.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Request {
+    /// Every level of a seed file (`release/seeds/tier-NN.txt`), each made
+    /// again and checked against its hash: `{"levels": [{seed, level_hash,
+    /// matches, layout, level_json, solution, moves}], "matching": n}`.
+    Regenerate {
+        /// The seed file's text.
+        seed_file: String,
+        /// Only these seeds of it (all when left out).
+        #[serde(default)]
+        seeds: Option<Vec<u64>>,
+    },
+    /// One level made from its seed: the level, as `regenerate` gives it.
+    Level {
+        /// The game.
+        game: String,
+        /// The stratum's params.
+        params: Value,
+        /// The seed.
+        seed: u64,
+        /// The node budget (the seed file's `max_nodes`).
+        max_nodes: u64,
+    },
+    /// Whether `solution` wins `level_json`: `{"ok": true}` or `{"ok":
+    /// false, "reason": ...}`.
+    Check {
+        /// The game.
+        game: String,
+        /// The level's JSON form.
+        level_json: String,
+        /// The moves.
+        solution: String,
+    },
+    /// The state after `moves` (a prefix of a solution, or a player's own):
+    /// `{"text": the board in the game's text form, "won": bool}`, or an
+    /// `error` naming the move that is not legal.
+    Play {
+        /// The game.
+        game: String,
+        /// The level's JSON form.
+        level_json: String,
+        /// The moves so far.
+        moves: String,
+    },
+}
+
+/// The answer to a request, as JSON.
+pub fn answer(request: &str) -> Value {
+    let request: Request = match serde_json::from_str(request) {
+        Ok(r) => r,
+        Err(e) => return json!({ "error": format!("not a request: {e}") }),
+    };
+    match handle(request) {
+        Ok(v) => v,
+        Err(e) => json!({ "error": e }),
+    }
+}
+
+fn handle(request: Request) -> Result<Value, String> {
+    match request {
+        Request::Regenerate { seed_file, seeds } => {
+            let mut file = SeedFile::parse(&seed_file).map_err(|e| e.to_string())?;
+            if let Some(only) = seeds {
+                file.levels.retain(|(seed, _)| only.contains(seed));
+            }
+            let listed = file.levels.clone();
+            let made = regenerate_each(&file)?;
+            let matching = made.iter().filter(|(_, m)| *m).count();
+            let levels: Vec<Value> = listed
+                .iter()
+                .zip(&made)
+                .map(|((seed, hash), (level, matches))| {
+                    let mut v = level_json(*seed, level);
+                    v["listed_hash"] = json!(hash);
+                    v["matches"] = json!(matches);
+                    v
+                })
+                .collect();
+            Ok(json!({ "levels": levels, "matching": matching }))
+        }
+        Request::Level {
+            game,
+            params,
+            seed,
+            max_nodes,
+        } => {
+            let game = GameKind::from_name(&game).map_err(|e| e.to_string())?;
+            let prepared = game.prepare(&params).map_err(|e| e.to_string())?;
+            let level = prepared
+                .run(seed, &Budget::nodes(max_nodes))
+                .result
+                .map_err(|r| format!("seed {seed} makes no level: {r}"))?;
+            Ok(level_json(seed, &level))
+        }
+        Request::Check {
+            game,
+            level_json,
+            solution,
+        } => {
+            let game = GameKind::from_name(&game).map_err(|e| e.to_string())?;
+            Ok(match game.replay_json(&level_json, &solution) {
+                Ok(()) => json!({ "ok": true }),
+                Err(e) => json!({ "ok": false, "reason": e.to_string() }),
+            })
+        }
+        Request::Play {
+            game,
+            level_json,
+            moves,
+        } => {
+            let game = GameKind::from_name(&game).map_err(|e| e.to_string())?;
+            let (text, won) = game
+                .play_json(&level_json, &moves)
+                .map_err(|e| e.to_string())?;
+            Ok(json!({ "text": text, "won": won }))
+        }
+    }
+}
+
+/// Each level of `file` made again, with whether its hash is the listed
+/// one (a seed that makes no level is an error naming it).
+fn regenerate_each(file: &SeedFile) -> Result<Vec<(Candidate, bool)>, String> {
+    let game = GameKind::from_name(&file.header.game).map_err(|e| e.to_string())?;
+    if file.header.generator != pregen_games::GENERATOR_VERSION {
+        return Err(format!(
+            "the file was made by generator {}, this is {}",
+            file.header.generator,
+            pregen_games::GENERATOR_VERSION
+        ));
+    }
+    let strata = file
+        .header
+        .strata
+        .iter()
+        .map(|s| {
+            Ok((
+                s.first_seed,
+                game.prepare(&s.params).map_err(|e| e.to_string())?,
+            ))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let budget = Budget::nodes(file.header.max_nodes);
+    file.levels
+        .iter()
+        .map(|(seed, hash)| {
+            let (_, prepared) = strata
+                .iter()
+                .rev()
+                .find(|(first, _)| first <= seed)
+                .ok_or_else(|| format!("seed {seed} is below every stratum"))?;
+            let level = prepared
+                .run(*seed, &budget)
+                .result
+                .map_err(|r| format!("seed {seed} makes no level: {r}"))?;
+            let matches = level.level_hash == *hash;
+            Ok((level, matches))
+        })
+        .collect()
+}
+
+fn level_json(seed: u64, level: &Candidate) -> Value {
+    json!({
+        "seed": seed,
+        "level_hash": level.level_hash,
+        "layout": level.layout,
+        "level_json": level.level_json,
+        "solution": level.solution,
+        "moves": level.moves,
+        "difficulty": level.difficulty,
+    })
+}
+
+thread_local! {
+    /// The last answer's bytes, read by the host through [`pregen_answer`].
+    static ANSWER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A buffer of `len` bytes for a request (freed by [`pregen_request`]).
+#[unsafe(no_mangle)]
+#[allow(unsafe_code)]
+pub extern "C" fn pregen_alloc(len: usize) -> *mut u8 {
+    let mut buffer = Vec::<u8>::with_capacity(len.max(1));
+    let ptr = buffer.as_mut_ptr();
+    std::mem::forget(buffer);
+    ptr
+}
+
+/// Answers the request of `len` bytes at `ptr` (a buffer from
+/// [`pregen_alloc`] of that length, which this frees); the answer's length.
+///
+/// # Safety
+///
+/// `ptr` must be a buffer `pregen_alloc(len)` gave, with `len` bytes
+/// written, not used again after this call.
+#[unsafe(no_mangle)]
+#[allow(unsafe_code)]
+pub unsafe extern "C" fn pregen_request(ptr: *mut u8, len: usize) -> usize {
+    // SAFETY: as the caller promises, a buffer `pregen_alloc(len)` gave:
+    // its capacity is `len.max(1)` and it is not used again.
+    let bytes = unsafe { Vec::from_raw_parts(ptr, len, len.max(1)) };
+    let text = String::from_utf8_lossy(&bytes);
+    let answer = answer(&text).to_string().into_bytes();
+    let len = answer.len();
+    ANSWER.with(|a| *a.borrow_mut() = answer);
+    len
+}
+
+/// Where the last answer's bytes are.
+#[unsafe(no_mangle)]
+#[allow(unsafe_code)]
+pub extern "C" fn pregen_answer() -> *const u8 {
+    ANSWER.with(|a| a.borrow().as_ptr())
+}
+
+#[cfg(test)]
+mod tests;
