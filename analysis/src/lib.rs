@@ -25,7 +25,7 @@ mod report;
 pub mod svg;
 
 pub use diff::{PackDiff, diff};
-pub use report::report;
+pub use report::{report, report_with};
 
 /// Errors reading a pack: the pack crate's own.
 pub use pregen_pack::PackError as AnalysisError;

@@ -50,6 +50,13 @@ struct Reject {
 
 /// Builds the report of the pack in `dir`.
 pub fn report(dir: &Path) -> Result<String, AnalysisError> {
+    report_with(dir, None)
+}
+
+/// [`report`], each level drawn linked to the play page at `play` (docs/web.md:
+/// `play.html?seeds=seeds/tier-NN.txt&seed=N`, relative to where the report
+/// is opened) when given.
+pub fn report_with(dir: &Path, play: Option<&str>) -> Result<String, AnalysisError> {
     let pack = PackDir::new(dir);
     pack.require_complete()?;
     let manifest = pack.read_manifest()?;
@@ -90,11 +97,19 @@ pub fn report(dir: &Path) -> Result<String, AnalysisError> {
     tiers_table(&mut html, &levels);
     let by_seed: BTreeMap<u64, &Level> = levels.iter().map(|l| (l.seed, l)).collect();
     let terms = |seed: u64| {
-        terms_of(
+        let terms = terms_of(
             &manifest.job.game,
             model.as_ref(),
             by_seed.get(&seed).copied(),
-        )
+        );
+        match (play, found.get(&seed)) {
+            (Some(page), Some(level)) => format!(
+                "{terms} <a href=\"{}?seeds=seeds/tier-{:02}.txt&amp;seed={seed}\">play</a>",
+                escape(page),
+                level.tier
+            ),
+            _ => terms,
+        }
     };
     gallery(&mut html, &picks, &found, &terms);
     charts(&mut html, &levels, &rejects, &campaigns);

@@ -109,16 +109,37 @@ fn issue_57_a_seed_only_release_is_rebuilt_and_played_in_chromium() {
             );
         }
     }
-    let seeds = std::fs::read_to_string(release.join("seeds/tier-02.txt")).expect("seed file");
-    let seed = seeds
-        .lines()
-        .nth(3)
-        .and_then(|l| l.split(' ').next())
-        .expect("a seed");
-    let dom = open(
-        &format!("play.html?sync=1&seeds=seeds/tier-02.txt&seed={seed}"),
-        "play",
+    // The report links its levels to the play page; a link is followed.
+    let report = pack.join("report.html");
+    let out = crate::common::pregen()
+        .args(["analysis", "report", "--play", "release/play.html", "-o"])
+        .arg(&report)
+        .arg(&pack)
+        .output()
+        .expect("report");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
+    let html = std::fs::read_to_string(&report).expect("the report");
+    let link = html
+        .split("<a href=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("a play link")
+        .replace("&amp;", "&");
+    assert!(
+        link.starts_with("release/play.html?seeds=seeds/tier-"),
+        "{link}"
+    );
+    let seed = link.rsplit("seed=").next().expect("a seed").to_string();
+    let followed = page_dom(
+        &dir.path().join("followed"),
+        &pack.join(format!("{link}&sync=1")),
+        &["--allow-file-access-from-files"],
+    );
+    let dom = String::from_utf8_lossy(&followed.stdout).into_owned();
     let status = element(&dom, "status");
     assert!(status.starts_with("solution wins; after its"), "{status}");
     assert!(status.ends_with("moves: won"), "{status}");

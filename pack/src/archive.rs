@@ -133,21 +133,11 @@ pub fn write_release_archive(
         ));
     }
     let left_out = |path: &str| leave_out.iter().any(|p| path.starts_with(p.folder()));
-    let (mut sums, mut kept) = checked_release_files(pack)?;
-    kept.retain(|path, _| !left_out(path));
-    sums = sums
-        .lines()
-        .filter(|line| {
-            line.split_once("  ")
-                .is_none_or(|(_, path)| !left_out(path))
-        })
-        .flat_map(|line| [line, "\n"])
-        .collect();
-    kept.insert(dir::SHA256SUMS.into(), sha256_hex(sums.as_bytes()));
-    let listed: BTreeMap<String, String> = kept
-        .into_iter()
-        .map(|(path, sum)| (format!("{}/{path}", dir::RELEASE), sum))
-        .collect();
+    let (sums, mut listed) = checked_release_files(pack, &left_out)?;
+    listed.insert(
+        format!("{}/{}", dir::RELEASE, dir::SHA256SUMS),
+        sha256_hex(sums.as_bytes()),
+    );
     // The release manifest's text; its list (path -> SHA-256, as long as the
     // pack) is then the entries to write, in path order, and the sums each
     // file is checked against as it goes in.
@@ -316,15 +306,21 @@ fn finished_manifest(pack: &PackDir) -> Result<crate::Manifest, PackError> {
     pack.read_manifest()
 }
 
-/// `SHA256SUMS` and every other file of `release/` by its path there with
-/// the SHA-256 `SHA256SUMS` lists for it (checked as the file goes into the
-/// archive); a file missing from either side is an error.
-fn checked_release_files(pack: &PackDir) -> Result<(String, BTreeMap<String, String>), PackError> {
+/// `SHA256SUMS` as the archive holds it (without the lines `left_out`
+/// takes) and every file it keeps, by its path in the pack (`release/...`),
+/// with the SHA-256 `SHA256SUMS` lists for it (checked as the file goes into
+/// the archive); a file missing from either side (of the folders kept) is
+/// an error.
+fn checked_release_files(
+    pack: &PackDir,
+    left_out: &dyn Fn(&str) -> bool,
+) -> Result<(String, BTreeMap<String, String>), PackError> {
     let release = pack.release();
     let sums_path = release.join(dir::SHA256SUMS);
-    let sums = fs::read_to_string(&sums_path).map_err(PackError::io("read", &sums_path))?;
+    let listed_sums = fs::read_to_string(&sums_path).map_err(PackError::io("read", &sums_path))?;
+    let mut sums = String::with_capacity(listed_sums.len());
     let mut files = BTreeMap::new();
-    for (i, line) in sums.lines().enumerate() {
+    for (i, line) in listed_sums.lines().enumerate() {
         let (want, name) = line.split_once("  ").ok_or_else(|| {
             PackError::invalid(
                 &sums_path,
@@ -338,13 +334,19 @@ fn checked_release_files(pack: &PackDir) -> Result<(String, BTreeMap<String, Str
                 "is listed in SHA256SUMS but missing: the pack is damaged",
             ));
         }
-        files.insert(name.to_string(), want.to_string());
+        if !left_out(name) {
+            sums.push_str(line);
+            sums.push('\n');
+            files.insert(format!("{}/{name}", dir::RELEASE), want.to_string());
+        }
     }
-    let on_disk = list_files(&release, &release)?;
-    if let Some(stray) = on_disk
-        .iter()
-        .find(|f| *f != dir::SHA256SUMS && !files.contains_key(*f))
-    {
+    // A file of a folder left out does not go in, listed or not.
+    let listed = |name: &str| {
+        name == dir::SHA256SUMS
+            || left_out(name)
+            || files.contains_key(&format!("{}/{name}", dir::RELEASE))
+    };
+    if let Some(stray) = find_file(&release, &release, &|name| !listed(name))? {
         return Err(PackError::invalid(
             release.join(stray),
             "is not listed in SHA256SUMS",
@@ -353,20 +355,29 @@ fn checked_release_files(pack: &PackDir) -> Result<(String, BTreeMap<String, Str
     Ok((sums, files))
 }
 
-/// Paths of the files below `dir`, relative to `root`, with `/` separators.
-fn list_files(root: &Path, folder: &Path) -> Result<Vec<String>, PackError> {
-    let mut out = Vec::new();
+/// The first file below `folder` (its path relative to `root`, with `/`
+/// separators) that `wanted` takes, walking without a list of them all.
+fn find_file(
+    root: &Path,
+    folder: &Path,
+    wanted: &dyn Fn(&str) -> bool,
+) -> Result<Option<String>, PackError> {
     for entry in fs::read_dir(folder).map_err(PackError::io("list", folder))? {
         let path = entry.map_err(PackError::io("list", folder))?.path();
         if path.is_dir() {
-            out.extend(list_files(root, &path)?);
+            if let Some(found) = find_file(root, &path, wanted)? {
+                return Ok(Some(found));
+            }
         } else if let Ok(rel) = path.strip_prefix(root) {
             let parts: Vec<String> = rel
                 .components()
                 .map(|c| c.as_os_str().to_string_lossy().into_owned())
                 .collect();
-            out.push(parts.join("/"));
+            let name = parts.join("/");
+            if wanted(&name) {
+                return Ok(Some(name));
+            }
         }
     }
-    Ok(out)
+    Ok(None)
 }

@@ -204,6 +204,12 @@ pub enum AnalysisCommand {
         /// Where to write the page; `-` for standard output.
         #[arg(short, long, default_value = "report.html")]
         output: PathBuf,
+        /// Link each level drawn to this play page (docs/web.md), as
+        /// `PAGE?seeds=seeds/tier-NN.txt&seed=N`: give its address relative
+        /// to where the report will be opened (say `release/play.html` for a
+        /// report beside the pack's `release/` folder).
+        #[arg(long)]
+        play: Option<String>,
     },
 }
 
@@ -255,8 +261,8 @@ pub fn run(command: AnalysisCommand) -> Result<()> {
         AnalysisCommand::Levels { pack, tier } => {
             print_out(&pregen_analysis::print_levels(&pack, tier)?)
         }
-        AnalysisCommand::Report { pack, output } => {
-            let html = pregen_analysis::report(&pack)?;
+        AnalysisCommand::Report { pack, output, play } => {
+            let html = pregen_analysis::report_with(&pack, play.as_deref())?;
             if output.as_os_str() == "-" {
                 print_out(&html)
             } else {
