@@ -17,9 +17,14 @@ fn workspace() -> PathBuf {
         .to_path_buf()
 }
 
-/// Builds `pregen_web.wasm` (in a target folder of its own, so that it never
-/// waits on the tests' build) and gives its path.
+/// Builds `pregen_web.wasm` once (in a target folder of its own, so that it
+/// never waits on the tests' build) and gives its path.
 fn build_wasm() -> PathBuf {
+    static WASM: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    WASM.get_or_init(build).clone()
+}
+
+fn build() -> PathBuf {
     let target = workspace().join("target/wasm-build");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)

@@ -472,10 +472,12 @@ pub trait Game: 'static {
     /// Plays `solution` under the rules and checks that it wins.
     fn replay(level: &Self::Level, solution: &str) -> Result<(), GameError>;
 
-    /// The level as `moves` leave it, each move legal, and whether it is
-    /// won: what a player sees move by move. `None`: the game does not show
-    /// its state between moves (its moves are still checked by `replay`).
-    fn play(level: &Self::Level, moves: &str) -> Option<Result<(Self::Level, bool), GameError>> {
+    /// The position `moves` leave, each move legal, as text (the board in
+    /// the level's text form, or the position in words above it), and
+    /// whether it is won: what a player sees move by move. `None`: the game
+    /// does not show its position between moves (`replay` still checks a
+    /// whole solution).
+    fn play(level: &Self::Level, moves: &str) -> Option<Result<(String, bool), GameError>> {
         let _ = (level, moves);
         None
     }

@@ -538,13 +538,12 @@ impl<G: Game> Registered for Entry<G> {
             column: e.column(),
             message: e.to_string(),
         })?;
-        let (after, won) = G::play(&level, moves).ok_or_else(|| {
+        G::play(&level, moves).ok_or_else(|| {
             GameError::External(format!(
-                "{} does not show its board between moves; `check` replays a whole solution",
+                "{} does not show its position between moves; `check` replays a whole solution",
                 G::NAME
             ))
-        })??;
-        Ok((G::to_text(&after), won))
+        })?
     }
 
     fn text_to_json(&self, text: &str) -> Result<String, GameError> {
@@ -565,6 +564,50 @@ impl<G: Game> Registered for Entry<G> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every game shows its position move by move: each prefix of a
+    /// solution is legal and shown, only the whole of it is won, and a move
+    /// that is not legal is named.
+    #[test]
+    fn every_game_plays_its_solution_move_by_move() {
+        for game in GameKind::all().filter(|g| g.name() != "synthetic") {
+            let prepared = game.prepare(&game.default_params()).expect("defaults");
+            let level = (0..200u64)
+                .find_map(|seed| prepared.run(seed, &Budget::nodes(200_000)).result.ok())
+                .unwrap_or_else(|| panic!("{game}: no accepted seed"));
+            let spaced = level.solution.trim().contains(char::is_whitespace);
+            let tokens: Vec<String> = if spaced {
+                level
+                    .solution
+                    .split_whitespace()
+                    .map(String::from)
+                    .collect()
+            } else {
+                level.solution.chars().map(String::from).collect()
+            };
+            let join = |k: usize| tokens[..k].join(if spaced { " " } else { "" });
+            for k in 0..=tokens.len() {
+                let (text, won) = game
+                    .play_json(&level.level_json, &join(k))
+                    .unwrap_or_else(|e| panic!("{game} after {k} moves: {e}"));
+                assert!(!text.trim().is_empty(), "{game}");
+                assert_eq!(
+                    won,
+                    k == tokens.len(),
+                    "{game} after {k} of {} moves",
+                    tokens.len()
+                );
+            }
+            let wrong = if spaced { "nonsense" } else { "?" };
+            let refused = game
+                .play_json(&level.level_json, wrong)
+                .expect_err("not a move");
+            assert!(
+                matches!(refused, GameError::Replay { index: 0, .. }),
+                "{game}: {refused}"
+            );
+        }
+    }
 
     #[test]
     fn every_game_is_found_by_its_name() {

@@ -301,6 +301,10 @@ impl Game for Cube {
     fn replay(level: &Level, solution: &str) -> Result<(), GameError> {
         replay::replay(level, solution)
     }
+
+    fn play(level: &Level, moves: &str) -> Option<Result<(String, bool), GameError>> {
+        Some(replay::play(level, moves))
+    }
 }
 
 #[cfg(test)]

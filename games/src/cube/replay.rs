@@ -82,49 +82,79 @@ impl Position {
 /// Plays `solution` and checks that it wins.
 pub fn replay(level: &Level, solution: &str) -> Result<(), GameError> {
     let fail = |index: usize, message: String| Err(GameError::Replay { index, message });
-    level
-        .check()
-        .map_err(|message| GameError::Replay { index: 0, message })?;
-    let mut position =
-        Position::start(level).map_err(|message| GameError::Replay { index: 0, message })?;
     let tokens: Vec<&str> = solution.split_whitespace().collect();
+    let mut position = start(level)?;
     for (index, token) in tokens.iter().enumerate() {
-        if let Some(at) = token.strip_prefix('@') {
-            let target = at
-                .split_once(',')
-                .and_then(|(x, y)| Some((x.parse::<usize>().ok()?, y.parse::<usize>().ok()?)))
-                .filter(|&(x, y)| x < 3 && y < 3);
-            let Some((x, y)) = target else {
-                return fail(index, format!("`{token}` is not a Top cell @x,y"));
-            };
-            position
-                .walk(x, y)
-                .or_else(|_| fail(index, format!("the monk cannot walk to {at}")))?;
-            if index + 1 == tokens.len() {
-                if position.monk != EXIT.1 * 3 + EXIT.0 {
-                    return fail(index, "the solution does not end at the exit".into());
-                }
-                if position.karma < level.karma_goal {
-                    return fail(
-                        index,
-                        format!(
-                            "{} karma collected, the exit needs {}",
-                            position.karma, level.karma_goal
-                        ),
-                    );
-                }
-                return Ok(());
+        let walked = step(&mut position, index, token)?;
+        if walked && index + 1 == tokens.len() {
+            if position.monk != EXIT.1 * 3 + EXIT.0 {
+                return fail(index, "the solution does not end at the exit".into());
             }
-        } else if let Some(turn) = Turn::parse(token) {
-            position
-                .turn(turn)
-                .or_else(|message| fail(index, message))?;
-        } else {
-            return fail(
-                index,
-                format!("`{token}` is neither a walk @x,y nor a turn"),
-            );
+            if position.karma < level.karma_goal {
+                return fail(
+                    index,
+                    format!(
+                        "{} karma collected, the exit needs {}",
+                        position.karma, level.karma_goal
+                    ),
+                );
+            }
+            return Ok(());
         }
     }
     fail(tokens.len(), "the solution does not reach the exit".into())
+}
+
+/// The cube as `moves` leave it, each legal: its net with the monk's cell
+/// marked `@` and the karma held, and whether the monk is out (at the exit
+/// with the karma the exit needs).
+pub fn play(level: &Level, moves: &str) -> Result<(String, bool), GameError> {
+    let mut position = start(level)?;
+    for (index, token) in moves.split_whitespace().enumerate() {
+        step(&mut position, index, token)?;
+    }
+    let after = Level {
+        cells: position.cells.to_vec(),
+        ..level.clone()
+    };
+    let (x, y) = (position.monk % 3, position.monk / 3);
+    let out = position.monk == EXIT.1 * 3 + EXIT.0 && position.karma >= level.karma_goal;
+    let text = format!(
+        "monk at @{x},{y} on top; karma {} of {}\n\n{}",
+        position.karma,
+        level.karma_goal,
+        after.to_text()
+    );
+    Ok((text, out))
+}
+
+/// The start of play on a well-formed level.
+fn start(level: &Level) -> Result<Position, GameError> {
+    level
+        .check()
+        .map_err(|message| GameError::Replay { index: 0, message })?;
+    Position::start(level).map_err(|message| GameError::Replay { index: 0, message })
+}
+
+/// Plays move `index`, `token`: a walk `@x,y` (`Ok(true)`) or a turn.
+fn step(position: &mut Position, index: usize, token: &str) -> Result<bool, GameError> {
+    let fail = |message: String| GameError::Replay { index, message };
+    if let Some(at) = token.strip_prefix('@') {
+        let target = at
+            .split_once(',')
+            .and_then(|(x, y)| Some((x.parse::<usize>().ok()?, y.parse::<usize>().ok()?)))
+            .filter(|&(x, y)| x < 3 && y < 3);
+        let Some((x, y)) = target else {
+            return Err(fail(format!("`{token}` is not a Top cell @x,y")));
+        };
+        position
+            .walk(x, y)
+            .map_err(|_| fail(format!("the monk cannot walk to {at}")))?;
+        Ok(true)
+    } else if let Some(turn) = Turn::parse(token) {
+        position.turn(turn).map_err(fail)?;
+        Ok(false)
+    } else {
+        Err(fail(format!("`{token}` is neither a walk @x,y nor a turn")))
+    }
 }

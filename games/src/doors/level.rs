@@ -422,9 +422,21 @@ impl Level {
 
     /// Plays a solution in [`notation`] under the rules: it must end in a win.
     pub fn replay(&self, solution: &str) -> Result<(), GameError> {
+        match self.play(solution)? {
+            (_, true) => Ok(()),
+            _ => Err(GameError::Replay {
+                index: solution.split_whitespace().count(),
+                message: "the player is not out: not in room 0 with the required colour".into(),
+            }),
+        }
+    }
+
+    /// Plays `moves` (each legal): the player's room and colour in words,
+    /// and whether the player is out.
+    pub fn play(&self, moves: &str) -> Result<(String, bool), GameError> {
         let rules = Rules::new(self);
         let mut state = Rules::START;
-        for (index, token) in solution.split_whitespace().enumerate() {
+        for (index, token) in moves.split_whitespace().enumerate() {
             let fail = |message: String| GameError::Replay { index, message };
             let (kind, number) = token.split_at(1);
             let number: u8 = number
@@ -446,13 +458,11 @@ impl Level {
                 }
             };
         }
-        if rules.wins(state) {
-            Ok(())
-        } else {
-            Err(GameError::Replay {
-                index: solution.split_whitespace().count(),
-                message: "the player is not out: not in room 0 with the required colour".into(),
-            })
-        }
+        let said = format!(
+            "in room {} with colour {}",
+            rules.room(state),
+            rules.colour(state)
+        );
+        Ok((said, rules.wins(state)))
     }
 }

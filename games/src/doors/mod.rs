@@ -689,6 +689,17 @@ impl Game for Doors {
         puzzle.level.replay(solution)
     }
 
+    fn play(puzzle: &Puzzle, moves: &str) -> Option<Result<(String, bool), GameError>> {
+        Some(
+            puzzle
+                .level
+                .check()
+                .map_err(|message| GameError::Replay { index: 0, message })
+                .and_then(|()| puzzle.level.play(moves))
+                .map(|(said, out)| (format!("{said}\n\n{}", puzzle.level.to_text()), out)),
+        )
+    }
+
     /// The source's uniqueness key (the sorted solution encodings), the
     /// structure or the description, as the params' `unique` says.
     fn canonical(params: &DoorsParams, puzzle: &Puzzle) -> Option<String> {

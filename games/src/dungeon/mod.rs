@@ -288,6 +288,13 @@ impl Game for Dungeon {
     fn replay(level: &Level, solution: &str) -> Result<(), GameError> {
         replay::replay(level, solution)
     }
+
+    fn play(level: &Level, moves: &str) -> Option<Result<(String, bool), GameError>> {
+        Some(
+            replay::play(level, moves)
+                .map(|(play, out)| (format!("{}\n\n{}", play.describe(), level.to_text()), out)),
+        )
+    }
 }
 
 #[cfg(test)]

@@ -97,21 +97,56 @@ impl Play {
 /// switch's digit flips it, `exit` walks out) and checks that it ends by
 /// reaching the exit.
 pub fn replay(level: &Level, solution: &str) -> Result<(), GameError> {
+    let tokens = solution.split_whitespace().count();
+    match play(level, solution)? {
+        (_, true) => Ok(()),
+        _ => Err(GameError::Replay {
+            index: tokens,
+            message: "the solution does not reach the exit".into(),
+        }),
+    }
+}
+
+/// The dungeon as `moves` leave it, each legal (nothing after `exit`): the
+/// player's room, the keys held and the switches on, above the level's
+/// text; and whether the player is out.
+pub fn play(level: &Level, moves: &str) -> Result<(Play, bool), GameError> {
     level
         .check()
         .map_err(|message| GameError::Replay { index: 0, message })?;
     let mut play = Play::start(level);
-    let tokens: Vec<&str> = solution.split_whitespace().collect();
-    let fail = |index: usize, message: String| Err(GameError::Replay { index, message });
-    for (index, &token) in tokens.iter().enumerate() {
-        match play.act(level, token) {
-            Ok(true) if index + 1 != tokens.len() => {
-                return fail(index, "moves after reaching the exit".into());
-            }
-            Ok(true) => return Ok(()),
-            Ok(false) => {}
-            Err(message) => return fail(index, message),
+    let mut out = false;
+    for (index, token) in moves.split_whitespace().enumerate() {
+        let fail = |message: String| GameError::Replay { index, message };
+        if out {
+            return Err(fail("moves after reaching the exit".into()));
         }
+        out = play.act(level, token).map_err(fail)?;
     }
-    fail(tokens.len(), "the solution does not reach the exit".into())
+    Ok((play, out))
+}
+
+impl Play {
+    /// The position in words: the room, the keys held, the switches on.
+    pub fn describe(&self) -> String {
+        let letters = |flags: &[bool], first: u8| -> String {
+            let named: Vec<String> = flags
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| **f)
+                .map(|(i, _)| char::from(first + i as u8).to_string())
+                .collect();
+            if named.is_empty() {
+                "none".into()
+            } else {
+                named.join(" ")
+            }
+        };
+        format!(
+            "in room {}; keys held: {}; switches on: {}",
+            self.room,
+            letters(&self.held, b'a'),
+            letters(&self.on, b'0')
+        )
+    }
 }

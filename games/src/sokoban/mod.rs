@@ -460,14 +460,14 @@ impl Game for Sokoban {
         puzzle.level.replay(solution)
     }
 
-    fn play(puzzle: &Puzzle, moves: &str) -> Option<Result<(Puzzle, bool), GameError>> {
+    fn play(puzzle: &Puzzle, moves: &str) -> Option<Result<(String, bool), GameError>> {
         Some(puzzle.level.play(moves).map(|level| {
             let won = level.boxes.iter().all(|b| level.goals.contains(b));
             let after = Puzzle {
                 level,
                 generator: puzzle.generator.clone(),
             };
-            (after, won)
+            (Sokoban::to_text(&after), won)
         }))
     }
 

@@ -242,11 +242,8 @@ impl Game for Tilt {
         replay::replay(level, solution)
     }
 
-    fn play(level: &Level, moves: &str) -> Option<Result<(Level, bool), GameError>> {
-        Some(replay::play(level, moves).map(|after| {
-            let won = after.fruits.is_empty();
-            (after, won)
-        }))
+    fn play(level: &Level, moves: &str) -> Option<Result<(String, bool), GameError>> {
+        Some(replay::play(level, moves).map(|after| (after.to_text(), after.fruits.is_empty())))
     }
 }
 
