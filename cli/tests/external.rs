@@ -194,20 +194,7 @@ fn issue_55_the_python_example_makes_a_verified_pack_whatever_fails() {
     let seed = reference.levels[0].seed.to_string();
     let picture = pregen_stdout(&["analysis", "render", "--seed", &seed, "-o", "-"], &alone);
     assert!(picture.contains("#dd3333"), "{picture}");
-    let report = dir.path().join("report.html");
-    let out = pregen()
-        .args(["analysis", "report"])
-        .arg(&alone)
-        .arg("-o")
-        .arg(&report)
-        .output()
-        .expect("report");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let html = std::fs::read_to_string(&report).expect("the report");
+    let html = crate::common::report_html(&alone, &dir.path().join("report.html"), &[]);
     assert!(
         html.contains("#dd3333"),
         "the report draws the program's pictures"

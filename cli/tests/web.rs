@@ -115,19 +115,11 @@ fn issue_57_a_seed_only_release_is_rebuilt_and_played_in_chromium() {
         }
     }
     // The report links its levels to the play page; a link is followed.
-    let report = pack.join("report.html");
-    let out = crate::common::pregen()
-        .args(["analysis", "report", "--play", "release/play.html", "-o"])
-        .arg(&report)
-        .arg(&pack)
-        .output()
-        .expect("report");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let html = crate::common::report_html(
+        &pack,
+        &pack.join("report.html"),
+        &["--play", "release/play.html"],
     );
-    let html = std::fs::read_to_string(&report).expect("the report");
     let link = html
         .split("<a href=\"")
         .nth(1)

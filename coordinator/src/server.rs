@@ -254,15 +254,8 @@ struct ReplayCheck {
 
 impl ReplayCheck {
     fn new(job: &Job) -> Result<Self, CoordinatorError> {
-        let game = job.game_kind()?;
-        let strata = job
-            .plan()
-            .iter()
-            .map(|p| Ok((p.first_seed, game.prepare(&p.params)?)))
-            .collect::<Result<Vec<_>, pregen_games::GameError>>()
-            .map_err(|e| pregen_pack::PackError::Job(e.to_string()))?;
         Ok(ReplayCheck {
-            strata,
+            strata: job.prepared_strata()?,
             budget: pregen_games::Budget::nodes(job.budget.max_nodes),
             model: job.rating_model()?,
         })

@@ -110,6 +110,22 @@ impl SeedFile {
     /// program ([`GameKind::external`]) that must be the one that made the
     /// file (its name and version).
     pub fn regenerate_with(&self, game: GameKind) -> Result<Vec<Candidate>, GameError> {
+        let made = self.remake(game)?;
+        for ((seed, hash), (level, matches)) in self.levels.iter().zip(&made) {
+            if !matches {
+                return Err(GameError::Regenerate(format!(
+                    "seed {seed} gives the level {}, the file lists {hash}",
+                    level.level_hash
+                )));
+            }
+        }
+        Ok(made.into_iter().map(|(level, _)| level).collect())
+    }
+
+    /// Every level made again by `game` (which must be the file's game, of
+    /// the generator that made it), in order, with whether its hash is the
+    /// listed one; a seed that makes no level is an error naming it.
+    pub fn remake(&self, game: GameKind) -> Result<Vec<(Candidate, bool)>, GameError> {
         let h = &self.header;
         let made_by = match game.description() {
             Some(d) => format!("{} {}", d.name, d.version),
@@ -147,13 +163,8 @@ impl SeedFile {
                 let level = prepared.run(*seed, &budget).result.map_err(|r| {
                     GameError::Regenerate(format!("seed {seed} gives no level: {r}"))
                 })?;
-                if level.level_hash != *hash {
-                    return Err(GameError::Regenerate(format!(
-                        "seed {seed} gives the level {}, the file lists {hash}",
-                        level.level_hash
-                    )));
-                }
-                Ok(level)
+                let matches = level.level_hash == *hash;
+                Ok((level, matches))
             })
             .collect()
     }

@@ -480,6 +480,17 @@ impl Job {
         Ok(())
     }
 
+    /// Each stratum's game with its params, after its first seed (in
+    /// stratum order): what checks a level of the job by its seed.
+    pub fn prepared_strata(&self) -> Result<Vec<(u64, pregen_games::PreparedGame)>, PackError> {
+        let game = self.game_kind()?;
+        self.plan()
+            .iter()
+            .map(|p| Ok((p.first_seed, game.prepare(&p.params)?)))
+            .collect::<Result<Vec<_>, pregen_games::GameError>>()
+            .map_err(|e| PackError::Job(e.to_string()))
+    }
+
     /// The strata to run: the job's own params and count when it has none.
     pub fn plan(&self) -> Vec<StratumPlan> {
         if self.strata.is_empty() {

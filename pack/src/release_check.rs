@@ -231,14 +231,7 @@ fn files_under(root: &Path, at: &Path, out: &mut Vec<String>) {
 type Games = (GameKind, Vec<(u64, PreparedGame)>);
 
 fn prepare(job: &Job) -> Result<Games, PackError> {
-    let game = job.game_kind()?;
-    let strata = job
-        .plan()
-        .iter()
-        .map(|p| Ok((p.first_seed, game.prepare(&p.params)?)))
-        .collect::<Result<Vec<_>, pregen_games::GameError>>()
-        .map_err(|e| PackError::Job(e.to_string()))?;
-    Ok((game, strata))
+    Ok((job.game_kind()?, job.prepared_strata()?))
 }
 
 /// Whether a release file holds levels (a tier's or a campaign's).

@@ -92,7 +92,8 @@ fn handle(request: Request) -> Result<Value, String> {
                 file.levels.retain(|(seed, _)| only.contains(seed));
             }
             let listed = file.levels.clone();
-            let made = regenerate_each(&file)?;
+            let game = GameKind::from_name(&file.header.game).map_err(|e| e.to_string())?;
+            let made = file.remake(game).map_err(|e| e.to_string())?;
             let matching = made.iter().filter(|(_, m)| *m).count();
             let levels: Vec<Value> = listed
                 .iter()
@@ -143,47 +144,6 @@ fn handle(request: Request) -> Result<Value, String> {
             Ok(json!({ "text": text, "won": won }))
         }
     }
-}
-
-/// Each level of `file` made again, with whether its hash is the listed
-/// one (a seed that makes no level is an error naming it).
-fn regenerate_each(file: &SeedFile) -> Result<Vec<(Candidate, bool)>, String> {
-    let game = GameKind::from_name(&file.header.game).map_err(|e| e.to_string())?;
-    if file.header.generator != pregen_games::GENERATOR_VERSION {
-        return Err(format!(
-            "the file was made by generator {}, this is {}",
-            file.header.generator,
-            pregen_games::GENERATOR_VERSION
-        ));
-    }
-    let strata = file
-        .header
-        .strata
-        .iter()
-        .map(|s| {
-            Ok((
-                s.first_seed,
-                game.prepare(&s.params).map_err(|e| e.to_string())?,
-            ))
-        })
-        .collect::<Result<Vec<_>, String>>()?;
-    let budget = Budget::nodes(file.header.max_nodes);
-    file.levels
-        .iter()
-        .map(|(seed, hash)| {
-            let (_, prepared) = strata
-                .iter()
-                .rev()
-                .find(|(first, _)| first <= seed)
-                .ok_or_else(|| format!("seed {seed} is below every stratum"))?;
-            let level = prepared
-                .run(*seed, &budget)
-                .result
-                .map_err(|r| format!("seed {seed} makes no level: {r}"))?;
-            let matches = level.level_hash == *hash;
-            Ok((level, matches))
-        })
-        .collect()
 }
 
 fn level_json(seed: u64, level: &Candidate) -> Value {

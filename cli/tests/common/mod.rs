@@ -49,6 +49,24 @@ pub fn pregen_stdout(args: &[&str], path: &Path) -> String {
     String::from_utf8(out.stdout).expect("utf-8")
 }
 
+/// `pregen analysis report PACK -o PAGE` with `flags`: the page's HTML.
+pub fn report_html(pack: &Path, page: &Path, flags: &[&str]) -> String {
+    let out = pregen()
+        .args(["analysis", "report"])
+        .args(flags)
+        .arg("-o")
+        .arg(page)
+        .arg(pack)
+        .output()
+        .expect("run pregen");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::read_to_string(page).expect("the report")
+}
+
 pub fn pregen() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pregen"));
     cmd.env("PREGEN_LOG", "warn");
