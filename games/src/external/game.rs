@@ -84,6 +84,12 @@ impl ProgramSpec {
 /// file's name as listed, its length and its bytes, in the order listed).
 /// A program whose command names no file and that lists none is refused: its
 /// identity would be its name alone.
+///
+/// The files are streamed through the hash, never held whole, and a process
+/// hashes the same files once: the identity is kept against each file's
+/// path, length and modification time, so a worker's later sessions (and a
+/// coordinator that runs its own workers) do not read a large program again,
+/// while a file changed on disk is read anew.
 pub fn identity(spec: &ProgramSpec) -> Result<String, ProgramError> {
     let files = spec.identity_files();
     if files.is_empty() {
@@ -93,26 +99,69 @@ pub fn identity(spec: &ProgramSpec) -> Result<String, ProgramError> {
             spec.dir.display()
         )));
     }
+    let cannot = |path: &Path, e: std::io::Error| {
+        ProgramError::Identity(format!("cannot read {}: {e}", path.display()))
+    };
+    let mut key = Vec::with_capacity(files.len());
+    for (name, path) in &files {
+        let meta = std::fs::metadata(path).map_err(|e| cannot(path, e))?;
+        key.push((name.clone(), path.clone(), meta.len(), meta.modified().ok()));
+    }
+    static KNOWN: Mutex<Vec<(IdentityKey, String)>> = Mutex::new(Vec::new());
+    if let Some((_, known)) = KNOWN
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .find(|(k, _)| *k == key)
+    {
+        return Ok(known.clone());
+    }
     let mut hash = Sha256::new();
-    for (name, path) in files {
-        let mut file = std::fs::File::open(&path)
-            .map_err(|e| ProgramError::Identity(format!("cannot read {}: {e}", path.display())))?;
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)
-            .map_err(|e| ProgramError::Identity(format!("cannot read {}: {e}", path.display())))?;
+    for (name, path, len, _) in &key {
+        let file = std::fs::File::open(path).map_err(|e| cannot(path, e))?;
         hash.update(name.as_bytes());
         hash.update([0]);
-        hash.update((bytes.len() as u64).to_le_bytes());
-        hash.update(&bytes);
+        hash.update(len.to_le_bytes());
+        let read = std::io::copy(&mut file.take(*len), &mut HashWriter(&mut hash))
+            .map_err(|e| cannot(path, e))?;
+        if read != *len {
+            return Err(ProgramError::Identity(format!(
+                "{} changed while it was read",
+                path.display()
+            )));
+        }
     }
     let digest = hash.finalize();
-    Ok(format!(
+    let identity = format!(
         "sha256:{}",
         digest
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect::<String>()
-    ))
+    );
+    KNOWN
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((key, identity.clone()));
+    Ok(identity)
+}
+
+/// What an identity is kept against: each file's name, path, length and
+/// modification time.
+type IdentityKey = Vec<(String, PathBuf, u64, Option<std::time::SystemTime>)>;
+
+/// Bytes written into a running SHA-256.
+struct HashWriter<'a>(&'a mut Sha256);
+
+impl std::io::Write for HashWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The rating model of a program that gives none: a level's difficulty is

@@ -323,3 +323,30 @@ fn a_concurrent_program_runs_as_one_process() {
     assert_eq!(pids.lines().count(), 1, "one process: {pids}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A program's identity is its files' bytes: kept for files unchanged on
+/// disk, read anew once one changes.
+#[test]
+fn an_identity_follows_the_programs_files() {
+    let dir = std::env::temp_dir().join(format!("pregen-identity-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::write(dir.join("game.py"), "print('a')\n").expect("program");
+    let spec = ProgramSpec {
+        command: vec!["python3".into(), "game.py".into()],
+        dir: dir.clone(),
+        files: Vec::new(),
+    };
+    let first = identity(&spec).expect("an identity");
+    assert!(
+        first.starts_with("sha256:") && first.len() == 7 + 64,
+        "{first}"
+    );
+    assert_eq!(identity(&spec).expect("again"), first);
+    std::fs::write(dir.join("game.py"), "print('changed')\n").expect("program");
+    let changed = identity(&spec).expect("an identity");
+    assert_ne!(changed, first, "a changed file is read anew");
+    std::fs::remove_file(dir.join("game.py")).expect("remove");
+    let gone = identity(&spec).expect_err("no file left to name");
+    assert!(gone.to_string().contains("names a file"), "{gone}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
