@@ -270,12 +270,8 @@ impl ReplayCheck {
         let Some(level) = &record.level else {
             return Ok(());
         };
-        let game = self
-            .strata
-            .iter()
-            .rev()
-            .find(|(first, _)| *first <= record.seed)
-            .map(|(_, game)| game)
+        let game = pregen_pack::job::stratum_at(&self.strata, record.seed)
+            .map(|i| &self.strata[i].1)
             .ok_or_else(|| {
                 format!(
                     "the commit log holds seed {}, not one of the job's",

@@ -346,38 +346,19 @@ fn checked_release_files(
             || left_out(name)
             || files.contains_key(&format!("{}/{name}", dir::RELEASE))
     };
-    if let Some(stray) = find_file(&release, &release, &|name| !listed(name))? {
+    let mut stray = None;
+    dir::walk_files(&release, &mut |name| {
+        let unlisted = !listed(&name);
+        if unlisted {
+            stray = Some(name);
+        }
+        unlisted
+    })?;
+    if let Some(stray) = stray {
         return Err(PackError::invalid(
             release.join(stray),
             "is not listed in SHA256SUMS",
         ));
     }
     Ok((sums, files))
-}
-
-/// The first file below `folder` (its path relative to `root`, with `/`
-/// separators) that `wanted` takes, walking without a list of them all.
-fn find_file(
-    root: &Path,
-    folder: &Path,
-    wanted: &dyn Fn(&str) -> bool,
-) -> Result<Option<String>, PackError> {
-    for entry in fs::read_dir(folder).map_err(PackError::io("list", folder))? {
-        let path = entry.map_err(PackError::io("list", folder))?.path();
-        if path.is_dir() {
-            if let Some(found) = find_file(root, &path, wanted)? {
-                return Ok(Some(found));
-            }
-        } else if let Ok(rel) = path.strip_prefix(root) {
-            let parts: Vec<String> = rel
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect();
-            let name = parts.join("/");
-            if wanted(&name) {
-                return Ok(Some(name));
-            }
-        }
-    }
-    Ok(None)
 }

@@ -125,6 +125,37 @@ pub fn tier_part(tier: u32, part: u32) -> String {
 /// The folder of the pack writer's sort runs while it writes (removed after).
 pub const SPILL: &str = ".sort";
 
+/// Walks the files below `root`, handing each to `visit` by its path
+/// relative to `root` (with `/` separators), without listing them all; a
+/// `visit` that answers `true` stops the walk, and the walk then answers
+/// `true` too.
+pub fn walk_files(root: &Path, visit: &mut dyn FnMut(String) -> bool) -> Result<bool, PackError> {
+    fn walk(
+        root: &Path,
+        folder: &Path,
+        visit: &mut dyn FnMut(String) -> bool,
+    ) -> Result<bool, PackError> {
+        for entry in std::fs::read_dir(folder).map_err(PackError::io("list", folder))? {
+            let path = entry.map_err(PackError::io("list", folder))?.path();
+            if path.is_dir() {
+                if walk(root, &path, visit)? {
+                    return Ok(true);
+                }
+            } else if let Ok(rel) = path.strip_prefix(root) {
+                let parts: Vec<String> = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                if visit(parts.join("/")) {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+    walk(root, root, visit)
+}
+
 /// The rejects' Parquet file relative to the pack.
 pub const REJECTS_FILE: &str = "rejects/rejects.parquet";
 /// The campaigns' Parquet file relative to the pack.

@@ -13,7 +13,7 @@
 //!   its hash (the seed file's, when shipped), and its solution (inline, or
 //!   from the solutions file beside it) replayed to a win in its moves.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use pregen_games::seeds::SeedFile;
@@ -200,31 +200,20 @@ fn check_sums(
         }
         listed.push(name.to_string());
     }
-    let mut present = Vec::new();
-    files_under(release, release, &mut present);
-    for name in present {
-        if name != dir::SHA256SUMS && !listed.contains(&name) {
-            report
-                .failures
-                .push((name, "is not listed in SHA256SUMS".into()));
+    let known: HashSet<&str> = listed.iter().map(String::as_str).collect();
+    let mut strays = Vec::new();
+    dir::walk_files(release, &mut |name| {
+        if name != dir::SHA256SUMS && !known.contains(name.as_str()) {
+            strays.push(name);
         }
+        false
+    })?;
+    for name in strays {
+        report
+            .failures
+            .push((name, "is not listed in SHA256SUMS".into()));
     }
     Ok(listed)
-}
-
-/// The files below `at`, by their path relative to `root`.
-fn files_under(root: &Path, at: &Path, out: &mut Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(at) else {
-        return;
-    };
-    for entry in entries.filter_map(Result::ok) {
-        let path = entry.path();
-        if path.is_dir() {
-            files_under(root, &path, out);
-        } else if let Ok(rel) = path.strip_prefix(root) {
-            out.push(rel.to_string_lossy().into_owned());
-        }
-    }
 }
 
 /// The job's game and each stratum's prepared game, with its first seed.
@@ -252,14 +241,16 @@ fn regenerate(
         let Ok(text) = std::fs::read_to_string(release.join(name)) else {
             continue;
         };
-        let regenerated = SeedFile::parse(&text).and_then(|file| match file.header.program {
-            Some(_) => file.regenerate_with(game),
-            None => file.regenerate(),
+        let regenerated = SeedFile::parse(&text).and_then(|file| {
+            let levels = match file.header.program {
+                Some(_) => file.regenerate_with(game),
+                None => file.regenerate(),
+            }?;
+            Ok((file.levels, levels))
         });
         match regenerated {
-            Ok(levels) => {
+            Ok((seeds, levels)) => {
                 report.regenerated += levels.len() as u64;
-                let seeds = SeedFile::parse(&text).map(|f| f.levels).unwrap_or_default();
                 for ((seed, _), level) in seeds.into_iter().zip(levels) {
                     made.insert(seed, level);
                 }
@@ -440,7 +431,7 @@ fn check_levels(
         else {
             continue; // shipped without solutions: its form and hash are all there is
         };
-        let Some(index) = strata.iter().rposition(|(first, _)| *first <= entry.seed) else {
+        let Some(index) = crate::job::stratum_at(strata, entry.seed) else {
             report.failures.push((
                 entry.at,
                 format!("seed {} is not one of the job's", entry.seed),

@@ -1,0 +1,520 @@
+//! The job file: what pack to make. Parsed from TOML (every field can also be
+//! set by flag), validated before anything starts; errors name the field.
+
+use std::path::Path;
+
+use pregen_games::GameKind;
+use pregen_games::rating::Model;
+use serde::{Deserialize, Serialize};
+
+use crate::PackError;
+
+mod release;
+mod validate;
+
+pub use release::{MOST_LEVELS_PER_FILE, ReleaseFormat, ReleaseScheme, Solutions};
+
+/// A job as written in a TOML file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Job {
+    /// Pack name: the output folder `out/<pack>/`. Letters, digits, `-`, `_`, `.`.
+    pub pack: String,
+    /// The game: one of the names of [`GameKind::all`].
+    pub game: String,
+    /// The game's params (see the game's docs); missing fields take defaults.
+    #[serde(default = "empty_table")]
+    pub params: toml::Table,
+    /// The first seed tried.
+    #[serde(default)]
+    pub first_seed: u64,
+    /// Accepted levels wanted (with `strata`: their sum, which may be left out).
+    #[serde(default)]
+    pub count: u64,
+    /// Parameter sets written into one pack, each with its own count and its
+    /// own seeds; none means one set: `params` and `count`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub strata: Vec<Stratum>,
+    /// Seeds per lease at most (leases are sized from the cost per seed).
+    #[serde(default = "default_seeds_per_lease")]
+    pub seeds_per_lease: u64,
+    /// Seeds a stratum may try before the run gives up (none: no limit). A
+    /// limit on the run, not part of the job: not in its id, so a run that
+    /// gave up resumes with a higher limit.
+    #[serde(default, skip_serializing)]
+    pub max_seeds: Option<u64>,
+    /// The share of seeds (0 to 1) run a second time by another worker to
+    /// catch a worker whose results are wrong; 0 turns the cross-check off.
+    /// How the run checks, not what it makes: not in the job's id (the
+    /// manifest records it under `cross_check`).
+    #[serde(default = "default_cross_check", skip_serializing)]
+    pub cross_check: f64,
+    /// Per-level budget.
+    #[serde(default)]
+    pub budget: BudgetSpec,
+    /// How levels are cut into tiers.
+    #[serde(default)]
+    pub tiers: TierScheme,
+    /// How campaigns are drawn.
+    #[serde(default)]
+    pub campaigns: CampaignScheme,
+    /// What the release files hold. Left out of the job's id when default,
+    /// so that jobs written before it existed keep their id.
+    #[serde(default, skip_serializing_if = "ReleaseScheme::is_default")]
+    pub release: ReleaseScheme,
+    /// `[rating]`: the model that rates the levels (default: the game's
+    /// built-in one).
+    #[serde(default, skip_serializing_if = "RatingSpec::is_default")]
+    pub rating: RatingSpec,
+    /// `[external]`: the program of a job whose `game` is `"external"`
+    /// (docs/external.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external: Option<ExternalSpec>,
+}
+
+/// The `game` of a job whose game is a program.
+pub const EXTERNAL: &str = "external";
+
+/// The `[external]` table: a game program and what it is.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExternalSpec {
+    /// The program and its arguments, e.g. `["python3", "rushhour.py"]`.
+    pub command: Vec<String>,
+    /// The folder it runs in, relative to the job file's (default: the job
+    /// file's own). Made absolute when the job is loaded; where the program
+    /// lies, not what it is: left out of the job's id.
+    #[serde(default)]
+    pub dir: String,
+    /// The files whose contents are the program's identity (default: the
+    /// words of `command` that name files in `dir`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    /// The program's identity, `sha256:` of its files. Given in the job, the
+    /// files must hash to it; else computed when the job is loaded.
+    #[serde(default)]
+    pub identity: String,
+    /// The name the program declares (the levels' `game`), read when the
+    /// job is loaded.
+    #[serde(default)]
+    pub name: String,
+    /// The version the program declares, read when the job is loaded.
+    #[serde(default)]
+    pub version: String,
+}
+
+impl ExternalSpec {
+    /// The program as the games crate starts it.
+    pub fn program(&self) -> pregen_games::external::ProgramSpec {
+        pregen_games::external::ProgramSpec {
+            command: self.command.clone(),
+            dir: self.dir.clone().into(),
+            files: self.files.clone(),
+        }
+    }
+}
+
+/// One parameter set of a job with strata.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stratum {
+    /// A name for reports (default: its number).
+    #[serde(default)]
+    pub name: String,
+    /// Params over the job's `[params]`: a field given here wins.
+    #[serde(default = "empty_table")]
+    pub params: toml::Table,
+    /// Accepted levels wanted from this stratum.
+    pub count: u64,
+}
+
+/// The `[rating]` section: a rating model file (docs/ratings.md).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RatingSpec {
+    /// The model file as the job names it (relative to the job file). Not
+    /// kept: the job's identity is the model's text, wherever it was read.
+    #[serde(default, skip_serializing)]
+    pub model: String,
+    /// The file's text, read when the job is loaded: the job's identity
+    /// covers the model, not its path.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub model_text: String,
+}
+
+impl RatingSpec {
+    fn is_default(&self) -> bool {
+        *self == RatingSpec::default()
+    }
+}
+
+/// Seeds reserved for each stratum: stratum i tries seeds
+/// `first_seed + i * STRATUM_SEEDS` onwards, so strata never share a seed.
+pub const STRATUM_SEEDS: u64 = 1 << 40;
+
+/// A stratum as the scheduler and workers see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StratumPlan {
+    /// Its name.
+    pub name: String,
+    /// The merged params.
+    pub params: serde_json::Value,
+    /// Its first seed.
+    pub first_seed: u64,
+    /// Accepted levels wanted.
+    pub count: u64,
+}
+
+fn empty_table() -> toml::Table {
+    toml::Table::new()
+}
+
+fn default_seeds_per_lease() -> u64 {
+    512
+}
+
+/// The cross-check share when a job names none: one seed in a hundred.
+pub const DEFAULT_CROSS_CHECK: f64 = 0.01;
+
+fn default_cross_check() -> f64 {
+    DEFAULT_CROSS_CHECK
+}
+
+/// The per-level budget.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BudgetSpec {
+    /// Search nodes per level; a level needing more is rejected (deterministic).
+    pub max_nodes: u64,
+    /// Wall-clock watchdog per level in milliseconds; hitting it records `timeout`.
+    pub watchdog_ms: u64,
+}
+
+impl Default for BudgetSpec {
+    fn default() -> Self {
+        Self {
+            max_nodes: 200_000,
+            watchdog_ms: 10_000,
+        }
+    }
+}
+
+/// How accepted levels are cut into tiers by difficulty.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, tag = "scheme", rename_all = "lowercase")]
+pub enum TierScheme {
+    /// `count` groups of equal size (sizes differ by at most one).
+    Equal {
+        /// Number of tiers (1..=99).
+        count: u32,
+    },
+    /// Tier i holds difficulties in `[thresholds[i-2], thresholds[i-1])`.
+    Thresholds {
+        /// Ascending cut points; n thresholds make n+1 tiers.
+        thresholds: Vec<f64>,
+    },
+}
+
+impl Default for TierScheme {
+    fn default() -> Self {
+        TierScheme::Equal { count: 10 }
+    }
+}
+
+/// How campaigns are drawn: K campaigns of `length` levels; position i comes
+/// from difficulty group i (of `length` equal groups), without replacement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CampaignScheme {
+    /// Levels per campaign.
+    pub length: u32,
+    /// Campaigns; 0 means as many as the pack allows (count / length).
+    pub count: u64,
+}
+
+impl Default for CampaignScheme {
+    fn default() -> Self {
+        Self {
+            length: 10,
+            count: 0,
+        }
+    }
+}
+
+/// A job refused for one field: `field `NAME`: WHAT`.
+/// `counts` scaled to sum to `total` (see [`Job::scale_count`]); `total` is
+/// at least `counts.len()` and every count at least 1.
+fn scaled(counts: &[u64], total: u64) -> Vec<u64> {
+    let sum: u128 = counts.iter().map(|&c| u128::from(c)).sum::<u128>().max(1);
+    let quota = |c: u64| u128::from(total) * u128::from(c);
+    let mut out: Vec<u64> = counts.iter().map(|&c| (quota(c) / sum) as u64).collect();
+    let mut by_remainder: Vec<usize> = (0..counts.len()).collect();
+    by_remainder.sort_by_key(|&i| (std::cmp::Reverse(quota(counts[i]) % sum), i));
+    let left = total - out.iter().sum::<u64>();
+    for &i in by_remainder.iter().take(left as usize) {
+        out[i] += 1;
+    }
+    for i in 0..out.len() {
+        if out[i] == 0 {
+            let largest = (0..out.len())
+                .max_by_key(|&j| (out[j], std::cmp::Reverse(j)))
+                .unwrap_or(i);
+            out[largest] -= 1;
+            out[i] = 1;
+        }
+    }
+    out
+}
+
+/// The index of the stratum that holds `seed`, in strata given by their
+/// first seeds in rising order ([`Job::prepared_strata`]): the last that
+/// starts at or below it; `None` below the first.
+pub fn stratum_at<T>(strata: &[(u64, T)], seed: u64) -> Option<usize> {
+    strata.iter().rposition(|(first, _)| *first <= seed)
+}
+
+fn bad<T>(field: &str, msg: String) -> Result<T, PackError> {
+    Err(PackError::Job(format!("field `{field}`: {msg}")))
+}
+
+impl Job {
+    /// Reads and validates a job file; a game program is started and
+    /// described ([`Job::resolve_program`]), its folder read beside the file.
+    pub fn load(path: &Path) -> Result<Job, PackError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| PackError::Job(format!("cannot read {}: {e}", path.display())))?;
+        let mut job = Job::parse(&text)?;
+        job.resolve_program(path.parent())?;
+        Ok(job)
+    }
+
+    /// Whether the game is a program (`game = "external"`).
+    pub fn is_external(&self) -> bool {
+        self.game == EXTERNAL
+    }
+
+    /// The game's name as the levels carry it: the program's declared name
+    /// for a game program, else `game`.
+    pub fn game_name(&self) -> &str {
+        match &self.external {
+            Some(e) if self.is_external() => &e.name,
+            _ => &self.game,
+        }
+    }
+
+    /// For a game program: its folder made absolute (from `base`, the job
+    /// file's folder), its identity computed (and held to the job's when it
+    /// gives one), the program started and described, its name and version
+    /// recorded, every stratum's params and the rating model checked by it.
+    /// The only step that runs a program: [`Job::parse`] never does.
+    pub fn resolve_program(&mut self, base: Option<&Path>) -> Result<(), PackError> {
+        if !self.is_external() {
+            return Ok(());
+        }
+        let Some(spec) = self.external.as_mut() else {
+            return bad(
+                "external",
+                "a job with game = \"external\" needs an [external] table with its command".into(),
+            );
+        };
+        let dir = Path::new(&spec.dir);
+        if !dir.is_absolute() {
+            let base = match base {
+                Some(b) if !b.as_os_str().is_empty() => b.to_path_buf(),
+                _ => std::env::current_dir()
+                    .map_err(|e| PackError::Job(format!("field `external.dir`: {e}")))?,
+            };
+            let joined = base.join(dir);
+            let absolute = std::fs::canonicalize(&joined).map_err(|e| {
+                PackError::Job(format!("field `external.dir`: {}: {e}", joined.display()))
+            })?;
+            spec.dir = absolute.to_string_lossy().into_owned();
+        }
+        let identity = pregen_games::external::identity(&spec.program())
+            .map_err(|e| PackError::Job(format!("field `external`: {e}")))?;
+        if !spec.identity.is_empty() && spec.identity != identity {
+            return bad(
+                "external.identity",
+                format!(
+                    "the program's files hash to {identity}, not to {}",
+                    spec.identity
+                ),
+            );
+        }
+        spec.identity = identity;
+        let game = GameKind::external(&spec.program())
+            .map_err(|e| PackError::Job(format!("field `external`: {e}")))?;
+        let described = game
+            .description()
+            .map(|d| (d.name.clone(), d.version.clone()));
+        let (name, version) = described.unwrap_or_default();
+        for (field, given, said) in [
+            ("name", &spec.name, &name),
+            ("version", &spec.version, &version),
+        ] {
+            if !given.is_empty() && given != said {
+                return bad(
+                    &format!("external.{field}"),
+                    format!("the program says `{said}`, not `{given}`"),
+                );
+            }
+        }
+        spec.name = name;
+        spec.version = version;
+        self.validate_params_with(game)?;
+        self.rating_model()?;
+        Ok(())
+    }
+
+    /// Parses and validates job TOML.
+    pub fn parse(text: &str) -> Result<Job, PackError> {
+        let mut job: Job = toml::from_str(text).map_err(|e| PackError::Job(e.to_string()))?;
+        job.fill_count();
+        job.validate()?;
+        Ok(job)
+    }
+
+    /// With strata and no `count`, the count is their sum.
+    pub fn fill_count(&mut self) {
+        if self.count == 0 && !self.strata.is_empty() {
+            self.count = self.strata.iter().map(|s| s.count).sum();
+        }
+    }
+
+    /// Sets the accepted levels wanted to `count`. With strata, their counts
+    /// are scaled to sum to it, each in proportion to its own: the quotas
+    /// `count * c / sum` rounded down, the levels left over to the largest
+    /// remainders (ties to the earlier stratum), then a stratum left with 0
+    /// takes 1 from the largest (ties to the earlier). The file's own sum
+    /// gives its own counts back. Refused below one level per stratum.
+    pub fn scale_count(&mut self, count: u64) -> Result<(), PackError> {
+        let k = self.strata.len() as u64;
+        if k == 0 {
+            self.count = count;
+            return Ok(());
+        }
+        if count < k {
+            return bad(
+                "count",
+                format!("{count} is fewer than the {k} strata: each needs a level at least"),
+            );
+        }
+        let counts: Vec<u64> = self.strata.iter().map(|s| s.count).collect();
+        for (s, n) in self.strata.iter_mut().zip(scaled(&counts, count)) {
+            s.count = n;
+        }
+        self.count = count;
+        Ok(())
+    }
+
+    /// Each stratum's game with its params, after its first seed (in
+    /// stratum order): what checks a level of the job by its seed.
+    pub fn prepared_strata(&self) -> Result<Vec<(u64, pregen_games::PreparedGame)>, PackError> {
+        let game = self.game_kind()?;
+        self.plan()
+            .iter()
+            .map(|p| Ok((p.first_seed, game.prepare(&p.params)?)))
+            .collect::<Result<Vec<_>, pregen_games::GameError>>()
+            .map_err(|e| PackError::Job(e.to_string()))
+    }
+
+    /// The strata to run: the job's own params and count when it has none.
+    pub fn plan(&self) -> Vec<StratumPlan> {
+        if self.strata.is_empty() {
+            return vec![StratumPlan {
+                name: String::new(),
+                params: self.params_json(),
+                first_seed: self.first_seed,
+                count: self.count,
+            }];
+        }
+        self.strata
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let mut params = self.params.clone();
+                params.extend(s.params.clone());
+                StratumPlan {
+                    name: if s.name.is_empty() {
+                        i.to_string()
+                    } else {
+                        s.name.clone()
+                    },
+                    params: serde_json::to_value(&params).unwrap_or(serde_json::Value::Null),
+                    first_seed: self.first_seed + i as u64 * STRATUM_SEEDS,
+                    count: s.count,
+                }
+            })
+            .collect()
+    }
+
+    /// The name of stratum `i` as the tables show it: its own, else its
+    /// number; empty for a job without strata.
+    pub fn stratum_name(&self, i: usize) -> String {
+        match self.strata.get(i) {
+            None => String::new(),
+            Some(s) if s.name.is_empty() => i.to_string(),
+            Some(s) => s.name.clone(),
+        }
+    }
+
+    /// The stratum holding `seed` (0 without strata).
+    pub fn stratum_of(&self, seed: u64) -> usize {
+        (seed.saturating_sub(self.first_seed) / STRATUM_SEEDS) as usize
+    }
+
+    /// The model that rates the job's levels: its `[rating]` model, or the
+    /// game's built-in one.
+    pub fn rating_model(&self) -> Result<Model, PackError> {
+        let game = self.game_kind()?;
+        let bad = |m: String| PackError::Job(format!("field `rating.model`: {m}"));
+        match (&*self.rating.model, &*self.rating.model_text) {
+            (_, text) if !text.is_empty() => game.parse_model(text).map_err(|e| bad(e.to_string())),
+            ("", _) => game.default_model().map_err(|e| bad(e.to_string())),
+            (path, _) => Err(bad(format!(
+                "{path} was not read (the command line reads it)"
+            ))),
+        }
+    }
+
+    /// The game, known valid after [`Job::validate`]. A game program is
+    /// started (once per process) if it is not running yet.
+    pub fn game_kind(&self) -> Result<GameKind, PackError> {
+        match &self.external {
+            Some(spec) if self.is_external() => GameKind::external(&spec.program())
+                .map_err(|e| PackError::Job(format!("field `external`: {e}"))),
+            _ => GameKind::from_name(&self.game).map_err(|e| PackError::Job(e.to_string())),
+        }
+    }
+
+    /// The params as JSON, the form the wire and the games use.
+    pub fn params_json(&self) -> serde_json::Value {
+        serde_json::to_value(&self.params).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// Identity of the job: SHA-256 of its canonical JSON. A commit log written
+    /// for one job is never resumed by another.
+    /// A game program's folder is left out: the id covers what the program
+    /// is (command, files' hash, name, version), not where it lies.
+    pub fn id(&self) -> String {
+        let mut job = self.clone();
+        if let Some(spec) = &mut job.external {
+            spec.dir.clear();
+        }
+        let canonical = serde_json::to_string(&job).unwrap_or_default();
+        let mut id = pregen_games::sha256_hex(canonical.as_bytes());
+        id.truncate(16);
+        id
+    }
+
+    /// Campaigns to draw.
+    pub fn campaign_count(&self) -> u64 {
+        match self.campaigns.count {
+            0 => self.count / u64::from(self.campaigns.length),
+            k => k,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
