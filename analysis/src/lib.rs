@@ -129,6 +129,9 @@ pub struct StratumSummary {
 pub struct Verified {
     /// Levels read.
     pub levels: u64,
+    /// Whether the levels' game is a program: then its own `check` judged
+    /// them (their rules are the program's), not rules pregen replays.
+    pub by_program: bool,
     /// Levels that failed: (level id, what is wrong).
     pub failures: Vec<(String, String)>,
 }
@@ -144,7 +147,10 @@ pub fn verify(dir: &Path) -> Result<Verified, AnalysisError> {
     let pack = PackDir::new(dir);
     pack.require_complete()?;
     let manifest = pack.read_manifest()?;
-    let mut verified = Verified::default();
+    let mut verified = Verified {
+        by_program: manifest.job.is_external(),
+        ..Verified::default()
+    };
     let mut fail = |what: String, why: String| verified.failures.push((what, why));
     if manifest.job.id() != manifest.job_id {
         fail(

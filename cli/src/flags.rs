@@ -44,7 +44,8 @@ pub struct JobArgs {
     /// Search nodes per level.
     #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
     max_nodes: Option<u64>,
-    /// Wall-clock watchdog per level (ms).
+    /// Watchdog per level (ms): the CPU time of the thread running it, so
+    /// a busy machine does not fire it (a game program's: wall time).
     #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
     watchdog_ms: Option<u64>,
     /// Equal-size tiers.

@@ -179,7 +179,8 @@ mod libc_signal {
     pub const TERM: i32 = 15;
 }
 
-/// A token cancelled on SIGINT or SIGTERM. The handlers are in place when
+/// A token cancelled on SIGINT or SIGTERM (a second one exits at once,
+/// with status 128 + the signal). The handlers are in place when
 /// this returns, so a signal sent once the command says it is ready (e.g.
 /// `listening on`) is never lost, even where the signal was ignored before.
 fn cancel_on_signals() -> CancellationToken {
@@ -199,6 +200,14 @@ fn cancel_on_signals() -> CancellationToken {
         };
         STOPPED_BY.store(signal, Ordering::Relaxed);
         t.cancel();
+        // A second signal stops at once: a drain waiting on a long seed
+        // (or a program that will not end) cannot hold the command.
+        let again = tokio::select! {
+            _ = int.recv() => libc_signal::INT,
+            _ = term.recv() => libc_signal::TERM,
+        };
+        eprintln!("stopped at once by a second signal");
+        std::process::exit(128 + again);
     });
     token
 }

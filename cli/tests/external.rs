@@ -284,3 +284,42 @@ fn issue_55_a_lying_program_is_caught_and_its_worker_refused() {
         "{stderr}"
     );
 }
+
+/// Issue 64: a program that is not deterministic (the example with
+/// `--lie random:P`, which answers a share P of the seeds it runs with the
+/// level of a seed drawn at random) is named as such, at 20% and at 2%, by
+/// the default run: the run fails before the pack is written, naming the
+/// seed and what differs, blaming no worker and advising no resume.
+#[test]
+fn issue_64_a_program_that_is_not_deterministic_is_named_not_shipped() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for share in ["0.2", "0.02"] {
+        let job = rushhour_job(40, 0.01).replace(
+            "command = [\"python3\", \"rushhour.py\"]",
+            &format!("command = [\"python3\", \"rushhour.py\", \"--lie\", \"random:{share}\"]"),
+        );
+        assert!(job.contains("random:"), "{job}");
+        let root = dir.path().join(share);
+        let job_path = crate::common::write_job(&root, &job);
+        let out = pregen()
+            .args(["run", "--no-progress", "--out"])
+            .arg(root.join("out"))
+            .arg(&job_path)
+            .output()
+            .expect("run pregen");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{share}: the run passed: {stderr}");
+        assert!(
+            stderr.contains("the program answers seed")
+                && stderr.contains("it is not deterministic"),
+            "{share}: {stderr}"
+        );
+        let last = stderr.lines().last().unwrap_or_default();
+        assert!(last.contains("it is not deterministic"), "{share}: {last}");
+        assert!(!last.contains("resume"), "{share}: {last}");
+        assert!(!root.join("out/e2e/_SUCCESS").exists(), "{share}: shipped");
+    }
+    // The honest program passes the same probe.
+    let pack = run_pack(&dir.path().join("honest"), &rushhour_job(20, 0.01), 1);
+    assert!(pack.join("_SUCCESS").exists());
+}

@@ -248,3 +248,60 @@ fn a_resumed_run_keeps_the_cross_checks_sample() {
         "nothing ran again, so nothing new was logged"
     );
 }
+
+/// Issue 64: `--threads` far above the cores is capped at them with a
+/// warning (`--threads 100000` once started that many spinning threads),
+/// and SIGTERM stops a worker that is still trying to reach its
+/// coordinator; a second signal stops a draining one at once.
+#[test]
+fn issue_64_a_worker_caps_its_threads_and_stops_on_a_signal() {
+    use std::process::Stdio;
+    let signal = |child: &std::process::Child, name: &str| {
+        let status = std::process::Command::new("kill")
+            .args([name, &child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+    };
+    // Nothing listens on port 1: the worker keeps retrying for a minute.
+    let mut child = pregen()
+        .args([
+            "worker",
+            "--coordinator",
+            "http://127.0.0.1:1",
+            "--token",
+            "t",
+        ])
+        .args(["--threads", "100000", "--connect-timeout-s", "600"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the worker");
+    std::thread::sleep(Duration::from_millis(700));
+    signal(&child, "-TERM");
+    let status = crate::common::wait(&mut child, Duration::from_secs(60));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut stderr)
+        .expect("read");
+    assert!(status.success(), "{status}: {stderr}");
+    assert!(stderr.contains("--threads 100000 is above"), "{stderr}");
+    assert!(stderr.contains("capped at"), "{stderr}");
+
+    // Two signals: the second stops the worker whatever it is doing.
+    let mut child = pregen()
+        .args([
+            "worker",
+            "--coordinator",
+            "http://127.0.0.1:1",
+            "--token",
+            "t",
+        ])
+        .args(["--threads", "1", "--connect-timeout-s", "600"])
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn the worker");
+    std::thread::sleep(Duration::from_millis(500));
+    signal(&child, "-INT");
+    signal(&child, "-INT");
+    let status = crate::common::wait(&mut child, Duration::from_secs(60));
+    assert!(status.code().is_some(), "{status}");
+}

@@ -499,3 +499,118 @@ fn issue_57_release_verify_checks_a_release_with_the_binary_alone() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not a release"));
 }
+
+/// `pregen release verify` passes every release form of every game, as a
+/// folder and as an archive: text with solutions apart, text with solutions
+/// inline cut into files of 5 levels, JSON Lines cut alike. In each game's
+/// text release a level swapped for another real level of the pack is
+/// still refused, and so is a JSON Lines line that carries another level.
+/// (Sokoban and doors levels once carried their generator's figures in
+/// their JSON, which their text form cannot hold: every text level failed.)
+#[test]
+fn issue_64_release_verify_passes_every_form_of_every_game() {
+    use crate::common::pregen;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let verify = |path: &Path| {
+        pregen()
+            .args(["release", "verify"])
+            .arg(path)
+            .output()
+            .expect("pregen")
+    };
+    let forms = [
+        ("apart", ""),
+        (
+            "inline",
+            "[release]\nsolutions = \"inline\"\nlevels_per_file = 5\n",
+        ),
+        (
+            "jsonl",
+            "[release]\nformat = \"jsonl\"\nlevels_per_file = 5\n",
+        ),
+    ];
+    for game in ["tilt", "sokoban", "cube", "doors", "dungeon"] {
+        for (form, release) in forms {
+            let root = dir.path().join(format!("{game}-{form}"));
+            let job = format!(
+                "pack = \"e2e\"\ngame = \"{game}\"\ncount = 12\nseeds_per_lease = 4\n\
+                 [tiers]\nscheme = \"equal\"\ncount = 2\n[campaigns]\nlength = 2\n{release}"
+            );
+            let pack = run_pack(&root, &job, 1);
+            let archive = root.join("e2e.tar.zst");
+            let out = pregen()
+                .arg("archive")
+                .arg(&pack)
+                .arg("-o")
+                .arg(&archive)
+                .output()
+                .expect("archive");
+            assert!(out.status.success(), "{game} {form}: {out:?}");
+            for path in [&pack, &archive] {
+                let out = verify(path);
+                let said = String::from_utf8_lossy(&out.stdout);
+                assert!(
+                    out.status.success(),
+                    "{game} {form} {}: {}{said}",
+                    path.display(),
+                    String::from_utf8_lossy(&out.stderr),
+                );
+                assert!(said.contains("12 regenerated from their seeds"), "{said}");
+            }
+            let refused = |forge: &dyn Fn(&Path)| {
+                let copy = root.join("forged");
+                let _ = std::fs::remove_dir_all(&copy);
+                let status = std::process::Command::new("cp")
+                    .arg("-r")
+                    .arg(&pack)
+                    .arg(&copy)
+                    .status()
+                    .expect("cp");
+                assert!(status.success());
+                forge(&copy);
+                resum(&copy);
+                let out = verify(&copy);
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                assert_eq!(out.status.code(), Some(1), "{game} {form}: {stderr}");
+                assert!(
+                    stderr.contains("it is not the level seed"),
+                    "{game} {form}: {stderr}"
+                );
+            };
+            match form {
+                "apart" => refused(&|p| {
+                    // The first level's text replaced by the second's.
+                    let path = p.join("release/tier-01.txt");
+                    let text = read(&path);
+                    let mut blocks: Vec<String> = text.split("\n\n").map(str::to_string).collect();
+                    let layout = |b: &str| -> String {
+                        b.lines()
+                            .filter(|l| !l.starts_with(';'))
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    };
+                    // blocks[0] is the file's header.
+                    let (first, second) = (layout(&blocks[1]), layout(&blocks[2]));
+                    assert_ne!(first, second, "{game}");
+                    blocks[1] = blocks[1].replace(&first, &second);
+                    std::fs::write(&path, blocks.join("\n\n")).expect("write");
+                }),
+                "jsonl" => refused(&|p| {
+                    // The first line's level (JSON, hash and text) is the second's.
+                    let path = p.join("release/tier-01-00000.jsonl");
+                    let text = read(&path);
+                    let mut lines: Vec<serde_json::Value> = text
+                        .lines()
+                        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+                        .collect();
+                    for key in ["level_json", "level_hash", "text"] {
+                        lines[0][key] = lines[1][key].clone();
+                    }
+                    let lines: Vec<String> = lines.iter().map(|l| l.to_string() + "\n").collect();
+                    std::fs::write(&path, lines.concat()).expect("write");
+                }),
+                _ => {}
+            }
+        }
+    }
+}

@@ -8,6 +8,7 @@ mod conventions;
 mod external;
 mod faults;
 mod hostile;
+mod load;
 mod logs;
 mod metrics;
 mod pack;

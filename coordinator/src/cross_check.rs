@@ -70,8 +70,12 @@ pub struct CrossCheck {
     /// Seeds with two disagreeing results.
     pub disputes: BTreeMap<u64, Dispute>,
     refused: BTreeMap<String, String>,
-    confirmed: u64,
-    disputed: u64,
+    /// Seeds a second run confirmed, and seeds whose runs disagreed: kept
+    /// by seed so that the manifest counts those of the pack alone (how
+    /// many checks past the pack's last seed finish before it is written
+    /// depends on timing; the pack's own do not).
+    confirmed: Vec<u64>,
+    disputed: Vec<u64>,
 }
 
 impl CrossCheck {
@@ -84,8 +88,8 @@ impl CrossCheck {
             queue: VecDeque::new(),
             disputes: BTreeMap::new(),
             refused: BTreeMap::new(),
-            confirmed: 0,
-            disputed: 0,
+            confirmed: Vec::new(),
+            disputed: Vec::new(),
         }
     }
 
@@ -134,14 +138,14 @@ impl CrossCheck {
         true
     }
 
-    /// A second run agreed with the first.
-    pub fn confirm(&mut self) {
-        self.confirmed += 1;
+    /// A second run of `seed` agreed with the first.
+    pub fn confirm(&mut self, seed: u64) {
+        self.confirmed.push(seed);
     }
 
-    /// Two runs disagreed (whatever the dispute's end).
-    pub fn count_dispute(&mut self) {
-        self.disputed += 1;
+    /// Two runs of `seed` disagreed (whatever the dispute's end).
+    pub fn count_dispute(&mut self, seed: u64) {
+        self.disputed.push(seed);
     }
 
     /// The first queued check that `worker` may run (not its own result),
@@ -176,12 +180,14 @@ impl CrossCheck {
         None
     }
 
-    /// What a manifest and a progress report say about the cross-check.
-    pub fn facts(&self) -> Facts {
+    /// What a manifest and a progress report say about the cross-check:
+    /// confirmations and disputes of the seeds `counts` keeps (the pack's,
+    /// once it is complete).
+    pub fn facts(&self, counts: impl Fn(u64) -> bool) -> Facts {
         Facts {
             share: self.share,
-            confirmed: self.confirmed,
-            disputes: self.disputed,
+            confirmed: self.confirmed.iter().filter(|s| counts(**s)).count() as u64,
+            disputes: self.disputed.iter().filter(|s| counts(**s)).count() as u64,
             refused: self.refused.clone(),
         }
     }
@@ -199,6 +205,9 @@ pub struct Claim {
     pub fingerprint: u32,
     /// The result in words.
     pub description: String,
+    /// Whether it is a broken exchange with a game program (a crash, a
+    /// kill): like a watchdog timeout, it proves nothing either way.
+    pub broken: bool,
 }
 
 impl Claim {
@@ -209,8 +218,20 @@ impl Claim {
             status: r.status,
             fingerprint,
             description: describe(r),
+            broken: is_broken(r.reason.as_ref().map(|r| r.code)),
         }
     }
+
+    /// Whether the claim proves nothing either way: a watchdog timeout or a
+    /// broken exchange with a program.
+    pub fn proves_nothing(&self) -> bool {
+        self.status == Status::Timeout || self.broken
+    }
+}
+
+/// Whether a refusal's code is a broken exchange with a game program.
+pub fn is_broken(code: Option<pregen_games::Code>) -> bool {
+    code == Some(pregen_games::Code::Protocol)
 }
 
 /// One result as a refusal names it.
@@ -293,6 +314,7 @@ mod tests {
                         status: Status::Accepted,
                         fingerprint: 0,
                         description: String::new(),
+                        broken: false,
                     },
                     since: now,
                     state: CheckState::Queued,

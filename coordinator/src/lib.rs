@@ -61,6 +61,10 @@ pub enum CoordinatorError {
     /// A stratum tried `max_seeds` seeds without enough levels.
     #[error("gave up: {0}")]
     Exhausted(String),
+    /// The job's game program cannot make a pack: it is not deterministic,
+    /// or it fails every seed. No resume helps; the program must change.
+    #[error("{0}")]
+    Program(String),
     /// No worker was connected for the idle limit.
     #[error(
         "no worker connected for {seconds} s (--idle-exit-s); the commit log is kept: \

@@ -185,6 +185,9 @@ pub struct RunningJob {
     server: JoinHandle<Result<(), tonic::transport::Error>>,
     maintenance: JoinHandle<CoordinatorError>,
     own_runs: JoinHandle<()>,
+    /// A game program's determinism probe (docs/external.md): the pack is
+    /// not written before it passes, and the run stops when it fails.
+    probe: Option<JoinHandle<Result<(), pregen_games::NotDeterministic>>>,
     shutdown: CancellationToken,
     started: Instant,
     resumed_seeds: usize,
@@ -377,6 +380,16 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
         options.write_give_up,
     ));
     let own_runs = tokio::spawn(run_own_seeds(shared.clone()));
+    let probe = job
+        .external
+        .as_ref()
+        .map(|spec| spec.probe_seeds())
+        .filter(|&seeds| seeds > 0)
+        .map(|seeds| {
+            let firsts: Vec<u64> = job.plan().iter().map(|p| p.first_seed).collect();
+            let shared = shared.clone();
+            tokio::task::spawn_blocking(move || shared.probe_program(&firsts, seeds))
+        });
     Ok(Started::Running(RunningJob {
         listening: Listening {
             grpc: addr,
@@ -391,6 +404,7 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
         server,
         maintenance,
         own_runs,
+        probe,
         shutdown: options.shutdown,
         started,
         resumed_seeds,
@@ -525,16 +539,47 @@ impl RunningJob {
     /// ends it.
     pub async fn complete(&mut self) -> Result<RunSummary, CoordinatorError> {
         let job = &self.job;
-        let interrupted = tokio::select! {
-            _ = self.shared.wait_complete() => false,
-            _ = self.shutdown.cancelled() => true,
-            failed = &mut self.maintenance => {
-                let error = failed.unwrap_or_else(|e| {
-                    CoordinatorError::server("the maintenance task")(e.into())
-                });
+        let (shared, probe) = (&self.shared, &mut self.probe);
+        // Complete once every seed is in and the probe has passed; a probe
+        // that fails stops the run at once.
+        let complete = async {
+            let probed = async {
+                match probe.take() {
+                    Some(running) => running
+                        .await
+                        .map_err(|e| CoordinatorError::server("the program's probe")(e.into()))?
+                        .map_err(|e| CoordinatorError::Program(e.to_string())),
+                    None => Ok(()),
+                }
+            };
+            let mut probed = std::pin::pin!(probed);
+            let mut passed = false;
+            let mut waited = std::pin::pin!(shared.wait_complete());
+            loop {
+                tokio::select! {
+                    ran = &mut probed, if !passed => {
+                        ran?;
+                        passed = true;
+                    }
+                    () = &mut waited => {
+                        return if passed { Ok(()) } else { probed.await };
+                    }
+                }
+            }
+        };
+        let ended = tokio::select! {
+            ran = complete => ran.map(|()| false),
+            _ = self.shutdown.cancelled() => Ok(true),
+            failed = &mut self.maintenance => Err(failed.unwrap_or_else(|e| {
+                CoordinatorError::server("the maintenance task")(e.into())
+            })),
+        };
+        let interrupted = match ended {
+            Ok(interrupted) => interrupted,
+            Err(e) => {
                 // What can still be written is; the log stays resumable.
                 let _ = flush(&self.shared, &self.log).await;
-                return Err(error);
+                return Err(e);
             }
         };
         self.maintenance.abort();
@@ -545,6 +590,9 @@ impl RunningJob {
         let _ = (&mut self.own_runs).await;
         flush(&self.shared, &self.log).await?;
         let progress = self.shared.scheduler().progress();
+        if let Some(fault) = self.shared.scheduler().program_fault() {
+            return Err(CoordinatorError::Program(fault.to_string()));
+        }
         if interrupted {
             return Err(CoordinatorError::Interrupted {
                 committed: progress.committed,

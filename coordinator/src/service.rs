@@ -192,15 +192,47 @@ impl Shared {
             .games
             .get(stratum as usize)
             .ok_or_else(|| format!("no stratum {stratum}"))?;
-        let budget = Budget::watched(
+        let (max_nodes, watchdog) = (
             self.spec.max_nodes,
-            Instant::now() + Duration::from_millis(self.spec.watchdog_ms),
+            Duration::from_millis(self.spec.watchdog_ms),
         );
-        let wire = SeedResult::from_outcome(0, seed, game.run(seed, &budget));
+        // A program's seed runs twice here, in two processes: the
+        // coordinator's answer decides whose result is wrong, so it must be
+        // the program's one answer.
+        let outcome = game
+            .run_twice(seed, &move || Budget::watched(max_nodes, watchdog))
+            .map_err(|e| {
+                let fault = e.to_string();
+                self.scheduler().program_fails(fault.clone());
+                fault
+            })?;
+        let wire = SeedResult::from_outcome(0, seed, outcome);
         let outcome = Outcome::try_from(wire).map_err(|e| e.to_string())?;
         let mut record = SeedRecord::from_outcome(seed, outcome, COORDINATOR.to_string(), 1);
         rate(&self.model, &mut record)?;
         Ok(record)
+    }
+}
+
+impl Shared {
+    /// A game program's determinism probe: the first `seeds` seeds of each
+    /// of `firsts` (the strata's first seeds) run twice, in two processes,
+    /// under the job's budget; the first seed answered two ways. Blocking.
+    pub fn probe_program(
+        &self,
+        firsts: &[u64],
+        seeds: u64,
+    ) -> Result<(), pregen_games::NotDeterministic> {
+        let (max_nodes, watchdog) = (
+            self.spec.max_nodes,
+            Duration::from_millis(self.spec.watchdog_ms),
+        );
+        let budget = move || Budget::watched(max_nodes, watchdog);
+        for (game, &first) in self.games.iter().zip(firsts) {
+            let run: Vec<u64> = (first..first.saturating_add(seeds)).collect();
+            game.probe_determinism(&run, &budget)?;
+        }
+        Ok(())
     }
 }
 

@@ -11,8 +11,10 @@ check replays a solution under the rules.
     python3 rushhour.py            # speak the protocol on stdin and stdout
     python3 rushhour.py --lie solution   # a liar: drops the last move of each solution
     python3 rushhour.py --lie level      # a liar: answers seed s with seed s + 1's level
+    python3 rushhour.py --lie random:0.02  # not deterministic: 2% of the seeds it runs
+                                           # get the level of a seed drawn at random
 
-The liars exist to test pregen's checks; `RUSHHOUR_LIE=solution` (or `level`)
+The liars (and the program that is not deterministic) exist to test pregen's checks; `RUSHHOUR_LIE=solution` (or `level`)
 in the environment does the same without changing the command (so a lying
 worker runs the job's own program, files and all).
 """
@@ -196,7 +198,10 @@ def outcome(seed, params, max_nodes, lie):
     started = time.perf_counter()
     try:
         params = params_of(params)
-        vehicles = generate(seed + 1 if lie == "level" else seed, params)
+        made_from = seed + 1 if lie == "level" else seed
+        if lie and lie.startswith("random:") and random.random() < float(lie[len("random:"):]):
+            made_from = seed + random.randint(1, 1 << 30)
+        vehicles = generate(made_from, params)
         generated = time.perf_counter()
         path, states = solve(vehicles, max_nodes)
         solved = time.perf_counter()

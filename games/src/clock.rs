@@ -43,3 +43,23 @@ mod still {
         }
     }
 }
+
+/// The CPU time the calling thread has used, where the system tells it
+/// (Unix); `None` elsewhere. A seed's watchdog counts it rather than the
+/// wall clock, so that a busy machine, which slows every thread down, does
+/// not make a seed time out: the watchdog stays a guard against a search
+/// that never ends, and a pack's bytes do not depend on the machine's load.
+#[cfg(unix)]
+pub fn thread_cpu() -> Option<std::time::Duration> {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Some(std::time::Duration::new(
+        u64::try_from(now.tv_sec).unwrap_or(0),
+        u32::try_from(now.tv_nsec).unwrap_or(0),
+    ))
+}
+
+/// The CPU time the calling thread has used: not known here.
+#[cfg(not(unix))]
+pub fn thread_cpu() -> Option<std::time::Duration> {
+    None
+}

@@ -4,6 +4,7 @@
 //! lists them by name.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use crate::clock::Instant;
 use crate::rating::{Model, RatingError};
@@ -176,8 +177,15 @@ impl fmt::Display for Rejection {
 pub struct Budget {
     /// Search nodes (or generator iterations) allowed; past it the game rejects.
     pub max_nodes: u64,
-    /// Past this instant the game gives up with [`Rejection::Timeout`].
+    /// The wall-clock watchdog: past this instant a game program's answer
+    /// is no longer waited for ([`Rejection::Timeout`]). A built-in game
+    /// reads it only where its thread's CPU time is not known.
     pub deadline: Option<Instant>,
+    /// The CPU-time watchdog of a built-in game: past this much CPU time of
+    /// the thread that made the budget (and runs the seed), the game gives
+    /// up with [`Rejection::Timeout`]. CPU time, not wall time, so that a
+    /// busy machine does not fire it ([`crate::clock::thread_cpu`]).
+    pub cpu_deadline: Option<Duration>,
     /// A time limit the caller chose (`pregen solve --time-limit`): past it a
     /// search stops as it does when its nodes run out, and a solver with a
     /// fallback returns the best answer it has. Packs never set it: their
@@ -191,15 +199,19 @@ impl Budget {
         Self {
             max_nodes,
             deadline: None,
+            cpu_deadline: None,
             time_limit: None,
         }
     }
 
-    /// A node cap plus a watchdog deadline: what a pack's seed runs under.
-    pub fn watched(max_nodes: u64, deadline: Instant) -> Self {
+    /// A node cap plus a watchdog of `watchdog`: what a pack's seed runs
+    /// under. Made on the thread that runs the seed, whose CPU time the
+    /// built-in games' watchdog counts from now.
+    pub fn watched(max_nodes: u64, watchdog: Duration) -> Self {
         Self {
             max_nodes,
-            deadline: Some(deadline),
+            deadline: Some(Instant::now() + watchdog),
+            cpu_deadline: crate::clock::thread_cpu().map(|used| used + watchdog),
             time_limit: None,
         }
     }
@@ -209,9 +221,13 @@ impl Budget {
         Self { max_nodes, ..*self }
     }
 
-    /// Whether the watchdog has fired.
+    /// Whether the watchdog has fired: the thread's CPU time past its
+    /// deadline, or, where that is not known, the wall clock past its own.
     pub fn expired(&self) -> bool {
-        self.deadline.is_some_and(|d| Instant::now() >= d)
+        match (self.cpu_deadline, crate::clock::thread_cpu()) {
+            (Some(deadline), Some(used)) => used >= deadline,
+            _ => self.deadline.is_some_and(|d| Instant::now() >= d),
+        }
     }
 
     /// Whether the caller's time limit has passed.

@@ -45,9 +45,11 @@ pub use game::{
     default_model, run_game, run_game_rated, sha256_hex,
 };
 pub use reason::{Code, Reason, Refusal, Status};
-pub use registry::{CheckError, GameKind, LevelVerdict, PreparedGame, Verdict};
+pub use registry::{
+    CheckError, GameKind, LevelVerdict, NotDeterministic, PreparedGame, Verdict, outcome_difference,
+};
 
 /// The generator version: part of every pack's manifest, and a worker whose
 /// version differs from the coordinator's is refused. Bump it whenever any game's
 /// output for a given (params, seed) changes.
-pub const GENERATOR_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+gen11");
+pub const GENERATOR_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+gen12");

@@ -235,6 +235,57 @@ impl PreparedGame {
             .unwrap_or_else(|_| Some(Err(CheckError::new("the picture panicked"))))
     }
 
+    /// Runs `seeds` twice, at once, in two processes of a game program
+    /// (the program's pool, and a process started for the purpose), and
+    /// names the first seed answered two ways, with what differs. A
+    /// built-in game is deterministic by construction: `Ok` without a run.
+    pub fn probe_determinism(
+        &self,
+        seeds: &[u64],
+        budget: &(dyn Fn() -> Budget + Sync),
+    ) -> Result<(), NotDeterministic> {
+        let (mut first, second) = std::thread::scope(|scope| {
+            let apart = scope.spawn(|| self.ready.run_apart(seeds, budget));
+            let mut first = std::collections::BTreeMap::new();
+            self.ready
+                .run_many(seeds, budget, &mut |seed, o| drop(first.insert(seed, o)));
+            (first, apart.join().ok().flatten())
+        });
+        let Some(second) = second else {
+            return Ok(());
+        };
+        for (&seed, other) in seeds.iter().zip(&second) {
+            let Some(one) = first.remove(&seed) else {
+                continue;
+            };
+            if let Some(differs) = outcome_difference(&one, other) {
+                return Err(NotDeterministic { seed, differs });
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `seed` as [`PreparedGame::run`] does and, for a game program,
+    /// at once once more in a process of its own: a seed answered two ways
+    /// is the program's fault. A built-in game runs it once.
+    pub fn run_twice(
+        &self,
+        seed: u64,
+        budget: &(dyn Fn() -> Budget + Sync),
+    ) -> Result<Outcome, NotDeterministic> {
+        let (one, other) = std::thread::scope(|scope| {
+            let apart = scope.spawn(|| self.ready.run_apart(&[seed], budget));
+            (self.run(seed, &budget()), apart.join().ok().flatten())
+        });
+        match other.as_deref() {
+            Some([other]) => match outcome_difference(&one, other) {
+                Some(differs) => Err(NotDeterministic { seed, differs }),
+                None => Ok(one),
+            },
+            _ => Ok(one),
+        }
+    }
+
     /// Whether [`PreparedGame::made_by`] makes the level again ([`Game::REGENERATE`]).
     pub fn regenerates(&self) -> bool {
         self.ready.regenerates()
@@ -299,6 +350,21 @@ fn read_level<G: Game>(c: &Candidate) -> Result<G::Level, CheckError> {
         return Err(CheckError::new("the layout is not the level's"));
     }
     Ok(level)
+}
+
+/// A seed a game program answered two ways ([`PreparedGame::probe_determinism`],
+/// or two results of one seed met in a run).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the program answers seed {seed} two ways: it is not deterministic ({differs}); a pack \
+     of it would differ from run to run. Make every answer a function of the seed and params \
+     alone (seed every random generator from the seed; no clock, no hash-order iteration)"
+)]
+pub struct NotDeterministic {
+    /// The seed.
+    pub seed: u64,
+    /// What differs between the two answers.
+    pub differs: String,
 }
 
 /// Why a level does not pass [`PreparedGame::check`].
@@ -391,6 +457,57 @@ pub(crate) trait Ready: Send + Sync {
     fn regenerates(&self) -> bool;
     fn made_by(&self, seed: u64, level_json: &str, budget: &Budget) -> Result<(), CheckError>;
     fn canonical_hash(&self, level_json: &str) -> Result<Option<String>, CheckError>;
+    /// `seeds` run in a process of their own, apart from every other run
+    /// (a game program); `None` for a built-in game, which has no process.
+    fn run_apart(&self, _seeds: &[u64], _budget: &dyn Fn() -> Budget) -> Option<Vec<Outcome>> {
+        None
+    }
+}
+
+/// What differs between two outcomes of one seed, in words; `None` when
+/// they are the same verdict. A watchdog timeout or a broken exchange with
+/// a program (a crash, a kill) on either side proves nothing: they depend
+/// on the machine.
+pub fn outcome_difference(a: &Outcome, b: &Outcome) -> Option<String> {
+    let said = |o: &Outcome| match &o.result {
+        Ok(c) => format!(
+            "accepted, level {}",
+            &c.level_hash[..c.level_hash.len().min(12)]
+        ),
+        Err(r) => r.to_string(),
+    };
+    match (&a.result, &b.result) {
+        (Err(Rejection::Timeout), _) | (_, Err(Rejection::Timeout)) => None,
+        (Err(r), _) | (_, Err(r)) if r.code() == Some(crate::reason::Code::Protocol) => None,
+        (Err(x), Err(y)) if x == y => None,
+        (Ok(x), Ok(y)) => {
+            let mut differs = Vec::new();
+            if x.level_json != y.level_json {
+                differs.push(format!(
+                    "the level ({} and {})",
+                    &x.level_hash[..x.level_hash.len().min(12)],
+                    &y.level_hash[..y.level_hash.len().min(12)]
+                ));
+            }
+            if x.solution != y.solution || x.moves != y.moves {
+                differs.push(format!("the solution ({} and {} moves)", x.moves, y.moves));
+            }
+            if x.moves_optimal != y.moves_optimal {
+                differs.push("moves_optimal".into());
+            }
+            let keys: std::collections::BTreeSet<&String> =
+                x.metrics.keys().chain(y.metrics.keys()).collect();
+            for key in keys {
+                let (u, v) = (x.metrics.get(key), y.metrics.get(key));
+                if u.map(|f| f.to_bits()) != v.map(|f| f.to_bits()) {
+                    let show = |f: Option<&f64>| f.map_or("none".into(), |f| f.to_string());
+                    differs.push(format!("metric `{key}` ({} and {})", show(u), show(v)));
+                }
+            }
+            (!differs.is_empty()).then(|| differs.join(", "))
+        }
+        _ => Some(format!("one run: {}; another: {}", said(a), said(b))),
+    }
 }
 
 /// The registry's entry for game `G`.

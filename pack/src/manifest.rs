@@ -65,15 +65,18 @@ pub struct Counts {
     pub tiers: u32,
 }
 
-/// What the sampled cross-check of a run did (facts of the run, not of the
-/// levels: they differ between two runs of one job).
+/// What the sampled cross-check did. The counts are of the pack's seeds
+/// alone, so an honest run gives the same counts however it was timed (the
+/// pack is not written while a sampled seed of it waits); `refused` is a
+/// fact of the run (which workers lied to it).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CrossCheck {
     /// The share of seeds sampled for a second run.
     pub share: f64,
-    /// Seeds whose result a second, independent run confirmed.
+    /// Seeds of the pack whose result a second, independent run confirmed.
     pub confirmed: u64,
-    /// Seeds on which two results disagreed and the coordinator's own run decided.
+    /// Seeds of the pack on which two results disagreed and the
+    /// coordinator's own run decided.
     pub disputes: u64,
     /// Workers refused, with why: none of their results is in the pack.
     pub refused: BTreeMap<String, String>,

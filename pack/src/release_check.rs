@@ -32,6 +32,8 @@ pub struct ReleaseReport {
     pub levels: u64,
     /// Levels regenerated from seed files.
     pub regenerated: u64,
+    /// Whether the game is a program, whose own `check` judged the levels.
+    pub by_program: bool,
     /// What failed: (file or level, what is wrong).
     pub failures: Vec<(String, String)>,
 }
@@ -130,6 +132,7 @@ fn verify_folder(root: &Path) -> Result<ReleaseReport, PackError> {
             return Ok(report);
         }
     };
+    report.by_program = games.0.is_external();
     let seeds = regenerate(&release, &listed, games.0, &mut report);
     let solutions = solutions_apart(&release, &listed, &mut report);
     for name in listed.iter().filter(|n| is_level_file(n)) {

@@ -38,7 +38,11 @@ pub async fn run_worker(
             report.drained = true;
             return Ok(report);
         }
-        let error = match endpoint.connect().await {
+        let connected = tokio::select! {
+            connected = endpoint.connect() => connected,
+            _ = shutdown.cancelled() => continue,
+        };
+        let error = match connected {
             Ok(channel) => {
                 report.sessions += 1;
                 let welcomed = report.welcomed;

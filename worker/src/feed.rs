@@ -170,7 +170,7 @@ fn run_seeds(
         return;
     }
     let seeds: Vec<u64> = (first..first + count).collect();
-    let budget = || Budget::watched(job.max_nodes, Instant::now() + job.watchdog);
+    let budget = || Budget::watched(job.max_nodes, job.watchdog);
     let mut started = Instant::now();
     game.run_many(&seeds, &budget, &mut |seed, mut outcome| {
         slow_down(job, started, &mut outcome);
@@ -191,7 +191,7 @@ fn slow_down(job: &JobRun, started: Instant, outcome: &mut pregen_games::Outcome
 
 /// Runs one seed under the job's budget; its result in wire form.
 fn run_seed(job: &JobRun, lease_id: u64, stratum: u32, seed: u64) -> SeedResult {
-    let budget = Budget::watched(job.max_nodes, Instant::now() + job.watchdog);
+    let budget = Budget::watched(job.max_nodes, job.watchdog);
     let started = Instant::now();
     let mut outcome = job.strata[stratum as usize].run(seed, &budget);
     slow_down(job, started, &mut outcome);

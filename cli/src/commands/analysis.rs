@@ -284,10 +284,18 @@ pub fn run(command: AnalysisCommand) -> Result<()> {
                     verified.levels
                 );
             }
-            println!(
-                "{} levels replayed to a win under the rules; hashes match",
-                verified.levels
-            );
+            if verified.by_program {
+                println!(
+                    "{} levels accepted by the game program's own check (pregen checked their \
+                     hashes, layouts and the job; the rules are the program's); hashes match",
+                    verified.levels
+                );
+            } else {
+                println!(
+                    "{} levels replayed to a win under the rules; hashes match",
+                    verified.levels
+                );
+            }
             Ok(())
         }
     }

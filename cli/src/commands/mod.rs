@@ -80,3 +80,26 @@ pub fn print_out(text: &str) -> Result<()> {
 pub fn read_file(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
 }
+
+/// A `--threads` flag held to the machine: at least 1, and no more than
+/// its cores (more threads than cores only slow every seed and the machine
+/// down; a typo such as `--threads 100000` would start that many threads).
+/// Above the cores it is capped, with a warning.
+pub fn threads_within_cores(asked: usize) -> Result<usize> {
+    if asked == 0 {
+        anyhow::bail!("--threads must be at least 1");
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if asked > cores {
+        tracing::warn!(
+            asked,
+            cores,
+            "--threads is above this machine's cores: capped at {cores}"
+        );
+        eprintln!(
+            "warning: --threads {asked} is above this machine's {cores} cores: capped at {cores}"
+        );
+        return Ok(cores);
+    }
+    Ok(asked)
+}

@@ -39,9 +39,13 @@ pub fn run(command: ReleaseCommand) -> Result<()> {
                     report.regenerated
                 );
             }
+            let judged = match report.by_program {
+                true => "accepted by the game program's own check",
+                false => "checked and replayed",
+            };
             println!(
-                "{} files match SHA256SUMS; {} levels checked and replayed; {} regenerated from \
-                 their seeds to the same hashes",
+                "{} files match SHA256SUMS; {} levels {judged}; {} regenerated from their seeds \
+                 to the same hashes",
                 report.files, report.levels, report.regenerated
             );
             Ok(())

@@ -21,7 +21,8 @@ pub struct RunArgs {
     /// Local worker processes' worth of sessions to run.
     #[arg(long, default_value_t = 1)]
     workers: usize,
-    /// Threads per local worker (default: all cores shared among workers).
+    /// Threads per local worker (default: all cores shared among workers;
+    /// more than the cores is capped at them, with a warning).
     #[arg(long)]
     threads: Option<usize>,
     /// Do not draw the progress bar.
@@ -46,7 +47,10 @@ pub async fn run(args: RunArgs) -> Result<()> {
         bail!("--workers must be at least 1 (use `pregen serve` for remote workers only)");
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let threads = args.threads.unwrap_or((cores / args.workers).max(1));
+    let threads = match args.threads {
+        Some(asked) => super::threads_within_cores(asked)?,
+        None => (cores / args.workers).max(1),
+    };
     let token = loopback_token()?;
     let options = RunOptions {
         metrics: args.metrics,

@@ -230,6 +230,7 @@ pub fn per_level(limit: Duration, max_nodes: Option<u64>) -> impl Fn() -> Budget
         Budget {
             max_nodes: max_nodes.unwrap_or(u64::MAX),
             deadline: Some(now + limit + limit / 10),
+            cpu_deadline: None,
             time_limit: Some(now + limit),
         }
     }

@@ -16,7 +16,8 @@ pub struct WorkerArgs {
     /// Shared token.
     #[arg(long, env = "PREGEN_TOKEN", hide_env_values = true)]
     token: String,
-    /// Threads for candidates (default: all cores).
+    /// Threads for candidates (default: all cores; more than the cores is
+    /// capped at them, with a warning).
     #[arg(long)]
     threads: Option<usize>,
     /// Name stored in the `worker` column (default: host-pid).
@@ -53,8 +54,8 @@ pub async fn run(args: WorkerArgs) -> Result<()> {
     if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
         config.tls_identity = Some((super::read_file(cert)?, super::read_file(key)?));
     }
-    if let Some(t) = args.threads {
-        config.threads = t;
+    if let Some(asked) = args.threads {
+        config.threads = super::threads_within_cores(asked)?;
     }
     if let Some(n) = args.name {
         config.name = n;

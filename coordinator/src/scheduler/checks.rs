@@ -11,7 +11,7 @@ use pregen_pack::{SeedRecord, Status};
 use super::strata::{seeds_wanted, stratum_index};
 use super::{CHECK_WINDOW, Scheduler};
 use crate::commit_log::Entry;
-use crate::cross_check::{COORDINATOR, CheckState, Claim, Dispute, describe};
+use crate::cross_check::{COORDINATOR, CheckState, Claim, Dispute, describe, is_broken};
 use crate::verdicts::Verdict;
 
 impl Scheduler {
@@ -31,18 +31,22 @@ impl Scheduler {
         self.progress.duplicate_results += 1;
         let fingerprint = self.verdicts.fingerprint(&record);
         let same = old.status == record.status && old.fingerprint == fingerprint;
+        let seed = record.seed;
+        // A watchdog timeout, or a broken exchange with a program (a crash,
+        // a kill), depends on the machine: it proves nothing.
+        let timeout = old.status == Status::Timeout
+            || record.status == Status::Timeout
+            || is_broken(old.code)
+            || is_broken(record.reason.as_ref().map(|r| r.code));
         if self.verdicts.worker(&old) == record.worker {
             if !same {
                 self.progress.mismatches += 1;
             }
             return;
         }
-        let seed = record.seed;
-        let timeout = old.status == Status::Timeout || record.status == Status::Timeout;
         if timeout || same {
-            // A watchdog timeout depends on the machine: it proves nothing.
             if self.checks.pending.remove(&seed).is_some() && !timeout {
-                self.checks.confirm();
+                self.checks.confirm(seed);
                 self.unflushed.push(Entry::Result(record));
             }
             return;
@@ -63,7 +67,7 @@ impl Scheduler {
             second = %record.worker,
             "two results disagree; the coordinator runs the seed to decide"
         );
-        self.checks.count_dispute();
+        self.checks.count_dispute(seed);
         self.checks.disputes.insert(
             seed,
             Dispute {
@@ -82,6 +86,7 @@ impl Scheduler {
             status: v.status,
             fingerprint: v.fingerprint,
             description: v.refusal().to_string(),
+            broken: is_broken(v.code),
         }
     }
 
@@ -198,10 +203,14 @@ impl Scheduler {
     /// seed disagrees with it is refused.
     pub fn coordinator_result(&mut self, record: SeedRecord) {
         let seed = record.seed;
-        if record.status == Status::Timeout {
+        if record.status == Status::Timeout || is_broken(record.reason.as_ref().map(|r| r.code)) {
+            // Neither the watchdog nor a broken exchange with the
+            // coordinator's own program process (a crash, an OOM kill) says
+            // anything of the workers' results.
             tracing::warn!(
                 seed,
-                "the coordinator's run hit the watchdog: the seed's results stand unchecked"
+                outcome = %describe(&record),
+                "the coordinator's own run did not finish: the seed's results stand unchecked"
             );
             self.checks.disputes.remove(&seed);
             self.checks.pending.remove(&seed);
@@ -220,15 +229,14 @@ impl Scheduler {
         let wrong: Vec<&Claim> = results
             .iter()
             .filter(|r| {
-                r.status != Status::Timeout
-                    && (r.status != record.status || r.fingerprint != fingerprint)
+                !r.proves_nothing() && (r.status != record.status || r.fingerprint != fingerprint)
             })
             .collect();
         if sampled && !results.is_empty() {
             if wrong.is_empty() {
-                self.checks.confirm();
+                self.checks.confirm(seed);
             } else {
-                self.checks.count_dispute();
+                self.checks.count_dispute(seed);
             }
         }
         for r in wrong {

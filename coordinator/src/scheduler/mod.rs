@@ -133,6 +133,8 @@ pub struct Scheduler {
     /// level).
     level_seeds: HashMap<u64, u64>,
     level_hasher: std::hash::RandomState,
+    /// Why the job's program cannot make a pack, once known: the run ends.
+    program_fault: Option<String>,
     /// Every entry replayed or handed to the log (the tests' log).
     #[cfg(test)]
     logged: Vec<Entry>,
@@ -172,6 +174,7 @@ impl Scheduler {
             checks,
             level_seeds: HashMap::new(),
             level_hasher: std::hash::RandomState::new(),
+            program_fault: None,
             #[cfg(test)]
             logged: Vec::new(),
         }
@@ -273,7 +276,20 @@ impl Scheduler {
 
     /// Complete, or given up: nothing more will be leased.
     pub fn is_finished(&self) -> bool {
-        self.is_complete() || self.exhausted().is_some()
+        self.is_complete() || self.exhausted().is_some() || self.program_fault.is_some()
+    }
+
+    /// Why the job's program cannot make a pack (it answered a seed two
+    /// ways), once known; the run ends with it.
+    pub fn program_fault(&self) -> Option<&str> {
+        self.program_fault.as_deref()
+    }
+
+    /// The job's program cannot make a pack (`fault` says why): the run
+    /// ends with it (the first fault is the one named).
+    pub fn program_fails(&mut self, fault: String) {
+        tracing::error!(%fault, "the game program cannot make a pack");
+        self.program_fault.get_or_insert(fault);
     }
 
     /// Hands a range to `session`.
@@ -761,7 +777,10 @@ impl Scheduler {
         p.leases_out = self.book.len();
         p.sessions = self.sessions.len();
         p.threads = self.sessions.threads();
-        p.cross_check = self.checks.facts();
+        let strata = &self.strata;
+        p.cross_check = self
+            .checks
+            .facts(|seed| stratum_index(strata, seed).is_some_and(|i| strata[i].needs(seed)));
         p.computed = self.strata.iter().map(|st| st.recorded).collect();
         p
     }

@@ -312,15 +312,25 @@ pub enum Unique {
 }
 
 /// A level with the figures its generator recorded (empty for a level read
-/// from text). The JSON form is the level's fields plus `generator`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// from its text or JSON form). The JSON form, which the level hash covers,
+/// is the puzzle alone: the figures describe how it was made, not what it
+/// is, and reach the pack as metrics.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Puzzle {
     /// The level: description and grid.
     #[serde(flatten)]
     pub level: Level,
     /// Generator figures: `mcts_score`, `mcts_moves`, `levels_scored`.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(skip)]
     pub generator: BTreeMap<String, f64>,
+}
+
+/// Two puzzles are equal when their levels are: the generator's figures are
+/// not part of what a level is.
+impl PartialEq for Puzzle {
+    fn eq(&self, other: &Self) -> bool {
+        self.level == other.level
+    }
 }
 
 /// The agents' random stream for a level: a function of its features alone,
@@ -674,6 +684,8 @@ impl Game for Doors {
             generator: BTreeMap::new(),
         })
     }
+
+    const WHOLE_TEXT: bool = true;
 
     /// Levels apart by blank or `;` comment lines, as a pack's release
     /// files and `pregen analysis levels` print them, or one level.

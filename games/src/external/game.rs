@@ -552,6 +552,34 @@ impl Ready for WithProgram {
         self.game.timed(seeds.len(), started.elapsed());
     }
 
+    fn run_apart(&self, seeds: &[u64], budget: &dyn Fn() -> Budget) -> Option<Vec<Outcome>> {
+        let mut outcomes: Vec<Outcome> = Vec::with_capacity(seeds.len());
+        // A process that cannot start answers nothing: there is nothing to
+        // compare (the pool's runs say why the program fails).
+        match self.game.start() {
+            Ok(mut program) => {
+                for &seed in seeds {
+                    let budget = budget();
+                    let wait = budget
+                        .deadline
+                        .map_or(NO_WATCHDOG, |d| d.saturating_duration_since(Instant::now()));
+                    program.generate_many(
+                        &[seed],
+                        &self.params,
+                        budget.max_nodes,
+                        wait,
+                        &mut |_, mut outcome| {
+                            outcome.result = outcome.result.and_then(|level| self.taken(level));
+                            outcomes.push(outcome);
+                        },
+                    );
+                }
+            }
+            Err(_) => return None,
+        }
+        Some(outcomes)
+    }
+
     fn check(&self, level: &Candidate) -> Result<(), CheckError> {
         self.check_many(&[level])
             .pop()

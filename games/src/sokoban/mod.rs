@@ -172,15 +172,25 @@ impl SokobanParams {
 }
 
 /// A level with the figures its generator recorded (empty for a level read
-/// from XSB). The JSON form is the level's fields plus `generator`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// from its text or JSON form). The JSON form, which the level hash covers,
+/// is the puzzle alone: the figures describe how it was made, not what it
+/// is, and reach the pack as metrics.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Puzzle {
     /// The level.
     #[serde(flatten)]
     pub level: Level,
     /// Generator figures: `mcts_score` and its parts, or `reverse_score`.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(skip)]
     pub generator: BTreeMap<String, f64>,
+}
+
+/// Two puzzles are equal when their levels are: the generator's figures are
+/// not part of what a level is.
+impl PartialEq for Puzzle {
+    fn eq(&self, other: &Self) -> bool {
+        self.level == other.level
+    }
 }
 
 /// The sokoban game.
@@ -441,6 +451,8 @@ impl Game for Sokoban {
             generator: BTreeMap::new(),
         })
     }
+
+    const WHOLE_TEXT: bool = true;
 
     /// A collection file (levels with `Title:` or `;` titles) or one level.
     fn from_collection(text: &str) -> Result<Collection<Puzzle>, GameError> {

@@ -101,9 +101,29 @@ pub struct ExternalSpec {
     /// The version the program declares, read when the job is loaded.
     #[serde(default)]
     pub version: String,
+    /// Seeds the coordinator runs twice, in two processes, as the run
+    /// starts, to catch a program that answers a seed two ways before
+    /// anything of it is written (default [`PROBE_SEEDS`]; 0: none). How a
+    /// run is checked, not what the pack is: left out of the job's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<u64>,
 }
 
+/// The seeds of a program's determinism probe by default: a program whose
+/// two runs of a seed differ for a share q of seeds is caught with a chance
+/// of 1 - (1 - q)^300: 99.9995% at q = 4% (one that answers 2% of its seeds
+/// at random), 99.8% at 2%, 95% at 1%.
+pub const PROBE_SEEDS: u64 = 300;
+
+/// The most seeds a probe may ask for.
+pub const MOST_PROBE_SEEDS: u64 = 100_000;
+
 impl ExternalSpec {
+    /// The seeds of the determinism probe.
+    pub fn probe_seeds(&self) -> u64 {
+        self.probe.unwrap_or(PROBE_SEEDS)
+    }
+
     /// The program as the games crate starts it.
     pub fn program(&self) -> pregen_games::external::ProgramSpec {
         pregen_games::external::ProgramSpec {
@@ -186,7 +206,10 @@ fn default_cross_check() -> f64 {
 pub struct BudgetSpec {
     /// Search nodes per level; a level needing more is rejected (deterministic).
     pub max_nodes: u64,
-    /// Wall-clock watchdog per level in milliseconds; hitting it records `timeout`.
+    /// Watchdog per level in milliseconds; hitting it records `timeout`. A
+    /// built-in game counts the CPU time of the thread that runs the seed (a
+    /// busy machine does not fire it); a game program's answer is waited
+    /// for this long in wall time.
     pub watchdog_ms: u64,
 }
 
@@ -500,6 +523,7 @@ impl Job {
         let mut job = self.clone();
         if let Some(spec) = &mut job.external {
             spec.dir.clear();
+            spec.probe = None;
         }
         let canonical = serde_json::to_string(&job).unwrap_or_default();
         let mut id = pregen_games::sha256_hex(canonical.as_bytes());

@@ -101,6 +101,12 @@ impl Job {
         if spec.files.iter().any(String::is_empty) {
             return bad("external.files", "a file name is empty".into());
         }
+        if spec.probe.is_some_and(|n| n > super::MOST_PROBE_SEEDS) {
+            return bad(
+                "external.probe",
+                format!("must be 0..={} seeds", super::MOST_PROBE_SEEDS),
+            );
+        }
         Ok(())
     }
 
