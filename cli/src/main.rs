@@ -145,6 +145,8 @@ async fn main() {
             Ok(())
         }
     };
+    // No game program, nor anything it forked, outlives the command.
+    pregen_games::external::stop_all();
     if let Err(e) = result {
         eprintln!("error: {e:#}");
         // Stopped by a signal: the shell's convention, 128 + its number.
@@ -207,6 +209,7 @@ fn cancel_on_signals() -> CancellationToken {
             _ = term.recv() => libc_signal::TERM,
         };
         eprintln!("stopped at once by a second signal");
+        pregen_games::external::stop_all();
         std::process::exit(128 + again);
     });
     token

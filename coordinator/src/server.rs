@@ -195,6 +195,20 @@ pub struct RunningJob {
     writing: Arc<WriteProgress>,
 }
 
+/// The verdict of a determinism probe (kept until it has one: a wait
+/// dropped half-way loses nothing).
+async fn probe_verdict(
+    probe: &mut Option<JoinHandle<Result<(), pregen_games::NotDeterministic>>>,
+) -> Result<(), CoordinatorError> {
+    let Some(running) = probe.as_mut() else {
+        return Ok(());
+    };
+    let ran = running.await;
+    *probe = None;
+    ran.map_err(|e| CoordinatorError::server("the program's probe")(e.into()))?
+        .map_err(|e| CoordinatorError::Program(e.to_string()))
+}
+
 /// The cross-check's key beside the commit log: a resumed run samples the
 /// seeds the first run sampled, so those the log already settled are not
 /// run again and those it had not yet are still checked.
@@ -533,6 +547,12 @@ impl RunningJob {
         }
     }
 
+    /// Waits for the game program's determinism probe, if the job has one
+    /// running: `Err` when the program answered a seed two ways.
+    pub async fn probe_outcome(&mut self) -> Result<(), CoordinatorError> {
+        probe_verdict(&mut self.probe).await
+    }
+
     /// Waits until the pack's seeds are all in (or the shutdown token is
     /// cancelled), makes the log durable and writes the pack. The server
     /// keeps serving, so that workers hear `Finished`; [`RunningJob::stop`]
@@ -543,15 +563,7 @@ impl RunningJob {
         // Complete once every seed is in and the probe has passed; a probe
         // that fails stops the run at once.
         let complete = async {
-            let probed = async {
-                match probe.take() {
-                    Some(running) => running
-                        .await
-                        .map_err(|e| CoordinatorError::server("the program's probe")(e.into()))?
-                        .map_err(|e| CoordinatorError::Program(e.to_string())),
-                    None => Ok(()),
-                }
-            };
+            let probed = probe_verdict(probe);
             let mut probed = std::pin::pin!(probed);
             let mut passed = false;
             let mut waited = std::pin::pin!(shared.wait_complete());

@@ -206,7 +206,7 @@ impl Shared {
                 self.scheduler().program_fails(fault.clone());
                 fault
             })?;
-        let wire = SeedResult::from_outcome(0, seed, outcome);
+        let wire = SeedResult::within_caps(0, seed, outcome);
         let outcome = Outcome::try_from(wire).map_err(|e| e.to_string())?;
         let mut record = SeedRecord::from_outcome(seed, outcome, COORDINATOR.to_string(), 1);
         rate(&self.model, &mut record)?;
@@ -508,6 +508,14 @@ async fn check_batch(
     let checked = tokio::task::spawn_blocking(move || {
         let mut records = records;
         let checks = check_levels(&games, &records, &strata);
+        let mut failed = checks.iter().filter_map(|c| c.as_ref().err());
+        if let Some(broken) = failed.find(|e| e.is_broken()) {
+            // The coordinator's own program failed (a crash, a kill, no
+            // answer in time, a stray line): nothing is known against the
+            // worker. The batch is not taken; the worker's session ends and
+            // its leases run again; the program's process was started anew.
+            return Ok(Err(broken.to_string()));
+        }
         for (((_, record), stratum), check) in records.iter_mut().zip(strata).zip(checks) {
             let (Some(level), Some(game)) = (&record.level, games.get(stratum as usize)) else {
                 continue;
@@ -526,13 +534,32 @@ async fn check_batch(
                     record.seed, level.difficulty
                 ));
             }
-            rate(&model, record)?;
+            if let Err(e) = rate(&model, record) {
+                // The job's model cannot rate the level (its metrics overflow
+                // the model): the seed's error, not the worker's.
+                record.level = None;
+                record.status = pregen_pack::Status::Error;
+                record.reason = Some(pregen_pack::Reason::new(pregen_pack::Code::Rating, e));
+            }
         }
-        Ok(records)
+        Ok(Ok(records))
     })
     .await
     .map_err(|e| Status::internal(format!("the level check failed: {e}")))?;
-    Ok(checked)
+    match checked {
+        Ok(Ok(records)) => Ok(Ok(records)),
+        Err(forged) => Ok(Err(forged)),
+        Ok(Err(broken)) => {
+            tracing::warn!(
+                %broken,
+                "the coordinator's own game program could not check a batch; the batch is run again"
+            );
+            Err(Status::unavailable(format!(
+                "the coordinator's game program could not check this batch ({broken}); its \
+                 seeds are leased again"
+            )))
+        }
+    }
 }
 
 /// [`PreparedGame::check`] of every record's level (`Ok` for a record

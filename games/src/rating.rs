@@ -93,6 +93,15 @@ pub enum RatingError {
     /// The file is not a model.
     #[error("rating model: {0}")]
     Invalid(String),
+    /// The rating of a level is not a finite number (a metric of the level
+    /// overflows the model): the seed's error, never a level's difficulty.
+    #[error("rating model {model}: the rating is not a finite number ({rating})")]
+    NotFinite {
+        /// The model's name.
+        model: String,
+        /// What it came to.
+        rating: f64,
+    },
     /// A level lacks a feature the model needs.
     #[error("rating model {model}: the level has no feature `{feature}`")]
     MissingFeature {
@@ -102,6 +111,11 @@ pub enum RatingError {
         feature: String,
     },
 }
+
+/// The largest magnitude of a model's numbers (bias, weights, `from`,
+/// `below`): far past any fitted model, and far enough below `f64::MAX` that
+/// a rating of sane metrics cannot overflow.
+pub const MOST_COEFFICIENT: f64 = 1e12;
 
 /// The feature every game has beside its metrics.
 pub const MOVES: &str = "moves";
@@ -123,8 +137,10 @@ impl Model {
         if model.terms.is_empty() {
             return invalid("no terms".into());
         }
-        if !model.bias.is_finite() {
-            return invalid("`bias` is not a finite number".into());
+        if !model.bias.is_finite() || model.bias.abs() > MOST_COEFFICIENT {
+            return invalid(format!(
+                "`bias` is not a finite number within ±{MOST_COEFFICIENT:e}"
+            ));
         }
         let known = |f: &str| f == MOVES || metrics.iter().any(|m| m.name == f);
         for (i, t) in model.terms.iter().enumerate() {
@@ -141,8 +157,15 @@ impl Model {
                 }
             }
             let numbers = [Some(t.weight), t.from, t.below];
-            if numbers.iter().flatten().any(|x| !x.is_finite()) {
-                return invalid(format!("{at}: a number that is not finite"));
+            if numbers
+                .iter()
+                .flatten()
+                .any(|x| !x.is_finite() || x.abs() > MOST_COEFFICIENT)
+            {
+                return invalid(format!(
+                    "{at}: a number that is not finite within ±{MOST_COEFFICIENT:e} (a rating \
+                     must stay finite)"
+                ));
             }
             if t.from.is_some() && t.below.is_some() {
                 return invalid(format!("{at}: `from` and `below` both given"));
@@ -216,7 +239,14 @@ impl Model {
             .contributions(feature)?
             .into_iter()
             .fold(self.bias, |sum, c| sum + c);
-        Ok(rounded_rating(raw))
+        let rating = rounded_rating(raw);
+        if !rating.is_finite() {
+            return Err(RatingError::NotFinite {
+                model: self.name.clone(),
+                rating,
+            });
+        }
+        Ok(rating)
     }
 
     /// A level's features: its metrics, and `moves`.
@@ -330,5 +360,29 @@ mod tests {
             .rate(Model::features(&crate::Metrics::new(), 9))
             .expect_err("missing");
         assert!(err.to_string().contains("no feature `pushes`"), "{err}");
+    }
+
+    /// Issue 65: a model whose numbers can overflow is refused when read,
+    /// and a rating that is not finite is an error, never a difficulty.
+    #[test]
+    fn ratings_are_finite_or_refused() {
+        let docs = [crate::game::metric("x", "count", "x")];
+        let model = |weight: &str| {
+            format!(
+                "name = \"m\"\nversion = 1\ngame = \"g\"\n[[terms]]\nfeature = \"x\"\nweight = {weight}\n"
+            )
+        };
+        let refused = Model::parse(&model("1e308"), "g", &docs).expect_err("refused");
+        assert!(
+            refused.to_string().contains("not finite within"),
+            "{refused}"
+        );
+        let m = Model::parse(&model("1e12"), "g", &docs).expect("within the bound");
+        let rated = m.rate(|_| Some(f64::MAX));
+        assert!(
+            matches!(rated, Err(RatingError::NotFinite { .. })),
+            "{rated:?}"
+        );
+        assert_eq!(m.rate(|_| Some(2.0)).expect("finite"), 2e12);
     }
 }

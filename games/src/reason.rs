@@ -129,6 +129,8 @@ codes! {
     Internal = 24, "internal error", Error, "A game's internal check failed.";
     Protocol = 25, "protocol", Error,
         "An external game program broke the protocol (the detail names the message).";
+    Oversize = 26, "oversize", Error,
+        "The seed's outcome breaks a cap of the wire (a level, solution or reason too large, too many metrics): decided by the worker that made it.";
 }
 
 impl Code {

@@ -312,7 +312,7 @@ impl PreparedGame {
 
 fn parse_level<G: Game>(level_json: &str) -> Result<G::Level, CheckError> {
     serde_json::from_str(level_json)
-        .map_err(|e| CheckError(format!("the level JSON is not a {} level: {e}", G::NAME)))
+        .map_err(|e| CheckError::new(format!("the level JSON is not a {} level: {e}", G::NAME)))
 }
 
 /// The level of a candidate whose layout reads back to itself and to the
@@ -334,7 +334,7 @@ fn read_agreeing<G: Game>(c: &Candidate) -> Option<G::Level> {
 fn read_level<G: Game>(c: &Candidate) -> Result<G::Level, CheckError> {
     let level = parse_level::<G>(&c.level_json)?;
     let json = serde_json::to_string(&level)
-        .map_err(|e| CheckError(format!("the level does not serialize: {e}")))?;
+        .map_err(|e| CheckError::new(format!("the level does not serialize: {e}")))?;
     if json != c.level_json {
         return Err(CheckError::new(
             "the level JSON is not in its canonical form",
@@ -342,7 +342,7 @@ fn read_level<G: Game>(c: &Candidate) -> Result<G::Level, CheckError> {
     }
     let text = G::to_text(&level);
     let read_back = G::from_text(&text)
-        .map_err(|e| CheckError(format!("the level is not well-formed: {e}")))?;
+        .map_err(|e| CheckError::new(format!("the level is not well-formed: {e}")))?;
     if G::to_text(&read_back) != text {
         return Err(CheckError::new("the level's text form does not read back"));
     }
@@ -369,12 +369,33 @@ pub struct NotDeterministic {
 
 /// Why a level does not pass [`PreparedGame::check`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct CheckError(String);
+#[error("{message}")]
+pub struct CheckError {
+    message: String,
+    broken: bool,
+}
 
 impl CheckError {
     pub(crate) fn new(message: impl Into<String>) -> Self {
-        CheckError(message.into())
+        CheckError {
+            message: message.into(),
+            broken: false,
+        }
+    }
+
+    /// The check could not be made: the exchange with a game program broke
+    /// (a crash, a kill, no answer in time, a stray line).
+    pub(crate) fn broken(message: impl Into<String>) -> Self {
+        CheckError {
+            message: message.into(),
+            broken: true,
+        }
+    }
+
+    /// Whether the check could not be made ([`CheckError::broken`]): the
+    /// level was not judged, and nothing is known against whoever sent it.
+    pub fn is_broken(&self) -> bool {
+        self.broken
     }
 }
 
@@ -529,11 +550,11 @@ impl<G: Game> Ready for WithParams<G> {
             return Ok(());
         }
         let made = G::generate(&self.0, &mut crate::rng::Rng::new(seed), budget)
-            .map_err(|r| CheckError(format!("seed {seed} makes no level ({r})")))?;
+            .map_err(|r| CheckError::new(format!("seed {seed} makes no level ({r})")))?;
         let json = serde_json::to_string(&made)
-            .map_err(|e| CheckError(format!("the level does not serialize: {e}")))?;
+            .map_err(|e| CheckError::new(format!("the level does not serialize: {e}")))?;
         if json != level_json {
-            return Err(CheckError(format!(
+            return Err(CheckError::new(format!(
                 "the level is not the one seed {seed} makes"
             )));
         }
@@ -554,16 +575,16 @@ impl<G: Game> Ready for WithParams<G> {
             return Err(CheckError::new("level_hash is not the hash of the level"));
         }
         G::replay(&level, &c.solution)
-            .map_err(|e| CheckError(format!("the solution does not win: {e}")))?;
+            .map_err(|e| CheckError::new(format!("the solution does not win: {e}")))?;
         let moves = G::solution_moves(&c.solution);
         if moves != c.moves {
-            return Err(CheckError(format!(
+            return Err(CheckError::new(format!(
                 "moves is {} but the solution has {moves}",
                 c.moves
             )));
         }
         G::fits(&self.0, &level, moves)
-            .map_err(|e| CheckError(format!("the level does not fit the params: {e}")))?;
+            .map_err(|e| CheckError::new(format!("the level does not fit the params: {e}")))?;
         if G::proves_optimal(&self.0) && !c.moves_optimal {
             return Err(CheckError::new(
                 "the level does not fit the params: its moves are not proven fewest",

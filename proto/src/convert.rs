@@ -119,6 +119,42 @@ impl SeedResult {
     }
 }
 
+impl SeedResult {
+    /// [`SeedResult::from_outcome`] held to the wire's caps, as the
+    /// coordinator holds it ([`Outcome::try_from`]): an outcome that breaks
+    /// one (a reason detail over 1 KiB, a level over its caps, a metric
+    /// that is not finite...) is sent as the seed's `error` (`oversize`,
+    /// naming the cap), so that one seed cannot make its batch refused.
+    pub fn within_caps(lease_id: u64, seed: u64, outcome: Outcome) -> Self {
+        let (generate_ms, solve_ms, nodes) = (outcome.generate_ms, outcome.solve_ms, outcome.nodes);
+        let wire = SeedResult::from_outcome(lease_id, seed, outcome);
+        match Outcome::try_from(wire.clone()) {
+            Ok(_) => wire,
+            Err(e) => {
+                let mut detail = e.message;
+                if detail.len() > MAX_REASON {
+                    let mut end = MAX_REASON;
+                    while !detail.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                    detail.truncate(end);
+                }
+                let finite = |ms: f64| if ms.is_finite() && ms >= 0.0 { ms } else { 0.0 };
+                SeedResult::from_outcome(
+                    lease_id,
+                    seed,
+                    Outcome {
+                        result: Err(Rejection::refused(Code::Oversize, detail)),
+                        generate_ms: finite(generate_ms),
+                        solve_ms: finite(solve_ms),
+                        nodes,
+                    },
+                )
+            }
+        }
+    }
+}
+
 impl TryFrom<SeedResult> for Outcome {
     type Error = MalformedResult;
 
@@ -287,5 +323,32 @@ mod tests {
         }
         let past = ReasonCode::try_from(Code::ALL.len() as i32 + 1);
         assert!(past.is_err(), "the wire has a code the games lack");
+    }
+
+    /// Issue 65: one seed whose outcome breaks a cap of the wire is sent
+    /// as that seed's `oversize` error, which the coordinator takes,
+    /// instead of a result that refuses its whole batch.
+    #[test]
+    fn an_outcome_past_a_cap_is_its_seeds_error() {
+        let long = Rejection::refused(Code::TooEasy, "x".repeat(5_000));
+        let wire = SeedResult::from_outcome(7, 3, outcome(Err(long.clone())));
+        assert!(Outcome::try_from(wire).is_err(), "the cap holds");
+        let sent = SeedResult::within_caps(7, 3, outcome(Err(long)));
+        let taken = Outcome::try_from(sent).expect("taken");
+        let reason = taken
+            .result
+            .expect_err("an error")
+            .reason()
+            .cloned()
+            .expect("reason");
+        assert_eq!(reason.code, Code::Oversize);
+        assert!(
+            reason.detail.contains("reason_detail of 5000 bytes"),
+            "{}",
+            reason.detail
+        );
+        let fine = Rejection::refused(Code::TooEasy, "1 move");
+        let sent = SeedResult::within_caps(7, 3, outcome(Err(fine.clone())));
+        assert_eq!(Outcome::try_from(sent).expect("taken").result, Err(fine));
     }
 }

@@ -174,7 +174,7 @@ fn run_seeds(
     let mut started = Instant::now();
     game.run_many(&seeds, &budget, &mut |seed, mut outcome| {
         slow_down(job, started, &mut outcome);
-        each(SeedResult::from_outcome(grant.lease_id, seed, outcome));
+        each(SeedResult::within_caps(grant.lease_id, seed, outcome));
         started = Instant::now();
     });
 }
@@ -195,5 +195,5 @@ fn run_seed(job: &JobRun, lease_id: u64, stratum: u32, seed: u64) -> SeedResult 
     let started = Instant::now();
     let mut outcome = job.strata[stratum as usize].run(seed, &budget);
     slow_down(job, started, &mut outcome);
-    SeedResult::from_outcome(lease_id, seed, outcome)
+    SeedResult::within_caps(lease_id, seed, outcome)
 }

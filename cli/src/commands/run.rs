@@ -118,7 +118,11 @@ pub async fn run(args: RunArgs) -> Result<()> {
         summary = running.complete() => summary,
         error = every_worker_failed => {
             view.finish();
+            // A program that answers seeds two ways makes honest workers
+            // look like liars: its probe, once done, names the true cause.
+            let probed = running.probe_outcome().await;
             running.stop().await;
+            probed?;
             bail!(
                 "every local worker stopped with an error before the pack was complete (the \
                  last: {error}); the commit log is kept: run the same job again to resume"

@@ -106,6 +106,12 @@ pub struct SchedulerConfig {
 /// have the next queued.
 pub const MAX_LEASES_PER_SESSION: usize = 4;
 
+/// The circuit breaker: when this many seeds, the first of a run, all
+/// failed with an error (a game program that crashes on every seed, a
+/// params set it cannot run), the run stops saying so rather than run on
+/// for ever.
+pub const ERRORS_BEFORE_STOP: u64 = 1_000;
+
 /// Queued cross-checks looked at for one grant.
 const CHECK_WINDOW: usize = 64;
 
@@ -135,6 +141,8 @@ pub struct Scheduler {
     level_hasher: std::hash::RandomState,
     /// Why the job's program cannot make a pack, once known: the run ends.
     program_fault: Option<String>,
+    /// Whether every seed recorded so far failed with an error.
+    only_errors: bool,
     /// Every entry replayed or handed to the log (the tests' log).
     #[cfg(test)]
     logged: Vec<Entry>,
@@ -175,6 +183,7 @@ impl Scheduler {
             level_seeds: HashMap::new(),
             level_hasher: std::hash::RandomState::new(),
             program_fault: None,
+            only_errors: true,
             #[cfg(test)]
             logged: Vec::new(),
         }
@@ -533,6 +542,16 @@ impl Scheduler {
             return;
         }
         self.progress.seeds += 1;
+        self.only_errors &= verdict.status == Status::Error;
+        if self.only_errors && self.progress.seeds >= ERRORS_BEFORE_STOP {
+            self.program_fails(format!(
+                "every one of the first {} seeds failed with an error (the last: {}): the game \
+                 cannot make levels as the job sets it; the rejects' reason_detail and the log \
+                 say why",
+                self.progress.seeds,
+                verdict.refusal()
+            ));
+        }
         // The worker's name is allocated only when new.
         let worker = self.verdicts.worker(&verdict);
         match self.progress.per_worker.get_mut(worker) {

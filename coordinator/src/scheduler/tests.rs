@@ -902,3 +902,32 @@ fn a_far_off_record_costs_nothing_on_resume() {
     let next = lease(s.grant(1, Instant::now()));
     assert_eq!((next.first_seed, next.seed_count), (105, 4));
 }
+
+/// Issue 65: a game that fails every seed (a program that crashes on each)
+/// stops the run after its first [`ERRORS_BEFORE_STOP`] seeds, saying so,
+/// instead of running for ever; one seed that is not an error disarms it.
+#[test]
+fn a_run_whose_every_seed_fails_stops() {
+    let error = |seed: u64| SeedRecord {
+        status: Status::Error,
+        reason: Some(Reason::new(Code::Protocol, "the program ended")),
+        ..result(seed)
+    };
+    let entries = (100..100 + ERRORS_BEFORE_STOP)
+        .map(|seed| Entry::Result(error(seed)))
+        .collect();
+    let s = Scheduler::new(config(10, 100), entries);
+    assert!(s.is_finished());
+    let fault = s.program_fault().expect("stopped");
+    assert!(
+        fault.contains("every one of the first 1000 seeds"),
+        "{fault}"
+    );
+    assert!(fault.contains("protocol"), "{fault}");
+
+    let mut entries: Vec<Entry> = vec![Entry::Result(result(99 + ERRORS_BEFORE_STOP))];
+    entries.extend((100..99 + ERRORS_BEFORE_STOP).map(|seed| Entry::Result(error(seed))));
+    entries.push(Entry::Result(error(100 + ERRORS_BEFORE_STOP)));
+    let s = Scheduler::new(config(10_000, 100), entries);
+    assert!(s.program_fault().is_none());
+}

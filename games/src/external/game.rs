@@ -606,13 +606,16 @@ impl Ready for WithProgram {
             .with_program(|p| p.check_many(&self.params, &asked, CHECK_WAIT));
         let mut answers = match answers {
             Ok(answers) => answers.into_iter(),
-            Err(e) => vec![Err(e); asked.len()].into_iter(),
+            Err(e) => vec![Err(CheckError::broken(e)); asked.len()].into_iter(),
         };
         for verdict in verdicts.iter_mut().filter(|v| v.is_ok()) {
             *verdict = answers
                 .next()
-                .unwrap_or_else(|| Err("no answer".into()))
-                .map_err(|e| CheckError::new(format!("the program's check: {e}")));
+                .unwrap_or_else(|| Err(CheckError::broken("no answer")))
+                .map_err(|e| match e.is_broken() {
+                    true => CheckError::broken(format!("the program's check broke: {e}")),
+                    false => CheckError::new(format!("the program's check: {e}")),
+                });
         }
         verdicts
     }

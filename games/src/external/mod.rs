@@ -39,7 +39,7 @@ use crate::reason::{Code, Reason, Status};
 use crate::registry::{GameKind, PreparedGame};
 
 pub use game::{ProgramSpec, identity};
-pub use program::{Program, ProgramError};
+pub use program::{Program, ProgramError, stop_all};
 
 /// The protocol's version: a program that declares another is refused.
 pub const PROTOCOL: u32 = 1;

@@ -11,15 +11,26 @@ use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, SyncSender, channel, sync_channel};
 use std::time::Duration;
 
 use super::{CheckMessage, Description, MAX_LINE, PROTOCOL, Request, RequestBody, ResponseBody};
 use crate::game::{Candidate, Outcome, Rejection};
 use crate::reason::Code;
+use crate::registry::CheckError;
 
 /// How long a program may take to describe itself.
 const DESCRIBE_WAIT: Duration = Duration::from_secs(30);
+
+/// Lines of a program's stdout read ahead of pregen: a batch's answers
+/// (a batch is at most 64 seeds) and one more. Past that the
+/// reader waits, so a program that writes unasked holds at most this many
+/// lines of pregen's memory.
+const LINES_AHEAD: usize = 65;
+
+/// How long a process that closed its stdout is given to exit before it
+/// is killed.
+const EXIT_WAIT: Duration = Duration::from_millis(200);
 
 /// Why a program cannot be used at all.
 #[derive(Debug, thiserror::Error)]
@@ -130,6 +141,10 @@ impl Program {
         if let Some(dir) = &self.dir {
             command.current_dir(dir);
         }
+        // Its own process group, killed whole: what it forks (a shell
+        // wrapper's child, a worker pool) goes with it.
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
         let start = |source| ProgramError::Start {
             command: self.label(),
             source,
@@ -138,12 +153,14 @@ impl Program {
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
-            let _ = child.kill();
-            let _ = child.wait();
+            kill_group(&mut child);
             return Err(start(std::io::Error::other("no pipes")));
         };
         let (requests, to_write) = channel();
-        let (tx, lines) = channel();
+        // Bounded: a program that writes lines nobody asked for fills it
+        // and is then held by its own pipe; the next answer read is a stray
+        // line, a protocol error that stops the process.
+        let (tx, lines) = sync_channel(LINES_AHEAD);
         let seed = Arc::new(AtomicU64::new(NO_SEED));
         let (label, working_on) = (self.label(), seed.clone());
         let threads = [
@@ -154,10 +171,12 @@ impl Program {
             }),
         ];
         if let Some(Err(e)) = threads.into_iter().find(Result::is_err) {
-            let _ = child.kill();
-            let _ = child.wait();
+            kill_group(&mut child);
             return Err(start(e));
         }
+        LIVE.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(child.id());
         self.running = Some(Running {
             child,
             requests,
@@ -207,11 +226,15 @@ impl Program {
         }
     }
 
-    /// Stops the process (the next request starts it again).
+    /// Stops the process and everything in its group (the next request
+    /// starts it again).
     fn stop(&mut self) {
         if let Some(mut running) = self.running.take() {
-            let _ = running.child.kill();
-            let _ = running.child.wait();
+            let id = running.child.id();
+            kill_group(&mut running.child);
+            LIVE.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .retain(|p| *p != id);
         }
     }
 
@@ -322,11 +345,18 @@ impl Program {
                 return Err((false, format!("a response line over {MAX_LINE} bytes")));
             }
             Ok(Line::Closed) | Err(RecvTimeoutError::Disconnected) => {
-                let status = running
-                    .child
-                    .wait()
-                    .map(|s| s.to_string())
-                    .unwrap_or_default();
+                // It closed its stdout: it has ended, or will never answer.
+                // Never waited for past a moment (the caller stops it).
+                let until = Instant::now() + EXIT_WAIT;
+                let status = loop {
+                    match running.child.try_wait() {
+                        Ok(Some(status)) => break status.to_string(),
+                        Ok(None) if Instant::now() < until => {
+                            std::thread::sleep(Duration::from_millis(5));
+                        }
+                        _ => break "its output closed, the process still running".into(),
+                    }
+                };
                 return Err((
                     false,
                     format!("the program ended before answering ({status})"),
@@ -428,17 +458,19 @@ impl Program {
     ) -> Result<(), String> {
         self.check_many(params, &[level], wait)
             .pop()
-            .unwrap_or_else(|| Err("no answer".into()))
+            .unwrap_or_else(|| Err(CheckError::broken("no answer")))
+            .map_err(|e| e.to_string())
     }
 
     /// The program's checks of `levels`, pipelined ([`Program::pipeline`]),
-    /// in order.
+    /// in order: `Err` says why the program refuses a level, or (a
+    /// [`CheckError::is_broken`] one) what broke in the exchange.
     pub fn check_many(
         &mut self,
         params: &serde_json::Value,
         levels: &[&Candidate],
         wait: Duration,
-    ) -> Vec<Result<(), String>> {
+    ) -> Vec<Result<(), CheckError>> {
         let bodies: Vec<RequestBody> = levels
             .iter()
             .map(|&level| RequestBody::Check {
@@ -450,8 +482,9 @@ impl Program {
     }
 
     /// The answers to requests answered by a verdict (`check`, `prepare`):
-    /// `Err` says why not, or what broke in the exchange.
-    fn verdicts(&mut self, bodies: &[RequestBody], wait: Duration) -> Vec<Result<(), String>> {
+    /// `Err` says why not, or (broken) what broke in the exchange or what
+    /// the program answered that is not a verdict.
+    fn verdicts(&mut self, bodies: &[RequestBody], wait: Duration) -> Vec<Result<(), CheckError>> {
         let mut verdicts = Vec::with_capacity(bodies.len());
         self.pipeline(bodies, wait, &mut |i, answer| {
             let asked = match bodies[i] {
@@ -460,15 +493,23 @@ impl Program {
             };
             verdicts.push(match answer {
                 Ok(ResponseBody::Check(CheckMessage { ok, reason })) if asked == "check" => {
-                    ok.then_some(()).ok_or(reason)
+                    ok.then_some(()).ok_or_else(|| CheckError::new(reason))
                 }
                 Ok(ResponseBody::Prepare(CheckMessage { ok, reason })) if asked == "prepare" => {
-                    ok.then_some(()).ok_or(reason)
+                    ok.then_some(()).ok_or_else(|| CheckError::new(reason))
                 }
-                Ok(ResponseBody::Error(e)) => Err(format!("the program says: {e}")),
-                Ok(other) => Err(format!("answered {asked} with {}", kind(&other))),
-                Err((true, _)) => Err(format!("no answer within {} ms", wait.as_millis())),
-                Err((_, e)) => Err(e),
+                Ok(ResponseBody::Error(e)) => {
+                    Err(CheckError::broken(format!("the program says: {e}")))
+                }
+                Ok(other) => Err(CheckError::broken(format!(
+                    "answered {asked} with {}",
+                    kind(&other)
+                ))),
+                Err((true, _)) => Err(CheckError::broken(format!(
+                    "no answer within {} ms",
+                    wait.as_millis()
+                ))),
+                Err((_, e)) => Err(CheckError::broken(e)),
             });
         });
         verdicts
@@ -484,7 +525,8 @@ impl Program {
         };
         self.verdicts(&[body], wait)
             .pop()
-            .unwrap_or_else(|| Err("no answer".into()))
+            .unwrap_or_else(|| Err(CheckError::broken("no answer")))
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -518,6 +560,42 @@ impl Drop for Program {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// The processes of every program running now (their group ids), for
+/// [`stop_all`].
+static LIVE: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+/// Kills `child`'s process group (its own, [`Program`] starts it so) and
+/// reaps the child.
+fn kill_group(child: &mut Child) {
+    #[cfg(unix)]
+    if let Some(group) = i32::try_from(child.id())
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Kills every game program's process group still running: what a command
+/// calls as it ends, so that no program (nor anything it forked) outlives
+/// pregen, even one that hangs or ignores its closed stdin.
+pub fn stop_all() {
+    let live = std::mem::take(&mut *LIVE.lock().unwrap_or_else(|e| e.into_inner()));
+    #[cfg(unix)]
+    for id in live {
+        if let Some(group) = i32::try_from(id)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        {
+            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        }
+    }
+    #[cfg(not(unix))]
+    drop(live);
 }
 
 /// A seed's failure in the exchange with its program.
@@ -555,20 +633,46 @@ fn write_requests(mut stdin: ChildStdin, requests: Receiver<Vec<u8>>) {
     }
 }
 
+/// Lines of a process's stderr logged per [`STDERR_WINDOW`]; the rest are
+/// counted and said in one line when the window ends, so that a chatty
+/// program cannot fill the disk with pregen's log.
+const STDERR_LINES: u32 = 100;
+
+/// The window of [`STDERR_LINES`].
+const STDERR_WINDOW: Duration = Duration::from_secs(10);
+
 /// Logs the program's stderr, a line at a time (at most [`MAX_LINE`] bytes
-/// each), naming the program and the seed whose answer was awaited.
+/// each, control characters escaped so that a `\r` cannot rewrite a log
+/// line), naming the program and the seed whose answer was awaited; at most
+/// [`STDERR_LINES`] lines per [`STDERR_WINDOW`], the rest counted.
 fn log_stderr(stderr: impl Read, program: &str, seed: &AtomicU64) {
     let mut reader = BufReader::new(stderr);
+    let (mut window, mut logged, mut dropped) = (Instant::now(), 0u32, 0u64);
     loop {
         let mut buf = Vec::new();
         match (&mut reader)
             .take(MAX_LINE as u64)
             .read_until(b'\n', &mut buf)
         {
-            Ok(0) | Err(_) => return,
+            Ok(0) | Err(_) => {
+                if dropped > 0 {
+                    tracing::warn!(target: "pregen::program", program, dropped, "stderr lines not logged (too many)");
+                }
+                return;
+            }
             Ok(_) => {
-                let line = String::from_utf8_lossy(&buf);
-                let line = line.trim_end();
+                if window.elapsed() >= STDERR_WINDOW {
+                    if dropped > 0 {
+                        tracing::warn!(target: "pregen::program", program, dropped, "stderr lines not logged (too many)");
+                    }
+                    (window, logged, dropped) = (Instant::now(), 0, 0);
+                }
+                if logged >= STDERR_LINES {
+                    dropped += 1;
+                    continue;
+                }
+                logged += 1;
+                let line = printable(String::from_utf8_lossy(&buf).trim_end());
                 match seed.load(Ordering::Relaxed) {
                     NO_SEED => tracing::warn!(target: "pregen::program", program, "{line}"),
                     seed => tracing::warn!(target: "pregen::program", program, seed, "{line}"),
@@ -578,9 +682,23 @@ fn log_stderr(stderr: impl Read, program: &str, seed: &AtomicU64) {
     }
 }
 
+/// `text` with its control characters escaped (`\r` as `\r`, others as
+/// `\u{..}`).
+fn printable(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let escaped: Vec<char> = match c.is_control() {
+                true => c.escape_default().collect(),
+                false => vec![c],
+            };
+            escaped
+        })
+        .collect()
+}
+
 /// Hands the program's stdout on, a line at a time, each at most
 /// [`MAX_LINE`] bytes (a longer one is reported and ends the reading).
-fn read_lines(stdout: impl Read, tx: std::sync::mpsc::Sender<Line>) {
+fn read_lines(stdout: impl Read, tx: SyncSender<Line>) {
     let mut reader = BufReader::new(stdout);
     loop {
         let mut buf = Vec::new();

@@ -350,3 +350,98 @@ fn an_identity_follows_the_programs_files() {
     assert!(gone.to_string().contains("names a file"), "{gone}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// This process's resident memory in KiB (Linux).
+fn resident_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Whether process `pid` is alive: it exists and is not a zombie (one
+/// killed whose parent is gone waits there for its reaper).
+fn alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+        .ok()
+        .and_then(|stat| {
+            let state = stat
+                .rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .next()?
+                .to_string();
+            Some(state != "Z" && state != "X")
+        })
+        .unwrap_or(false)
+}
+
+/// Issue 65: a program that writes lines nobody asked for holds a bounded
+/// share of pregen's memory (its lines were once queued without bound: 6 GB
+/// in 30 s), the stray line is that seed's protocol error, and what the
+/// program forked dies with it; a program that closes its stdout but keeps
+/// running fails its seed at once instead of holding its thread for ever.
+#[test]
+fn issue_65_a_hostile_program_is_held_to_bounds_and_killed_whole() {
+    let dir = std::env::temp_dir().join(format!("pregen-hostile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let describe = r#"{"id":ID,"describe":{"protocol":1,"name":"spam","version":"1","text_format":"x","params":{},"metrics":[]}}"#;
+    let head = format!(
+        "read line\nid=$(echo \"$line\" | sed 's/.*\"id\":\\([0-9]*\\).*/\\1/')\n\
+         echo '{describe}' | sed \"s/ID/$id/\"\n"
+    );
+    let spam = dir.join("spam.sh");
+    let pid_file = dir.join("spam.pid");
+    std::fs::write(
+        &spam,
+        format!(
+            "{head}( while :; do echo '{{\"id\":12345,\"error\":\"unasked\"}}'; done ) &\n\
+             echo $! > {}\nread line\nsleep 600\n",
+            pid_file.display()
+        ),
+    )
+    .expect("script");
+    let before = resident_kib();
+    let command = vec!["sh".to_string(), spam.display().to_string()];
+    let (mut program, _) = Program::start(&command, None).expect("starts");
+    std::thread::sleep(Duration::from_secs(2));
+    let grown = resident_kib().saturating_sub(before);
+    assert!(
+        grown < 100 * 1024,
+        "pregen grew {grown} KiB while the program spoke unasked"
+    );
+    let outcome = program.generate(1, &serde_json::json!({}), 100, Duration::from_secs(20));
+    let Err(Rejection::Refused(reason)) = &outcome.result else {
+        panic!("{:?}", outcome.result);
+    };
+    assert_eq!(reason.code, Code::Protocol, "{reason:?}");
+    let forked = std::fs::read_to_string(&pid_file).expect("the forked writer's pid");
+    drop(program);
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!alive(&forked), "the program's child {forked} outlived it");
+
+    // Its stdout closed, the process sleeping on: the seed fails, now.
+    let closed = dir.join("closed.sh");
+    std::fs::write(&closed, format!("{head}exec 1>&-\nsleep 600\n")).expect("script");
+    let command = vec!["sh".to_string(), closed.display().to_string()];
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let (mut program, _) = Program::start(&command, None).expect("starts");
+        let _ = tx.send(program.generate(1, &serde_json::json!({}), 100, Duration::from_secs(300)));
+    });
+    let outcome = rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("a program that closed its stdout held its thread");
+    let Err(Rejection::Refused(reason)) = &outcome.result else {
+        panic!("{:?}", outcome.result);
+    };
+    assert!(
+        reason.detail.contains("ended before answering"),
+        "{reason:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
