@@ -614,3 +614,212 @@ fn issue_64_release_verify_passes_every_form_of_every_game() {
         }
     }
 }
+
+/// Writes `release/SHA256SUMS` anew and the manifest's sum of it, as a
+/// forger who rewrites a release consistently would.
+fn resum_all(pack: &Path) {
+    resum(pack);
+    let path = pack.join("manifest.json");
+    let mut manifest: serde_json::Value = serde_json::from_str(&read(&path)).expect("manifest");
+    let sums = std::fs::read(pack.join("release/SHA256SUMS")).expect("sums");
+    manifest["files"]["release/SHA256SUMS"] = pregen_games::sha256_hex(&sums).into();
+    std::fs::write(&path, manifest.to_string()).expect("manifest");
+}
+
+/// A forgery of a release: its name, what it does to a copy, and what
+/// `release verify` must say of it.
+type Forgery = (&'static str, Box<dyn Fn(&Path)>, &'static str);
+
+/// Issue 65: `release verify` accounts for every level of a release
+/// rewritten consistently (sums and manifest included): a forged
+/// difficulty, tier or move count, a level of no seed file, a block with no
+/// id, a removed or doubled level, a link where a file should be, and an
+/// archive holding a link are each named; none passes.
+#[test]
+fn issue_65_release_verify_accounts_for_every_level() {
+    use crate::common::pregen;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pack = run_pack(
+        &dir.path().join("pack"),
+        &job("[campaigns]\nlength = 5\n"),
+        1,
+    );
+    let verify = |path: &Path| {
+        let out = pregen()
+            .args(["release", "verify"])
+            .arg(path)
+            .output()
+            .expect("pregen");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    assert_eq!(verify(&pack).0, Some(0), "{}", verify(&pack).1);
+    let edit = |p: &Path, name: &str, change: &dyn Fn(String) -> String| {
+        let path = p.join("release").join(name);
+        std::fs::write(&path, change(read(&path))).expect("write");
+    };
+    let first_header = |text: &str| -> String {
+        text.lines()
+            .find(|l| l.starts_with("; id "))
+            .expect("a level")
+            .to_string()
+    };
+    let cases: Vec<Forgery> = vec![
+        (
+            "difficulty",
+            Box::new(|p: &Path| {
+                edit(p, "tier-02.txt", &|t| {
+                    let h = first_header(&t);
+                    let (head, rest) = h.split_once(" difficulty ").expect("difficulty");
+                    let (_, tail) = rest.split_once(' ').expect("after");
+                    t.replacen(&h, &format!("{head} difficulty 0.5 {tail}"), 1)
+                })
+            }),
+            "it says difficulty 0.5",
+        ),
+        (
+            "tier",
+            Box::new(|p: &Path| {
+                edit(p, "tier-02.txt", &|t| {
+                    let h = first_header(&t);
+                    t.replacen(&h, &h.replace(" tier 2 ", " tier 3 "), 1)
+                })
+            }),
+            "its seed file puts it in tier 2",
+        ),
+        (
+            "moves",
+            Box::new(|p: &Path| {
+                edit(p, "tier-03.txt", &|t| {
+                    let h = first_header(&t);
+                    let (head, _) = h.rsplit_once(" moves ").expect("moves");
+                    t.replacen(&h, &format!("{head} moves 99"), 1)
+                })
+            }),
+            "it says 99 moves",
+        ),
+        (
+            "stranger",
+            Box::new(|p: &Path| {
+                edit(p, "tier-04.txt", &|t| {
+                    let block = t.split("\n\n").nth(1).expect("a level").to_string();
+                    let h = first_header(&block);
+                    let rest = h
+                        .split(" seed ")
+                        .nth(1)
+                        .and_then(|r| r.split_once(' '))
+                        .expect("seed")
+                        .1;
+                    let forged = format!("; id tilt-{:020} seed 987654321 {rest}", 987654321);
+                    format!("{t}{}\n\n", block.replace(&h, &forged))
+                })
+            }),
+            "seed 987654321 is in no seed file",
+        ),
+        (
+            "no id",
+            Box::new(|p: &Path| {
+                edit(p, "tier-04.txt", &|t| {
+                    let block = t.split("\n\n").nth(1).expect("a level").to_string();
+                    let bare: Vec<&str> = block.lines().filter(|l| !l.starts_with(';')).collect();
+                    format!("{t}{}\n\n", bare.join("\n"))
+                })
+            }),
+            "a level with no `; id` line",
+        ),
+        (
+            "removed",
+            Box::new(|p: &Path| {
+                edit(p, "tier-01.txt", &|t| {
+                    let block = t.split("\n\n").nth(1).expect("a level").to_string();
+                    t.replacen(&format!("{block}\n\n"), "", 1)
+                });
+                edit(p, "seeds/tier-01.txt", &|t| {
+                    let mut lines: Vec<&str> = t.lines().collect();
+                    lines.remove(1);
+                    let mut header: serde_json::Value =
+                        serde_json::from_str(lines[0]).expect("header");
+                    header["levels"] = (header["levels"].as_u64().expect("levels") - 1).into();
+                    let header = header.to_string();
+                    lines[0] = &header;
+                    lines.join("\n") + "\n"
+                });
+            }),
+            "the manifest counts",
+        ),
+        (
+            "doubled",
+            Box::new(|p: &Path| {
+                edit(p, "tier-02.txt", &|t| {
+                    let block = t.split("\n\n").nth(1).expect("a level").to_string();
+                    format!("{t}{block}\n\n")
+                })
+            }),
+            "times",
+        ),
+        (
+            "link",
+            Box::new(|p: &Path| {
+                let evil = p.join("release/evil.txt");
+                std::os::unix::fs::symlink("/dev/zero", &evil).expect("link");
+                let sums = p.join("release/SHA256SUMS");
+                let text = read(&sums) + &format!("{}  evil.txt\n", "0".repeat(64));
+                std::fs::write(&sums, text).expect("sums");
+                std::os::unix::fs::symlink("/", p.join("release/root")).expect("link");
+            }),
+            "evil.txt: is not a regular file",
+        ),
+    ];
+    for (name, forge, says) in cases {
+        let copy = dir.path().join(name.replace(' ', "-"));
+        let status = std::process::Command::new("cp")
+            .arg("-r")
+            .arg(&pack)
+            .arg(&copy)
+            .status()
+            .expect("cp");
+        assert!(status.success());
+        forge(&copy);
+        if name != "link" {
+            resum_all(&copy);
+        } else {
+            // The sums of the files, the link's line as the forger wrote it.
+            let path = copy.join("manifest.json");
+            let mut manifest: serde_json::Value =
+                serde_json::from_str(&read(&path)).expect("manifest");
+            let sums = std::fs::read(copy.join("release/SHA256SUMS")).expect("sums");
+            manifest["files"]["release/SHA256SUMS"] = pregen_games::sha256_hex(&sums).into();
+            std::fs::write(&path, manifest.to_string()).expect("manifest");
+        }
+        let (code, stderr) = verify(&copy);
+        assert_eq!(code, Some(1), "{name}: passed: {stderr}");
+        assert!(stderr.contains(says), "{name}: `{says}` not in {stderr}");
+    }
+
+    // An archive holding a link is refused before anything is read through it.
+    let staged = dir.path().join("staged");
+    std::fs::create_dir_all(&staged).expect("dir");
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(&pack)
+        .arg(staged.join("e2e"))
+        .status()
+        .expect("cp");
+    assert!(status.success());
+    std::os::unix::fs::symlink("/dev/zero", staged.join("e2e/release/zero.txt")).expect("link");
+    let archive = dir.path().join("evil.tar.zst");
+    let status = std::process::Command::new("tar")
+        .args(["--zstd", "-cf"])
+        .arg(&archive)
+        .arg("-C")
+        .arg(&staged)
+        .arg("e2e")
+        .status()
+        .expect("tar");
+    assert!(status.success());
+    let (code, stderr) = verify(&archive);
+    assert_ne!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("Symlink entry"), "{stderr}");
+}

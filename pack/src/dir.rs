@@ -136,8 +136,12 @@ pub fn walk_files(root: &Path, visit: &mut dyn FnMut(String) -> bool) -> Result<
         visit: &mut dyn FnMut(String) -> bool,
     ) -> Result<bool, PackError> {
         for entry in std::fs::read_dir(folder).map_err(PackError::io("list", folder))? {
-            let path = entry.map_err(PackError::io("list", folder))?.path();
-            if path.is_dir() {
+            let entry = entry.map_err(PackError::io("list", folder))?;
+            let path = entry.path();
+            // The entry's own type: a link to a folder is a file here,
+            // never followed (a link to `/` would walk the host).
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir {
                 if walk(root, &path, visit)? {
                     return Ok(true);
                 }

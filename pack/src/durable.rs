@@ -5,8 +5,6 @@ use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use pregen_games::sha256_hex;
-
 use crate::PackError;
 
 /// Writes `name` in `dir` atomically: temp file, fsync, rename, fsync the folder.
@@ -56,10 +54,14 @@ fn sync_folder(dir: &Path) -> Result<(), PackError> {
         .map_err(PackError::io("sync", dir))
 }
 
-/// SHA-256 of a file, lower-case hex.
+/// SHA-256 of a file, lower-case hex, streamed (a file is never held
+/// whole in memory).
 pub fn sha256_file(path: &Path) -> Result<String, PackError> {
-    let bytes = fs::read(path).map_err(PackError::io("read", path))?;
-    Ok(sha256_hex(&bytes))
+    use sha2::Digest;
+    let mut file = fs::File::open(path).map_err(PackError::io("read", path))?;
+    let mut hasher = sha2::Sha256::new();
+    std::io::copy(&mut file, &mut hasher).map_err(PackError::io("read", path))?;
+    Ok(format!("{:x}", hasher.finalize()))
 }
 
 /// Makes the written files durable before a manifest names them: one

@@ -16,6 +16,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
+use pregen_games::rating::Model;
 use pregen_games::seeds::SeedFile;
 use pregen_games::{Candidate, GameKind, PreparedGame, sha256_hex};
 use serde::Deserialize;
@@ -44,13 +45,35 @@ struct Manifest {
     job: Job,
     #[serde(default)]
     files: BTreeMap<String, String>,
+    counts: Option<Counts>,
+}
+
+/// The manifest's counts a check needs.
+#[derive(Deserialize)]
+struct Counts {
+    /// Accepted levels per tier, keyed `NN`.
+    by_tier: BTreeMap<String, u64>,
+}
+
+/// What the seed files say: each listed seed's tier and level, and each
+/// tier's seeds in order.
+#[derive(Default)]
+struct Seeds {
+    made: HashMap<u64, Candidate>,
+    tier_of: HashMap<u64, u32>,
+    by_tier: BTreeMap<u32, Vec<u64>>,
 }
 
 /// One level as a release file gives it.
 struct Entry {
     /// Where: the file and the level's id.
     at: String,
+    /// The level's id as the file gives it.
+    id: String,
     seed: u64,
+    /// The tier and difficulty the file claims (campaign files too).
+    tier: Option<u32>,
+    difficulty: Option<f64>,
     layout: String,
     level_json: Option<String>,
     level_hash: Option<String>,
@@ -100,14 +123,65 @@ pub fn verify_release(path: &Path) -> Result<ReleaseReport, PackError> {
     verify_folder(&root)
 }
 
-/// Unpacks a release archive into `into`: entries that would land outside
-/// it are refused by the tar reader.
+/// The most an archive may unpack to: this many times its own size, plus a
+/// floor. A real release (text and JSON compressed by zstd) unpacks to far
+/// less; a zstd bomb stops here, before it fills the disk.
+const UNPACK_RATIO: u64 = 1_000;
+const UNPACK_FLOOR: u64 = 64 << 20;
+
+/// Unpacks a release archive into `into`, entry by entry: folders and
+/// regular files only (a link, a device or a sparse entry is refused before
+/// anything is read through it), no entry outside `into`, and no more bytes
+/// than [`UNPACK_RATIO`] times the archive (plus [`UNPACK_FLOOR`]).
 fn unpack(archive: &Path, into: &Path) -> Result<(), PackError> {
+    use tar::EntryType;
+    let invalid = |why: String| {
+        PackError::invalid(
+            archive,
+            format!("is not a release archive (.tar.zst): {why}"),
+        )
+    };
     let file = std::fs::File::open(archive).map_err(PackError::io("open", archive))?;
+    let size = file
+        .metadata()
+        .map_err(PackError::io("read", archive))?
+        .len();
+    let most = size
+        .saturating_mul(UNPACK_RATIO)
+        .saturating_add(UNPACK_FLOOR);
     let zstd = zstd::Decoder::new(file).map_err(PackError::io("read", archive))?;
-    tar::Archive::new(zstd).unpack(into).map_err(|e| {
-        PackError::invalid(archive, format!("is not a release archive (.tar.zst): {e}"))
-    })
+    let mut tar = tar::Archive::new(zstd);
+    let mut unpacked = 0u64;
+    for entry in tar.entries().map_err(|e| invalid(e.to_string()))? {
+        let mut entry = entry.map_err(|e| invalid(e.to_string()))?;
+        let name = entry
+            .path()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        match entry.header().entry_type() {
+            EntryType::Regular | EntryType::Directory => {}
+            other => {
+                return Err(invalid(format!(
+                    "`{name}` is a {other:?} entry: a release holds folders and files alone"
+                )));
+            }
+        }
+        unpacked = unpacked.saturating_add(entry.size());
+        if unpacked > most {
+            return Err(invalid(format!(
+                "it unpacks to more than {most} bytes, {UNPACK_RATIO} times its size: refused"
+            )));
+        }
+        let inside = entry
+            .unpack_in(into)
+            .map_err(|e| invalid(format!("`{name}`: {e}")))?;
+        if !inside {
+            return Err(invalid(format!(
+                "`{name}` lies outside the archive's folder"
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn verify_folder(root: &Path) -> Result<ReleaseReport, PackError> {
@@ -135,7 +209,11 @@ fn verify_folder(root: &Path) -> Result<ReleaseReport, PackError> {
     report.by_program = games.0.is_external();
     let seeds = regenerate(&release, &listed, games.0, &mut report);
     let solutions = solutions_apart(&release, &listed, &mut report);
-    for name in listed.iter().filter(|n| is_level_file(n)) {
+    let model = job.rating_model().ok();
+    let mut tier_files: BTreeMap<u32, Vec<(u64, f64)>> = BTreeMap::new();
+    let mut level_files: Vec<&String> = listed.iter().filter(|n| is_level_file(n)).collect();
+    level_files.sort();
+    for name in level_files {
         let path = release.join(name);
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue; // its checksum already failed
@@ -151,9 +229,129 @@ fn verify_folder(root: &Path) -> Result<ReleaseReport, PackError> {
                 continue;
             }
         };
-        check_levels(job, &games, &seeds, &solutions, entries, &mut report);
+        if let Some(tier) = tier_of_file(name) {
+            let listing = tier_files.entry(tier).or_default();
+            listing.extend(
+                entries
+                    .iter()
+                    .map(|e| (e.seed, e.difficulty.unwrap_or(f64::NAN))),
+            );
+        }
+        let asked = Asked {
+            job,
+            games: &games,
+            seeds: &seeds,
+            solutions: &solutions,
+            model: model.as_ref(),
+        };
+        check_levels(&asked, entries, &mut report);
+    }
+    if !seeds.by_tier.is_empty() {
+        account(&manifest, &seeds, &tier_files, &mut report);
     }
     Ok(report)
+}
+
+/// The tier of a tier's level file (`tier-03.txt`, `tier-03-00002.jsonl`);
+/// `None` for a campaign's.
+fn tier_of_file(name: &str) -> Option<u32> {
+    name.strip_prefix("tier-")?.get(..2)?.parse().ok()
+}
+
+/// Every level accounted for: each tier's level files hold the levels of
+/// its seed file, each once, in its order, easiest first (ties by seed),
+/// no tier easier than the one before; every tier the manifest counts is
+/// there with its count.
+fn account(
+    manifest: &Manifest,
+    seeds: &Seeds,
+    tier_files: &BTreeMap<u32, Vec<(u64, f64)>>,
+    report: &mut ReleaseReport,
+) {
+    let none = Vec::new();
+    for (&tier, listed) in &seeds.by_tier {
+        let at = format!("tier {tier:02}");
+        let held: Vec<u64> = tier_files
+            .get(&tier)
+            .unwrap_or(&none)
+            .iter()
+            .map(|(s, _)| *s)
+            .collect();
+        if &held != listed {
+            let known: HashSet<&u64> = held.iter().collect();
+            let missing: Vec<&u64> = listed.iter().filter(|s| !known.contains(s)).collect();
+            let mut seen = HashSet::new();
+            let twice: Vec<&u64> = held.iter().filter(|s| !seen.insert(**s)).collect();
+            let what = match (missing.first(), twice.first()) {
+                (Some(s), _) => format!(
+                    "{} of its levels are missing (seed {s} first)",
+                    missing.len()
+                ),
+                (None, Some(s)) => format!(
+                    "seed {s} is there {} times",
+                    held.iter().filter(|h| h == s).count()
+                ),
+                (None, None) if held.len() != listed.len() => {
+                    format!(
+                        "it holds {} levels, its seed file {}",
+                        held.len(),
+                        listed.len()
+                    )
+                }
+                (None, None) => "its levels are not in its seed file's order".to_string(),
+            };
+            report.failures.push((
+                at.clone(),
+                format!("the level files do not hold its seed file's levels: {what}"),
+            ));
+        }
+    }
+    for (&tier, held) in tier_files {
+        let sorted = held
+            .windows(2)
+            .all(|w| (w[0].1, w[0].0) <= (w[1].1, w[1].0) || w.iter().any(|l| l.1.is_nan()));
+        if !sorted {
+            report.failures.push((
+                format!("tier {tier:02}"),
+                "its levels are not easiest first (difficulty, then seed)".into(),
+            ));
+        }
+    }
+    let bounds: Vec<(u32, f64, f64)> = tier_files
+        .iter()
+        .filter_map(|(&tier, held)| {
+            let d = held.iter().map(|l| l.1).filter(|d| !d.is_nan());
+            let (lo, hi) = d.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), d| {
+                (lo.min(d), hi.max(d))
+            });
+            (lo <= hi).then_some((tier, lo, hi))
+        })
+        .collect();
+    for w in bounds.windows(2) {
+        if w[1].1 < w[0].2 {
+            report.failures.push((
+                format!("tier {:02}", w[1].0),
+                format!(
+                    "it holds a level easier ({}) than tier {:02}'s hardest ({})",
+                    w[1].1, w[0].0, w[0].2
+                ),
+            ));
+        }
+    }
+    if let Some(counts) = &manifest.counts {
+        for (key, &count) in &counts.by_tier {
+            let tier: Option<u32> = key.parse().ok();
+            let held = tier
+                .and_then(|t| seeds.by_tier.get(&t))
+                .map_or(0, |l| l.len() as u64);
+            if held != count {
+                report.failures.push((
+                    format!("tier {key}"),
+                    format!("the manifest counts {count} levels, the release holds {held}"),
+                ));
+            }
+        }
+    }
 }
 
 /// Every file `SHA256SUMS` lists has its checksum; no other file lies in
@@ -191,11 +389,24 @@ fn check_sums(
             continue;
         }
         report.files += 1;
-        match std::fs::read(release.join(name)) {
-            Ok(bytes) if sha256_hex(&bytes) == sum => {}
-            Ok(_) => report.failures.push((
+        let path = release.join(name);
+        let regular = std::fs::symlink_metadata(&path)
+            .map(|m| m.file_type().is_file())
+            .map_err(|e| e.to_string());
+        match regular.and_then(|regular| match regular {
+            true => crate::durable::sha256_file(&path)
+                .map(Some)
+                .map_err(|e| e.to_string()),
+            false => Ok(None),
+        }) {
+            Ok(Some(actual)) if actual == sum => {}
+            Ok(Some(_)) => report.failures.push((
                 name.into(),
                 "its SHA-256 is not the one SHA256SUMS lists".into(),
+            )),
+            Ok(None) => report.failures.push((
+                name.into(),
+                "is not a regular file (a link, a folder or a device): not read".into(),
             )),
             Err(e) => report
                 .failures
@@ -232,14 +443,15 @@ fn is_level_file(name: &str) -> bool {
     level_form && (name.starts_with("tier-") || name.starts_with("campaigns/"))
 }
 
-/// Every seed file regenerated; the levels it makes, by seed.
+/// Every seed file regenerated: the levels it makes, by seed, and the
+/// tiers the files give.
 fn regenerate(
     release: &Path,
     listed: &[String],
     game: GameKind,
     report: &mut ReleaseReport,
-) -> HashMap<u64, Candidate> {
-    let mut made = HashMap::new();
+) -> Seeds {
+    let mut seeds = Seeds::default();
     for name in listed.iter().filter(|n| n.starts_with("seeds/")) {
         let Ok(text) = std::fs::read_to_string(release.join(name)) else {
             continue;
@@ -249,19 +461,35 @@ fn regenerate(
                 Some(_) => file.regenerate_with(game),
                 None => file.regenerate(),
             }?;
-            Ok((file.levels, levels))
+            Ok((file.header.tier, file.header.levels, file.levels, levels))
         });
         match regenerated {
-            Ok((seeds, levels)) => {
+            Ok((tier, count, listed_seeds, levels)) => {
                 report.regenerated += levels.len() as u64;
-                for ((seed, _), level) in seeds.into_iter().zip(levels) {
-                    made.insert(seed, level);
+                if count != listed_seeds.len() as u64 {
+                    report.failures.push((
+                        name.clone(),
+                        format!(
+                            "its header counts {count} levels, it lists {}",
+                            listed_seeds.len()
+                        ),
+                    ));
+                }
+                let order = seeds.by_tier.entry(tier).or_default();
+                for ((seed, _), level) in listed_seeds.into_iter().zip(levels) {
+                    order.push(seed);
+                    if seeds.tier_of.insert(seed, tier).is_some() {
+                        report
+                            .failures
+                            .push((name.clone(), format!("seed {seed} is listed twice")));
+                    }
+                    seeds.made.insert(seed, level);
                 }
             }
             Err(e) => report.failures.push((name.clone(), e.to_string())),
         }
     }
-    made
+    seeds
 }
 
 /// The solutions of the solutions files, by level id.
@@ -296,6 +524,8 @@ fn jsonl_entries(name: &str, text: &str) -> Result<Vec<Entry>, String> {
     struct Line {
         id: String,
         seed: u64,
+        tier: Option<u32>,
+        difficulty: Option<f64>,
         moves: u32,
         moves_optimal: bool,
         level_json: String,
@@ -309,7 +539,10 @@ fn jsonl_entries(name: &str, text: &str) -> Result<Vec<Entry>, String> {
             let l: Line = serde_json::from_str(line).map_err(|e| format!("line {}: {e}", i + 1))?;
             Ok(Entry {
                 at: format!("{name}: {}", l.id),
+                id: l.id,
                 seed: l.seed,
+                tier: l.tier,
+                difficulty: l.difficulty,
                 layout: l.text,
                 level_json: Some(l.level_json),
                 level_hash: Some(l.level_hash),
@@ -344,7 +577,13 @@ fn text_entries(name: &str, text: &str) -> Result<Vec<Entry>, String> {
             layout.push('\n');
         }
         let Some(header) = header else {
-            continue;
+            if layout.trim().is_empty() {
+                continue; // the file's header: comments alone
+            }
+            return Err(format!(
+                "a level with no `; id` line: `{}`",
+                layout.lines().next().unwrap_or_default()
+            ));
         };
         let words: Vec<&str> = header.split_whitespace().collect();
         let field = |key: &str| {
@@ -360,9 +599,13 @@ fn text_entries(name: &str, text: &str) -> Result<Vec<Entry>, String> {
         let moves = field("moves")?
             .parse()
             .map_err(|e| format!("`; id {header}`: moves: {e}"))?;
+        let id = words.first().copied().unwrap_or_default().to_string();
         entries.push(Entry {
-            at: format!("{name}: {}", words.first().copied().unwrap_or_default()),
+            at: format!("{name}: {id}"),
+            id,
             seed,
+            tier: field("tier").ok().and_then(|t| t.parse().ok()),
+            difficulty: field("difficulty").ok().and_then(|d| d.parse().ok()),
             layout,
             level_json: None,
             level_hash: None,
@@ -377,20 +620,89 @@ fn text_entries(name: &str, text: &str) -> Result<Vec<Entry>, String> {
 /// Each level checked by its stratum's game: its JSON form (given, else
 /// read from its text form, else the seed file's), its hash against the
 /// seed file's, and its solution replayed, when the release ships it.
-fn check_levels(
-    job: &Job,
-    games: &Games,
-    seeds: &HashMap<u64, Candidate>,
-    solutions: &HashMap<String, String>,
-    entries: Vec<Entry>,
-    report: &mut ReleaseReport,
-) {
+/// What every level of a release is checked against.
+struct Asked<'a> {
+    job: &'a Job,
+    games: &'a Games,
+    seeds: &'a Seeds,
+    solutions: &'a HashMap<String, String>,
+    /// The job's rating model (a level's difficulty is its rating).
+    model: Option<&'a Model>,
+}
+
+fn check_levels(asked_of: &Asked, entries: Vec<Entry>, report: &mut ReleaseReport) {
+    let Asked {
+        job,
+        games,
+        seeds,
+        solutions,
+        model,
+    } = asked_of;
     let (game, strata) = games;
     let mut asked: Vec<Vec<(String, Candidate)>> = strata.iter().map(|_| Vec::new()).collect();
     for entry in entries {
         report.levels += 1;
         let id = dir::level_id(job.game_name(), entry.seed);
-        let made = seeds.get(&entry.seed);
+        if entry.id != id {
+            report.failures.push((
+                entry.at,
+                format!("its id is not seed {}'s ({id})", entry.seed),
+            ));
+            continue;
+        }
+        if !seeds.tier_of.is_empty() && !seeds.tier_of.contains_key(&entry.seed) {
+            report.failures.push((
+                entry.at,
+                format!(
+                    "seed {} is in no seed file: not a level of this release",
+                    entry.seed
+                ),
+            ));
+            continue;
+        }
+        if let (Some(claimed), Some(tier)) = (entry.tier, seeds.tier_of.get(&entry.seed))
+            && claimed != *tier
+        {
+            report.failures.push((
+                entry.at.clone(),
+                format!("it says tier {claimed}; its seed file puts it in tier {tier}"),
+            ));
+        }
+        let made = seeds.made.get(&entry.seed);
+        if let Some(made) = made {
+            if (made.moves, made.moves_optimal) != (entry.moves, entry.moves_optimal) {
+                report.failures.push((
+                    entry.at.clone(),
+                    format!(
+                        "it says {} moves{}; seed {} makes a level of {}{}",
+                        entry.moves,
+                        if entry.moves_optimal {
+                            ""
+                        } else {
+                            " (best found)"
+                        },
+                        entry.seed,
+                        made.moves,
+                        if made.moves_optimal {
+                            ""
+                        } else {
+                            " (best found)"
+                        },
+                    ),
+                ));
+            }
+            let rated = model.and_then(|m| m.rate(Model::features(&made.metrics, made.moves)).ok());
+            if let (Some(claimed), Some(rated)) = (entry.difficulty, rated)
+                && claimed.to_bits() != rated.to_bits()
+            {
+                report.failures.push((
+                    entry.at.clone(),
+                    format!(
+                        "it says difficulty {claimed}; the job's model rates its level {rated}"
+                    ),
+                ));
+            }
+        }
         let json = match (&entry.level_json, made) {
             (Some(json), _) => Ok(json.clone()),
             (None, _) if !game.is_external() => {
