@@ -628,7 +628,7 @@ fn resum_all(pack: &Path) {
 
 /// A forgery of a release: its name, what it does to a copy, and what
 /// `release verify` must say of it.
-type Forgery = (&'static str, Box<dyn Fn(&Path)>, &'static str);
+type Forgery<'a> = (&'static str, Box<dyn Fn(&Path) + 'a>, &'static str);
 
 /// Issue 65: `release verify` accounts for every level of a release
 /// rewritten consistently (sums and manifest included): a forged
