@@ -132,6 +132,8 @@ pub struct Verified {
     /// Whether the levels' game is a program: then its own `check` judged
     /// them (their rules are the program's), not rules pregen replays.
     pub by_program: bool,
+    /// Whether an independent checker program judged them instead.
+    pub by_checker: bool,
     /// Levels that failed: (level id, what is wrong).
     pub failures: Vec<(String, String)>,
 }
@@ -149,6 +151,11 @@ pub fn verify(dir: &Path) -> Result<Verified, AnalysisError> {
     let manifest = pack.read_manifest()?;
     let mut verified = Verified {
         by_program: manifest.job.is_external(),
+        by_checker: manifest
+            .job
+            .external
+            .as_ref()
+            .is_some_and(|e| !e.checker.is_empty()),
         ..Verified::default()
     };
     let mut fail = |what: String, why: String| verified.failures.push((what, why));
@@ -170,17 +177,13 @@ pub fn verify(dir: &Path) -> Result<Verified, AnalysisError> {
             Err(e) => fail(name.clone(), e.to_string()),
         }
     }
-    let games = manifest.job.game_kind().and_then(|g| {
-        manifest
-            .job
-            .plan()
-            .iter()
-            .map(|p| {
-                g.prepare(&p.params)
-                    .map_err(|e| PackError::Job(e.to_string()))
-            })
-            .collect::<Result<Vec<_>, _>>()
-    })?;
+    // The levels' judge: the job's `[external] checker`, else its game.
+    let games: Vec<_> = manifest
+        .job
+        .judging_strata()?
+        .into_iter()
+        .map(|(_, g)| g)
+        .collect();
     let mut easiest_allowed = f64::NEG_INFINITY;
     for (tier, part) in pack.level_parts()? {
         let mut hardest = f64::NEG_INFINITY;

@@ -323,3 +323,59 @@ fn issue_64_a_program_that_is_not_deterministic_is_named_not_shipped() {
     let pack = run_pack(&dir.path().join("honest"), &rushhour_job(20, 0.01), 1);
     assert!(pack.join("_SUCCESS").exists());
 }
+
+/// Issue 64: a program whose `check` accepts wrong solutions passes them
+/// when it judges itself; with an independent checker (`[external] checker`,
+/// the honest example) the coordinator refuses them, and a pack the checker
+/// judged says so in both verifies.
+#[test]
+fn issue_64_an_independent_checker_judges_in_the_programs_place() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let liar = rushhour_job(10, 0.01).replace(
+        "command = [\"python3\", \"rushhour.py\"]",
+        "command = [\"python3\", \"rushhour.py\", \"--lie\", \"check\"]",
+    );
+    // Judging itself, the liar's pack passes: the program is the judge.
+    let pack = run_pack(&dir.path().join("alone"), &liar, 1);
+    let said = pregen_stdout(&["analysis", "verify"], &pack);
+    assert!(
+        said.contains("accepted by the game program's own check"),
+        "{said}"
+    );
+    // With the honest program as its checker, no level of it counts.
+    let checked = liar.replace(
+        "[params]",
+        "checker = [\"python3\", \"rushhour.py\"]\n[params]",
+    );
+    assert!(checked.contains("checker ="), "{checked}");
+    let root = dir.path().join("checked");
+    let job_path = crate::common::write_job(&root, &checked);
+    let out = pregen()
+        .args(["run", "--no-progress", "--out"])
+        .arg(root.join("out"))
+        .arg(&job_path)
+        .output()
+        .expect("run pregen");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "the liar's pack passed its checker: {stderr}"
+    );
+    assert!(stderr.contains("the program's check"), "{stderr}");
+    // An honest program with a checker: both verifies name the checker.
+    let honest = rushhour_job(10, 0.01).replace(
+        "[params]",
+        "checker = [\"python3\", \"rushhour.py\"]\n[params]",
+    );
+    let pack = run_pack(&dir.path().join("honest"), &honest, 1);
+    let said = pregen_stdout(&["analysis", "verify"], &pack);
+    assert!(
+        said.contains("accepted by the job's checker program"),
+        "{said}"
+    );
+    let said = pregen_stdout(&["release", "verify"], &pack);
+    assert!(
+        said.contains("accepted by the job's checker program"),
+        "{said}"
+    );
+}

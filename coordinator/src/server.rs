@@ -272,7 +272,7 @@ struct ReplayCheck {
 impl ReplayCheck {
     fn new(job: &Job) -> Result<Self, CoordinatorError> {
         Ok(ReplayCheck {
-            strata: job.prepared_strata()?,
+            strata: job.judging_strata()?,
             budget: pregen_games::Budget::nodes(job.budget.max_nodes),
             model: job.rating_model()?,
         })

@@ -32,6 +32,9 @@ pub struct Shared {
     spec: JobSpec,
     /// Per stratum, the game with its params: checks workers' levels.
     games: Arc<Vec<PreparedGame>>,
+    /// Per stratum, the job's `[external] checker`, which checks workers'
+    /// levels instead of the game when the job names one.
+    checkers: Option<Arc<Vec<PreparedGame>>>,
     scheduler: Mutex<Scheduler>,
     next_session: AtomicU64,
     /// Sessions open now.
@@ -97,6 +100,16 @@ impl Shared {
             .map(|p| game.prepare(&p.params))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| PackError::Job(e.to_string()))?;
+        // An `[external] checker` judges the levels in the generator's place.
+        let checkers = match job.checker_kind()? {
+            Some(_) => Some(Arc::new(
+                job.judging_strata()?
+                    .into_iter()
+                    .map(|(_, g)| g)
+                    .collect::<Vec<_>>(),
+            )),
+            None => None,
+        };
         let complete = scheduler.is_finished();
         let identities = Identities::new(scheduler.secret());
         let model = Arc::new(job.rating_model()?);
@@ -109,6 +122,7 @@ impl Shared {
             model,
             built_in,
             games: Arc::new(games),
+            checkers,
             spec: JobSpec {
                 job_id: job.id(),
                 game: job.game.clone(),
@@ -497,6 +511,7 @@ async fn check_batch(
             .map_err(|e| Status::invalid_argument(e.to_string()))?
     };
     let games = shared.games.clone();
+    let judges = shared.checkers.clone().unwrap_or_else(|| games.clone());
     let model = shared.model.clone();
     let built_in = shared.built_in.clone();
     let budget = Budget::nodes(shared.spec.max_nodes);
@@ -507,7 +522,7 @@ async fn check_batch(
         .map_err(|e| Status::internal(format!("the level check failed: {e}")))?;
     let checked = tokio::task::spawn_blocking(move || {
         let mut records = records;
-        let checks = check_levels(&games, &records, &strata);
+        let checks = check_levels(&judges, &records, &strata);
         let mut failed = checks.iter().filter_map(|c| c.as_ref().err());
         if let Some(broken) = failed.find(|e| e.is_broken()) {
             // The coordinator's own program failed (a crash, a kill, no

@@ -11,6 +11,7 @@ check replays a solution under the rules.
     python3 rushhour.py            # speak the protocol on stdin and stdout
     python3 rushhour.py --lie solution   # a liar: drops the last move of each solution
     python3 rushhour.py --lie level      # a liar: answers seed s with seed s + 1's level
+    python3 rushhour.py --lie check      # drops the last move, and its check accepts anything
     python3 rushhour.py --lie random:0.02  # not deterministic: 2% of the seeds it runs
                                            # get the level of a seed drawn at random
 
@@ -213,7 +214,7 @@ def outcome(seed, params, max_nodes, lie):
             return {"status": "rejected", "reason_code": "too easy",
                     "reason_detail": f"{len(path)} moves < min_moves {params['min_moves']}",
                     "generate_ms": ms(started, generated), "solve_ms": ms(generated, solved), "nodes": states}
-        if lie == "solution":
+        if lie in ("solution", "check"):
             path = path[:-1]
         level_json = to_json(vehicles)
         metrics = {"states": float(states), "vehicles": float(len(vehicles)), "blockers": float(blockers(vehicles))}
@@ -296,7 +297,7 @@ def answer(request, lie):
         g = request["generate"]
         return {"outcome": outcome(g["seed"], g["params"], g["max_nodes"], lie)}
     if "check" in request:
-        why = check(request["check"]["params"], request["check"]["level"])
+        why = "" if lie == "check" else check(request["check"]["params"], request["check"]["level"])
         return {"check": {"ok": not why, "reason": why}}
     if "render" in request:
         return {"render": {"svg": render(request["render"]["level_json"])}}

@@ -35,6 +35,8 @@ pub struct ReleaseReport {
     pub regenerated: u64,
     /// Whether the game is a program, whose own `check` judged the levels.
     pub by_program: bool,
+    /// Whether the job's `[external] checker` judged them instead.
+    pub by_checker: bool,
     /// What failed: (file or level, what is wrong).
     pub failures: Vec<(String, String)>,
 }
@@ -207,6 +209,7 @@ fn verify_folder(root: &Path) -> Result<ReleaseReport, PackError> {
         }
     };
     report.by_program = games.0.is_external();
+    report.by_checker = job.external.as_ref().is_some_and(|e| !e.checker.is_empty());
     let seeds = regenerate(&release, &listed, games.0, &mut report);
     let solutions = solutions_apart(&release, &listed, &mut report);
     let model = job.rating_model().ok();
@@ -430,11 +433,12 @@ fn check_sums(
     Ok(listed)
 }
 
-/// The job's game and each stratum's prepared game, with its first seed.
+/// The job's game and each stratum's judge (its `[external] checker`, else
+/// its game), with its first seed.
 type Games = (GameKind, Vec<(u64, PreparedGame)>);
 
 fn prepare(job: &Job) -> Result<Games, PackError> {
-    Ok((job.game_kind()?, job.prepared_strata()?))
+    Ok((job.game_kind()?, job.judging_strata()?))
 }
 
 /// Whether a release file holds levels (a tier's or a campaign's).

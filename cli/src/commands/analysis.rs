@@ -285,9 +285,13 @@ pub fn run(command: AnalysisCommand) -> Result<()> {
                 );
             }
             if verified.by_program {
+                let judge = match verified.by_checker {
+                    true => "the job's checker program",
+                    false => "the game program's own check",
+                };
                 println!(
-                    "{} levels accepted by the game program's own check (pregen checked their \
-                     hashes, layouts and the job; the rules are the program's); hashes match",
+                    "{} levels accepted by {judge} (pregen checked their hashes, layouts and the \
+                     job; the rules are the program's); hashes match",
                     verified.levels
                 );
             } else {

@@ -39,9 +39,10 @@ pub fn run(command: ReleaseCommand) -> Result<()> {
                     report.regenerated
                 );
             }
-            let judged = match report.by_program {
-                true => "accepted by the game program's own check",
-                false => "checked and replayed",
+            let judged = match (report.by_program, report.by_checker) {
+                (true, true) => "accepted by the job's checker program",
+                (true, false) => "accepted by the game program's own check",
+                (false, _) => "checked and replayed",
             };
             println!(
                 "{} files match SHA256SUMS; {} levels {judged}; {} regenerated from their seeds \

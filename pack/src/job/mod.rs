@@ -107,6 +107,15 @@ pub struct ExternalSpec {
     /// run is checked, not what the pack is: left out of the job's id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<u64>,
+    /// An independent checker: a second program (run in `dir`, speaking the
+    /// same protocol: `describe`, `prepare` and `check`) that judges every
+    /// level in the generator's place, for the coordinator and both
+    /// verifies. Empty: the generator's own `check` judges.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checker: Vec<String>,
+    /// The checker's identity, `sha256:` of its files (as `identity`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub checker_identity: String,
 }
 
 /// The seeds of a program's determinism probe by default: a program whose
@@ -122,6 +131,15 @@ impl ExternalSpec {
     /// The seeds of the determinism probe.
     pub fn probe_seeds(&self) -> u64 {
         self.probe.unwrap_or(PROBE_SEEDS)
+    }
+
+    /// The checker program as the games crate starts it, if the job names one.
+    pub fn checker_program(&self) -> Option<pregen_games::external::ProgramSpec> {
+        (!self.checker.is_empty()).then(|| pregen_games::external::ProgramSpec {
+            command: self.checker.clone(),
+            dir: self.dir.clone().into(),
+            files: Vec::new(),
+        })
     }
 
     /// The program as the games crate starts it.
@@ -384,7 +402,24 @@ impl Job {
         }
         spec.name = name;
         spec.version = version;
+        if let Some(checker) = spec.checker_program() {
+            let identity = pregen_games::external::identity(&checker)
+                .map_err(|e| PackError::Job(format!("field `external.checker`: {e}")))?;
+            if !spec.checker_identity.is_empty() && spec.checker_identity != identity {
+                return bad(
+                    "external.checker_identity",
+                    format!(
+                        "the checker's files hash to {identity}, not to {}",
+                        spec.checker_identity
+                    ),
+                );
+            }
+            spec.checker_identity = identity;
+        }
         self.validate_params_with(game)?;
+        if let Some(checker) = self.checker_kind()? {
+            self.validate_params_with(checker)?;
+        }
         self.rating_model()?;
         Ok(())
     }
@@ -508,6 +543,35 @@ impl Job {
                 .map_err(|e| PackError::Job(format!("field `external`: {e}"))),
             _ => GameKind::from_name(&self.game).map_err(|e| PackError::Job(e.to_string())),
         }
+    }
+
+    /// The game that judges the levels, when it is not the job's game: an
+    /// `[external] checker` program.
+    pub fn checker_kind(&self) -> Result<Option<GameKind>, PackError> {
+        let Some(checker) = self
+            .external
+            .as_ref()
+            .filter(|_| self.is_external())
+            .and_then(ExternalSpec::checker_program)
+        else {
+            return Ok(None);
+        };
+        GameKind::external(&checker)
+            .map(Some)
+            .map_err(|e| PackError::Job(format!("field `external.checker`: {e}")))
+    }
+
+    /// Each stratum's game that judges its levels: the checker's when the
+    /// job names one, else the job's game ([`Job::prepared_strata`]).
+    pub fn judging_strata(&self) -> Result<Vec<(u64, pregen_games::PreparedGame)>, PackError> {
+        let Some(checker) = self.checker_kind()? else {
+            return self.prepared_strata();
+        };
+        self.plan()
+            .iter()
+            .map(|p| Ok((p.first_seed, checker.prepare(&p.params)?)))
+            .collect::<Result<Vec<_>, pregen_games::GameError>>()
+            .map_err(|e| PackError::Job(e.to_string()))
     }
 
     /// The params as JSON, the form the wire and the games use.

@@ -101,6 +101,12 @@ impl Job {
         if spec.files.iter().any(String::is_empty) {
             return bad("external.files", "a file name is empty".into());
         }
+        if spec.checker.iter().any(String::is_empty) {
+            return bad(
+                "external.checker",
+                "must list the checker program and its arguments, none empty".into(),
+            );
+        }
         if spec.probe.is_some_and(|n| n > super::MOST_PROBE_SEEDS) {
             return bad(
                 "external.probe",
