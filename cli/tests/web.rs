@@ -114,6 +114,16 @@ fn issue_57_a_seed_only_release_is_rebuilt_and_played_in_chromium() {
             );
         }
     }
+    // Issue 65: a seed file from another origin is refused, not vouched for.
+    let dom = open(
+        "rebuild.html?sync=1&seeds=http://127.0.0.1:9/seeds/tier-01.txt",
+        "rebuild-elsewhere",
+    );
+    let status = element(&dom, "status");
+    assert!(
+        status.contains("must come from this page's own origin"),
+        "{status}"
+    );
     // The report links its levels to the play page; a link is followed.
     let html = crate::common::report_html(
         &pack,

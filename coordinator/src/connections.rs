@@ -89,6 +89,9 @@ pub const ADMIT_WITHIN: Duration = Duration::from_secs(10);
 /// files, the sort's runs (merged 16 at a time) and the runtime.
 pub const RESERVED_FILES: u64 = 128;
 
+/// How often connections closed at the cap are logged (with their count).
+const REFUSALS_LOGGED_EVERY: Duration = Duration::from_secs(10);
+
 /// The connections `listener` accepts, at most `cap` open at once, each
 /// handed on once it has sent its first bytes and closed `deadline` after it
 /// was accepted unless admitted by then. Accepting stops when the returned
@@ -101,6 +104,11 @@ pub fn capped(
     let (tx, rx) = mpsc::channel(64);
     let places = Arc::new(Semaphore::new(cap));
     tokio::spawn(async move {
+        // Refusals at the cap are logged once per `REFUSALS_LOGGED_EVERY`,
+        // with how many there were: a stranger who reopens connections as
+        // fast as they close cannot flood the log.
+        let mut refused: u64 = 0;
+        let mut logged: Option<tokio::time::Instant> = None;
         loop {
             let accepted = tokio::select! {
                 _ = tx.closed() => return,
@@ -116,12 +124,18 @@ pub fn capped(
                 }
             };
             let Ok(place) = places.clone().try_acquire_owned() else {
-                tracing::warn!(
-                    cap,
-                    %peer,
-                    "connection cap reached: closing a new connection (raise --max-connections \
-                     and the file limit to serve more workers)"
-                );
+                refused += 1;
+                let now = tokio::time::Instant::now();
+                if logged.is_none_or(|at| now - at >= REFUSALS_LOGGED_EVERY) {
+                    tracing::warn!(
+                        cap,
+                        %peer,
+                        refused,
+                        "connection cap reached: closing new connections (raise --max-connections \
+                         and the file limit to serve more workers)"
+                    );
+                    (logged, refused) = (Some(now), 0);
+                }
                 continue;
             };
             // Replies are small frames (lease grants, acknowledgements): with

@@ -80,7 +80,17 @@ var Pregen = (function () {
     },
     // `load` and `get`, or with `?sync=1` in the page's address their
     // synchronous forms: the page is done when it has loaded.
+    // The seed file must come from the page's own origin (a page served
+    // from a release folder reads that release): one from elsewhere is
+    // refused, so the page never vouches for a file it was pointed at.
     open: function (wasm, file) {
+      var url = new URL(file, location.href);
+      if (url.protocol !== location.protocol || url.origin !== location.origin) {
+        return Promise.reject(new Error("the seed file must come from this page's own origin (" +
+          (location.protocol === "file:" ? "this computer's files" : location.origin) +
+          "), not " + url.href));
+      }
+      file = url.href;
       if (new URLSearchParams(location.search).get("sync") === "1") {
         try {
           return Promise.resolve([this.loadSync(wasm), getSync(file, false)]);
