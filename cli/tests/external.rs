@@ -285,6 +285,20 @@ fn issue_55_a_lying_program_is_caught_and_its_worker_refused() {
     );
 }
 
+/// `pregen run` of `job` under `root`, which must fail: its stderr.
+fn run_failing(root: &std::path::Path, job: &str) -> String {
+    let job_path = crate::common::write_job(root, job);
+    let out = pregen()
+        .args(["run", "--no-progress", "--out"])
+        .arg(root.join("out"))
+        .arg(&job_path)
+        .output()
+        .expect("run pregen");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "the run passed: {stderr}");
+    stderr
+}
+
 /// Issue 64: a program that is not deterministic (the example with
 /// `--lie random:P`, which answers a share P of the seeds it runs with the
 /// level of a seed drawn at random) is named as such, at 20% and at 2%, by
@@ -300,15 +314,7 @@ fn issue_64_a_program_that_is_not_deterministic_is_named_not_shipped() {
         );
         assert!(job.contains("random:"), "{job}");
         let root = dir.path().join(share);
-        let job_path = crate::common::write_job(&root, &job);
-        let out = pregen()
-            .args(["run", "--no-progress", "--out"])
-            .arg(root.join("out"))
-            .arg(&job_path)
-            .output()
-            .expect("run pregen");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{share}: the run passed: {stderr}");
+        let stderr = run_failing(&root, &job);
         assert!(
             stderr.contains("the program answers seed")
                 && stderr.contains("it is not deterministic"),
@@ -348,19 +354,7 @@ fn issue_64_an_independent_checker_judges_in_the_programs_place() {
         "checker = [\"python3\", \"rushhour.py\"]\n[params]",
     );
     assert!(checked.contains("checker ="), "{checked}");
-    let root = dir.path().join("checked");
-    let job_path = crate::common::write_job(&root, &checked);
-    let out = pregen()
-        .args(["run", "--no-progress", "--out"])
-        .arg(root.join("out"))
-        .arg(&job_path)
-        .output()
-        .expect("run pregen");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success(),
-        "the liar's pack passed its checker: {stderr}"
-    );
+    let stderr = run_failing(&dir.path().join("checked"), &checked);
     assert!(stderr.contains("the program's check"), "{stderr}");
     // An honest program with a checker: both verifies name the checker.
     let honest = rushhour_job(10, 0.01).replace(

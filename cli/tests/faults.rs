@@ -263,19 +263,22 @@ fn issue_64_a_worker_caps_its_threads_and_stops_on_a_signal() {
             .expect("kill");
         assert!(status.success());
     };
-    // Nothing listens on port 1: the worker keeps retrying for a minute.
-    let mut child = pregen()
-        .args([
-            "worker",
-            "--coordinator",
-            "http://127.0.0.1:1",
-            "--token",
-            "t",
-        ])
-        .args(["--threads", "100000", "--connect-timeout-s", "600"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn the worker");
+    // Nothing listens on port 1: the worker keeps retrying.
+    let unreachable = |threads: &str, stderr: Stdio| {
+        pregen()
+            .args([
+                "worker",
+                "--coordinator",
+                "http://127.0.0.1:1",
+                "--token",
+                "t",
+            ])
+            .args(["--threads", threads, "--connect-timeout-s", "600"])
+            .stderr(stderr)
+            .spawn()
+            .expect("spawn the worker")
+    };
+    let mut child = unreachable("100000", Stdio::piped());
     std::thread::sleep(Duration::from_millis(700));
     signal(&child, "-TERM");
     let status = crate::common::wait(&mut child, Duration::from_secs(60));
@@ -287,18 +290,7 @@ fn issue_64_a_worker_caps_its_threads_and_stops_on_a_signal() {
     assert!(stderr.contains("capped at"), "{stderr}");
 
     // Two signals: the second stops the worker whatever it is doing.
-    let mut child = pregen()
-        .args([
-            "worker",
-            "--coordinator",
-            "http://127.0.0.1:1",
-            "--token",
-            "t",
-        ])
-        .args(["--threads", "1", "--connect-timeout-s", "600"])
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn the worker");
+    let mut child = unreachable("1", Stdio::null());
     std::thread::sleep(Duration::from_millis(500));
     signal(&child, "-INT");
     signal(&child, "-INT");

@@ -329,6 +329,45 @@ print(json.dumps(out))
     }
 }
 
+/// `pregen release verify PATH`.
+fn release_verify(path: &Path) -> std::process::Output {
+    crate::common::pregen()
+        .args(["release", "verify"])
+        .arg(path)
+        .output()
+        .expect("pregen")
+}
+
+/// Replaces, in the text level file at `path`, the first level's text with
+/// the second's: a real level, but not the one its seed makes.
+fn swap_first_level(path: &Path) {
+    let text = read(path);
+    let mut blocks: Vec<String> = text.split("\n\n").map(str::to_string).collect();
+    let layout = |b: &str| -> String {
+        b.lines()
+            .filter(|l| !l.starts_with(';'))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    // blocks[0] is the file's header.
+    let (first, second) = (layout(&blocks[1]), layout(&blocks[2]));
+    assert_ne!(first, second, "{}", path.display());
+    blocks[1] = blocks[1].replace(&first, &second);
+    std::fs::write(path, blocks.join("\n\n")).expect("write");
+}
+
+/// A copy of `pack` at `to`, as a forger's starting point.
+fn copy_pack(pack: &Path, to: &Path) {
+    let _ = std::fs::remove_dir_all(to);
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(pack)
+        .arg(to)
+        .status()
+        .expect("cp");
+    assert!(status.success());
+}
+
 /// Writes `release/SHA256SUMS` anew for the files it lists, as a forger
 /// who changes a file would.
 fn resum(pack: &Path) {
@@ -352,13 +391,7 @@ fn resum(pack: &Path) {
 fn issue_57_release_verify_checks_a_release_with_the_binary_alone() {
     use crate::common::pregen;
     let dir = tempfile::tempdir().expect("tempdir");
-    let verify = |path: &Path| {
-        pregen()
-            .args(["release", "verify"])
-            .arg(path)
-            .output()
-            .expect("pregen")
-    };
+    let verify = release_verify;
     let passes = |path: &Path| {
         let out = verify(path);
         assert!(
@@ -410,13 +443,7 @@ fn issue_57_release_verify_checks_a_release_with_the_binary_alone() {
     // Forgeries, each in a copy of the unpacked archive.
     let forged = |name: &str, forge: &dyn Fn(&Path), says: &[&str]| {
         let copy = dir.path().join(name);
-        let status = std::process::Command::new("cp")
-            .arg("-r")
-            .arg(unpacked.join("e2e"))
-            .arg(&copy)
-            .status()
-            .expect("cp");
-        assert!(status.success());
+        copy_pack(&unpacked.join("e2e"), &copy);
         forge(&copy);
         let out = verify(&copy);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -476,21 +503,7 @@ fn issue_57_release_verify_checks_a_release_with_the_binary_alone() {
     forged(
         "swapped",
         &|p| {
-            // The first level's text replaced by the second's: a real
-            // level, but not the one its seed makes.
-            let path = p.join("release/tier-01.txt");
-            let text = read(&path);
-            let mut blocks: Vec<String> = text.split("\n\n").map(str::to_string).collect();
-            let layout = |b: &str| -> String {
-                b.lines()
-                    .filter(|l| !l.starts_with(';'))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            };
-            let (first, second) = (layout(&blocks[1]), layout(&blocks[2]));
-            assert_ne!(first, second);
-            blocks[1] = blocks[1].replace(&first, &second);
-            std::fs::write(&path, blocks.join("\n\n")).expect("write");
+            swap_first_level(&p.join("release/tier-01.txt"));
             resum(p);
         },
         &["it is not the level seed"],
@@ -511,13 +524,7 @@ fn issue_57_release_verify_checks_a_release_with_the_binary_alone() {
 fn issue_64_release_verify_passes_every_form_of_every_game() {
     use crate::common::pregen;
     let dir = tempfile::tempdir().expect("tempdir");
-    let verify = |path: &Path| {
-        pregen()
-            .args(["release", "verify"])
-            .arg(path)
-            .output()
-            .expect("pregen")
-    };
+    let verify = release_verify;
     let forms = [
         ("apart", ""),
         (
@@ -559,14 +566,7 @@ fn issue_64_release_verify_passes_every_form_of_every_game() {
             }
             let refused = |forge: &dyn Fn(&Path)| {
                 let copy = root.join("forged");
-                let _ = std::fs::remove_dir_all(&copy);
-                let status = std::process::Command::new("cp")
-                    .arg("-r")
-                    .arg(&pack)
-                    .arg(&copy)
-                    .status()
-                    .expect("cp");
-                assert!(status.success());
+                copy_pack(&pack, &copy);
                 forge(&copy);
                 resum(&copy);
                 let out = verify(&copy);
@@ -578,23 +578,7 @@ fn issue_64_release_verify_passes_every_form_of_every_game() {
                 );
             };
             match form {
-                "apart" => refused(&|p| {
-                    // The first level's text replaced by the second's.
-                    let path = p.join("release/tier-01.txt");
-                    let text = read(&path);
-                    let mut blocks: Vec<String> = text.split("\n\n").map(str::to_string).collect();
-                    let layout = |b: &str| -> String {
-                        b.lines()
-                            .filter(|l| !l.starts_with(';'))
-                            .collect::<Vec<_>>()
-                            .join("\n")
-                    };
-                    // blocks[0] is the file's header.
-                    let (first, second) = (layout(&blocks[1]), layout(&blocks[2]));
-                    assert_ne!(first, second, "{game}");
-                    blocks[1] = blocks[1].replace(&first, &second);
-                    std::fs::write(&path, blocks.join("\n\n")).expect("write");
-                }),
+                "apart" => refused(&|p| swap_first_level(&p.join("release/tier-01.txt"))),
                 "jsonl" => refused(&|p| {
                     // The first line's level (JSON, hash and text) is the second's.
                     let path = p.join("release/tier-01-00000.jsonl");
@@ -615,10 +599,9 @@ fn issue_64_release_verify_passes_every_form_of_every_game() {
     }
 }
 
-/// Writes `release/SHA256SUMS` anew and the manifest's sum of it, as a
-/// forger who rewrites a release consistently would.
-fn resum_all(pack: &Path) {
-    resum(pack);
+/// Writes the manifest's sum of `release/SHA256SUMS` anew, as a forger who
+/// rewrites a release consistently would.
+fn resum_manifest(pack: &Path) {
     let path = pack.join("manifest.json");
     let mut manifest: serde_json::Value = serde_json::from_str(&read(&path)).expect("manifest");
     let sums = std::fs::read(pack.join("release/SHA256SUMS")).expect("sums");
@@ -774,25 +757,14 @@ fn issue_65_release_verify_accounts_for_every_level() {
     ];
     for (name, forge, says) in cases {
         let copy = dir.path().join(name.replace(' ', "-"));
-        let status = std::process::Command::new("cp")
-            .arg("-r")
-            .arg(&pack)
-            .arg(&copy)
-            .status()
-            .expect("cp");
-        assert!(status.success());
+        copy_pack(&pack, &copy);
         forge(&copy);
         if name != "link" {
-            resum_all(&copy);
-        } else {
-            // The sums of the files, the link's line as the forger wrote it.
-            let path = copy.join("manifest.json");
-            let mut manifest: serde_json::Value =
-                serde_json::from_str(&read(&path)).expect("manifest");
-            let sums = std::fs::read(copy.join("release/SHA256SUMS")).expect("sums");
-            manifest["files"]["release/SHA256SUMS"] = pregen_games::sha256_hex(&sums).into();
-            std::fs::write(&path, manifest.to_string()).expect("manifest");
+            resum(&copy);
         }
+        // The manifest names the sums as the forger wrote them (the link's
+        // line kept as written).
+        resum_manifest(&copy);
         let (code, stderr) = verify(&copy);
         assert_eq!(code, Some(1), "{name}: passed: {stderr}");
         assert!(stderr.contains(says), "{name}: `{says}` not in {stderr}");
@@ -801,13 +773,7 @@ fn issue_65_release_verify_accounts_for_every_level() {
     // An archive holding a link is refused before anything is read through it.
     let staged = dir.path().join("staged");
     std::fs::create_dir_all(&staged).expect("dir");
-    let status = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(&pack)
-        .arg(staged.join("e2e"))
-        .status()
-        .expect("cp");
-    assert!(status.success());
+    copy_pack(&pack, &staged.join("e2e"));
     std::os::unix::fs::symlink("/dev/zero", staged.join("e2e/release/zero.txt")).expect("link");
     let archive = dir.path().join("evil.tar.zst");
     let status = std::process::Command::new("tar")
