@@ -373,3 +373,18 @@ fn issue_64_an_independent_checker_judges_in_the_programs_place() {
         "{said}"
     );
 }
+
+/// Issue 65: a program whose check refuses the levels its own generate
+/// makes is named as contradicting itself, and no worker is blamed for it.
+#[test]
+fn issue_65_a_program_whose_check_refuses_its_own_levels_is_named() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = rushhour_job(10, 0.01).replace(
+        "command = [\"python3\", \"rushhour.py\"]",
+        "command = [\"python3\", \"rushhour.py\", \"--lie\", \"strict\"]",
+    );
+    let stderr = run_failing(&dir.path().join("strict"), &job);
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(last.contains("the program contradicts itself"), "{stderr}");
+    assert!(!stderr.contains("is refused"), "a worker blamed: {stderr}");
+}

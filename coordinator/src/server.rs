@@ -547,10 +547,15 @@ impl RunningJob {
         }
     }
 
-    /// Waits for the game program's determinism probe, if the job has one
-    /// running: `Err` when the program answered a seed two ways.
-    pub async fn probe_outcome(&mut self) -> Result<(), CoordinatorError> {
-        probe_verdict(&mut self.probe).await
+    /// Whether the job's game program is at fault, once its determinism
+    /// probe (if running) has finished: `Err` when it answered a seed two
+    /// ways, contradicted itself, or failed every seed.
+    pub async fn program_outcome(&mut self) -> Result<(), CoordinatorError> {
+        probe_verdict(&mut self.probe).await?;
+        match self.shared.scheduler().program_fault() {
+            Some(fault) => Err(CoordinatorError::Program(fault.to_string())),
+            None => Ok(()),
+        }
     }
 
     /// Waits until the pack's seeds are all in (or the shutdown token is

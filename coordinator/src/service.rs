@@ -515,6 +515,11 @@ async fn check_batch(
     let model = shared.model.clone();
     let built_in = shared.built_in.clone();
     let budget = Budget::nodes(shared.spec.max_nodes);
+    let (max_nodes, watchdog) = (
+        shared.spec.max_nodes,
+        Duration::from_millis(shared.spec.watchdog_ms),
+    );
+    let judged_by_generator = shared.checkers.is_none();
     let _permit = shared
         .checking
         .acquire()
@@ -529,22 +534,40 @@ async fn check_batch(
             // answer in time, a stray line): nothing is known against the
             // worker. The batch is not taken; the worker's session ends and
             // its leases run again; the program's process was started anew.
-            return Ok(Err(broken.to_string()));
+            return Checked::Broken(broken.to_string());
         }
         for (((_, record), stratum), check) in records.iter_mut().zip(strata).zip(checks) {
             let (Some(level), Some(game)) = (&record.level, games.get(stratum as usize)) else {
                 continue;
             };
+            if let Err(e) = &check
+                && judged_by_generator
+                && game.kind().is_external()
+            {
+                // A program that judges itself: when its own run of the
+                // seed makes this very level, its check contradicts its
+                // generate, and the fault is the program's, not the worker's.
+                let own = game.run(record.seed, &Budget::watched(max_nodes, watchdog));
+                if own.result.is_ok_and(|c| c.level_hash == level.level_hash) {
+                    return Checked::ProgramFault(format!(
+                        "the game program's check refuses the level its own generate makes for \
+                         seed {} ({e}): the program contradicts itself; fix its check or its \
+                         generate",
+                        record.seed
+                    ));
+                }
+            }
             if let Err(e) =
                 check.and_then(|()| game.made_by(record.seed, &level.level_json, &budget))
             {
-                return Err(format!("seed {}: refused: {e}", record.seed));
+                return Checked::Forged(format!("seed {}: refused: {e}", record.seed));
             }
-            let rated = built_in
-                .rate(Model::features(&level.metrics, level.moves))
-                .map_err(|e| format!("seed {}: refused: {e}", record.seed))?;
+            let rated = match built_in.rate(Model::features(&level.metrics, level.moves)) {
+                Ok(rated) => rated,
+                Err(e) => return Checked::Forged(format!("seed {}: refused: {e}", record.seed)),
+            };
             if rated.to_bits() != level.difficulty.to_bits() {
-                return Err(format!(
+                return Checked::Forged(format!(
                     "seed {}: refused: difficulty {} is not the rating of its metrics ({rated})",
                     record.seed, level.difficulty
                 ));
@@ -557,14 +580,19 @@ async fn check_batch(
                 record.reason = Some(pregen_pack::Reason::new(pregen_pack::Code::Rating, e));
             }
         }
-        Ok(Ok(records))
+        Checked::Taken(records)
     })
     .await
     .map_err(|e| Status::internal(format!("the level check failed: {e}")))?;
     match checked {
-        Ok(Ok(records)) => Ok(Ok(records)),
-        Err(forged) => Ok(Err(forged)),
-        Ok(Err(broken)) => {
+        Checked::Taken(records) => Ok(Ok(records)),
+        Checked::Forged(forged) => Ok(Err(forged)),
+        Checked::ProgramFault(fault) => {
+            shared.scheduler().program_fails(fault.clone());
+            shared.check_complete();
+            Err(Status::failed_precondition(fault))
+        }
+        Checked::Broken(broken) => {
             tracing::warn!(
                 %broken,
                 "the coordinator's own game program could not check a batch; the batch is run again"
@@ -575,6 +603,18 @@ async fn check_batch(
             )))
         }
     }
+}
+
+/// What the coordinator's check made of a batch.
+enum Checked {
+    /// Every result taken (rated by the job's model).
+    Taken(Vec<(u64, SeedRecord)>),
+    /// A result no honest worker sends: its worker is refused.
+    Forged(String),
+    /// The coordinator's own program could not check: the batch runs again.
+    Broken(String),
+    /// The job's program contradicts itself: the run ends.
+    ProgramFault(String),
 }
 
 /// [`PreparedGame::check`] of every record's level (`Ok` for a record

@@ -12,6 +12,7 @@ check replays a solution under the rules.
     python3 rushhour.py --lie solution   # a liar: drops the last move of each solution
     python3 rushhour.py --lie level      # a liar: answers seed s with seed s + 1's level
     python3 rushhour.py --lie check      # drops the last move, and its check accepts anything
+    python3 rushhour.py --lie strict     # its check refuses every level, its own too
     python3 rushhour.py --lie random:0.02  # not deterministic: 2% of the seeds it runs
                                            # get the level of a seed drawn at random
 
@@ -298,6 +299,9 @@ def answer(request, lie):
         return {"outcome": outcome(g["seed"], g["params"], g["max_nodes"], lie)}
     if "check" in request:
         why = "" if lie == "check" else check(request["check"]["params"], request["check"]["level"])
+        if lie == "strict":
+            why = "strict: no level passes"
+
         return {"check": {"ok": not why, "reason": why}}
     if "render" in request:
         return {"render": {"svg": render(request["render"]["level_json"])}}

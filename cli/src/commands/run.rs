@@ -118,9 +118,9 @@ pub async fn run(args: RunArgs) -> Result<()> {
         summary = running.complete() => summary,
         error = every_worker_failed => {
             view.finish();
-            // A program that answers seeds two ways makes honest workers
-            // look like liars: its probe, once done, names the true cause.
-            let probed = running.probe_outcome().await;
+            // A program at fault (answering seeds two ways, contradicting
+            // itself) stops honest workers: it, not they, is the cause.
+            let probed = running.program_outcome().await;
             running.stop().await;
             probed?;
             bail!(
