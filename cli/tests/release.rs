@@ -743,6 +743,19 @@ fn issue_65_release_verify_accounts_for_every_level() {
             "times",
         ),
         (
+            "campaign",
+            Box::new(|p: &Path| {
+                // Two levels of a campaign change places (a ramp reversed).
+                edit(p, "campaigns/campaign-00001.txt", &|t| {
+                    let blocks: Vec<&str> = t.split("\n\n").collect();
+                    let mut swapped: Vec<&str> = blocks.clone();
+                    swapped.swap(1, 2);
+                    swapped.join("\n\n")
+                })
+            }),
+            "campaign 1: it is not the campaign the job draws: position 1",
+        ),
+        (
             "link",
             Box::new(|p: &Path| {
                 let evil = p.join("release/evil.txt");

@@ -12,7 +12,7 @@
 //! run again by others. The [`Scheduler`](crate::scheduler::Scheduler) holds
 //! a [`CrossCheck`] and applies these rules to its records.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::time::Instant;
 
 use pregen_pack::manifest::CrossCheck as Facts;
@@ -71,11 +71,12 @@ pub struct CrossCheck {
     pub disputes: BTreeMap<u64, Dispute>,
     refused: BTreeMap<String, String>,
     /// Seeds a second run confirmed, and seeds whose runs disagreed: kept
-    /// by seed so that the manifest counts those of the pack alone (how
+    /// by seed, each once (a refused worker's seeds run and are checked
+    /// again), so that the manifest counts those of the pack alone (how
     /// many checks past the pack's last seed finish before it is written
     /// depends on timing; the pack's own do not).
-    confirmed: Vec<u64>,
-    disputed: Vec<u64>,
+    confirmed: HashSet<u64>,
+    disputed: HashSet<u64>,
 }
 
 impl CrossCheck {
@@ -88,8 +89,8 @@ impl CrossCheck {
             queue: VecDeque::new(),
             disputes: BTreeMap::new(),
             refused: BTreeMap::new(),
-            confirmed: Vec::new(),
-            disputed: Vec::new(),
+            confirmed: HashSet::new(),
+            disputed: HashSet::new(),
         }
     }
 
@@ -140,12 +141,12 @@ impl CrossCheck {
 
     /// A second run of `seed` agreed with the first.
     pub fn confirm(&mut self, seed: u64) {
-        self.confirmed.push(seed);
+        self.confirmed.insert(seed);
     }
 
     /// Two runs of `seed` disagreed (whatever the dispute's end).
     pub fn count_dispute(&mut self, seed: u64) {
-        self.disputed.push(seed);
+        self.disputed.insert(seed);
     }
 
     /// The first queued check that `worker` may run (not its own result),

@@ -545,10 +545,19 @@ async fn check_batch(
                 && game.kind().is_external()
             {
                 // A program that judges itself: when its own run of the
-                // seed makes this very level, its check contradicts its
-                // generate, and the fault is the program's, not the worker's.
+                // seed makes this very level and solution, its check
+                // contradicts its generate: the program's fault, not the
+                // worker's.
                 let own = game.run(record.seed, &Budget::watched(max_nodes, watchdog));
-                if own.result.is_ok_and(|c| c.level_hash == level.level_hash) {
+                let same = |c: &Candidate| {
+                    (c.level_hash.as_str(), c.solution.as_str(), c.moves)
+                        == (
+                            level.level_hash.as_str(),
+                            level.solution.as_str(),
+                            level.moves,
+                        )
+                };
+                if own.result.as_ref().is_ok_and(same) {
                     return Checked::ProgramFault(format!(
                         "the game program's check refuses the level its own generate makes for \
                          seed {} ({e}): the program contradicts itself; fix its check or its \

@@ -214,6 +214,7 @@ fn verify_folder(root: &Path) -> Result<ReleaseReport, PackError> {
     let solutions = solutions_apart(&release, &listed, &mut report);
     let model = job.rating_model().ok();
     let mut tier_files: BTreeMap<u32, Vec<(u64, f64)>> = BTreeMap::new();
+    let mut campaign_files: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
     let mut level_files: Vec<&String> = listed.iter().filter(|n| is_level_file(n)).collect();
     level_files.sort();
     for name in level_files {
@@ -232,6 +233,12 @@ fn verify_folder(root: &Path) -> Result<ReleaseReport, PackError> {
                 continue;
             }
         };
+        if let Some(campaign) = campaign_of_file(name) {
+            campaign_files
+                .entry(campaign)
+                .or_default()
+                .extend(entries.iter().map(|e| e.seed));
+        }
         if let Some(tier) = tier_of_file(name) {
             let listing = tier_files.entry(tier).or_default();
             listing.extend(
@@ -251,8 +258,78 @@ fn verify_folder(root: &Path) -> Result<ReleaseReport, PackError> {
     }
     if !seeds.by_tier.is_empty() {
         account(&manifest, &seeds, &tier_files, &mut report);
+        account_campaigns(job, &seeds, &campaign_files, &mut report);
     }
     Ok(report)
+}
+
+/// The campaign of a campaign's level file (`campaigns/campaign-00007.txt`).
+fn campaign_of_file(name: &str) -> Option<u64> {
+    name.strip_prefix("campaigns/campaign-")?
+        .get(..5)?
+        .parse()
+        .ok()
+}
+
+/// Every campaign as the job draws it: over the pack's levels ranked by
+/// (difficulty, seed), which the tiers' seed files hold in order, campaign
+/// k's position i is the level the job's draw puts there, and every
+/// campaign drawn has its file.
+fn account_campaigns(
+    job: &Job,
+    seeds: &Seeds,
+    campaign_files: &BTreeMap<u64, Vec<u64>>,
+    report: &mut ReleaseReport,
+) {
+    let ranked: Vec<u64> = seeds.by_tier.values().flatten().copied().collect();
+    let mut drawn: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    let draw = crate::tiers::draw_campaigns(
+        ranked.len(),
+        job.campaigns.length,
+        job.campaign_count(),
+        job.first_seed,
+    );
+    for (campaign, _, rank) in draw {
+        if let Some(seed) = ranked.get(rank) {
+            drawn.entry(campaign).or_default().push(*seed);
+        }
+    }
+    for (campaign, want) in &drawn {
+        let at = format!("campaign {campaign}");
+        match campaign_files.get(campaign) {
+            None => report
+                .failures
+                .push((at, "the job draws it; the release has no file of it".into())),
+            Some(held) if held != want => {
+                let position = held
+                    .iter()
+                    .zip(want)
+                    .position(|(h, w)| h != w)
+                    .unwrap_or(held.len().min(want.len()));
+                report.failures.push((
+                    at,
+                    format!(
+                        "it is not the campaign the job draws: position {} holds {}, the draw \
+                         puts seed {} there ({} levels, {} drawn)",
+                        position + 1,
+                        held.get(position)
+                            .map_or("nothing".to_string(), |s| format!("seed {s}")),
+                        want.get(position)
+                            .map_or("none".to_string(), u64::to_string),
+                        held.len(),
+                        want.len()
+                    ),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    for campaign in campaign_files.keys().filter(|k| !drawn.contains_key(k)) {
+        report.failures.push((
+            format!("campaign {campaign}"),
+            "the job draws no such campaign".into(),
+        ));
+    }
 }
 
 /// The tier of a tier's level file (`tier-03.txt`, `tier-03-00002.jsonl`);

@@ -161,6 +161,14 @@ impl Scheduler {
     /// [`Scheduler::coordinator_result`] (or [`Scheduler::coordinator_failed`]).
     pub fn coordinator_work(&mut self, now: Instant, grace: Duration) -> Vec<(u32, u64)> {
         let mut work = Vec::new();
+        // Checks the pack no longer needs (past the prefix of a complete
+        // stratum) are dropped, not run: what the log holds and the pack is
+        // must not depend on whether such a check ran before the end (a
+        // resumed run would run them again).
+        let strata = &self.strata;
+        self.checks
+            .pending
+            .retain(|&seed, _| stratum_index(strata, seed).is_some_and(|i| strata[i].needs(seed)));
         for (&seed, d) in self.checks.disputes.iter_mut().filter(|(_, d)| !d.running) {
             d.running = true;
             work.push((d.stratum, seed));
