@@ -305,7 +305,7 @@ fn run_failing(root: &std::path::Path, job: &str) -> String {
 /// the default run: the run fails before the pack is written, naming the
 /// seed and what differs, blaming no worker and advising no resume.
 #[test]
-fn issue_64_a_program_that_is_not_deterministic_is_named_not_shipped() {
+fn a_program_that_is_not_deterministic_is_named_not_shipped() {
     let dir = tempfile::tempdir().expect("tempdir");
     for share in ["0.2", "0.02"] {
         let job = rushhour_job(40, 0.01).replace(
@@ -335,7 +335,7 @@ fn issue_64_a_program_that_is_not_deterministic_is_named_not_shipped() {
 /// the honest example) the coordinator refuses them, and a pack the checker
 /// judged says so in both verifies.
 #[test]
-fn issue_64_an_independent_checker_judges_in_the_programs_place() {
+fn an_independent_checker_judges_in_the_programs_place() {
     let dir = tempfile::tempdir().expect("tempdir");
     let liar = rushhour_job(10, 0.01).replace(
         "command = [\"python3\", \"rushhour.py\"]",
@@ -377,7 +377,7 @@ fn issue_64_an_independent_checker_judges_in_the_programs_place() {
 /// Issue 65: a program whose check refuses the levels its own generate
 /// makes is named as contradicting itself, and no worker is blamed for it.
 #[test]
-fn issue_65_a_program_whose_check_refuses_its_own_levels_is_named() {
+fn a_program_whose_check_refuses_its_own_levels_is_named() {
     let dir = tempfile::tempdir().expect("tempdir");
     let job = rushhour_job(10, 0.01).replace(
         "command = [\"python3\", \"rushhour.py\"]",

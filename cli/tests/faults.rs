@@ -254,7 +254,7 @@ fn a_resumed_run_keeps_the_cross_checks_sample() {
 /// and SIGTERM stops a worker that is still trying to reach its
 /// coordinator; a second signal stops a draining one at once.
 #[test]
-fn issue_64_a_worker_caps_its_threads_and_stops_on_a_signal() {
+fn a_worker_caps_its_threads_and_stops_on_a_signal() {
     use std::process::Stdio;
     let signal = |child: &std::process::Child, name: &str| {
         let status = std::process::Command::new("kill")

@@ -85,7 +85,7 @@ fn timeouts(pack: &Path) -> u64 {
 /// times the cores busy (every seed's wall time stretched about ninefold:
 /// a wall-clock watchdog fired on the slow seeds, and the pack differed).
 #[test]
-fn issue_64_a_busy_machine_writes_the_same_pack() {
+fn a_busy_machine_writes_the_same_pack() {
     let dir = tempfile::tempdir().expect("tempdir");
     let job = |watchdog_ms: u64| {
         format!(

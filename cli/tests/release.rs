@@ -521,7 +521,7 @@ fn issue_57_release_verify_checks_a_release_with_the_binary_alone() {
 /// (Sokoban and doors levels once carried their generator's figures in
 /// their JSON, which their text form cannot hold: every text level failed.)
 #[test]
-fn issue_64_release_verify_passes_every_form_of_every_game() {
+fn release_verify_passes_every_form_of_every_game() {
     use crate::common::pregen;
     let dir = tempfile::tempdir().expect("tempdir");
     let verify = release_verify;
@@ -619,7 +619,7 @@ type Forgery<'a> = (&'static str, Box<dyn Fn(&Path) + 'a>, &'static str);
 /// id, a removed or doubled level, a link where a file should be, and an
 /// archive holding a link are each named; none passes.
 #[test]
-fn issue_65_release_verify_accounts_for_every_level() {
+fn release_verify_accounts_for_every_level() {
     use crate::common::pregen;
     let dir = tempfile::tempdir().expect("tempdir");
     let pack = run_pack(

@@ -206,20 +206,14 @@ impl Shared {
             .games
             .get(stratum as usize)
             .ok_or_else(|| format!("no stratum {stratum}"))?;
-        let (max_nodes, watchdog) = (
-            self.spec.max_nodes,
-            Duration::from_millis(self.spec.watchdog_ms),
-        );
         // A program's seed runs twice here, in two processes: the
         // coordinator's answer decides whose result is wrong, so it must be
         // the program's one answer.
-        let outcome = game
-            .run_twice(seed, &move || Budget::watched(max_nodes, watchdog))
-            .map_err(|e| {
-                let fault = e.to_string();
-                self.scheduler().program_fails(fault.clone());
-                fault
-            })?;
+        let outcome = game.run_twice(seed, &self.budget()).map_err(|e| {
+            let fault = e.to_string();
+            self.scheduler().program_fails(fault.clone());
+            fault
+        })?;
         let wire = SeedResult::within_caps(0, seed, outcome);
         let outcome = Outcome::try_from(wire).map_err(|e| e.to_string())?;
         let mut record = SeedRecord::from_outcome(seed, outcome, COORDINATOR.to_string(), 1);
@@ -229,6 +223,16 @@ impl Shared {
 }
 
 impl Shared {
+    /// A seed's budget as a worker runs it: the job's nodes and watchdog,
+    /// made on the thread that runs the seed.
+    fn budget(&self) -> impl Fn() -> Budget + Sync + Send + 'static {
+        let (max_nodes, watchdog) = (
+            self.spec.max_nodes,
+            Duration::from_millis(self.spec.watchdog_ms),
+        );
+        move || Budget::watched(max_nodes, watchdog)
+    }
+
     /// A game program's determinism probe: the first `seeds` seeds of each
     /// of `firsts` (the strata's first seeds) run twice, in two processes,
     /// under the job's budget; the first seed answered two ways. Blocking.
@@ -237,11 +241,7 @@ impl Shared {
         firsts: &[u64],
         seeds: u64,
     ) -> Result<(), pregen_games::NotDeterministic> {
-        let (max_nodes, watchdog) = (
-            self.spec.max_nodes,
-            Duration::from_millis(self.spec.watchdog_ms),
-        );
-        let budget = move || Budget::watched(max_nodes, watchdog);
+        let budget = self.budget();
         for (game, &first) in self.games.iter().zip(firsts) {
             let run: Vec<u64> = (first..first.saturating_add(seeds)).collect();
             game.probe_determinism(&run, &budget)?;
@@ -515,10 +515,7 @@ async fn check_batch(
     let model = shared.model.clone();
     let built_in = shared.built_in.clone();
     let budget = Budget::nodes(shared.spec.max_nodes);
-    let (max_nodes, watchdog) = (
-        shared.spec.max_nodes,
-        Duration::from_millis(shared.spec.watchdog_ms),
-    );
+    let watched = shared.budget();
     let judged_by_generator = shared.checkers.is_none();
     let _permit = shared
         .checking
@@ -548,7 +545,7 @@ async fn check_batch(
                 // seed makes this very level and solution, its check
                 // contradicts its generate: the program's fault, not the
                 // worker's.
-                let own = game.run(record.seed, &Budget::watched(max_nodes, watchdog));
+                let own = game.run(record.seed, &watched());
                 let same = |c: &Candidate| {
                     (c.level_hash.as_str(), c.solution.as_str(), c.moves)
                         == (

@@ -244,25 +244,10 @@ impl PreparedGame {
         seeds: &[u64],
         budget: &(dyn Fn() -> Budget + Sync),
     ) -> Result<(), NotDeterministic> {
-        let (mut first, second) = std::thread::scope(|scope| {
-            let apart = scope.spawn(|| self.ready.run_apart(seeds, budget));
-            let mut first = std::collections::BTreeMap::new();
-            self.ready
-                .run_many(seeds, budget, &mut |seed, o| drop(first.insert(seed, o)));
-            (first, apart.join().ok().flatten())
-        });
-        let Some(second) = second else {
+        if !self.kind.is_external() {
             return Ok(());
-        };
-        for (&seed, other) in seeds.iter().zip(&second) {
-            let Some(one) = first.remove(&seed) else {
-                continue;
-            };
-            if let Some(differs) = outcome_difference(&one, other) {
-                return Err(NotDeterministic { seed, differs });
-            }
         }
-        Ok(())
+        self.run_compared(seeds, budget).map(drop)
     }
 
     /// Runs `seed` as [`PreparedGame::run`] does and, for a game program,
@@ -273,17 +258,44 @@ impl PreparedGame {
         seed: u64,
         budget: &(dyn Fn() -> Budget + Sync),
     ) -> Result<Outcome, NotDeterministic> {
-        let (one, other) = std::thread::scope(|scope| {
-            let apart = scope.spawn(|| self.ready.run_apart(&[seed], budget));
-            (self.run(seed, &budget()), apart.join().ok().flatten())
-        });
-        match other.as_deref() {
-            Some([other]) => match outcome_difference(&one, other) {
-                Some(differs) => Err(NotDeterministic { seed, differs }),
-                None => Ok(one),
-            },
-            _ => Ok(one),
+        match self.run_compared(&[seed], budget)?.pop() {
+            Some((_, outcome)) => Ok(outcome),
+            None => Ok(self.run(seed, &budget())),
         }
+    }
+
+    /// `seeds` run through the game (a program's pool) and, at once, in a
+    /// process of their own (a game program only): the first run's
+    /// outcomes by seed, each compared with the second run's.
+    fn run_compared(
+        &self,
+        seeds: &[u64],
+        budget: &(dyn Fn() -> Budget + Sync),
+    ) -> Result<Vec<(u64, Outcome)>, NotDeterministic> {
+        let (first, second) = std::thread::scope(|scope| {
+            let apart = scope.spawn(|| self.ready.run_apart(seeds, budget));
+            let mut first = Vec::with_capacity(seeds.len());
+            self.ready
+                .run_many(seeds, budget, &mut |seed, o| first.push((seed, o)));
+            (first, apart.join().ok().flatten())
+        });
+        let second: std::collections::HashMap<u64, Outcome> = seeds
+            .iter()
+            .copied()
+            .zip(second.unwrap_or_default())
+            .collect();
+        for (seed, one) in &first {
+            if let Some(differs) = second
+                .get(seed)
+                .and_then(|other| outcome_difference(one, other))
+            {
+                return Err(NotDeterministic {
+                    seed: *seed,
+                    differs,
+                });
+            }
+        }
+        Ok(first)
     }
 
     /// Whether [`PreparedGame::made_by`] makes the level again ([`Game::REGENERATE`]).

@@ -126,32 +126,54 @@ impl SeedResult {
     /// that is not finite...) is sent as the seed's `error` (`oversize`,
     /// naming the cap), so that one seed cannot make its batch refused.
     pub fn within_caps(lease_id: u64, seed: u64, outcome: Outcome) -> Self {
-        let (generate_ms, solve_ms, nodes) = (outcome.generate_ms, outcome.solve_ms, outcome.nodes);
         let wire = SeedResult::from_outcome(lease_id, seed, outcome);
-        match Outcome::try_from(wire.clone()) {
-            Ok(_) => wire,
-            Err(e) => {
-                let mut detail = e.message;
-                if detail.len() > MAX_REASON {
-                    let mut end = MAX_REASON;
-                    while !detail.is_char_boundary(end) {
-                        end -= 1;
-                    }
-                    detail.truncate(end);
-                }
-                let finite = |ms: f64| if ms.is_finite() && ms >= 0.0 { ms } else { 0.0 };
-                SeedResult::from_outcome(
-                    lease_id,
-                    seed,
-                    Outcome {
-                        result: Err(Rejection::refused(Code::Oversize, detail)),
-                        generate_ms: finite(generate_ms),
-                        solve_ms: finite(solve_ms),
-                        nodes,
-                    },
-                )
+        let Some(mut detail) = wire.past_caps() else {
+            return wire;
+        };
+        if detail.len() > MAX_REASON {
+            let mut end = MAX_REASON;
+            while !detail.is_char_boundary(end) {
+                end -= 1;
+            }
+            detail.truncate(end);
+        }
+        let finite = |ms: f64| if ms.is_finite() && ms >= 0.0 { ms } else { 0.0 };
+        let outcome = Outcome {
+            result: Err(Rejection::refused(Code::Oversize, detail)),
+            generate_ms: finite(wire.generate_ms),
+            solve_ms: finite(wire.solve_ms),
+            nodes: wire.nodes,
+        };
+        SeedResult::from_outcome(lease_id, seed, outcome)
+    }
+
+    /// The first cap of the wire this result breaks, in words: a timing
+    /// that is not a duration, a reason detail or a level past its caps
+    /// (what [`Outcome::try_from`] refuses of a result that holds together).
+    fn past_caps(&self) -> Option<String> {
+        self.numbers_and_reason()
+            .and_then(|()| self.level.as_ref().map_or(Ok(()), check_level_size))
+            .err()
+    }
+
+    /// The result's timings are durations and its reason detail within
+    /// [`MAX_REASON`].
+    fn numbers_and_reason(&self) -> Result<(), String> {
+        for (name, ms) in [
+            ("generate_ms", self.generate_ms),
+            ("solve_ms", self.solve_ms),
+        ] {
+            if !(ms.is_finite() && ms >= 0.0) {
+                return Err(format!("{name} is {ms}, not a duration"));
             }
         }
+        if self.reason_detail.len() > MAX_REASON {
+            return Err(format!(
+                "reason_detail of {} bytes (at most {MAX_REASON})",
+                self.reason_detail.len()
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -163,17 +185,7 @@ impl TryFrom<SeedResult> for Outcome {
             seed: r.seed,
             message,
         };
-        for (name, ms) in [("generate_ms", r.generate_ms), ("solve_ms", r.solve_ms)] {
-            if !(ms.is_finite() && ms >= 0.0) {
-                return Err(bad(format!("{name} is {ms}, not a duration")));
-            }
-        }
-        if r.reason_detail.len() > MAX_REASON {
-            return Err(bad(format!(
-                "reason_detail of {} bytes (at most {MAX_REASON})",
-                r.reason_detail.len()
-            )));
-        }
+        r.numbers_and_reason().map_err(bad)?;
         let mut reason = match r.reason_code {
             0 => None,
             n => {

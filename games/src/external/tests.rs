@@ -386,7 +386,7 @@ fn alive(pid: &str) -> bool {
 /// program forked dies with it; a program that closes its stdout but keeps
 /// running fails its seed at once instead of holding its thread for ever.
 #[test]
-fn issue_65_a_hostile_program_is_held_to_bounds_and_killed_whole() {
+fn a_hostile_program_is_held_to_bounds_and_killed_whole() {
     let dir = std::env::temp_dir().join(format!("pregen-hostile-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let describe = r#"{"id":ID,"describe":{"protocol":1,"name":"spam","version":"1","text_format":"x","params":{},"metrics":[]}}"#;

@@ -152,6 +152,26 @@ impl ExternalSpec {
     }
 }
 
+/// The identity of `program` (the hash of its files), which must be
+/// `given` when the job pins one in `external.FIELD`; `what` names the
+/// program in errors.
+fn pinned_identity(
+    program: &pregen_games::external::ProgramSpec,
+    given: &str,
+    field: &str,
+    what: &str,
+) -> Result<String, PackError> {
+    let identity = pregen_games::external::identity(program)
+        .map_err(|e| PackError::Job(format!("field `external.{field}`: {e}")))?;
+    if !given.is_empty() && given != identity {
+        return bad(
+            &format!("external.{field}"),
+            format!("the {what}'s files hash to {identity}, not to {given}"),
+        );
+    }
+    Ok(identity)
+}
+
 /// One parameter set of a job with strata.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -371,18 +391,7 @@ impl Job {
             })?;
             spec.dir = absolute.to_string_lossy().into_owned();
         }
-        let identity = pregen_games::external::identity(&spec.program())
-            .map_err(|e| PackError::Job(format!("field `external`: {e}")))?;
-        if !spec.identity.is_empty() && spec.identity != identity {
-            return bad(
-                "external.identity",
-                format!(
-                    "the program's files hash to {identity}, not to {}",
-                    spec.identity
-                ),
-            );
-        }
-        spec.identity = identity;
+        spec.identity = pinned_identity(&spec.program(), &spec.identity, "identity", "program")?;
         let game = GameKind::external(&spec.program())
             .map_err(|e| PackError::Job(format!("field `external`: {e}")))?;
         let described = game
@@ -403,18 +412,12 @@ impl Job {
         spec.name = name;
         spec.version = version;
         if let Some(checker) = spec.checker_program() {
-            let identity = pregen_games::external::identity(&checker)
-                .map_err(|e| PackError::Job(format!("field `external.checker`: {e}")))?;
-            if !spec.checker_identity.is_empty() && spec.checker_identity != identity {
-                return bad(
-                    "external.checker_identity",
-                    format!(
-                        "the checker's files hash to {identity}, not to {}",
-                        spec.checker_identity
-                    ),
-                );
-            }
-            spec.checker_identity = identity;
+            spec.checker_identity = pinned_identity(
+                &checker,
+                &spec.checker_identity,
+                "checker_identity",
+                "checker",
+            )?;
         }
         self.validate_params_with(game)?;
         if let Some(checker) = self.checker_kind()? {

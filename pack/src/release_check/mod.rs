@@ -24,6 +24,14 @@ use serde::Deserialize;
 use crate::job::Job;
 use crate::{PackError, dir};
 
+mod account;
+mod archive;
+mod entries;
+
+use account::{account, account_campaigns};
+use archive::unpack;
+use entries::{Entry, campaign_of_file, is_level_file, jsonl_entries, text_entries, tier_of_file};
+
 /// What [`verify_release`] found.
 #[derive(Debug, Default)]
 pub struct ReleaseReport {
@@ -66,24 +74,6 @@ struct Seeds {
     by_tier: BTreeMap<u32, Vec<u64>>,
 }
 
-/// One level as a release file gives it.
-struct Entry {
-    /// Where: the file and the level's id.
-    at: String,
-    /// The level's id as the file gives it.
-    id: String,
-    seed: u64,
-    /// The tier and difficulty the file claims (campaign files too).
-    tier: Option<u32>,
-    difficulty: Option<f64>,
-    layout: String,
-    level_json: Option<String>,
-    level_hash: Option<String>,
-    solution: Option<String>,
-    moves: u32,
-    moves_optimal: bool,
-}
-
 /// Checks the release at `path` (a pack folder, an unpacked archive or a
 /// `.tar.zst` archive). `Err` only when it is not a release at all; every
 /// other finding is in the report's failures.
@@ -123,67 +113,6 @@ pub fn verify_release(path: &Path) -> Result<ReleaseReport, PackError> {
         ));
     };
     verify_folder(&root)
-}
-
-/// The most an archive may unpack to: this many times its own size, plus a
-/// floor. A real release (text and JSON compressed by zstd) unpacks to far
-/// less; a zstd bomb stops here, before it fills the disk.
-const UNPACK_RATIO: u64 = 1_000;
-const UNPACK_FLOOR: u64 = 64 << 20;
-
-/// Unpacks a release archive into `into`, entry by entry: folders and
-/// regular files only (a link, a device or a sparse entry is refused before
-/// anything is read through it), no entry outside `into`, and no more bytes
-/// than [`UNPACK_RATIO`] times the archive (plus [`UNPACK_FLOOR`]).
-fn unpack(archive: &Path, into: &Path) -> Result<(), PackError> {
-    use tar::EntryType;
-    let invalid = |why: String| {
-        PackError::invalid(
-            archive,
-            format!("is not a release archive (.tar.zst): {why}"),
-        )
-    };
-    let file = std::fs::File::open(archive).map_err(PackError::io("open", archive))?;
-    let size = file
-        .metadata()
-        .map_err(PackError::io("read", archive))?
-        .len();
-    let most = size
-        .saturating_mul(UNPACK_RATIO)
-        .saturating_add(UNPACK_FLOOR);
-    let zstd = zstd::Decoder::new(file).map_err(PackError::io("read", archive))?;
-    let mut tar = tar::Archive::new(zstd);
-    let mut unpacked = 0u64;
-    for entry in tar.entries().map_err(|e| invalid(e.to_string()))? {
-        let mut entry = entry.map_err(|e| invalid(e.to_string()))?;
-        let name = entry
-            .path()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
-        match entry.header().entry_type() {
-            EntryType::Regular | EntryType::Directory => {}
-            other => {
-                return Err(invalid(format!(
-                    "`{name}` is a {other:?} entry: a release holds folders and files alone"
-                )));
-            }
-        }
-        unpacked = unpacked.saturating_add(entry.size());
-        if unpacked > most {
-            return Err(invalid(format!(
-                "it unpacks to more than {most} bytes, {UNPACK_RATIO} times its size: refused"
-            )));
-        }
-        let inside = entry
-            .unpack_in(into)
-            .map_err(|e| invalid(format!("`{name}`: {e}")))?;
-        if !inside {
-            return Err(invalid(format!(
-                "`{name}` lies outside the archive's folder"
-            )));
-        }
-    }
-    Ok(())
 }
 
 fn verify_folder(root: &Path) -> Result<ReleaseReport, PackError> {
@@ -261,177 +190,6 @@ fn verify_folder(root: &Path) -> Result<ReleaseReport, PackError> {
         account_campaigns(job, &seeds, &campaign_files, &mut report);
     }
     Ok(report)
-}
-
-/// The campaign of a campaign's level file (`campaigns/campaign-00007.txt`).
-fn campaign_of_file(name: &str) -> Option<u64> {
-    name.strip_prefix("campaigns/campaign-")?
-        .get(..5)?
-        .parse()
-        .ok()
-}
-
-/// Every campaign as the job draws it: over the pack's levels ranked by
-/// (difficulty, seed), which the tiers' seed files hold in order, campaign
-/// k's position i is the level the job's draw puts there, and every
-/// campaign drawn has its file.
-fn account_campaigns(
-    job: &Job,
-    seeds: &Seeds,
-    campaign_files: &BTreeMap<u64, Vec<u64>>,
-    report: &mut ReleaseReport,
-) {
-    let ranked: Vec<u64> = seeds.by_tier.values().flatten().copied().collect();
-    let mut drawn: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
-    let draw = crate::tiers::draw_campaigns(
-        ranked.len(),
-        job.campaigns.length,
-        job.campaign_count(),
-        job.first_seed,
-    );
-    for (campaign, _, rank) in draw {
-        if let Some(seed) = ranked.get(rank) {
-            drawn.entry(campaign).or_default().push(*seed);
-        }
-    }
-    for (campaign, want) in &drawn {
-        let at = format!("campaign {campaign}");
-        match campaign_files.get(campaign) {
-            None => report
-                .failures
-                .push((at, "the job draws it; the release has no file of it".into())),
-            Some(held) if held != want => {
-                let position = held
-                    .iter()
-                    .zip(want)
-                    .position(|(h, w)| h != w)
-                    .unwrap_or(held.len().min(want.len()));
-                report.failures.push((
-                    at,
-                    format!(
-                        "it is not the campaign the job draws: position {} holds {}, the draw \
-                         puts seed {} there ({} levels, {} drawn)",
-                        position + 1,
-                        held.get(position)
-                            .map_or("nothing".to_string(), |s| format!("seed {s}")),
-                        want.get(position)
-                            .map_or("none".to_string(), u64::to_string),
-                        held.len(),
-                        want.len()
-                    ),
-                ));
-            }
-            Some(_) => {}
-        }
-    }
-    for campaign in campaign_files.keys().filter(|k| !drawn.contains_key(k)) {
-        report.failures.push((
-            format!("campaign {campaign}"),
-            "the job draws no such campaign".into(),
-        ));
-    }
-}
-
-/// The tier of a tier's level file (`tier-03.txt`, `tier-03-00002.jsonl`);
-/// `None` for a campaign's.
-fn tier_of_file(name: &str) -> Option<u32> {
-    name.strip_prefix("tier-")?.get(..2)?.parse().ok()
-}
-
-/// Every level accounted for: each tier's level files hold the levels of
-/// its seed file, each once, in its order, easiest first (ties by seed),
-/// no tier easier than the one before; every tier the manifest counts is
-/// there with its count.
-fn account(
-    manifest: &Manifest,
-    seeds: &Seeds,
-    tier_files: &BTreeMap<u32, Vec<(u64, f64)>>,
-    report: &mut ReleaseReport,
-) {
-    let none = Vec::new();
-    for (&tier, listed) in &seeds.by_tier {
-        let at = format!("tier {tier:02}");
-        let held: Vec<u64> = tier_files
-            .get(&tier)
-            .unwrap_or(&none)
-            .iter()
-            .map(|(s, _)| *s)
-            .collect();
-        if &held != listed {
-            let known: HashSet<&u64> = held.iter().collect();
-            let missing: Vec<&u64> = listed.iter().filter(|s| !known.contains(s)).collect();
-            let mut seen = HashSet::new();
-            let twice: Vec<&u64> = held.iter().filter(|s| !seen.insert(**s)).collect();
-            let what = match (missing.first(), twice.first()) {
-                (Some(s), _) => format!(
-                    "{} of its levels are missing (seed {s} first)",
-                    missing.len()
-                ),
-                (None, Some(s)) => format!(
-                    "seed {s} is there {} times",
-                    held.iter().filter(|h| h == s).count()
-                ),
-                (None, None) if held.len() != listed.len() => {
-                    format!(
-                        "it holds {} levels, its seed file {}",
-                        held.len(),
-                        listed.len()
-                    )
-                }
-                (None, None) => "its levels are not in its seed file's order".to_string(),
-            };
-            report.failures.push((
-                at.clone(),
-                format!("the level files do not hold its seed file's levels: {what}"),
-            ));
-        }
-    }
-    for (&tier, held) in tier_files {
-        let sorted = held
-            .windows(2)
-            .all(|w| (w[0].1, w[0].0) <= (w[1].1, w[1].0) || w.iter().any(|l| l.1.is_nan()));
-        if !sorted {
-            report.failures.push((
-                format!("tier {tier:02}"),
-                "its levels are not easiest first (difficulty, then seed)".into(),
-            ));
-        }
-    }
-    let bounds: Vec<(u32, f64, f64)> = tier_files
-        .iter()
-        .filter_map(|(&tier, held)| {
-            let d = held.iter().map(|l| l.1).filter(|d| !d.is_nan());
-            let (lo, hi) = d.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), d| {
-                (lo.min(d), hi.max(d))
-            });
-            (lo <= hi).then_some((tier, lo, hi))
-        })
-        .collect();
-    for w in bounds.windows(2) {
-        if w[1].1 < w[0].2 {
-            report.failures.push((
-                format!("tier {:02}", w[1].0),
-                format!(
-                    "it holds a level easier ({}) than tier {:02}'s hardest ({})",
-                    w[1].1, w[0].0, w[0].2
-                ),
-            ));
-        }
-    }
-    if let Some(counts) = &manifest.counts {
-        for (key, &count) in &counts.by_tier {
-            let tier: Option<u32> = key.parse().ok();
-            let held = tier
-                .and_then(|t| seeds.by_tier.get(&t))
-                .map_or(0, |l| l.len() as u64);
-            if held != count {
-                report.failures.push((
-                    format!("tier {key}"),
-                    format!("the manifest counts {count} levels, the release holds {held}"),
-                ));
-            }
-        }
-    }
 }
 
 /// Every file `SHA256SUMS` lists has its checksum; no other file lies in
@@ -518,12 +276,6 @@ fn prepare(job: &Job) -> Result<Games, PackError> {
     Ok((job.game_kind()?, job.judging_strata()?))
 }
 
-/// Whether a release file holds levels (a tier's or a campaign's).
-fn is_level_file(name: &str) -> bool {
-    let level_form = name.ends_with(".txt") || name.ends_with(".jsonl");
-    level_form && (name.starts_with("tier-") || name.starts_with("campaigns/"))
-}
-
 /// Every seed file regenerated: the levels it makes, by seed, and the
 /// tiers the files give.
 fn regenerate(
@@ -597,105 +349,6 @@ fn solutions_apart(
         }
     }
     solutions
-}
-
-/// The levels of a JSON Lines release file.
-fn jsonl_entries(name: &str, text: &str) -> Result<Vec<Entry>, String> {
-    #[derive(Deserialize)]
-    struct Line {
-        id: String,
-        seed: u64,
-        tier: Option<u32>,
-        difficulty: Option<f64>,
-        moves: u32,
-        moves_optimal: bool,
-        level_json: String,
-        level_hash: String,
-        text: String,
-        solution: Option<String>,
-    }
-    text.lines()
-        .enumerate()
-        .map(|(i, line)| {
-            let l: Line = serde_json::from_str(line).map_err(|e| format!("line {}: {e}", i + 1))?;
-            Ok(Entry {
-                at: format!("{name}: {}", l.id),
-                id: l.id,
-                seed: l.seed,
-                tier: l.tier,
-                difficulty: l.difficulty,
-                layout: l.text,
-                level_json: Some(l.level_json),
-                level_hash: Some(l.level_hash),
-                solution: l.solution,
-                moves: l.moves,
-                moves_optimal: l.moves_optimal,
-            })
-        })
-        .collect()
-}
-
-/// The levels of a text release file: each a `; id ID seed S tier T
-/// difficulty D moves M` line (with ` (best found)` when not proven
-/// fewest), perhaps a `; solution` line, then its text form up to a blank
-/// line.
-fn text_entries(name: &str, text: &str) -> Result<Vec<Entry>, String> {
-    let mut entries = Vec::new();
-    for block in text.split("\n\n") {
-        let mut header = None;
-        let mut solution = None;
-        let mut layout = String::new();
-        for line in block.lines() {
-            if layout.is_empty() && line.starts_with(';') {
-                if let Some(rest) = line.strip_prefix("; id ") {
-                    header = Some(rest);
-                } else if let Some(rest) = line.strip_prefix("; solution ") {
-                    solution = Some(rest.to_string());
-                }
-                continue;
-            }
-            layout.push_str(line);
-            layout.push('\n');
-        }
-        let Some(header) = header else {
-            if layout.trim().is_empty() {
-                continue; // the file's header: comments alone
-            }
-            return Err(format!(
-                "a level with no `; id` line: `{}`",
-                layout.lines().next().unwrap_or_default()
-            ));
-        };
-        let words: Vec<&str> = header.split_whitespace().collect();
-        let field = |key: &str| {
-            words
-                .iter()
-                .position(|w| *w == key)
-                .and_then(|i| words.get(i + 1))
-                .ok_or_else(|| format!("`; id {header}` has no {key}"))
-        };
-        let seed = field("seed")?
-            .parse()
-            .map_err(|e| format!("`; id {header}`: seed: {e}"))?;
-        let moves = field("moves")?
-            .parse()
-            .map_err(|e| format!("`; id {header}`: moves: {e}"))?;
-        let id = words.first().copied().unwrap_or_default().to_string();
-        entries.push(Entry {
-            at: format!("{name}: {id}"),
-            id,
-            seed,
-            tier: field("tier").ok().and_then(|t| t.parse().ok()),
-            difficulty: field("difficulty").ok().and_then(|d| d.parse().ok()),
-            layout,
-            level_json: None,
-            level_hash: None,
-            solution,
-            moves,
-            moves_optimal: !header.ends_with("(best found)"),
-        });
-    }
-    Ok(entries)
 }
 
 /// Each level checked by its stratum's game: its JSON form (given, else
