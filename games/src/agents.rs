@@ -28,6 +28,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::hash::Hash;
+use std::time::Instant;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -62,6 +63,10 @@ pub struct Limits {
     pub moves: u32,
     /// Positions the search agent may expand.
     pub nodes: u32,
+    /// A time limit the caller chose (`pregen solve --time-limit`): past it
+    /// the agents stop and give no figures. Packs never set it: their
+    /// figures must not depend on the clock.
+    pub until: Option<Instant>,
 }
 
 impl Limits {
@@ -72,7 +77,19 @@ impl Limits {
             tries,
             moves: factor.saturating_mul(optimal).max(1),
             nodes,
+            until: None,
         }
+    }
+
+    /// These limits, stopped at `until` as well.
+    pub fn until(self, until: Option<Instant>) -> Limits {
+        Limits { until, ..self }
+    }
+
+    /// Whether the time limit has passed (a look at the clock only when
+    /// there is one: a pack's agents never read it).
+    fn out_of_time(&self) -> bool {
+        self.until.is_some_and(|until| Instant::now() >= until)
     }
 }
 
@@ -182,51 +199,73 @@ impl Figures {
     }
 }
 
-/// Plays `puzzle` with every agent within `limits`.
-pub fn play<P: Puzzle>(puzzle: &P, limits: Limits) -> Figures {
+/// Plays `puzzle` with every agent within `limits`; `None` when their time
+/// limit passed first.
+pub fn play<P: Puzzle>(puzzle: &P, limits: Limits) -> Option<Figures> {
     let mut options = Vec::new();
     let mut tries = |greedy: bool| {
         let mut figures = Tries::default();
         for t in 0..limits.tries {
             let mut rng = Rng::new(u64::from(t) << 1 | u64::from(greedy));
-            let moves = play_once(puzzle, limits.moves, greedy, &mut rng, &mut options);
+            let moves = match play_once(puzzle, &limits, greedy, &mut rng, &mut options) {
+                Try::Won(moves) => Some(moves),
+                Try::Lost => None,
+                Try::OutOfTime => return None,
+            };
             figures.tries += 1;
             figures.won += u32::from(moves.is_some());
             figures.moves += u64::from(moves.unwrap_or(limits.moves));
         }
-        figures
+        Some(figures)
     };
-    let random = tries(false);
-    let greedy = tries(true);
-    let searched = search(puzzle, limits.nodes);
-    Figures {
+    let random = tries(false)?;
+    let greedy = tries(true)?;
+    let searched = match search(puzzle, &limits) {
+        Try::Won(nodes) => Some(nodes),
+        Try::Lost => None,
+        Try::OutOfTime => return None,
+    };
+    Some(Figures {
         random,
         greedy,
         search_won: searched.is_some(),
         search_nodes: searched.unwrap_or(limits.nodes),
-    }
+    })
 }
 
-/// One try: the moves it took to win, `None` when it did not within `limit`
-/// (or got stuck with no legal move).
+/// How one try (or the search) ended.
+enum Try {
+    /// Won after this many moves (positions, for the search).
+    Won(u32),
+    /// Lost: the limit spent, or no legal move left.
+    Lost,
+    /// The caller's time limit passed.
+    OutOfTime,
+}
+
+/// One try: won in so many moves, or lost within `limits.moves` (or stuck
+/// with no legal move).
 fn play_once<P: Puzzle>(
     puzzle: &P,
-    limit: u32,
+    limits: &Limits,
     greedy: bool,
     rng: &mut Rng,
     options: &mut Vec<P::State>,
-) -> Option<u32> {
+) -> Try {
     let mut state = puzzle.start();
     if puzzle.won(&state) {
-        return Some(0);
+        return Try::Won(0);
     }
     // The positions of this try, for the greedy agent's curiosity.
     let mut met: FxHashSet<P::State> = FxHashSet::default();
-    for made in 1..=limit {
+    for made in 1..=limits.moves {
+        if limits.out_of_time() {
+            return Try::OutOfTime;
+        }
         options.clear();
         puzzle.moves(&state, options);
         if options.is_empty() {
-            return None;
+            return Try::Lost;
         }
         let pick = if greedy {
             met.insert(state.clone());
@@ -236,10 +275,10 @@ fn play_once<P: Puzzle>(
         };
         state = options.swap_remove(pick);
         if puzzle.won(&state) {
-            return Some(made);
+            return Try::Won(made);
         }
     }
-    None
+    Try::Lost
 }
 
 /// The greedy agent's move among `options` (not empty).
@@ -269,12 +308,12 @@ fn choose_greedy<P: Puzzle>(
 }
 
 /// The search agent: best-first, most progress first, then fewest moves,
-/// then first met. The positions expanded before a move wins, `None` when
-/// `nodes` are spent or every position is met without a win.
-fn search<P: Puzzle>(puzzle: &P, nodes: u32) -> Option<u32> {
+/// then first met. Won after so many positions expanded, lost when
+/// `limits.nodes` are spent or every position is met without a win.
+fn search<P: Puzzle>(puzzle: &P, limits: &Limits) -> Try {
     let start = puzzle.start();
     if puzzle.won(&start) {
-        return Some(0);
+        return Try::Won(0);
     }
     let mut states = vec![start.clone()];
     let mut ids: FxHashMap<P::State, u32> = FxHashMap::default();
@@ -283,15 +322,18 @@ fn search<P: Puzzle>(puzzle: &P, nodes: u32) -> Option<u32> {
     let mut options = Vec::new();
     let mut expanded = 0;
     while let Some((_, Reverse(depth), Reverse(id))) = queue.pop() {
-        if expanded == nodes {
-            return None;
+        if expanded == limits.nodes {
+            return Try::Lost;
+        }
+        if limits.out_of_time() {
+            return Try::OutOfTime;
         }
         expanded += 1;
         options.clear();
         puzzle.moves(&states[id as usize], &mut options);
         for next in options.drain(..) {
             if puzzle.won(&next) {
-                return Some(expanded);
+                return Try::Won(expanded);
             }
             if ids.contains_key(&next) {
                 continue;
@@ -302,7 +344,7 @@ fn search<P: Puzzle>(puzzle: &P, nodes: u32) -> Option<u32> {
             states.push(next);
         }
     }
-    None
+    Try::Lost
 }
 
 #[cfg(test)]
@@ -341,7 +383,7 @@ mod tests {
     #[test]
     fn the_greedy_and_the_search_agent_walk_straight_to_a_visible_goal() {
         let line = Line { len: 6, trap: None };
-        let f = play(&line, Limits::new(10, 3, 5, 100));
+        let f = play(&line, Limits::new(10, 3, 5, 100)).expect("no time limit");
         assert_eq!(f.greedy.won, 10);
         assert_eq!(f.greedy.moves, 50);
         assert!(f.search_won);
@@ -356,7 +398,7 @@ mod tests {
             len: 50,
             trap: None,
         };
-        let f = play(&line, Limits::new(4, 1, 10, 7));
+        let f = play(&line, Limits::new(4, 1, 10, 7)).expect("no time limit");
         assert_eq!(
             f.greedy,
             Tries {
@@ -387,9 +429,22 @@ mod tests {
             len: 8,
             trap: Some(2),
         };
-        let f = play(&line, Limits::new(5, 4, 7, 100));
+        let f = play(&line, Limits::new(5, 4, 7, 100)).expect("no time limit");
         assert_eq!(f.greedy.won, 0);
         assert!(!f.search_won, "the only way on is through the trap");
         assert_eq!(f.search_nodes, 100);
+    }
+
+    #[test]
+    fn agents_past_their_time_limit_give_no_figures() {
+        // A walk far longer than the clock's stride, already out of time.
+        let line = Line {
+            len: 100_000,
+            trap: None,
+        };
+        let limits = Limits::new(3, 2, 99_999, 1_000_000).until(Some(Instant::now()));
+        assert_eq!(play(&line, limits), None);
+        let unlimited = Limits::new(1, 1, 10, 10);
+        assert!(play(&line, unlimited.until(None)).is_some());
     }
 }

@@ -451,11 +451,14 @@ pub trait Game: 'static {
     /// What the agents make of an accepted level ([`crate::agents`]), from
     /// its solution's `moves` and published `metrics` (which set how long a
     /// try may be): their [`crate::agents::METRICS`] join the level's
-    /// metrics, so a rating model may use them. `None`: the game has no agents.
+    /// metrics, so a rating model may use them. `None`: the game has no
+    /// agents, or `until` (the caller's time limit, [`Budget::time_limit`])
+    /// passed before they finished.
     fn agents(
         _level: &Self::Level,
         _moves: u32,
         _metrics: &Metrics,
+        _until: Option<Instant>,
     ) -> Option<crate::agents::Figures> {
         None
     }
@@ -525,9 +528,13 @@ pub trait Game: 'static {
 
 /// Everything a verified level publishes: the game's [`Game::metrics`] and
 /// its agents' figures.
-pub(crate) fn published<G: Game>(level: &G::Level, solved: &Solved<G::Analysis>) -> Metrics {
+pub(crate) fn published<G: Game>(
+    level: &G::Level,
+    solved: &Solved<G::Analysis>,
+    budget: &Budget,
+) -> Metrics {
     let mut metrics = G::metrics(level, solved);
-    if let Some(figures) = G::agents(level, solved.moves, &metrics) {
+    if let Some(figures) = G::agents(level, solved.moves, &metrics, budget.time_limit) {
         metrics.extend(figures.metrics());
     }
     metrics
@@ -594,7 +601,7 @@ pub fn run_game_rated<G: Game>(
         let solved = G::solve(&level, budget).map_err(|r| (r, 0))?;
         let refused = |r| (r, solved.nodes);
         G::accept(params, &level, &solved).map_err(refused)?;
-        let metrics = published::<G>(&level, &solved);
+        let metrics = published::<G>(&level, &solved, budget);
         let difficulty = model
             .rate(Model::features(&metrics, solved.moves))
             .map_err(|e| refused(Rejection::refused(Code::Rating, e.to_string())))?;

@@ -656,13 +656,16 @@ impl<G: Game> Registered for Entry<G> {
             let started = Instant::now();
             let verdict = match level {
                 Err(e) => Verdict::Malformed(e),
-                Ok(level) => match G::solve(&level, &budget()) {
-                    Ok(solved) => {
-                        let metrics = crate::game::published::<G>(&level, &solved);
-                        Verdict::Solved(solved.map(|_| metrics))
+                Ok(level) => {
+                    let budget = budget();
+                    match G::solve(&level, &budget) {
+                        Ok(solved) => {
+                            let metrics = crate::game::published::<G>(&level, &solved, &budget);
+                            Verdict::Solved(solved.map(|_| metrics))
+                        }
+                        Err(rejection) => Verdict::Failed(rejection),
                     }
-                    Err(rejection) => Verdict::Failed(rejection),
-                },
+                }
             };
             each(LevelVerdict {
                 title,
@@ -707,7 +710,7 @@ impl<G: Game> Registered for Entry<G> {
 
     fn play_agents(&self, c: &Candidate) -> Result<Option<Figures>, CheckError> {
         let level = parse_level::<G>(&c.level_json)?;
-        Ok(G::agents(&level, c.moves, &c.metrics))
+        Ok(G::agents(&level, c.moves, &c.metrics, None))
     }
 }
 

@@ -3,6 +3,8 @@
 //! then in reach is taken); progress is the karma held; a position is won
 //! when the goal's karma is held and the exit is in reach.
 
+use std::time::Instant;
+
 use super::level::{EXIT, Level, START};
 use super::solve::{collect, each_turn, in_danger, pack, region};
 use crate::agents::{self, Figures, Limits, Puzzle};
@@ -50,7 +52,7 @@ impl Puzzle for Turning {
 
 /// The agents' figures for a level whose fewest turns are `turns`; `None`
 /// when the monk starts in danger (no accepted level does).
-pub(crate) fn figures(level: &Level, turns: u32) -> Option<Figures> {
+pub(crate) fn figures(level: &Level, turns: u32, until: Option<Instant>) -> Option<Figures> {
     let mut cells = level.array();
     let reach = region(&cells, START.1 * 3 + START.0);
     if in_danger(&cells, reach) {
@@ -61,8 +63,8 @@ pub(crate) fn figures(level: &Level, turns: u32) -> Option<Figures> {
         start: (pack(&cells), reach, karma),
         goal: level.karma_goal,
     };
-    Some(agents::play(
+    agents::play(
         &puzzle,
-        Limits::new(TRIES, FACTOR, turns, NODES),
-    ))
+        Limits::new(TRIES, FACTOR, turns, NODES).until(until),
+    )
 }

@@ -3,6 +3,8 @@
 //! no progress short of the win, so the greedy agent is a curious explorer
 //! (somewhere new when it can) and the search a breadth-first one.
 
+use std::time::Instant;
+
 use super::level::{Level, Rules};
 use crate::agents::{self, Figures, Limits, Puzzle};
 
@@ -40,9 +42,9 @@ impl Puzzle for Walking {
 }
 
 /// The agents' figures for a level whose fewest moves are `moves`.
-pub(crate) fn figures(level: &Level, moves: u32) -> Figures {
+pub(crate) fn figures(level: &Level, moves: u32, until: Option<Instant>) -> Option<Figures> {
     agents::play(
         &Walking(Rules::new(level)),
-        Limits::new(TRIES, FACTOR, moves, NODES),
+        Limits::new(TRIES, FACTOR, moves, NODES).until(until),
     )
 }

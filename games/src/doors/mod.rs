@@ -9,13 +9,14 @@
 //! - [`census`]: every level of a small search space, counted.
 //! - `text`: the level's text form, read back through the layout (private).
 
-use crate::reason::Code;
 use std::collections::BTreeMap;
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
 use crate::agents::with_agents;
 use crate::game::metric;
+use crate::reason::Code;
 use crate::rng::Rng;
 use crate::{Budget, Collection, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
 use grade::Grade;
@@ -670,8 +671,13 @@ impl Game for Doors {
             .map_err(|r| r.to_string())
     }
 
-    fn agents(puzzle: &Puzzle, moves: u32, _metrics: &Metrics) -> Option<crate::agents::Figures> {
-        Some(agents::figures(&puzzle.level, moves))
+    fn agents(
+        puzzle: &Puzzle,
+        moves: u32,
+        _metrics: &Metrics,
+        until: Option<Instant>,
+    ) -> Option<crate::agents::Figures> {
+        agents::figures(&puzzle.level, moves, until)
     }
 
     fn to_text(puzzle: &Puzzle) -> String {

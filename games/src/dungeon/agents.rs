@@ -4,6 +4,7 @@
 //! exit is in reach.
 
 use std::cell::RefCell;
+use std::time::Instant;
 
 use rustc_hash::FxHashMap;
 
@@ -62,10 +63,13 @@ impl Puzzle for Exploring {
 }
 
 /// The agents' figures for a level whose solution has `moves` actions.
-pub(crate) fn figures(level: &Level, moves: u32) -> Figures {
+pub(crate) fn figures(level: &Level, moves: u32, until: Option<Instant>) -> Option<Figures> {
     let puzzle = Exploring {
         rules: Rules::new(level),
         views: RefCell::default(),
     };
-    agents::play(&puzzle, Limits::new(TRIES, FACTOR, moves, NODES))
+    agents::play(
+        &puzzle,
+        Limits::new(TRIES, FACTOR, moves, NODES).until(until),
+    )
 }

@@ -26,11 +26,13 @@ pub mod level;
 pub mod replay;
 pub mod solve;
 
-use crate::reason::Code;
+use std::time::Instant;
+
 use serde::{Deserialize, Serialize};
 
 use crate::agents::with_agents;
 use crate::game::metric;
+use crate::reason::Code;
 use crate::rng::Rng;
 use crate::{Budget, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
 use level::{Level, Passage};
@@ -266,8 +268,13 @@ impl Game for Dungeon {
         Ok(())
     }
 
-    fn agents(level: &Level, moves: u32, _metrics: &Metrics) -> Option<crate::agents::Figures> {
-        Some(agents::figures(level, moves))
+    fn agents(
+        level: &Level,
+        moves: u32,
+        _metrics: &Metrics,
+        until: Option<Instant>,
+    ) -> Option<crate::agents::Figures> {
+        agents::figures(level, moves, until)
     }
 
     fn to_text(level: &Level) -> String {

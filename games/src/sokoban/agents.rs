@@ -2,6 +2,8 @@
 //! player can walk to, but for one that leaves a box in a corner off goal
 //! (lost at once, and plain to see); progress is the boxes on goals.
 
+use std::time::Instant;
+
 use super::level::{Dir, Level};
 use crate::agents::{self, Figures, Limits, Puzzle};
 
@@ -104,7 +106,7 @@ impl Puzzle for Pushing<'_> {
 
 /// The agents' figures for a level whose fewest pushes are `pushes`; `None`
 /// for a level too large for the agents' cells (over 65,536 cells).
-pub(crate) fn figures(level: &Level, pushes: u32) -> Option<Figures> {
+pub(crate) fn figures(level: &Level, pushes: u32, until: Option<Instant>) -> Option<Figures> {
     if level.walls.len() > usize::from(u16::MAX) {
         return None;
     }
@@ -118,8 +120,8 @@ pub(crate) fn figures(level: &Level, pushes: u32) -> Option<Figures> {
         })
         .collect();
     let puzzle = Pushing { level, corner };
-    Some(agents::play(
+    agents::play(
         &puzzle,
-        Limits::new(TRIES, FACTOR, pushes, NODES),
-    ))
+        Limits::new(TRIES, FACTOR, pushes, NODES).until(until),
+    )
 }

@@ -22,6 +22,7 @@ pub mod solve;
 mod reference;
 
 use std::collections::BTreeMap;
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
@@ -435,10 +436,15 @@ impl Game for Sokoban {
         Ok(())
     }
 
-    fn agents(puzzle: &Puzzle, _moves: u32, metrics: &Metrics) -> Option<crate::agents::Figures> {
+    fn agents(
+        puzzle: &Puzzle,
+        _moves: u32,
+        metrics: &Metrics,
+        until: Option<Instant>,
+    ) -> Option<crate::agents::Figures> {
         // The agents push: a try may make a multiple of the fewest pushes.
         let pushes = metrics.get("pushes").copied().unwrap_or(0.0) as u32;
-        agents::figures(&puzzle.level, pushes)
+        agents::figures(&puzzle.level, pushes, until)
     }
 
     fn to_text(puzzle: &Puzzle) -> String {

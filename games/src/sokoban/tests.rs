@@ -558,6 +558,23 @@ fn a_time_limit_stops_like_a_budget_regression_21() {
     }
 }
 
+/// `pregen solve --time-limit` holds for the agents too: past the limit
+/// they stop and publish no figures (a 40x40 room of 30 boxes kept them
+/// busy for most of a minute); a pack's run, with no limit, gets them all.
+#[test]
+fn the_agents_stop_at_the_callers_time_limit() {
+    use crate::Game;
+    let puzzle = super::Puzzle {
+        level: Level::from_xsb("######\n#@$ .#\n######\n").expect("parses"),
+        generator: Default::default(),
+    };
+    let metrics = crate::Metrics::from([("pushes".to_string(), 2.0)]);
+    let past = Some(std::time::Instant::now());
+    assert_eq!(Sokoban::agents(&puzzle, 3, &metrics, past), None);
+    let figures = Sokoban::agents(&puzzle, 3, &metrics, None).expect("no limit");
+    assert!(figures.search_won);
+}
+
 /// Issue 21: reverse play never starts the player on a goal unless asked to;
 /// the coordinator's check refuses a worker's level that does.
 #[test]

@@ -2,6 +2,8 @@
 //! changes the board and neither dirties nor loses a fruit; progress is the
 //! fruits paired.
 
+use std::time::Instant;
+
 use super::level::{Dir, Level};
 use super::rules::{Board, GONE, State, Step};
 use crate::agents::{self, Figures, Limits, Puzzle};
@@ -46,10 +48,10 @@ impl Puzzle for Tilting {
 }
 
 /// The agents' figures for a level whose fewest tilts are `moves`.
-pub(crate) fn figures(level: &Level, moves: u32) -> Figures {
+pub(crate) fn figures(level: &Level, moves: u32, until: Option<Instant>) -> Option<Figures> {
     let (board, start) = Board::new(level);
     agents::play(
         &Tilting { board, start },
-        Limits::new(TRIES, FACTOR, moves, NODES),
+        Limits::new(TRIES, FACTOR, moves, NODES).until(until),
     )
 }

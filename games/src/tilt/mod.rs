@@ -22,6 +22,8 @@ pub mod replay;
 mod rules;
 pub mod solve;
 
+use std::time::Instant;
+
 use serde::{Deserialize, Serialize};
 
 use crate::agents::with_agents;
@@ -203,8 +205,13 @@ impl Game for Tilt {
         solution.chars().count() as u32
     }
 
-    fn agents(level: &Level, moves: u32, _metrics: &Metrics) -> Option<crate::agents::Figures> {
-        Some(agents::figures(level, moves))
+    fn agents(
+        level: &Level,
+        moves: u32,
+        _metrics: &Metrics,
+        until: Option<Instant>,
+    ) -> Option<crate::agents::Figures> {
+        agents::figures(level, moves, until)
     }
 
     fn fits(params: &TiltParams, level: &Level, moves: u32) -> Result<(), String> {
