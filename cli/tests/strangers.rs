@@ -116,6 +116,50 @@ async fn issue_52_half_spoken_connections_are_closed_and_free_their_places() {
     shutdown.cancel();
 }
 
+/// A stranger on one address who keeps reopening one-byte connections as
+/// fast as they close holds at most a quarter of the places: a worker on
+/// another address still gets in and gets work while the flood goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stranger_reopening_connections_cannot_hold_the_whole_cap() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (grpc, _, shutdown) = capped_coordinator(dir.path(), 8, Duration::from_secs(15)).await;
+    let flooding = CancellationToken::new();
+    let flood = {
+        let flooding = flooding.clone();
+        tokio::spawn(async move {
+            // Loopback answers from any 127.x address: the stranger is 127.0.0.2.
+            let stranger = SocketAddr::from(([127, 0, 0, 2], 0));
+            let (mut opened, mut held) = (0u32, Vec::new());
+            while !flooding.is_cancelled() {
+                let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+                socket.bind(stranger).expect("bind 127.0.0.2");
+                if let Ok(mut stream) = socket.connect(grpc).await {
+                    use tokio::io::AsyncWriteExt;
+                    if stream.write_all(b"P").await.is_ok() {
+                        opened += 1;
+                        held.push(stream);
+                    }
+                }
+                // Keep the newest ones open; the coordinator closes the rest.
+                if held.len() > 32 {
+                    held.remove(0);
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            opened
+        })
+    };
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let mut client = client(grpc).await;
+    let mut rogue = Rogue::join(&mut client, "beside-the-flood").await;
+    let grant = rogue.lease().await;
+    assert!(grant.seed_count > 0, "a worker gets work during the flood");
+    flooding.cancel();
+    let opened = flood.await.expect("join");
+    assert!(opened > 8, "the stranger kept reopening ({opened} connections)");
+    shutdown.cancel();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn issue_52_the_metrics_listener_is_capped_and_closes_what_lingers() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -1,7 +1,10 @@
 //! Bounded listeners: a cap on open connections, a deadline on every
 //! connection until the service admits it, and the process's file limit.
 //!
-//! Past the cap a new connection is closed at once with a log line. A
+//! Past the cap a new connection is closed at once with a log line, and so
+//! is one from an address that already holds [`per_peer`] connections not yet
+//! admitted: a stranger who reopens connections as fast as they close holds a
+//! quarter of the places at most, never the whole cap. A
 //! connection that sends nothing for [`FIRST_BYTES_WITHIN`] is closed before
 //! it reaches the server. Then, until the service admits it ([`Admission`]:
 //! the gRPC service does after a valid Hello), its reads and writes fail once
@@ -12,17 +15,18 @@
 //! workers: [`raise_file_limit`] lifts the soft limit to the hard one and
 //! the caps are checked against it, so accepting stops before writing would.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::io;
+use std::net::IpAddr;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
-
 use std::time::Duration;
+
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::time::Sleep;
 use tokio_stream::wrappers::ReceiverStream;
@@ -44,12 +48,16 @@ pub struct Counted {
 pub struct Admission {
     tcp: TcpConnectInfo,
     admitted: Arc<AtomicBool>,
+    /// The connection's count among its address's unadmitted ones.
+    pending: Arc<Pending>,
 }
 
 impl Admission {
-    /// Lifts the connection's deadline: it has shown it is a worker.
+    /// Lifts the connection's deadline: it has shown it is a worker. It no
+    /// longer counts against its address's [`per_peer`] share.
     pub fn admit(&self) {
         self.admitted.store(true, Ordering::Relaxed);
+        self.pending.release();
     }
 
     /// The peer's address.
@@ -92,6 +100,63 @@ pub const RESERVED_FILES: u64 = 128;
 /// How often connections closed at the cap are logged (with their count).
 const REFUSALS_LOGGED_EVERY: Duration = Duration::from_secs(10);
 
+/// Connections not yet admitted that one address may hold at once: a quarter
+/// of the cap, at least one. Workers hold theirs unadmitted only for a Hello
+/// (milliseconds), so many workers behind one address still get in.
+pub fn per_peer(cap: usize) -> usize {
+    (cap / 4).max(1)
+}
+
+/// Connections not yet admitted, per address.
+type PendingTable = Arc<Mutex<HashMap<IpAddr, usize>>>;
+
+/// One connection counted among its address's unadmitted ones until it is
+/// admitted or closed.
+#[derive(Debug)]
+struct Pending {
+    peer: IpAddr,
+    table: PendingTable,
+    released: AtomicBool,
+}
+
+impl Pending {
+    /// Counts a connection from `peer`, unless the address already holds
+    /// `most`.
+    fn claim(table: &PendingTable, peer: IpAddr, most: usize) -> Option<Pending> {
+        let mut counts = table.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = counts.entry(peer).or_default();
+        if *count >= most {
+            return None;
+        }
+        *count += 1;
+        Some(Pending {
+            peer,
+            table: table.clone(),
+            released: AtomicBool::new(false),
+        })
+    }
+
+    /// Stops counting the connection (once).
+    fn release(&self) {
+        if self.released.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let mut counts = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(count) = counts.get_mut(&self.peer) {
+            *count -= 1;
+            if *count == 0 {
+                counts.remove(&self.peer);
+            }
+        }
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
 /// The connections `listener` accepts, at most `cap` open at once, each
 /// handed on once it has sent its first bytes and closed `deadline` after it
 /// was accepted unless admitted by then. Accepting stops when the returned
@@ -103,12 +168,16 @@ pub fn capped(
 ) -> ReceiverStream<io::Result<Counted>> {
     let (tx, rx) = mpsc::channel(64);
     let places = Arc::new(Semaphore::new(cap));
+    let pending = PendingTable::default();
+    let most_per_peer = per_peer(cap);
     tokio::spawn(async move {
-        // Refusals at the cap are logged once per `REFUSALS_LOGGED_EVERY`,
-        // with how many there were: a stranger who reopens connections as
-        // fast as they close cannot flood the log.
+        // Refusals are logged once per `REFUSALS_LOGGED_EVERY`, with how many
+        // there were: a stranger who reopens connections as fast as they
+        // close cannot flood the log.
         let mut refused: u64 = 0;
         let mut logged: Option<tokio::time::Instant> = None;
+        let mut crowding: u64 = 0;
+        let mut crowding_logged: Option<tokio::time::Instant> = None;
         loop {
             let accepted = tokio::select! {
                 _ = tx.closed() => return,
@@ -122,6 +191,21 @@ pub fn capped(
                     tokio::time::sleep(Duration::from_millis(100)).await;
                     continue;
                 }
+            };
+            let Some(unadmitted) = Pending::claim(&pending, peer.ip(), most_per_peer) else {
+                crowding += 1;
+                let now = tokio::time::Instant::now();
+                if crowding_logged.is_none_or(|at| now - at >= REFUSALS_LOGGED_EVERY) {
+                    tracing::warn!(
+                        %peer,
+                        refused = crowding,
+                        most = most_per_peer,
+                        "closing new connections from an address that holds its share of \
+                         connections not yet admitted"
+                    );
+                    (crowding_logged, crowding) = (Some(now), 0);
+                }
+                continue;
             };
             let Ok(place) = places.clone().try_acquire_owned() else {
                 refused += 1;
@@ -154,6 +238,7 @@ pub fn capped(
                         let admission = Admission {
                             tcp: stream.connect_info(),
                             admitted: Arc::default(),
+                            pending: Arc::new(unadmitted),
                         };
                         let counted = Counted {
                             stream,
