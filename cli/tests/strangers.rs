@@ -8,6 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use pregen_coordinator::Job;
+use pregen_coordinator::commit_log::key::LogKey;
 use pregen_coordinator::commit_log::{CommitLog, Entry};
 use pregen_coordinator::server::{RunOptions, Started, start_job};
 use pregen_pack::PackDir;
@@ -156,7 +157,10 @@ async fn a_stranger_reopening_connections_cannot_hold_the_whole_cap() {
     assert!(grant.seed_count > 0, "a worker gets work during the flood");
     flooding.cancel();
     let opened = flood.await.expect("join");
-    assert!(opened > 8, "the stranger kept reopening ({opened} connections)");
+    assert!(
+        opened > 8,
+        "the stranger kept reopening ({opened} connections)"
+    );
     shutdown.cancel();
 }
 
@@ -344,7 +348,13 @@ fn issue_52_a_logged_refusal_never_stalls_pregen_run() {
     let text = job_text(50);
     let job = Job::parse(&text).expect("job");
     let commit = dir.path().join("out/e2e/commit");
-    let mut log = CommitLog::open(&commit, &job, |_| {}).expect("log");
+    let mut log = CommitLog::open(
+        &commit,
+        &job,
+        LogKey::read_or_draw(&commit).expect("key"),
+        |_| {},
+    )
+    .expect("log");
     log.append(&[Entry::Refused {
         worker: "local-1".into(),
         reason: "seed 7: made up".into(),
@@ -509,7 +519,13 @@ fn issue_52_a_log_edited_with_fresh_checksums_is_refused_on_resume() {
         let dir = tempfile::tempdir().expect("tempdir");
         let seed = record.seed;
         let commit = dir.path().join("out/e2e/commit");
-        let mut log = CommitLog::open(&commit, &job, |_| {}).expect("log");
+        let mut log = CommitLog::open(
+            &commit,
+            &job,
+            LogKey::read_or_draw(&commit).expect("key"),
+            |_| {},
+        )
+        .expect("log");
         log.append(&[Entry::Result(record)]).expect("append");
         drop(log);
         let path = write_job(dir.path(), &text);

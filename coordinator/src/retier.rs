@@ -19,8 +19,9 @@ use pregen_pack::{Job, PackDir};
 
 use crate::CoordinatorError;
 use crate::commit_log::CommitLog;
+use crate::commit_log::key::LogKey;
 use crate::scheduler::{Scheduler, SchedulerConfig};
-use crate::server::{check_key, write_from_log};
+use crate::server::write_from_log;
 use crate::service::rate;
 
 /// What a retier did.
@@ -73,7 +74,13 @@ pub fn retier(
             out.display()
         )));
     }
-    let (key, _) = check_key(&old_dir.commit())?;
+    let key = LogKey::read(&old_dir.commit())?.ok_or_else(|| {
+        CoordinatorError::Resume(format!(
+            "{}: the commit log's key {} is missing",
+            old_dir.commit().display(),
+            crate::commit_log::key::KEY_FILE
+        ))
+    })?;
     // The selection as the run made it. No new samples or audits: the pack
     // was complete, its checks settled in the log.
     let mut scheduler = Scheduler::start(SchedulerConfig {
@@ -87,10 +94,10 @@ pub fn retier(
         max_seeds: None,
         progress_limit: Duration::from_secs(1),
         cross_check: 0.0,
-        check_key: key,
+        check_key: key.bytes(),
         audit_duplicate_levels: false,
     });
-    let mut log = CommitLog::open(&old_dir.commit(), &old_job, |e| scheduler.replay(e))?;
+    let mut log = CommitLog::open(&old_dir.commit(), &old_job, key, |e| scheduler.replay(e))?;
     scheduler.end_replay();
     let selection = scheduler.take_selection().ok_or_else(|| {
         CoordinatorError::Resume(format!(

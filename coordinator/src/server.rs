@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 
 use pregen_pack::PackDir;
 use pregen_pack::SeedRecord;
-use pregen_pack::durable::write_durably;
 use pregen_pack::write::{PackWriter, RunFacts, WriteOptions, WriteProgress};
 use pregen_proto::v1::coordinator_server::CoordinatorServer;
 use tokio::net::TcpListener;
@@ -21,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Identity, Server, ServerTlsConfig};
 
+use crate::commit_log::key::LogKey;
 use crate::commit_log::{CommitLog, Entry};
 use crate::connections::{
     ADMIT_WITHIN, METRICS_CONNECTIONS, RESERVED_FILES, capped, fits_file_limit, raise_file_limit,
@@ -207,55 +207,6 @@ async fn probe_verdict(
     *probe = None;
     ran.map_err(|e| CoordinatorError::server("the program's probe")(e.into()))?
         .map_err(|e| CoordinatorError::Program(e.to_string()))
-}
-
-/// The cross-check's key beside the commit log: a resumed run samples the
-/// seeds the first run sampled, so those the log already settled are not
-/// run again and those it had not yet are still checked.
-const CHECK_KEY_FILE: &str = "cross-check.key";
-
-/// The cross-check's key of the log in `commit`, and whether it is new (to
-/// be written once the log is opened: never into another job's folder).
-pub(crate) fn check_key(commit: &std::path::Path) -> Result<([u8; 16], bool), CoordinatorError> {
-    let path = commit.join(CHECK_KEY_FILE);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            let bytes: Option<Vec<u8>> = (text.len() == 32)
-                .then(|| {
-                    (0..16)
-                        .map(|i| u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok())
-                        .collect()
-                })
-                .flatten();
-            let key = bytes
-                .and_then(|b| <[u8; 16]>::try_from(b).ok())
-                .ok_or_else(|| {
-                    CoordinatorError::Resume(format!(
-                        "{} is not 32 hex digits; delete it to draw a new key (the \
-                     resumed seeds are then sampled afresh)",
-                        path.display()
-                    ))
-                })?;
-            Ok((key, false))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let mut key = [0u8; 16];
-            getrandom::fill(&mut key).map_err(|e| {
-                CoordinatorError::server("no randomness for the cross-check's key")(
-                    e.to_string().into(),
-                )
-            })?;
-            Ok((key, true))
-        }
-        Err(e) => Err(CoordinatorError::server(format!(
-            "cannot read {}",
-            path.display()
-        ))(e.into())),
-    }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The check every accepted record of the log passes again on resume, as
@@ -483,7 +434,11 @@ fn resume(
     dir: &PackDir,
     lease_ttl: Duration,
 ) -> Result<(Scheduler, CommitLog, usize), CoordinatorError> {
-    let (check_key, new_key) = check_key(&dir.commit())?;
+    // The log's key: a resumed run samples the seeds the first run sampled,
+    // so those the log already settled are not run again and those it had
+    // not yet are still checked.
+    let key = LogKey::read_or_draw(&dir.commit())?;
+    let check_key = key.bytes();
     let replay_check = ReplayCheck::new(job)?;
     let config = SchedulerConfig {
         strata: job.plan().iter().map(|p| (p.first_seed, p.count)).collect(),
@@ -497,7 +452,7 @@ fn resume(
     };
     let mut scheduler = Scheduler::start(config);
     let mut forged = None;
-    let log = CommitLog::open(&dir.commit(), job, |entry| {
+    let log = CommitLog::open(&dir.commit(), job, key, |entry| {
         if forged.is_some() {
             return;
         }
@@ -513,9 +468,6 @@ fn resume(
     scheduler.end_replay();
     // Seeds, not entries: a checked seed has two results in the log.
     let resumed_seeds = scheduler.progress().seeds as usize;
-    if new_key {
-        write_durably(&dir.commit(), CHECK_KEY_FILE, hex(&check_key).as_bytes())?;
-    }
     Ok((scheduler, log, resumed_seeds))
 }
 

@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use pregen_coordinator::commit_log::CommitLog;
+use pregen_coordinator::commit_log::key::LogKey;
 use pregen_coordinator::scheduler::{Scheduler, SchedulerConfig};
 use pregen_games::external::ResponseBody;
 use pregen_games::{Budget, GameKind, Outcome, PreparedGame};
@@ -111,21 +112,19 @@ fn tilt() -> &'static PreparedGame {
 
 /// A commit-log segment as found on disk, read by a resuming coordinator
 /// and, if it reads, replayed into a scheduler (refusals and all). A header
-/// line that describes a body makes it a binary segment (`.bin`), any other
-/// data a JSON-lines one (`.jsonl`).
+/// line that names a keyed checksum gets it recomputed under the log's key,
+/// as a log editor who holds the key would, so the fuzzer reaches the body.
 pub fn commit_segment(data: &[u8]) {
     let Ok(dir) = tempfile::tempdir() else {
         return;
     };
     let job = fuzz_job();
-    let header = data.split(|&b| b == b'\n').next().unwrap_or_default();
-    let binary = header.windows(7).any(|w| w == b"\"body\":");
-    let name = if binary {
-        "seg-00000001.bin"
-    } else {
-        "seg-00000001.jsonl"
-    };
-    if std::fs::write(dir.path().join(name), data).is_err() {
+    let mut key = LogKey::from_bytes([7; 16]);
+    if key.keep(dir.path(), true).is_err() {
+        return;
+    }
+    let data = resealed(data, &key).unwrap_or_else(|| data.to_vec());
+    if std::fs::write(dir.path().join("seg-00000001.bin"), data).is_err() {
         return;
     }
     let Ok(entries) = CommitLog::read(dir.path(), job) else {
@@ -144,6 +143,23 @@ pub fn commit_segment(data: &[u8]) {
     let mut scheduler = Scheduler::new(config, entries);
     let _ = scheduler.grant(1, Instant::now());
     let _ = scheduler.take_selection();
+}
+
+/// `data` with its header's keyed checksum made right for its body, if its
+/// header line is a JSON object with one.
+fn resealed(data: &[u8], key: &LogKey) -> Option<Vec<u8>> {
+    let end = data.iter().position(|&b| b == b'\n')?;
+    let mut header: serde_json::Value = serde_json::from_slice(&data[..end]).ok()?;
+    let body = &data[end + 1..];
+    let job_id = header.get("job_id")?.as_str()?.to_string();
+    let n = header.get("segment")?.as_u64()?;
+    let records = header.get("records")?.as_u64()?;
+    let seal = key.seal(&job_id, n, records, body);
+    *header.get_mut("body")?.get_mut("hmac_sha256")? = seal.into();
+    let mut out = serde_json::to_vec(&header).ok()?;
+    out.push(b'\n');
+    out.extend_from_slice(body);
+    Some(out)
 }
 
 /// The job whose log `commit_segment` reads.

@@ -7,16 +7,19 @@
 //! instant resumes from exactly the segments it finished.
 //!
 //! A segment is a header line (JSON: the format version, the job id, the
-//! segment's number and record count, and its body's length and SHA-256)
-//! followed by the body: a zstd frame of length-delimited entries, each
-//! `u32 LE length | kind | payload`, kind 0 a seed's result in its binary
-//! form ([`pregen_pack::codec`]), kind 1 a worker the cross-check refused
-//! (JSON `{"worker":…,"reason":…}`; its results before it no longer count).
-//! Logs of versions 2 and 3 (`seg-00000001.jsonl`, one checksummed JSON line
-//! per entry) are still read, and a log goes on in the binary form.
+//! segment's number and record count, and its body's length and keyed
+//! checksum) followed by the body: a zstd frame of length-delimited entries,
+//! each `u32 LE length | kind | payload`, kind 0 a seed's result in its
+//! binary form ([`pregen_pack::codec`]), kind 1 a worker the cross-check
+//! refused (JSON `{"worker":…,"reason":…}`; its results before it no longer
+//! count). The checksum is an HMAC-SHA256 under the log's key
+//! (`commit/cross-check.key`, [`key`]) over the job id, the segment's number,
+//! its record count and its body. Segments of older versions (unkeyed
+//! checksums) are refused, naming the version.
 //!
 //! The log checks itself: a segment of another job, an edited or damaged
-//! body, a renamed or missing segment is refused with an error naming the
+//! body, a segment resealed under another key, a renamed or missing segment,
+//! segments without their key file are refused with an error naming the
 //! file. Only a torn end of the last segment (a write cut short on a file
 //! system that does not rename atomically) is taken, with a warning: its
 //! binary body's checksum covers the whole body, so none of its entries is
@@ -28,11 +31,10 @@
 //! `commit/LOCK` is held (an advisory lock) while a coordinator uses the log;
 //! a second coordinator on the same pack folder is refused, naming the holder.
 //!
-//! - [`segment`]: the binary segment format, written and read.
-//! - [`legacy`]: the retired JSON-lines segments, read only (dropping them is
-//!   deleting that module).
+//! - [`segment`]: the segment format, written and read.
+//! - [`key`]: the log's key and the segments' seal.
 
-mod legacy;
+pub mod key;
 mod segment;
 #[cfg(test)]
 mod tests;
@@ -47,6 +49,7 @@ use pregen_pack::{Job, PackError, SeedRecord};
 use rayon::prelude::*;
 
 use crate::CoordinatorError;
+use key::LogKey;
 use segment::{Segment, SegmentEncoder, damaged, read_segment};
 
 pub use segment::FORMAT_VERSION;
@@ -118,24 +121,29 @@ struct Kept {
 }
 
 impl CommitLog {
-    /// Opens (or creates) the log for `job` in `dir`, handing every entry
-    /// already committed to `on_entry` in log order, one segment in memory at
-    /// a time. Refuses a log written for another job, a damaged segment, and
-    /// a folder another coordinator is using.
+    /// Opens (or creates) the log for `job` in `dir` under `key` (the one
+    /// beside it, or one drawn for a new log: [`LogKey::read_or_draw`], then
+    /// written beside it), handing every entry already committed to
+    /// `on_entry` in log order, one segment in memory at a time. Refuses a
+    /// log written for another job, a damaged segment, and a folder another
+    /// coordinator is using.
     pub fn open(
         dir: &Path,
         job: &Job,
+        mut key: LogKey,
         mut on_entry: impl FnMut(Entry),
     ) -> Result<CommitLog, CoordinatorError> {
         fs::create_dir_all(dir).map_err(PackError::io("create", dir))?;
         let lock = lock(dir)?;
-        let next_segment = Self::load(dir, job, Mode::Repair, &mut on_entry)?;
+        let known = (!key.is_new()).then_some(&key);
+        let next_segment = Self::load(dir, job, Mode::Repair, known, &mut on_entry)?;
+        key.keep(dir, false)?;
         Ok(CommitLog {
             dir: dir.to_path_buf(),
             job_id: job.id(),
             next_segment,
             kept: None,
-            encoder: SegmentEncoder::new()
+            encoder: SegmentEncoder::new(key)
                 .map_err(|e| CoordinatorError::server("a zstd compressor")(e.into()))?,
             _lock: lock,
         })
@@ -195,7 +203,8 @@ impl CommitLog {
         job: &Job,
         mut on_entry: impl FnMut(Entry),
     ) -> Result<(), CoordinatorError> {
-        Self::load(dir, job, Mode::ReadOnly, &mut on_entry).map(|_| ())
+        let key = LogKey::read(dir)?;
+        Self::load(dir, job, Mode::ReadOnly, key.as_ref(), &mut on_entry).map(|_| ())
     }
 
     /// Every entry of the log in `dir` for `job`, read as
@@ -207,11 +216,13 @@ impl CommitLog {
     }
 
     /// Checks `job.json` (writing it for a new log) and reads every segment
-    /// into `on_entry`; returns the next segment's number.
+    /// into `on_entry`, each proven under `key` (`None`: the log has no key
+    /// file, so it must hold no segment); returns the next segment's number.
     fn load(
         dir: &Path,
         job: &Job,
         mode: Mode,
+        key: Option<&LogKey>,
         on_entry: &mut dyn FnMut(Entry),
     ) -> Result<u64, CoordinatorError> {
         let job_id = job.id();
@@ -253,6 +264,19 @@ impl CommitLog {
             })
             .collect();
         segments.sort();
+        let key = match (key, segments.first()) {
+            (Some(key), _) => key,
+            (None, None) => return Ok(1),
+            (None, Some((_, path))) => {
+                return Err(damaged(
+                    path,
+                    format!(
+                        "the log's key {} is missing, so no segment can be proven",
+                        key::KEY_FILE
+                    ),
+                ));
+            }
+        };
         let seeds: Vec<(u64, u64)> = job
             .plan()
             .iter()
@@ -279,6 +303,7 @@ impl CommitLog {
                     let segment = Segment {
                         path,
                         job_id: &job_id,
+                        key,
                         seeds: &seeds,
                         n: *n,
                         last: w * window + j + 1 == segments.len(),

@@ -1,24 +1,23 @@
-//! The segment format this build writes (version 4 on): a header line, then
-//! a zstd body of length-delimited entries checked by the header's SHA-256.
-//! [`read_segment`] reads any segment, handing the JSON-lines ones of older
-//! versions to [`super::legacy`].
+//! The segment format (version 5): a header line, then a zstd body of
+//! length-delimited entries sealed by the header's keyed checksum
+//! ([`LogKey::seal`]). Segments of older versions carry checksums anyone can
+//! recompute, and are refused.
 
 use std::fs;
 use std::io::{ErrorKind, Read};
 use std::path::Path;
 
-use pregen_games::sha256_hex;
 use pregen_pack::PackError;
 use pregen_pack::codec;
 use pregen_pack::durable::write_durably;
 use serde::{Deserialize, Serialize};
 
-use super::legacy::{LAST_TEXT_VERSION, OLDEST_VERSION, read_text};
+use super::key::LogKey;
 use super::{Entry, Mode, segment_name};
 use crate::CoordinatorError;
 
 /// The segment format this build writes.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 /// The zstd level of segment bodies: level 1 compresses a run's segments
 /// about half again as fast as level 3, for 5 to 9% more bytes.
 pub(super) const ZSTD_LEVEL: i32 = 1;
@@ -87,9 +86,15 @@ pub(super) struct Header {
     pub(super) job_id: String,
     pub(super) segment: u64,
     pub(super) records: u64,
-    /// The binary body (version 4 on).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(super) body: Option<Body>,
+    /// The body.
+    pub(super) body: Body,
+}
+
+/// What any version's header says of itself.
+#[derive(Deserialize)]
+struct Version {
+    format: String,
+    version: u32,
 }
 
 impl Header {
@@ -98,7 +103,7 @@ impl Header {
         job_id: &str,
         segment: u64,
         records: usize,
-        body: Option<Body>,
+        body: Body,
     ) -> Header {
         Header {
             format: FORMAT_NAME.into(),
@@ -117,8 +122,8 @@ impl Header {
 pub(super) struct Body {
     /// Its length in bytes (compressed).
     pub(super) bytes: u64,
-    /// The SHA-256 of those bytes, hex.
-    sha256: String,
+    /// [`LogKey::seal`] of the segment, hex.
+    hmac_sha256: String,
 }
 
 pub(super) const FORMAT_NAME: &str = "pregen-commit-log";
@@ -128,6 +133,7 @@ pub(super) const FORMAT_NAME: &str = "pregen-commit-log";
 /// its tables, and fresh buffers of a segment's size are fresh pages each
 /// flush.
 pub(super) struct SegmentEncoder {
+    key: LogKey,
     pub(super) zstd: zstd::bulk::Compressor<'static>,
     /// The entries of the segment being encoded, before compression.
     pub(super) raw: Vec<u8>,
@@ -142,8 +148,9 @@ impl std::fmt::Debug for SegmentEncoder {
 }
 
 impl SegmentEncoder {
-    pub(super) fn new() -> std::io::Result<SegmentEncoder> {
+    pub(super) fn new(key: LogKey) -> std::io::Result<SegmentEncoder> {
         Ok(SegmentEncoder {
+            key,
             zstd: zstd::bulk::Compressor::new(ZSTD_LEVEL)?,
             raw: Vec::new(),
             body: Vec::new(),
@@ -170,10 +177,10 @@ impl SegmentEncoder {
             job_id,
             n,
             records.len(),
-            Some(Body {
+            Body {
                 bytes: self.body.len() as u64,
-                sha256: sha256_hex(&self.body),
-            }),
+                hmac_sha256: self.key.seal(job_id, n, records.len() as u64, &self.body),
+            },
         );
         let mut bytes = serde_json::to_vec(&header)?;
         bytes.push(b'\n');
@@ -199,6 +206,8 @@ pub(super) fn damaged(path: &Path, what: String) -> CoordinatorError {
 pub(super) struct Segment<'a> {
     pub(super) path: &'a Path,
     pub(super) job_id: &'a str,
+    /// The log's key.
+    pub(super) key: &'a LogKey,
     /// The job's seeds: a range per stratum.
     pub(super) seeds: &'a [(u64, u64)],
     /// Its number.
@@ -242,18 +251,30 @@ pub(super) fn read_segment(
     let Some(end) = bytes.iter().position(|&b| b == b'\n') else {
         return Err(segment.damaged("no whole header line".into()));
     };
-    let header: Header = std::str::from_utf8(&bytes[..end])
-        .map_err(|e| e.to_string())
+    let line = std::str::from_utf8(&bytes[..end]).map_err(|e| e.to_string());
+    let not_a_header = |e: String| segment.damaged(format!("line 1 is not a segment header ({e})"));
+    let version: Version = line
+        .clone()
         .and_then(|h| serde_json::from_str(h).map_err(|e| e.to_string()))
-        .map_err(|e| segment.damaged(format!("line 1 is not a segment header ({e})")))?;
-    if header.format != FORMAT_NAME || !(OLDEST_VERSION..=FORMAT_VERSION).contains(&header.version)
-    {
-        return Err(segment.damaged(format!(
-            "format {} version {}, this build reads {FORMAT_NAME} versions {OLDEST_VERSION} to \
-             {FORMAT_VERSION}",
-            header.format, header.version
+        .map_err(not_a_header)?;
+    if version.format == FORMAT_NAME && version.version < FORMAT_VERSION {
+        return Err(CoordinatorError::Resume(format!(
+            "{}: written by an older pregen (commit-log format {}), whose checksums anyone can \
+             recompute; finish the run with that version, or move the commit folder away to \
+             start afresh",
+            path.display(),
+            version.version
         )));
     }
+    if version.format != FORMAT_NAME || version.version != FORMAT_VERSION {
+        return Err(segment.damaged(format!(
+            "format {} version {}, this build reads {FORMAT_NAME} version {FORMAT_VERSION}",
+            version.format, version.version
+        )));
+    }
+    let header: Header = line
+        .and_then(|h| serde_json::from_str(h).map_err(|e| e.to_string()))
+        .map_err(not_a_header)?;
     if header.job_id != segment.job_id {
         return Err(segment.damaged(format!(
             "written for job {}, this job is {}",
@@ -266,32 +287,21 @@ pub(super) fn read_segment(
             header.segment, segment.n
         )));
     }
-    let binary = path.extension().is_some_and(|e| e == "bin");
-    let rest = &bytes[end + 1..];
-    match (&header.body, binary) {
-        (Some(body), true) if header.version > LAST_TEXT_VERSION => {
-            read_binary(segment, &header, body, rest, mode, records)
-        }
-        (None, false) if header.version <= LAST_TEXT_VERSION => {
-            read_text(segment, header, rest, mode, records)
-        }
-        _ => Err(segment.damaged(format!(
-            "a version {} segment in a .{} file",
-            header.version,
-            if binary { "bin" } else { "jsonl" }
-        ))),
+    if path.extension().is_none_or(|e| e != "bin") {
+        return Err(segment.damaged("a segment in a file not named .bin".into()));
     }
+    read_body(segment, &header, &bytes[end + 1..], mode, records)
 }
 
-/// Reads a binary body (version 4 on).
-pub(super) fn read_binary(
+/// Reads a segment's body.
+fn read_body(
     segment: &Segment<'_>,
     header: &Header,
-    body: &Body,
     rest: &[u8],
     mode: Mode,
     records: &mut Vec<Entry>,
 ) -> Result<(), CoordinatorError> {
+    let body = &header.body;
     let (have, declared) = (rest.len() as u64, body.bytes);
     if have > declared || (have < declared && !segment.last) {
         return Err(segment.damaged(format!(
@@ -299,8 +309,15 @@ pub(super) fn read_binary(
         )));
     }
     let torn = have < declared;
-    if !torn && sha256_hex(rest) != body.sha256 {
-        return Err(segment.damaged("the body fails its checksum".into()));
+    if !torn
+        && segment
+            .key
+            .seal(segment.job_id, segment.n, header.records, rest)
+            != body.hmac_sha256
+    {
+        return Err(segment.damaged(
+            "the segment fails its keyed checksum (edited, or sealed under another key)".into(),
+        ));
     }
     let start = records.len();
     let mut reader = zstd::stream::read::Decoder::with_buffer(rest)
@@ -355,7 +372,7 @@ pub(super) fn read_binary(
     if torn && mode == Mode::Repair {
         tracing::warn!(file = %segment.path.display(), lost = header.records,
             "a torn last segment: its entries are dropped and their seeds run again");
-        let bytes = SegmentEncoder::new()
+        let bytes = SegmentEncoder::new(*segment.key)
             .and_then(|mut encoder| encoder.encode(segment.job_id, segment.n, &records[start..]))
             .map_err(|e| CoordinatorError::server("re-encoding a torn segment")(e.into()))?;
         let dir = segment.path.parent().unwrap_or(Path::new("."));

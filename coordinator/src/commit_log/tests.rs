@@ -1,8 +1,6 @@
 //! The commit log's tests: round trips, damage of every kind, torn ends,
-//! and logs of the retired JSON-lines format.
+//! segments forged without the key, and logs of older formats.
 
-use super::legacy::{LAST_TEXT_VERSION, checksum};
-use super::segment::Header;
 use super::*;
 use pregen_pack::{Code, Reason, Status};
 
@@ -13,7 +11,8 @@ fn job(count: u64) -> Job {
 /// Opens the log and collects what it held.
 fn open(dir: &Path, job: &Job) -> Result<(CommitLog, Vec<Entry>), CoordinatorError> {
     let mut entries = Vec::new();
-    let log = CommitLog::open(dir, job, |e| entries.push(e))?;
+    let key = LogKey::read_or_draw(dir)?;
+    let log = CommitLog::open(dir, job, key, |e| entries.push(e))?;
     Ok((log, entries))
 }
 
@@ -222,7 +221,7 @@ fn foreign_edited_and_missing_segments_are_refused_naming_the_file() {
     fs::write(&seg1, &edited).expect("edit");
     let err = error(a.path(), &job(5));
     assert!(
-        err.contains("seg-00000001.bin: the body fails its checksum"),
+        err.contains("seg-00000001.bin: the segment fails its keyed checksum"),
         "{err}"
     );
     fs::write(&seg1, &bytes[..bytes.len() - 3]).expect("cut");
@@ -234,7 +233,8 @@ fn foreign_edited_and_missing_segments_are_refused_naming_the_file() {
         seed: 2199023255552,
         ..record(2)
     };
-    let segment = SegmentEncoder::new()
+    let key = LogKey::read(a.path()).expect("key").expect("a key");
+    let segment = SegmentEncoder::new(key)
         .and_then(|mut e| e.encode(&job(5).id(), 1, &[rec(1), Entry::Result(foreign)]))
         .expect("encode");
     fs::write(&seg1, segment).expect("write");
@@ -291,57 +291,62 @@ fn a_torn_last_segment_is_cut_back_and_the_log_goes_on() {
     assert!(err.contains("seg-00000002.bin: a body of"), "{err}");
 }
 
-/// A segment as versions 2 and 3 wrote it: JSON lines, each checksummed.
-fn text_segment(job: &Job, n: u64, entries: &[Entry]) -> String {
-    let header = Header::new(LAST_TEXT_VERSION, &job.id(), n, entries.len(), None);
-    let mut text = serde_json::to_string(&header).expect("json") + "\n";
-    for e in entries {
-        let json = e.to_json().expect("json");
-        text += &format!("{} {json}\n", checksum(&json));
-    }
-    text
-}
-
+/// A forger who rewrites a segment consistently (its count, length and
+/// checksum recomputed) but cannot read the key: sealing it under a key of
+/// their own, or in the unkeyed form of format 4, is refused; so is a log
+/// whose key file is gone.
 #[test]
-fn a_json_lines_log_is_read_checked_and_goes_on_in_binary() {
+fn segments_rewritten_without_the_key_are_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
-    drop(open(dir.path(), &job(5)).expect("open"));
-    let refused = Entry::Refused {
-        worker: "w9".into(),
-        reason: "wrong".into(),
-    };
-    let seg1 = dir.path().join("seg-00000001.jsonl");
-    let text = text_segment(&job(5), 1, &[rec(1), refused.clone(), rec(2)]);
-    fs::write(&seg1, &text).expect("write");
-    let (mut log, old) = open(dir.path(), &job(5)).expect("reads v3");
-    assert_eq!(old, [rec(1), refused.clone(), rec(2)]);
-    log.append(&[rec(3)]).expect("append");
+    let (mut log, _) = open(dir.path(), &job(5)).expect("open");
+    log.append(&[rec(1), rec(2)]).expect("append");
     drop(log);
-    assert!(dir.path().join("seg-00000002.bin").exists());
-    assert_eq!(
-        seeds(&CommitLog::read(dir.path(), &job(5)).expect("read")),
-        [1, 2, 3]
-    );
-
-    // A value edited by hand, a seed not the job's with a fresh checksum.
-    fs::write(&seg1, text.replace("\"nodes\":7", "\"nodes\":8")).expect("edit");
-    let err = error(dir.path(), &job(5));
-    assert!(
-        err.contains("seg-00000001.jsonl: line 2 fails its checksum"),
-        "{err}"
-    );
-    let foreign = Entry::Result(SeedRecord {
-        seed: 2199023255552,
+    let seg1 = dir.path().join("seg-00000001.bin");
+    let whole = fs::read(&seg1).expect("read");
+    let forged = Entry::Result(SeedRecord {
+        nodes: 1,
         ..record(2)
     });
-    fs::write(&seg1, text_segment(&job(5), 1, &[rec(1), foreign])).expect("edit");
-    let err = error(dir.path(), &job(5));
-    assert!(err.contains("line 3 holds seed 2199023255552"), "{err}");
 
-    // A torn last line of the last segment is cut back.
-    fs::remove_file(dir.path().join("seg-00000002.bin")).expect("rm");
-    fs::write(&seg1, &text[..text.len() - 20]).expect("tear");
-    let (_, old) = open(dir.path(), &job(5)).expect("cut back");
-    assert_eq!(old, [rec(1), refused]);
-    assert_eq!(CommitLog::read(dir.path(), &job(5)).expect("read").len(), 2);
+    // Sealed under a key of the forger's own.
+    let guessed = LogKey::read_or_draw(tempfile::tempdir().expect("tempdir").path()).expect("key");
+    let segment = SegmentEncoder::new(guessed)
+        .and_then(|mut e| e.encode(&job(5).id(), 1, &[rec(1), forged.clone()]))
+        .expect("encode");
+    fs::write(&seg1, &segment).expect("write");
+    let err = error(dir.path(), &job(5));
+    assert!(
+        err.contains("seg-00000001.bin: the segment fails its keyed checksum"),
+        "{err}"
+    );
+
+    // The header of format 4: the body's plain SHA-256, which anyone can
+    // recompute.
+    let body_at = segment.iter().position(|&b| b == b'\n').expect("header") + 1;
+    let body = &segment[body_at..];
+    let old = format!(
+        "{{\"format\":\"pregen-commit-log\",\"version\":4,\"job_id\":\"{}\",\"segment\":1,\
+         \"records\":2,\"body\":{{\"bytes\":{},\"sha256\":\"{}\"}}}}\n",
+        job(5).id(),
+        body.len(),
+        pregen_games::sha256_hex(body)
+    );
+    fs::write(&seg1, [old.as_bytes(), body].concat()).expect("write");
+    let err = error(dir.path(), &job(5));
+    assert!(
+        err.contains("seg-00000001.bin: written by an older pregen (commit-log format 4)"),
+        "{err}"
+    );
+
+    // The whole segment back, its key gone.
+    fs::write(&seg1, &whole).expect("restore");
+    let (_, entries) = open(dir.path(), &job(5)).expect("whole again");
+    assert_eq!(seeds(&entries), [1, 2]);
+    fs::remove_file(dir.path().join(key::KEY_FILE)).expect("rm key");
+    let err = CommitLog::read(dir.path(), &job(5))
+        .expect_err("no key")
+        .to_string();
+    assert!(err.contains("cross-check.key is missing"), "{err}");
+    let err = error(dir.path(), &job(5));
+    assert!(err.contains("cross-check.key is missing"), "{err}");
 }
