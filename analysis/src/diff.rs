@@ -291,6 +291,11 @@ fn job_changes(a: &Manifest, b: &Manifest) -> Vec<String> {
                 sb.map_or("-".into(), |s| s.count.to_string()),
             );
         }
+        let band = |s: Option<&pregen_pack::manifest::StratumEntry>| {
+            s.and_then(|s| s.band)
+                .map_or_else(|| "none".to_string(), |b| b.to_string())
+        };
+        compare(format!("{at}difficulty band"), band(sa), band(sb));
         let params = |s: Option<&pregen_pack::manifest::StratumEntry>| {
             s.and_then(|s| s.params.as_object().cloned())
                 .unwrap_or_default()

@@ -110,6 +110,11 @@ pub struct StratumSummary {
     pub name: String,
     /// Levels wanted.
     pub count: u64,
+    /// The band of difficulty it asks for (`[min, max)`), if any.
+    pub band: Option<pregen_pack::job::Band>,
+    /// CPU seconds its seeds in the pack took (generate and verify), per
+    /// level: what a level of it costs, rejects included.
+    pub seconds_per_level: f64,
     /// Seeds of it the pack holds.
     pub seeds_in_pack: u64,
     /// Seeds of it the runs computed.
@@ -313,6 +318,7 @@ pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
                     s.name.clone()
                 },
                 count: s.count,
+                band: s.band,
                 seeds_computed: s.computed,
                 ..StratumSummary::default()
             })
@@ -321,6 +327,8 @@ pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
     };
     let (mut difficulty, mut moves, mut generate, mut solve) = (vec![], vec![], vec![], vec![]);
     let mut by_stratum = vec![(Vec::new(), Vec::new()); summary.strata.len()];
+    // Per stratum, the milliseconds its seeds in the pack took.
+    let mut spent = vec![0.0f64; summary.strata.len()];
     for (tier, part) in pack.level_parts()? {
         for batch in read_batches(&part)? {
             *summary.tiers.entry(tier).or_default() += batch.num_rows() as u64;
@@ -334,6 +342,10 @@ pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
                 *range = (range.0.min(lo), range.1.max(hi));
             }
             let m = f64_column(&batch, c::MOVES, &part)?;
+            let (g, s) = (
+                f64_column(&batch, c::GENERATE_MS, &part)?,
+                f64_column(&batch, c::SOLVE_MS, &part)?,
+            );
             for (i, stratum) in u32_column(&batch, c::STRATUM, &part)?
                 .into_iter()
                 .enumerate()
@@ -341,6 +353,7 @@ pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
                 if let Some((ds, ms)) = by_stratum.get_mut(stratum as usize) {
                     ds.push(d[i]);
                     ms.push(m[i]);
+                    spent[stratum as usize] += g[i] + s[i];
                 }
                 if let Some(st) = summary.strata.get_mut(stratum as usize) {
                     st.seeds_in_pack += 1;
@@ -349,8 +362,8 @@ pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
             }
             difficulty.extend(d);
             moves.extend(m);
-            generate.extend(f64_column(&batch, c::GENERATE_MS, &part)?);
-            solve.extend(f64_column(&batch, c::SOLVE_MS, &part)?);
+            generate.extend(g);
+            solve.extend(s);
         }
     }
     let rejects = dir.join(pregen_pack::dir::REJECTS_FILE);
@@ -358,7 +371,14 @@ pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
         let column = |name: &str| text_column(&batch, name, &rejects);
         let (status, reason) = (column(c::STATUS)?, column(c::REASON)?);
         let strata = u32_column(&batch, c::STRATUM, &rejects)?;
+        let (g, s) = (
+            f64_column(&batch, c::GENERATE_MS, &rejects)?,
+            f64_column(&batch, c::SOLVE_MS, &rejects)?,
+        );
         for (i, stratum) in strata.into_iter().enumerate() {
+            if let Some(ms) = spent.get_mut(stratum as usize) {
+                *ms += g[i] + s[i];
+            }
             let key = refusal_key(status.value(i), reason.value(i));
             *summary
                 .statuses
@@ -372,7 +392,8 @@ pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
             *summary.reasons.entry(key).or_default() += 1;
         }
     }
-    for (st, (ds, ms)) in summary.strata.iter_mut().zip(by_stratum) {
+    for ((st, (ds, ms)), spent) in summary.strata.iter_mut().zip(by_stratum).zip(spent) {
+        st.seconds_per_level = spent / 1000.0 / ds.len().max(1) as f64;
         st.difficulty = Percentiles::of(ds);
         st.moves = Percentiles::of(ms);
     }
@@ -436,7 +457,7 @@ impl fmt::Display for Summary {
             f,
             "(percentiles interpolated linearly, as DuckDB's quantile_cont)"
         )?;
-        if self.strata.len() > 1 {
+        if self.strata.len() > 1 || self.strata.iter().any(|st| st.band.is_some()) {
             self.fmt_strata(f)?;
         }
         Ok(())
@@ -448,23 +469,31 @@ impl Summary {
     fn fmt_strata(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "\nstratum            wanted   levels  in pack  computed   accept  difficulty p50   moves p50"
+            "\nstratum          band                 wanted   levels  in pack  computed     fill  \
+             s/level  difficulty p50   moves p50"
         )?;
         for st in &self.strata {
             let levels = st.statuses.get("accepted").copied().unwrap_or(0);
+            let band = st.band.map_or_else(|| "-".to_string(), |b| b.to_string());
             writeln!(
                 f,
-                "{:<16} {:>8} {:>8} {:>8} {:>9} {:>7.1}% {:>15.3} {:>11.1}",
-                st.name,
+                "{:<16} {band:<18} {:>8} {:>8} {:>8} {:>9} {:>7.1}% {:>8.3} {:>15.3} {:>11.1}",
+                if st.name.is_empty() { "-" } else { &st.name },
                 st.count,
                 levels,
                 st.seeds_in_pack,
                 st.seeds_computed,
                 100.0 * levels as f64 / st.seeds_in_pack.max(1) as f64,
+                st.seconds_per_level,
                 st.difficulty.p50,
                 st.moves.p50
             )?;
         }
+        writeln!(
+            f,
+            "(fill: the share of the stratum's seeds in the pack that gave one of its levels; \
+             s/level: CPU seconds of those seeds per level)"
+        )?;
         for st in self.strata.iter().filter(|st| !st.reasons.is_empty()) {
             writeln!(f, "\nnot accepted in {}, by reason", st.name)?;
             for (r, n) in &st.reasons {

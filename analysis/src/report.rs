@@ -87,7 +87,7 @@ pub fn report_with(dir: &Path, play: Option<&str>) -> Result<String, AnalysisErr
          <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{title}</h1>\n"
     );
     overview(&mut html, &manifest, &levels, &rejects);
-    if manifest.strata.len() > 1 {
+    if manifest.strata.len() > 1 || manifest.strata.iter().any(|s| s.band.is_some()) {
         strata_table(&mut html, &crate::summarize(dir)?);
     }
     let model = manifest.job.rating_model().ok();
@@ -433,14 +433,15 @@ fn overview(html: &mut String, manifest: &Manifest, levels: &[Level], rejects: &
     html.push_str("</table>\n");
 }
 
-/// A row per stratum: levels wanted and made, seeds in the pack and
-/// computed, acceptance, difficulty and moves, and the reasons seeds were not
-/// accepted.
+/// A row per stratum: its band, levels wanted and made, seeds in the pack
+/// and computed, its fill rate and cost per level, difficulty and moves, and
+/// the reasons seeds were not accepted.
 fn strata_table(html: &mut String, summary: &crate::Summary) {
     html.push_str(
-        "<h2>Strata</h2>\n<table>\n<tr><th>stratum</th><th>wanted</th><th>levels</th>\
-         <th>seeds in pack</th><th>seeds computed</th><th>accepted</th>\
-         <th>difficulty p50</th><th>moves p50</th><th>not accepted, by reason</th></tr>\n",
+        "<h2>Strata</h2>\n<table>\n<tr><th>stratum</th><th>band</th><th>wanted</th>\
+         <th>levels</th><th>seeds in pack</th><th>seeds computed</th><th>fill</th>\
+         <th>CPU s per level</th><th>difficulty p50</th><th>moves p50</th>\
+         <th>not accepted, by reason</th></tr>\n",
     );
     for st in &summary.strata {
         let levels = st.statuses.get("accepted").copied().unwrap_or(0);
@@ -449,15 +450,18 @@ fn strata_table(html: &mut String, summary: &crate::Summary) {
             .iter()
             .map(|(r, n)| format!("{n} {}", escape(r)))
             .collect();
+        let band = st.band.map_or_else(|| "-".to_string(), |b| b.to_string());
         let _ = writeln!(
             html,
-            "<tr><td>{}</td><td>{}</td><td>{levels}</td><td>{}</td><td>{}</td>\
-             <td>{:.1}%</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{levels}</td><td>{}</td><td>{}</td>\
+             <td>{:.1}%</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&st.name),
+            escape(&band),
             st.count,
             st.seeds_in_pack,
             st.seeds_computed,
             100.0 * levels as f64 / st.seeds_in_pack.max(1) as f64,
+            short(st.seconds_per_level),
             short(st.difficulty.p50),
             short(st.moves.p50),
             reasons.join(", ")

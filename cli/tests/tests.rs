@@ -2,6 +2,7 @@
 //! gRPC, real kills. One binary with modules.
 
 mod archive;
+mod bands;
 mod calibrate;
 mod common;
 mod conventions;

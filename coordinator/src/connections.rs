@@ -3,8 +3,9 @@
 //!
 //! Past the cap a new connection is closed at once with a log line, and so
 //! is one from an address that already holds [`per_peer`] connections not yet
-//! admitted: a stranger who reopens connections as fast as they close holds a
-//! quarter of the places at most, never the whole cap. A
+//! admitted while fewer than that many places are free: a stranger who
+//! reopens connections as fast as they close never holds the last places,
+//! while a burst of workers from one address may still use the whole cap. A
 //! connection that sends nothing for [`FIRST_BYTES_WITHIN`] is closed before
 //! it reaches the server. Then, until the service admits it ([`Admission`]:
 //! the gRPC service does after a valid Hello), its reads and writes fail once
@@ -100,9 +101,9 @@ pub const RESERVED_FILES: u64 = 128;
 /// How often connections closed at the cap are logged (with their count).
 const REFUSALS_LOGGED_EVERY: Duration = Duration::from_secs(10);
 
-/// Connections not yet admitted that one address may hold at once: a quarter
-/// of the cap, at least one. Workers hold theirs unadmitted only for a Hello
-/// (milliseconds), so many workers behind one address still get in.
+/// Connections not yet admitted that one address may hold at once when
+/// fewer than this many places are free: a quarter of the cap, at least one.
+/// Workers hold theirs unadmitted only for a Hello (milliseconds).
 pub fn per_peer(cap: usize) -> usize {
     (cap / 4).max(1)
 }
@@ -121,11 +122,11 @@ struct Pending {
 
 impl Pending {
     /// Counts a connection from `peer`, unless the address already holds
-    /// `most`.
-    fn claim(table: &PendingTable, peer: IpAddr, most: usize) -> Option<Pending> {
+    /// `most` while fewer than `most` places are `free`.
+    fn claim(table: &PendingTable, peer: IpAddr, most: usize, free: usize) -> Option<Pending> {
         let mut counts = table.lock().unwrap_or_else(PoisonError::into_inner);
         let count = counts.entry(peer).or_default();
-        if *count >= most {
+        if *count >= most && free < most {
             return None;
         }
         *count += 1;
@@ -192,7 +193,8 @@ pub fn capped(
                     continue;
                 }
             };
-            let Some(unadmitted) = Pending::claim(&pending, peer.ip(), most_per_peer) else {
+            let free = places.available_permits();
+            let Some(unadmitted) = Pending::claim(&pending, peer.ip(), most_per_peer, free) else {
                 crowding += 1;
                 let now = tokio::time::Instant::now();
                 if crowding_logged.is_none_or(|at| now - at >= REFUSALS_LOGGED_EVERY) {

@@ -96,6 +96,7 @@ pub fn retier(
         cross_check: 0.0,
         check_key: key.bytes(),
         audit_duplicate_levels: false,
+        bands: old_job.plan().iter().map(|p| p.band).collect(),
     });
     let mut log = CommitLog::open(&old_dir.commit(), &old_job, key, |e| scheduler.replay(e))?;
     scheduler.end_replay();

@@ -449,6 +449,7 @@ fn resume(
         cross_check: job.cross_check,
         check_key,
         audit_duplicate_levels: !replay_check.regenerates(),
+        bands: job.plan().iter().map(|p| p.band).collect(),
     };
     let mut scheduler = Scheduler::start(config);
     let mut forged = None;
@@ -469,6 +470,28 @@ fn resume(
     // Seeds, not entries: a checked seed has two results in the log.
     let resumed_seeds = scheduler.progress().seeds as usize;
     Ok((scheduler, log, resumed_seeds))
+}
+
+/// Why a stratum gave up, in words: `name` is ` (stratum `NAME`)` or empty.
+fn exhausted_message(e: &crate::scheduler::Exhausted, name: &str) -> String {
+    let Some(band) = e.band else {
+        return format!(
+            "max_seeds reached{name}: {} distinct levels accepted of {} wanted after {} seeds; \
+             the commit log keeps them: run again with a higher --max-seeds to go on, or ask \
+             for fewer levels",
+            e.accepted, e.wanted, e.seeds
+        );
+    };
+    let closest = e.closest.map_or_else(
+        || "no level was accepted at all".to_string(),
+        |d| format!("the difficulty nearest the band was {d}"),
+    );
+    format!(
+        "the difficulty band {band}{name} cannot be filled: {} of {} levels in the band after {} \
+         seeds; {closest}. Widen the band, set the game's params toward it, or raise \
+         --max-seeds (the commit log keeps what was made)",
+        e.accepted, e.wanted, e.seeds
+    )
 }
 
 /// A handle that reads a running job's counters, from any task.
@@ -576,12 +599,7 @@ impl RunningJob {
                 .filter(|p| !p.name.is_empty())
                 .map(|p| format!(" (stratum `{}`)", p.name))
                 .unwrap_or_default();
-            return Err(CoordinatorError::Exhausted(format!(
-                "max_seeds reached{name}: {} distinct levels accepted of {} wanted after {} seeds; \
-                 the commit log keeps them: run again with a higher --max-seeds to go on, or ask \
-                 for fewer levels",
-                e.accepted, e.wanted, e.seeds
-            )));
+            return Err(CoordinatorError::Exhausted(exhausted_message(&e, &name)));
         }
         let selection = self.shared.scheduler().take_selection().ok_or_else(|| {
             CoordinatorError::server("the pack's selection")("not complete".into())

@@ -272,6 +272,8 @@ pub fn canonical_key(canonical: &str) -> u128 {
 pub struct Selection {
     /// Per stratum, the seeds of its pack: `first..end`.
     pub prefixes: Vec<(u64, u64)>,
+    /// Per stratum, the band its levels must lie in, if any.
+    pub bands: Vec<Option<pregen_pack::job::Band>>,
     /// The verdicts (their `taken` marks which records were found).
     pub verdicts: Verdicts,
     /// Accepted seeds whose level a lower seed of the stratum has: seed -> that seed.
@@ -281,7 +283,8 @@ pub struct Selection {
 impl Selection {
     /// The pack's record for its seed, if `record` is the one the verdict
     /// names and the first such: the same worker and verdict; an accepted
-    /// duplicate comes back as `rejected: duplicate`.
+    /// duplicate comes back as `rejected: duplicate`, a level outside its
+    /// stratum's band as `rejected: out of band`.
     pub fn take(&mut self, record: SeedRecord) -> Option<SeedRecord> {
         let seed = record.seed;
         if !self.prefixes.iter().any(|&(a, b)| a <= seed && seed < b) {
@@ -295,6 +298,23 @@ impl Selection {
             return None;
         }
         self.verdicts.set_taken(seed);
+        if v.code == Some(Code::OutOfBand)
+            && let Some(level) = record.accepted()
+        {
+            let band = self
+                .prefixes
+                .iter()
+                .position(|&(a, b)| a <= seed && seed < b)
+                .and_then(|i| self.bands.get(i).copied().flatten())
+                .map_or_else(|| "its band".to_string(), |b| format!("the band {b}"));
+            let detail = format!("difficulty {} outside {band}", level.difficulty);
+            return Some(SeedRecord {
+                status: Status::Rejected,
+                reason: Some(Reason::new(Code::OutOfBand, detail)),
+                level: None,
+                ..record
+            });
+        }
         Some(match self.duplicates.get(&seed) {
             Some(original) => SeedRecord {
                 status: Status::Rejected,

@@ -25,10 +25,10 @@
 //! [`Rng`] stream, seeded by the agent and `t` alone, so the figures are a
 //! function of the level.
 
+use crate::clock::Instant;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::hash::Hash;
-use std::time::Instant;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 

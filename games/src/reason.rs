@@ -131,6 +131,8 @@ codes! {
         "An external game program broke the protocol (the detail names the message).";
     Oversize = 26, "oversize", Error,
         "The seed's outcome breaks a cap of the wire (a level, solution or reason too large, too many metrics): decided by the worker that made it.";
+    OutOfBand = 27, "out of band", Rejected,
+        "A level whose difficulty lies outside its stratum's `difficulty` band (the coordinator's verdict; the detail gives the difficulty and the band).";
 }
 
 impl Code {

@@ -110,6 +110,9 @@ pub struct StratumEntry {
     pub count: u64,
     /// Its merged params.
     pub params: serde_json::Value,
+    /// The band of difficulty its levels lie in, if it asks for one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub band: Option<crate::job::Band>,
     /// Seeds of it the pack holds.
     #[serde(default)]
     pub seeds: u64,

@@ -139,6 +139,7 @@ pub fn commit_segment(data: &[u8]) {
         cross_check: 0.5,
         check_key: [7; 16],
         audit_duplicate_levels: true,
+        bands: Vec::new(),
     };
     let mut scheduler = Scheduler::new(config, entries);
     let _ = scheduler.grant(1, Instant::now());

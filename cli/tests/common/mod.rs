@@ -262,8 +262,8 @@ impl PackContent {
             pack.display()
         );
         let mut levels = Vec::new();
-        for tier in 1..=10u32 {
-            let path = pack.join(pregen_pack::dir::tier_part(tier, 0));
+        let parts = PackDir::new(pack).level_parts().expect("level files");
+        for (tier, path) in parts {
             for batch in batches(&path) {
                 let s = |n: &str| batch.column_by_name(n).expect(n).as_string::<i32>().clone();
                 let (layout, json, solution, hash) =

@@ -29,7 +29,8 @@ mod tests;
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
-use pregen_pack::{Refusal, SeedRecord, Status};
+use pregen_pack::job::Band;
+use pregen_pack::{Code, Refusal, SeedRecord, Status};
 
 use crate::commit_log::Entry;
 use crate::cross_check::{COORDINATOR, CheckState, Claim, CrossCheck, Pending};
@@ -100,7 +101,15 @@ pub struct SchedulerConfig {
     /// for games whose levels the coordinator does not make again from
     /// their seeds (for the others the check finds another seed's level).
     pub audit_duplicate_levels: bool,
+    /// Per stratum, the band of difficulty its levels must lie in to count
+    /// (a stratum past the list's end has none).
+    pub bands: Vec<Option<Band>>,
 }
+
+/// A stratum with a band gives up when this many of its seeds in a row,
+/// from its first, gave no level in the band: the band is out of the
+/// generator's reach as the params set it ([`Scheduler::exhausted`]).
+pub const BAND_TRIES: u64 = 20_000;
 
 /// Leases one session may hold at once: enough for a worker to run one and
 /// have the next queued.
@@ -166,7 +175,11 @@ impl Scheduler {
         let strata = config
             .strata
             .iter()
-            .map(|&(first_seed, count)| Stratum::new(first_seed, count))
+            .enumerate()
+            .map(|(i, &(first_seed, count))| {
+                let band = config.bands.get(i).copied().flatten();
+                Stratum::new(first_seed, count, band)
+            })
             .collect();
         let checks = CrossCheck::new(config.cross_check, config.check_key);
         Scheduler {
@@ -274,12 +287,18 @@ impl Scheduler {
     /// the run cannot finish.
     pub fn exhausted(&self) -> Option<Exhausted> {
         self.strata.iter().enumerate().find_map(|(i, st)| {
-            (!st.is_complete() && st.prefix_end >= self.seed_limit(st)).then(|| Exhausted {
-                stratum: i,
-                seeds: st.prefix_end - st.first_seed,
-                accepted: st.prefix_accepted,
-                wanted: st.count,
-            })
+            let tried = st.prefix_end - st.first_seed;
+            let unfillable = st.band.is_some() && st.prefix_accepted == 0 && tried >= BAND_TRIES;
+            (!st.is_complete() && (st.prefix_end >= self.seed_limit(st) || unfillable)).then_some(
+                Exhausted {
+                    stratum: i,
+                    seeds: tried,
+                    accepted: st.prefix_accepted,
+                    wanted: st.count,
+                    band: st.band,
+                    closest: st.closest,
+                },
+            )
         })
     }
 
@@ -521,7 +540,9 @@ impl Scheduler {
         self.unflushed.push(Entry::Result(record));
     }
 
-    /// Counts a record and keeps its verdict; the prefix of its stratum moves on.
+    /// Counts a record and keeps its verdict; the prefix of its stratum moves
+    /// on. An accepted level outside its stratum's band counts as
+    /// `rejected: out of band`, as the pack writes it ([`Selection::take`]).
     fn store(&mut self, record: &SeedRecord) {
         let Some(i) = self.stratum_of(record.seed) else {
             return;
@@ -529,10 +550,16 @@ impl Scheduler {
         if self.verdicts.contains(record.seed) {
             return;
         }
-        if let Some(key) = record.accepted().and_then(|l| l.canonical.as_deref()) {
-            self.strata[i].canon.insert(record.seed, canonical_key(key));
+        let mut verdict = self.verdicts.of(record);
+        let st = &mut self.strata[i];
+        if let Some(level) = record.accepted() {
+            if st.outside_band(level.difficulty) {
+                verdict.status = Status::Rejected;
+                verdict.code = Some(Code::OutOfBand);
+            } else if let Some(key) = level.canonical.as_deref() {
+                st.canon.insert(record.seed, canonical_key(key));
+            }
         }
-        let verdict = self.verdicts.of(record);
         self.count(i, record.seed, verdict);
     }
 
@@ -779,6 +806,7 @@ impl Scheduler {
                 .iter()
                 .map(|st| (st.first_seed, st.prefix_end))
                 .collect(),
+            bands: self.strata.iter().map(|st| st.band).collect(),
             verdicts: std::mem::take(&mut self.verdicts),
             duplicates,
         })

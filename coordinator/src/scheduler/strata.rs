@@ -5,6 +5,7 @@
 use std::collections::{HashMap, HashSet};
 
 use pregen_pack::Status;
+use pregen_pack::job::Band;
 
 use crate::verdicts::{Verdict, Verdicts};
 
@@ -28,11 +29,15 @@ pub(super) struct Stratum {
     prefix_seen: HashSet<u128>,
     /// The canonical form of each accepted seed that has one.
     pub(super) canon: HashMap<u64, u128>,
+    /// The band its levels must lie in, if any.
+    pub(super) band: Option<Band>,
+    /// Of the levels recorded outside the band, the difficulty nearest it.
+    pub(super) closest: Option<f64>,
 }
 
 impl Stratum {
     /// A stratum of `count` levels from `first_seed`, nothing recorded.
-    pub(super) fn new(first_seed: u64, count: u64) -> Stratum {
+    pub(super) fn new(first_seed: u64, count: u64, band: Option<Band>) -> Stratum {
         Stratum {
             first_seed,
             count,
@@ -44,7 +49,27 @@ impl Stratum {
             seen: HashSet::new(),
             prefix_seen: HashSet::new(),
             canon: HashMap::new(),
+            band,
+            closest: None,
         }
+    }
+
+    /// Whether a level of `difficulty` lies outside the band (noting it
+    /// when it is the nearest yet).
+    pub(super) fn outside_band(&mut self, difficulty: f64) -> bool {
+        let Some(band) = self.band else {
+            return false;
+        };
+        if band.contains(difficulty) {
+            return false;
+        }
+        if self
+            .closest
+            .is_none_or(|c| band.distance(difficulty) < band.distance(c))
+        {
+            self.closest = Some(difficulty);
+        }
+        true
     }
 
     pub(super) fn is_complete(&self) -> bool {
@@ -99,7 +124,7 @@ impl Stratum {
 }
 
 /// A stratum that tried all the seeds it may without enough levels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Exhausted {
     /// The stratum's index.
     pub stratum: usize,
@@ -109,6 +134,10 @@ pub struct Exhausted {
     pub accepted: u64,
     /// Levels wanted.
     pub wanted: u64,
+    /// The stratum's band, if it has one.
+    pub band: Option<Band>,
+    /// The difficulty nearest the band of the levels outside it.
+    pub closest: Option<f64>,
 }
 
 /// Seeds a stratum still wants leased from its frontier, estimated: the
@@ -156,7 +185,7 @@ mod tests {
 
     #[test]
     fn the_prefix_moves_only_over_seeds_recorded_without_a_gap() {
-        let mut st = Stratum::new(99, 2);
+        let mut st = Stratum::new(99, 2, None);
         let mut v = Verdicts::default();
         take(&mut st, &mut v, 102);
         take(&mut st, &mut v, 101);
@@ -174,7 +203,7 @@ mod tests {
 
     #[test]
     fn a_level_a_lower_seed_has_is_a_duplicate_in_the_prefix() {
-        let mut st = Stratum::new(0, 5);
+        let mut st = Stratum::new(0, 5, None);
         let mut v = Verdicts::default();
         st.canon.insert(0, 42);
         st.canon.insert(3, 42);
@@ -189,7 +218,7 @@ mod tests {
 
     #[test]
     fn seeds_wanted_follows_the_share_accepted() {
-        let mut st = Stratum::new(0, 100);
+        let mut st = Stratum::new(0, 100, None);
         // Nothing seen: every seed might be a level.
         assert_eq!(seeds_wanted(&st), 100);
         st.frontier = 60;
@@ -212,7 +241,7 @@ mod tests {
 
     #[test]
     fn a_seed_belongs_to_the_last_stratum_starting_at_or_below_it() {
-        let strata = [Stratum::new(10, 1), Stratum::new(1_000, 1)];
+        let strata = [Stratum::new(10, 1, None), Stratum::new(1_000, 1, None)];
         assert_eq!(stratum_index(&strata, 9), None);
         assert_eq!(stratum_index(&strata, 10), Some(0));
         assert_eq!(stratum_index(&strata, 999), Some(0));

@@ -14,6 +14,7 @@ fn config(count: u64, per_lease: u64) -> SchedulerConfig {
         cross_check: 0.0,
         check_key: [0; 16],
         audit_duplicate_levels: false,
+        bands: Vec::new(),
     }
 }
 
@@ -85,7 +86,9 @@ fn a_stratum_gives_up_after_max_seeds() {
             stratum: 0,
             seeds: 10,
             accepted: 3,
-            wanted: 4
+            wanted: 4,
+            band: None,
+            closest: None,
         })
     );
     assert_eq!(s.grant(1, now), Grant::Finished);
@@ -159,6 +162,93 @@ fn duplicates_lose_to_the_lowest_seed_whatever_the_order() {
         .collect();
     assert_eq!(duplicates, vec![(108, "the level of seed 102")]);
     assert_eq!(s.progress().rejected.get(&Refusal::DUPLICATE), Some(&1));
+}
+
+/// An accepted record of `seed` whose level has `difficulty`.
+fn rated(seed: u64, difficulty: f64) -> SeedRecord {
+    let mut r = result(seed);
+    r.status = Status::Accepted;
+    r.reason = None;
+    r.level = Some(pregen_pack::record::LevelRecord {
+        difficulty,
+        moves: 1,
+        moves_optimal: true,
+        layout: String::new(),
+        level_json: String::new(),
+        solution: String::new(),
+        metrics: Default::default(),
+        level_hash: seed.to_string(),
+        canonical: None,
+    });
+    r
+}
+
+/// With a band, only levels in it count: the pack is the first `count` of
+/// them in seed order, whatever order the results come in; the others are
+/// written as `rejected: out of band`, naming their difficulty and the band.
+#[test]
+fn a_band_counts_only_the_levels_in_it() {
+    let now = Instant::now();
+    let band = pregen_pack::job::Band {
+        min: Some(1.0),
+        max: Some(2.0),
+    };
+    let banded = || SchedulerConfig {
+        bands: vec![Some(band)],
+        ..config(3, 4)
+    };
+    // Seed s rates (s % 5) / 2: 0, 0.5, 1.0, 1.5, 2.0 (in band: s % 5 of 2 or 3).
+    let difficulty = |seed: u64| (seed % 5) as f64 / 2.0;
+    let mut s = Scheduler::new(banded(), vec![]);
+    while !s.is_complete() {
+        let mut out = Vec::new();
+        while let Grant::Lease(l) = s.grant(1 + out.len() as u64 % 2, now) {
+            out.push(l);
+        }
+        for l in out.iter().rev() {
+            for seed in l.first_seed..l.first_seed + l.seed_count {
+                s.record(l.session, l.id, rated(seed, difficulty(seed)))
+                    .expect("in lease");
+            }
+            s.lease_done(l.session, l.id);
+        }
+    }
+    let pack = s.take_pack_records().expect("complete");
+    assert_eq!(accepted_seeds(&pack), vec![102, 103, 107]);
+    let out: Vec<(u64, &str)> = pack
+        .iter()
+        .filter_map(|r| Some((r.seed, r.reason.as_ref()?)))
+        .filter(|(_, reason)| reason.code == Code::OutOfBand)
+        .map(|(seed, reason)| (seed, reason.detail.as_str()))
+        .collect();
+    assert_eq!(out.len(), 5, "100, 101, 104, 105, 106: {out:?}");
+    assert_eq!(out[2], (104, "difficulty 2 outside the band [1, 2)"));
+    // The progress counts every seed recorded, those past the pack too.
+    let counted = s.progress().rejected[&Refusal {
+        status: Status::Rejected,
+        code: Some(Code::OutOfBand),
+    }];
+    assert!(counted >= 5, "{counted}");
+
+    // A band out of reach gives up after `BAND_TRIES` seeds, naming the
+    // difficulty nearest it.
+    let far = pregen_pack::job::Band {
+        min: Some(10.0),
+        max: None,
+    };
+    let log: Vec<Entry> = (100..100 + BAND_TRIES)
+        .map(|seed| Entry::Result(rated(seed, difficulty(seed))))
+        .collect();
+    let s = Scheduler::new(
+        SchedulerConfig {
+            bands: vec![Some(far)],
+            ..config(3, 4)
+        },
+        log,
+    );
+    let e = s.exhausted().expect("given up");
+    assert_eq!((e.seeds, e.accepted, e.closest), (BAND_TRIES, 0, Some(2.0)));
+    assert_eq!(e.band, Some(far));
 }
 
 /// Grants leases to sessions 1 and 2 in turn until none is wanted, then
@@ -407,6 +497,7 @@ fn strata_fill_in_order_and_the_pack_holds_each_prefix() {
             cross_check: 0.0,
             check_key: [0; 16],
             audit_duplicate_levels: false,
+            bands: Vec::new(),
         },
         Vec::new(),
     );
@@ -729,6 +820,7 @@ fn issue_52_any_deterministic_field_that_differs_is_a_dispute() {
 fn issue_52_another_seeds_level_has_both_seeds_run_by_the_coordinator() {
     let audited = || SchedulerConfig {
         audit_duplicate_levels: true,
+        bands: Vec::new(),
         ..config(4, 6)
     };
     let mut s = Scheduler::new(audited(), vec![]);

@@ -3,7 +3,7 @@
 //! then in reach is taken); progress is the karma held; a position is won
 //! when the goal's karma is held and the exit is in reach.
 
-use std::time::Instant;
+use crate::clock::Instant;
 
 use super::level::{EXIT, Level, START};
 use super::solve::{collect, each_turn, in_danger, pack, region};

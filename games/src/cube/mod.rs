@@ -20,7 +20,7 @@ pub mod level;
 pub mod replay;
 pub mod solve;
 
-use std::time::Instant;
+use crate::clock::Instant;
 
 use serde::{Deserialize, Serialize};
 

@@ -3,7 +3,7 @@
 //! no progress short of the win, so the greedy agent is a curious explorer
 //! (somewhere new when it can) and the search a breadth-first one.
 
-use std::time::Instant;
+use crate::clock::Instant;
 
 use super::level::{Level, Rules};
 use crate::agents::{self, Figures, Limits, Puzzle};

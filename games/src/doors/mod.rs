@@ -9,8 +9,8 @@
 //! - [`census`]: every level of a small search space, counted.
 //! - `text`: the level's text form, read back through the layout (private).
 
+use crate::clock::Instant;
 use std::collections::BTreeMap;
-use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 

@@ -3,8 +3,8 @@
 //! stand in its room); progress is the keys held; a position is won when the
 //! exit is in reach.
 
+use crate::clock::Instant;
 use std::cell::RefCell;
-use std::time::Instant;
 
 use rustc_hash::FxHashMap;
 

@@ -2,7 +2,7 @@
 //! player can walk to, but for one that leaves a box in a corner off goal
 //! (lost at once, and plain to see); progress is the boxes on goals.
 
-use std::time::Instant;
+use crate::clock::Instant;
 
 use super::level::{Dir, Level};
 use crate::agents::{self, Figures, Limits, Puzzle};

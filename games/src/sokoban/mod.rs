@@ -21,8 +21,8 @@ pub mod solve;
 #[cfg(test)]
 mod reference;
 
+use crate::clock::Instant;
 use std::collections::BTreeMap;
-use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 

@@ -2,7 +2,7 @@
 //! changes the board and neither dirties nor loses a fruit; progress is the
 //! fruits paired.
 
-use std::time::Instant;
+use crate::clock::Instant;
 
 use super::level::{Dir, Level};
 use super::rules::{Board, GONE, State, Step};

@@ -22,7 +22,7 @@ pub mod replay;
 mod rules;
 pub mod solve;
 
-use std::time::Instant;
+use crate::clock::Instant;
 
 use serde::{Deserialize, Serialize};
 

@@ -31,6 +31,10 @@ pub struct Job {
     /// Accepted levels wanted (with `strata`: their sum, which may be left out).
     #[serde(default)]
     pub count: u64,
+    /// The band of the rating a level must lie in to count (each stratum's
+    /// own, when it gives one, wins): [`Band`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub difficulty: Option<Band>,
     /// Parameter sets written into one pack, each with its own count and its
     /// own seeds; none means one set: `params` and `count`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -184,6 +188,64 @@ pub struct Stratum {
     pub params: toml::Table,
     /// Accepted levels wanted from this stratum.
     pub count: u64,
+    /// The band of the rating its levels must lie in (default: the job's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub difficulty: Option<Band>,
+}
+/// A band of the rating a stratum asks for (`difficulty = { min = 1.3,
+/// max = 2.0 }`): only accepted levels whose difficulty lies in it count
+/// toward the stratum's levels, the others are recorded as
+/// `rejected: out of band`. `min` is inclusive, `max` exclusive; either may
+/// be left out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Band {
+    /// The lowest difficulty that counts (inclusive); none: no floor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    /// The difficulty from which a level no longer counts (exclusive); none:
+    /// no ceiling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+}
+
+impl Band {
+    /// Whether `difficulty` lies in the band.
+    pub fn contains(&self, difficulty: f64) -> bool {
+        self.min.is_none_or(|min| difficulty >= min) && self.max.is_none_or(|max| difficulty < max)
+    }
+
+    /// How far `difficulty` lies from the band (0 inside it).
+    pub fn distance(&self, difficulty: f64) -> f64 {
+        let below = self.min.map_or(0.0, |min| min - difficulty);
+        let above = self.max.map_or(0.0, |max| difficulty - max);
+        below.max(above).max(0.0)
+    }
+
+    /// Checks the band: finite bounds, at least one, `min` below `max`.
+    pub fn check(&self) -> Result<(), String> {
+        match (self.min, self.max) {
+            (None, None) => Err("give `min`, `max` or both".into()),
+            (min, max) if min.into_iter().chain(max).any(|v| !v.is_finite()) => {
+                Err("bounds must be finite numbers".into())
+            }
+            (Some(min), Some(max)) if min >= max => {
+                Err(format!("`min` ({min}) must be below `max` ({max})"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+impl std::fmt::Display for Band {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.min, self.max) {
+            (Some(min), Some(max)) => write!(f, "[{min}, {max})"),
+            (Some(min), None) => write!(f, ">= {min}"),
+            (None, Some(max)) => write!(f, "< {max}"),
+            (None, None) => f.write_str("any"),
+        }
+    }
 }
 
 /// The `[rating]` section: a rating model file (docs/ratings.md).
@@ -221,6 +283,8 @@ pub struct StratumPlan {
     pub first_seed: u64,
     /// Accepted levels wanted.
     pub count: u64,
+    /// The band its levels must lie in, if any.
+    pub band: Option<Band>,
 }
 
 fn empty_table() -> toml::Table {
@@ -487,6 +551,7 @@ impl Job {
                 params: self.params_json(),
                 first_seed: self.first_seed,
                 count: self.count,
+                band: self.difficulty,
             }];
         }
         self.strata
@@ -504,6 +569,7 @@ impl Job {
                     params: serde_json::to_value(&params).unwrap_or(serde_json::Value::Null),
                     first_seed: self.first_seed + i as u64 * STRATUM_SEEDS,
                     count: s.count,
+                    band: s.difficulty.or(self.difficulty),
                 }
             })
             .collect()

@@ -176,3 +176,49 @@ fn issue_55_an_external_table_is_checked() {
     assert_eq!(moved.id(), job.id());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn difficulty_bands_are_read_checked_and_inherited() {
+    let text = "pack = \"p\"\ngame = \"tilt\"\ndifficulty = { min = 1.5 }\n\
+                [[strata]]\ncount = 5\n\
+                [[strata]]\ncount = 5\ndifficulty = { min = 0.5, max = 1.5 }\n";
+    let job = Job::parse(text).expect("valid");
+    let bands: Vec<Option<Band>> = job.plan().iter().map(|p| p.band).collect();
+    let floor = Band {
+        min: Some(1.5),
+        max: None,
+    };
+    let middle = Band {
+        min: Some(0.5),
+        max: Some(1.5),
+    };
+    assert_eq!(bands, [Some(floor), Some(middle)]);
+    assert!(middle.contains(0.5) && middle.contains(1.49) && !middle.contains(1.5));
+    assert_eq!((middle.distance(1.0), middle.distance(2.0)), (0.0, 0.5));
+    assert_eq!(middle.to_string(), "[0.5, 1.5)");
+    let plain = Job::parse("pack = \"p\"\ngame = \"tilt\"\ncount = 5\n").expect("valid");
+    assert_ne!(
+        plain.id(),
+        Job::parse("pack = \"p\"\ngame = \"tilt\"\ncount = 5\ndifficulty = { max = 1 }\n")
+            .expect("valid")
+            .id(),
+        "a band is part of what the job makes"
+    );
+    let base = "pack = \"p\"\ngame = \"tilt\"\ncount = 5\n";
+    check_err(
+        &format!("{base}difficulty = {{ min = 2, max = 1 }}\n"),
+        "field `difficulty`: `min` (2) must be below `max` (1)",
+    );
+    check_err(
+        &format!("{base}difficulty = {{}}\n"),
+        "field `difficulty`: give `min`, `max` or both",
+    );
+    check_err(
+        &format!("{base}difficulty = {{ min = nan }}\n"),
+        "field `difficulty`: bounds must be finite numbers",
+    );
+    check_err(
+        "pack = \"p\"\ngame = \"tilt\"\n[[strata]]\ncount = 5\ndifficulty = { max = inf }\n",
+        "field `strata[0].difficulty`",
+    );
+}

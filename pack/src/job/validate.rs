@@ -160,6 +160,17 @@ impl Job {
                 );
             }
         }
+        let bands = std::iter::once(("difficulty".to_string(), self.difficulty)).chain(
+            self.strata
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (format!("strata[{i}].difficulty"), s.difficulty)),
+        );
+        for (at, band) in bands {
+            if let Some(Err(e)) = band.map(|b| b.check()) {
+                return bad(&at, e);
+            }
+        }
         let sum: u64 = self.strata.iter().map(|s| s.count).sum();
         if !self.strata.is_empty() && self.count != sum {
             return bad(

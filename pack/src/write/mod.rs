@@ -318,6 +318,7 @@ impl PackWriter {
                     first_seed: p.first_seed,
                     count: p.count,
                     params: p.params,
+                    band: p.band,
                     seeds: self.tried_by_stratum.get(i).copied().unwrap_or(0),
                     computed: facts.computed.get(i).copied().unwrap_or(0),
                 })
