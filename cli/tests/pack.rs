@@ -821,7 +821,7 @@ fn strata_show_in_the_summary_the_report_and_the_manifest() {
     let html = pregen_analysis::report(&pack).expect("report");
     assert!(html.contains("<h2>Strata</h2>"), "no strata section");
     assert!(
-        html.contains("<tr><td>wide</td><td>30</td><td>30</td>"),
+        html.contains("<tr><td>wide</td><td>-</td><td>30</td><td>30</td>"),
         "wide's row"
     );
 
