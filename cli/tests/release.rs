@@ -801,4 +801,37 @@ fn release_verify_accounts_for_every_level() {
     let (code, stderr) = verify(&archive);
     assert_ne!(code, Some(0), "{stderr}");
     assert!(stderr.contains("Symlink entry"), "{stderr}");
+
+    // A zstd bomb: 400 MB of zeros in a few kilobytes, listed in the sums. It
+    // is refused at the read bound, and nothing is written to disk.
+    std::fs::remove_file(staged.join("e2e/release/zero.txt")).expect("rm");
+    let zeros = std::fs::File::create(staged.join("e2e/release/zeros.txt")).expect("create");
+    zeros.set_len(400 << 20).expect("size");
+    drop(zeros);
+    let bomb = dir.path().join("bomb.tar.zst");
+    let status = std::process::Command::new("tar")
+        .args(["--zstd", "-cf"])
+        .arg(&bomb)
+        .arg("-C")
+        .arg(&staged)
+        .arg("e2e")
+        .status()
+        .expect("tar");
+    assert!(status.success());
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).expect("tmp");
+    let out = pregen()
+        .args(["release", "verify"])
+        .arg(&bomb)
+        .env("TMPDIR", &tmp)
+        .output()
+        .expect("pregen");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("1000 times its size: refused"), "{stderr}");
+    assert_eq!(
+        std::fs::read_dir(&tmp).expect("tmp").count(),
+        0,
+        "verify wrote to TMPDIR"
+    );
 }

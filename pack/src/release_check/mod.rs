@@ -1,7 +1,7 @@
 //! `pregen release verify`: a release checked with the shipped binary alone,
 //! as its receiver would check it. A release is a pack folder, an unpacked
 //! release archive (`<pack>/manifest.json` beside `<pack>/release/`), or the
-//! `.tar.zst` archive itself (unpacked into a temporary folder first).
+//! `.tar.zst` archive itself (read as a stream, never unpacked: [`archive`]).
 //!
 //! What is checked, each failure named by file (and level):
 //! - every file `release/SHA256SUMS` lists has its checksum, and no other
@@ -29,7 +29,7 @@ mod archive;
 mod entries;
 
 use account::{account, account_campaigns};
-use archive::unpack;
+use archive::Source;
 use entries::{Entry, campaign_of_file, is_level_file, jsonl_entries, text_entries, tier_of_file};
 
 /// What [`verify_release`] found.
@@ -79,24 +79,7 @@ struct Seeds {
 /// other finding is in the report's failures.
 pub fn verify_release(path: &Path) -> Result<ReleaseReport, PackError> {
     if path.is_file() {
-        let unpacked =
-            tempfile::tempdir().map_err(PackError::io("create a temporary folder", path))?;
-        unpack(path, unpacked.path())?;
-        let mut folders = std::fs::read_dir(unpacked.path())
-            .map_err(PackError::io("read", unpacked.path()))?
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.is_dir());
-        let root = match (folders.next(), folders.next()) {
-            (Some(root), None) => root,
-            _ => {
-                return Err(PackError::invalid(
-                    path,
-                    "is not a release archive: it does not hold one pack folder",
-                ));
-            }
-        };
-        return verify_folder(&root);
+        return verify_source(path, &Source::archive(path)?);
     }
     let root = if path.join(dir::MANIFEST).is_file() {
         path.to_path_buf()
@@ -112,20 +95,21 @@ pub fn verify_release(path: &Path) -> Result<ReleaseReport, PackError> {
             "is not a release: give a pack folder, an unpacked release archive or a .tar.zst archive",
         ));
     };
-    verify_folder(&root)
+    verify_source(&root, &Source::Folder(root.clone()))
 }
 
-fn verify_folder(root: &Path) -> Result<ReleaseReport, PackError> {
-    let manifest_path = root.join(dir::MANIFEST);
-    let text =
-        std::fs::read_to_string(&manifest_path).map_err(PackError::io("read", &manifest_path))?;
+/// Checks the release whose files `source` reads (`path` names it in errors).
+fn verify_source(path: &Path, source: &Source) -> Result<ReleaseReport, PackError> {
+    let manifest_path = path.join(dir::MANIFEST);
+    let text = source
+        .read(dir::MANIFEST)
+        .map_err(|e| PackError::invalid(&manifest_path, format!("cannot be read: {e}")))?;
     let manifest: Manifest = serde_json::from_str(&text).map_err(|source| PackError::Json {
         path: manifest_path.clone(),
         source,
     })?;
-    let release = root.join(dir::RELEASE);
     let mut report = ReleaseReport::default();
-    let listed = check_sums(&release, &manifest, &mut report)?;
+    let listed = check_sums(path, source, &manifest, &mut report)?;
     let job = &manifest.job;
     let games = match prepare(job) {
         Ok(games) => games,
@@ -139,51 +123,51 @@ fn verify_folder(root: &Path) -> Result<ReleaseReport, PackError> {
     };
     report.by_program = games.0.is_external();
     report.by_checker = job.external.as_ref().is_some_and(|e| !e.checker.is_empty());
-    let seeds = regenerate(&release, &listed, games.0, &mut report);
-    let solutions = solutions_apart(&release, &listed, &mut report);
+    let seeds = regenerate(source, &listed, games.0, &mut report);
+    let solutions = solutions_apart(source, &listed, &mut report);
     let model = job.rating_model().ok();
-    let mut tier_files: BTreeMap<u32, Vec<(u64, f64)>> = BTreeMap::new();
-    let mut campaign_files: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
-    let mut level_files: Vec<&String> = listed.iter().filter(|n| is_level_file(n)).collect();
-    level_files.sort();
-    for name in level_files {
-        let path = release.join(name);
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue; // its checksum already failed
-        };
+    let level_files: Vec<&String> = listed.iter().filter(|n| is_level_file(n)).collect();
+    // Each file's (seed, difficulty) listing, by name: the files come in any
+    // order, their listings are put together in name order.
+    let mut listings: BTreeMap<String, Vec<(u64, f64)>> = BTreeMap::new();
+    let asked = Asked {
+        job,
+        games: &games,
+        seeds: &seeds,
+        solutions: &solutions,
+        model: model.as_ref(),
+    };
+    source.each_release_text(&level_files, &mut |name, text| {
         let entries = match name.ends_with(".jsonl") {
             true => jsonl_entries(name, &text),
             false => text_entries(name, &text),
         };
-        let entries = match entries {
-            Ok(entries) => entries,
-            Err(e) => {
-                report.failures.push((name.clone(), e));
-                continue;
+        match entries {
+            Ok(entries) => {
+                listings.insert(
+                    name.to_string(),
+                    entries
+                        .iter()
+                        .map(|e| (e.seed, e.difficulty.unwrap_or(f64::NAN)))
+                        .collect(),
+                );
+                check_levels(&asked, entries, &mut report);
             }
-        };
-        if let Some(campaign) = campaign_of_file(name) {
+            Err(e) => report.failures.push((name.to_string(), e)),
+        }
+    })?;
+    let mut tier_files: BTreeMap<u32, Vec<(u64, f64)>> = BTreeMap::new();
+    let mut campaign_files: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    for (name, listing) in listings {
+        if let Some(campaign) = campaign_of_file(&name) {
             campaign_files
                 .entry(campaign)
                 .or_default()
-                .extend(entries.iter().map(|e| e.seed));
+                .extend(listing.iter().map(|&(seed, _)| seed));
         }
-        if let Some(tier) = tier_of_file(name) {
-            let listing = tier_files.entry(tier).or_default();
-            listing.extend(
-                entries
-                    .iter()
-                    .map(|e| (e.seed, e.difficulty.unwrap_or(f64::NAN))),
-            );
+        if let Some(tier) = tier_of_file(&name) {
+            tier_files.entry(tier).or_default().extend(listing);
         }
-        let asked = Asked {
-            job,
-            games: &games,
-            seeds: &seeds,
-            solutions: &solutions,
-            model: model.as_ref(),
-        };
-        check_levels(&asked, entries, &mut report);
     }
     if !seeds.by_tier.is_empty() {
         account(&manifest, &seeds, &tier_files, &mut report);
@@ -195,12 +179,15 @@ fn verify_folder(root: &Path) -> Result<ReleaseReport, PackError> {
 /// Every file `SHA256SUMS` lists has its checksum; no other file lies in
 /// `release/`; `SHA256SUMS` is the manifest's. The names it lists.
 fn check_sums(
-    release: &Path,
+    path: &Path,
+    source: &Source,
     manifest: &Manifest,
     report: &mut ReleaseReport,
 ) -> Result<Vec<String>, PackError> {
-    let sums_path = release.join(dir::SHA256SUMS);
-    let sums = std::fs::read_to_string(&sums_path).map_err(PackError::io("read", &sums_path))?;
+    let sums_name = format!("{}/{}", dir::RELEASE, dir::SHA256SUMS);
+    let sums = source
+        .read(&sums_name)
+        .map_err(|e| PackError::invalid(path.join(&sums_name), format!("cannot be read: {e}")))?;
     let listed_sum = manifest
         .files
         .get(&format!("{}/{}", dir::RELEASE, dir::SHA256SUMS));
@@ -227,16 +214,7 @@ fn check_sums(
             continue;
         }
         report.files += 1;
-        let path = release.join(name);
-        let regular = std::fs::symlink_metadata(&path)
-            .map(|m| m.file_type().is_file())
-            .map_err(|e| e.to_string());
-        match regular.and_then(|regular| match regular {
-            true => crate::durable::sha256_file(&path)
-                .map(Some)
-                .map_err(|e| e.to_string()),
-            false => Ok(None),
-        }) {
+        match source.sha256(&format!("{}/{name}", dir::RELEASE)) {
             Ok(Some(actual)) if actual == sum => {}
             Ok(Some(_)) => report.failures.push((
                 name.into(),
@@ -253,13 +231,10 @@ fn check_sums(
         listed.push(name.to_string());
     }
     let known: HashSet<&str> = listed.iter().map(String::as_str).collect();
-    let mut strays = Vec::new();
-    dir::walk_files(release, &mut |name| {
-        if name != dir::SHA256SUMS && !known.contains(name.as_str()) {
-            strays.push(name);
-        }
-        false
-    })?;
+    let strays = source
+        .release_files()?
+        .into_iter()
+        .filter(|name| name != dir::SHA256SUMS && !known.contains(name.as_str()));
     for name in strays {
         report
             .failures
@@ -279,14 +254,14 @@ fn prepare(job: &Job) -> Result<Games, PackError> {
 /// Every seed file regenerated: the levels it makes, by seed, and the
 /// tiers the files give.
 fn regenerate(
-    release: &Path,
+    source: &Source,
     listed: &[String],
     game: GameKind,
     report: &mut ReleaseReport,
 ) -> Seeds {
     let mut seeds = Seeds::default();
     for name in listed.iter().filter(|n| n.starts_with("seeds/")) {
-        let Ok(text) = std::fs::read_to_string(release.join(name)) else {
+        let Ok(text) = source.read(&format!("{}/{name}", dir::RELEASE)) else {
             continue;
         };
         let regenerated = SeedFile::parse(&text).and_then(|file| {
@@ -327,13 +302,13 @@ fn regenerate(
 
 /// The solutions of the solutions files, by level id.
 fn solutions_apart(
-    release: &Path,
+    source: &Source,
     listed: &[String],
     report: &mut ReleaseReport,
 ) -> HashMap<String, String> {
     let mut solutions = HashMap::new();
     for name in listed.iter().filter(|n| n.starts_with("solutions/")) {
-        let Ok(text) = std::fs::read_to_string(release.join(name)) else {
+        let Ok(text) = source.read(&format!("{}/{name}", dir::RELEASE)) else {
             continue;
         };
         for (i, line) in text.lines().enumerate() {
