@@ -21,18 +21,38 @@ pub struct Verdict {
     pub worker: u32,
     /// The status.
     pub status: Status,
-    /// The code of its reason, when refused.
+    /// The code of its reason, when refused; [`Code::OutOfBand`] on an
+    /// accepted level outside its stratum's band (its status stays the
+    /// record's: the cross-check compares what the workers sent).
     pub code: Option<Code>,
     /// Set once the pack writer took the seed's record.
     pub taken: bool,
 }
 
 impl Verdict {
-    /// How the seed counts when not accepted.
+    /// Whether the seed gives one of its stratum's levels: accepted, in its
+    /// band.
+    pub fn counts(&self) -> bool {
+        self.status == Status::Accepted && self.code.is_none()
+    }
+
+    /// How the seed counts when it gives no level (an accepted level
+    /// outside its band: `rejected: out of band`).
     pub fn refusal(&self) -> Refusal {
+        match (self.status, self.code) {
+            (Status::Accepted, Some(code)) => Refusal {
+                status: Status::Rejected,
+                code: Some(code),
+            },
+            (status, code) => Refusal { status, code },
+        }
+    }
+
+    /// What the seed's result said, as the cross-check names it.
+    pub fn reported(&self) -> Refusal {
         Refusal {
             status: self.status,
-            code: self.code,
+            code: self.code.filter(|_| self.status != Status::Accepted),
         }
     }
 }

@@ -85,7 +85,7 @@ impl Scheduler {
             worker: self.verdicts.worker(v).to_string(),
             status: v.status,
             fingerprint: v.fingerprint,
-            description: v.refusal().to_string(),
+            description: v.reported().to_string(),
             broken: is_broken(v.code),
         }
     }

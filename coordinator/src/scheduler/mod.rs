@@ -554,7 +554,6 @@ impl Scheduler {
         let st = &mut self.strata[i];
         if let Some(level) = record.accepted() {
             if st.outside_band(level.difficulty) {
-                verdict.status = Status::Rejected;
                 verdict.code = Some(Code::OutOfBand);
             } else if let Some(key) = level.canonical.as_deref() {
                 st.canon.insert(record.seed, canonical_key(key));
@@ -585,7 +584,7 @@ impl Scheduler {
             Some(n) => *n += 1,
             None => drop(self.progress.per_worker.insert(worker.to_string(), 1)),
         }
-        if verdict.status != Status::Accepted {
+        if !verdict.counts() {
             *self.progress.rejected.entry(verdict.refusal()).or_default() += 1;
         }
         let duplicates = self.strata[i].count(seed, &verdict, &self.verdicts);

@@ -4,7 +4,6 @@
 
 use std::collections::{HashMap, HashSet};
 
-use pregen_pack::Status;
 use pregen_pack::job::Band;
 
 use crate::verdicts::{Verdict, Verdicts};
@@ -88,7 +87,7 @@ impl Stratum {
     /// stratum already has).
     pub(super) fn count(&mut self, seed: u64, verdict: &Verdict, verdicts: &Verdicts) -> u64 {
         self.recorded += 1;
-        if verdict.status == Status::Accepted {
+        if verdict.counts() {
             match self.canon.get(&seed) {
                 Some(key) if !self.seen.insert(*key) => {}
                 _ => self.accepted_total += 1,
@@ -99,7 +98,7 @@ impl Stratum {
             let Some(v) = verdicts.get(self.prefix_end) else {
                 break;
             };
-            if v.status == Status::Accepted {
+            if v.counts() {
                 match self.canon.get(&self.prefix_end) {
                     Some(key) if !self.prefix_seen.insert(*key) => duplicates += 1,
                     _ => self.prefix_accepted += 1,

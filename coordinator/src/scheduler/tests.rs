@@ -856,6 +856,36 @@ fn issue_52_another_seeds_level_has_both_seeds_run_by_the_coordinator() {
     assert!(s.is_complete());
 }
 
+/// A level outside its stratum's band is still the level its worker sent:
+/// when the coordinator runs its seed (here: a level met at two seeds), an
+/// honest worker's out-of-band level agrees with the coordinator's.
+#[test]
+fn an_out_of_band_level_agrees_with_the_coordinators_run_of_it() {
+    let banded = SchedulerConfig {
+        audit_duplicate_levels: true,
+        // `leveled` rates seed s at s / 7: 102 rates 14.6, outside the band.
+        bands: vec![Some(pregen_pack::job::Band {
+            min: None,
+            max: Some(14.0),
+        })],
+        ..config(4, 6)
+    };
+    let mut s = Scheduler::new(banded, vec![]);
+    s.session_started(1, "honest", 0).expect("open");
+    let twin = |seed: u64| {
+        let mut r = leveled("honest", if seed == 105 { 102 } else { seed });
+        r.seed = seed;
+        r
+    };
+    work_with(&mut s, 1, twin);
+    let work = s.coordinator_work(Instant::now(), Duration::from_secs(60));
+    assert!(!work.is_empty(), "the twins wait for the coordinator");
+    for (_, seed) in work {
+        s.coordinator_result(by(COORDINATOR, twin(seed)));
+    }
+    assert_eq!(s.refusal("honest"), None);
+}
+
 #[test]
 fn issue_52_a_dispute_between_two_liars_outlives_the_refusal_of_one() {
     let mut s = checked(4, 6, 1.0);
