@@ -97,7 +97,8 @@ impl Shared {
         let games = job
             .plan()
             .iter()
-            .map(|p| game.prepare(&p.params))
+            .zip(job.run_bands())
+            .map(|(p, band)| game.prepare(&p.params).map(|g| g.with_band(band)))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| PackError::Job(e.to_string()))?;
         // An `[external] checker` judges the levels in the generator's place.
@@ -127,6 +128,14 @@ impl Shared {
                 job_id: job.id(),
                 game: job.game.clone(),
                 params_json: job.plan().iter().map(|p| p.params.to_string()).collect(),
+                bands: job
+                    .run_bands()
+                    .into_iter()
+                    .map(|band| pregen_proto::v1::DifficultyBand {
+                        min: band.and_then(|b| b.min),
+                        max: band.and_then(|b| b.max),
+                    })
+                    .collect(),
                 max_nodes: job.budget.max_nodes,
                 watchdog_ms: job.budget.watchdog_ms,
                 external: job

@@ -321,13 +321,15 @@ impl Selection {
         if v.code == Some(Code::OutOfBand)
             && let Some(level) = record.accepted()
         {
-            let band = self
+            let detail = self
                 .prefixes
                 .iter()
                 .position(|&(a, b)| a <= seed && seed < b)
                 .and_then(|i| self.bands.get(i).copied().flatten())
-                .map_or_else(|| "its band".to_string(), |b| format!("the band {b}"));
-            let detail = format!("difficulty {} outside {band}", level.difficulty);
+                .map_or_else(
+                    || format!("difficulty {} outside its band", level.difficulty),
+                    |b| b.refusal_detail(level.difficulty),
+                );
             return Some(SeedRecord {
                 status: Status::Rejected,
                 reason: Some(Reason::new(Code::OutOfBand, detail)),

@@ -567,6 +567,20 @@ pub fn run_game_rated<G: Game>(
     budget: &Budget,
     model: &Model,
 ) -> Outcome {
+    run_game_banded::<G>(params, seed, budget, model, None)
+}
+
+/// [`run_game_rated`] for a stratum whose levels must lie in `band`: a level
+/// outside it is `rejected: out of band`, decided as soon as `model` can
+/// rate it (before the agents play it, when the model needs none of their
+/// figures), so a narrow band does not pay for what it throws away.
+pub fn run_game_banded<G: Game>(
+    params: &G::Params,
+    seed: u64,
+    budget: &Budget,
+    model: &Model,
+    band: Option<&crate::rating::Band>,
+) -> Outcome {
     let started = Instant::now();
     let generated = catch_unwind(AssertUnwindSafe(|| {
         let mut rng = Rng::new(seed);
@@ -601,10 +615,28 @@ pub fn run_game_rated<G: Game>(
         let solved = G::solve(&level, budget).map_err(|r| (r, 0))?;
         let refused = |r| (r, solved.nodes);
         G::accept(params, &level, &solved).map_err(refused)?;
+        let outside = |difficulty: f64| {
+            band.filter(|b| !b.contains(difficulty)).map(|b| {
+                refused(Rejection::refused(
+                    Code::OutOfBand,
+                    b.refusal_detail(difficulty),
+                ))
+            })
+        };
+        if band.is_some()
+            && let Ok(early) =
+                model.rate(Model::features(&G::metrics(&level, &solved), solved.moves))
+            && let Some(out) = outside(early)
+        {
+            return Err(out);
+        }
         let metrics = published::<G>(&level, &solved, budget);
         let difficulty = model
             .rate(Model::features(&metrics, solved.moves))
             .map_err(|e| refused(Rejection::refused(Code::Rating, e.to_string())))?;
+        if let Some(out) = outside(difficulty) {
+            return Err(out);
+        }
         let level_json = serde_json::to_string(&level).map_err(|e| {
             refused(Rejection::refused(
                 Code::MalformedLevel,

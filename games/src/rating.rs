@@ -263,6 +263,78 @@ impl Model {
     }
 }
 
+/// A band of the rating a stratum asks for (`difficulty = { min = 1.3,
+/// max = 2.0 }`): only accepted levels whose difficulty lies in it count
+/// toward the stratum's levels, the others are recorded as
+/// `rejected: out of band`. `min` is inclusive, `max` exclusive; either may
+/// be left out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Band {
+    /// The lowest difficulty that counts (inclusive); none: no floor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    /// The difficulty from which a level no longer counts (exclusive); none:
+    /// no ceiling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+}
+
+impl Band {
+    /// Whether `difficulty` lies in the band.
+    pub fn contains(&self, difficulty: f64) -> bool {
+        self.min.is_none_or(|min| difficulty >= min) && self.max.is_none_or(|max| difficulty < max)
+    }
+
+    /// How far `difficulty` lies from the band (0 inside it).
+    pub fn distance(&self, difficulty: f64) -> f64 {
+        let below = self.min.map_or(0.0, |min| min - difficulty);
+        let above = self.max.map_or(0.0, |max| difficulty - max);
+        below.max(above).max(0.0)
+    }
+
+    /// Why a level of `difficulty` outside the band is refused (the
+    /// `out of band` reason's detail).
+    pub fn refusal_detail(&self, difficulty: f64) -> String {
+        format!("difficulty {difficulty} outside the band {self}")
+    }
+
+    /// The difficulty a [`Band::refusal_detail`] names.
+    pub fn difficulty_in_detail(detail: &str) -> Option<f64> {
+        detail
+            .strip_prefix("difficulty ")?
+            .split(' ')
+            .next()?
+            .parse()
+            .ok()
+    }
+
+    /// Checks the band: finite bounds, at least one, `min` below `max`.
+    pub fn check(&self) -> Result<(), String> {
+        match (self.min, self.max) {
+            (None, None) => Err("give `min`, `max` or both".into()),
+            (min, max) if min.into_iter().chain(max).any(|v| !v.is_finite()) => {
+                Err("bounds must be finite numbers".into())
+            }
+            (Some(min), Some(max)) if min >= max => {
+                Err(format!("`min` ({min}) must be below `max` ({max})"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+impl std::fmt::Display for Band {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.min, self.max) {
+            (Some(min), Some(max)) => write!(f, "[{min}, {max})"),
+            (Some(min), None) => write!(f, ">= {min}"),
+            (None, Some(max)) => write!(f, "< {max}"),
+            (None, None) => f.write_str("any"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,7 +16,7 @@ use crate::doors::Doors;
 use crate::dungeon::Dungeon;
 use crate::game::{
     Budget, Candidate, Game, GameError, MetricDoc, Metrics, Outcome, Rejection, Solved, ms_since,
-    run_game_rated, sha256_hex,
+    sha256_hex,
 };
 use crate::rating::{Model, RatingError};
 use crate::sokoban::Sokoban;
@@ -182,6 +182,15 @@ impl PreparedGame {
     /// The game.
     pub fn kind(&self) -> GameKind {
         self.kind
+    }
+
+    /// This game with its levels refused when outside `band`, as early as
+    /// their rating is known ([`crate::game::run_game_banded`]): what a
+    /// worker runs for a banded stratum whose rating model is the game's
+    /// built-in one.
+    pub fn with_band(mut self, band: Option<crate::rating::Band>) -> PreparedGame {
+        self.ready.set_band(band);
+        self
     }
 
     /// Runs one seed: generate, verify, accept, rate. Never panics.
@@ -467,6 +476,9 @@ pub(crate) trait Registered: Sync {
 /// A game with its params, as an object.
 pub(crate) trait Ready: Send + Sync {
     fn run(&self, seed: u64, budget: &Budget) -> Outcome;
+    /// Levels outside `band` are refused as `out of band` (a game program's
+    /// are judged by the coordinator instead).
+    fn set_band(&mut self, _band: Option<crate::rating::Band>) {}
     fn batch(&self) -> usize {
         1
     }
@@ -546,11 +558,15 @@ pub fn outcome_difference(a: &Outcome, b: &Outcome) -> Option<String> {
 /// The registry's entry for game `G`.
 struct Entry<G>(PhantomData<fn() -> G>);
 
-struct WithParams<G: Game>(G::Params, Model);
+struct WithParams<G: Game>(G::Params, Model, Option<crate::rating::Band>);
 
 impl<G: Game> Ready for WithParams<G> {
     fn run(&self, seed: u64, budget: &Budget) -> Outcome {
-        run_game_rated::<G>(&self.0, seed, budget, &self.1)
+        crate::game::run_game_banded::<G>(&self.0, seed, budget, &self.1, self.2.as_ref())
+    }
+
+    fn set_band(&mut self, band: Option<crate::rating::Band>) {
+        self.2 = band;
     }
 
     fn regenerates(&self) -> bool {
@@ -643,7 +659,7 @@ impl<G: Game> Registered for Entry<G> {
             game: G::NAME,
             message: e.to_string(),
         })?;
-        Ok(Box::new(WithParams::<G>(parsed, model)))
+        Ok(Box::new(WithParams::<G>(parsed, model, None)))
     }
 
     fn solve_text(
@@ -1020,5 +1036,51 @@ mod tests {
         assert_eq!(small.check(&level), Ok(()));
         let err = large.check(&level).expect_err("wrong size");
         assert!(err.to_string().contains("does not fit the params"), "{err}");
+    }
+
+    /// Every game with a band refuses the levels outside it, and only
+    /// those, as `out of band` naming their difficulty; what it accepts is
+    /// what the unbanded game accepts, byte for byte.
+    #[test]
+    fn every_game_refuses_the_levels_outside_its_band() {
+        use crate::rating::Band;
+        use crate::reason::Code;
+        for game in GameKind::all().filter(|g| g.name() != "synthetic") {
+            let params = game.default_params();
+            let plain = game.prepare(&params).expect("defaults");
+            let outcomes: Vec<(u64, Candidate)> = (0..40u64)
+                .filter_map(|seed| {
+                    let level = plain.run(seed, &Budget::nodes(200_000)).result.ok()?;
+                    Some((seed, level))
+                })
+                .collect();
+            assert!(outcomes.len() >= 4, "{game}: too few levels");
+            let mut ratings: Vec<f64> = outcomes.iter().map(|(_, l)| l.difficulty).collect();
+            ratings.sort_by(f64::total_cmp);
+            let band = Band {
+                min: Some(ratings[ratings.len() / 2]),
+                max: None,
+            };
+            let banded = game
+                .prepare(&params)
+                .expect("defaults")
+                .with_band(Some(band));
+            for (seed, level) in &outcomes {
+                let outcome = banded.run(*seed, &Budget::nodes(200_000)).result;
+                if band.contains(level.difficulty) {
+                    assert_eq!(outcome.as_ref(), Ok(level), "{game} seed {seed}");
+                } else {
+                    let reason = outcome.expect_err("out of band").reason().cloned();
+                    let reason = reason.expect("a reason");
+                    assert_eq!(reason.code, Code::OutOfBand, "{game} seed {seed}");
+                    assert_eq!(
+                        Band::difficulty_in_detail(&reason.detail),
+                        Some(level.difficulty),
+                        "{game}: {}",
+                        reason.detail
+                    );
+                }
+            }
+        }
     }
 }

@@ -177,10 +177,19 @@ fn prepare(
     };
     spec.params_json
         .iter()
-        .map(|text| {
+        .enumerate()
+        .map(|(i, text)| {
             let params: serde_json::Value =
                 serde_json::from_str(text).map_err(SessionError::Params)?;
-            Ok(game.prepare(&params)?)
+            let band = spec
+                .bands
+                .get(i)
+                .filter(|b| b.min.is_some() || b.max.is_some())
+                .map(|b| pregen_games::rating::Band {
+                    min: b.min,
+                    max: b.max,
+                });
+            Ok(game.prepare(&params)?.with_band(band))
         })
         .collect()
 }

@@ -552,7 +552,12 @@ impl Scheduler {
         }
         let mut verdict = self.verdicts.of(record);
         let st = &mut self.strata[i];
-        if let Some(level) = record.accepted() {
+        if let Some(reason) = record.reason.as_ref().filter(|r| r.code == Code::OutOfBand) {
+            // Refused by its worker as soon as it was rated.
+            if let Some(difficulty) = Band::difficulty_in_detail(&reason.detail) {
+                st.outside_band(difficulty);
+            }
+        } else if let Some(level) = record.accepted() {
             if st.outside_band(level.difficulty) {
                 verdict.code = Some(Code::OutOfBand);
             } else if let Some(key) = level.canonical.as_deref() {
