@@ -4,7 +4,7 @@
 //! is kept only if the level stays solvable and free of dead ends.
 
 use super::DungeonParams;
-use super::level::{Door, Key, Level, MAX_KEYS, MAX_SWITCHES, Passage, Room, Switch};
+use super::level::{Door, Key, Level, MAX_KEYS, MAX_ROOMS, MAX_SWITCHES, Passage, Room, Switch};
 use super::solve::{Action, Analysis, Rules, analyse};
 use crate::reason::{Code, Status};
 use crate::rng::Rng;
@@ -80,6 +80,17 @@ fn map(params: &DungeonParams, rng: &mut Rng) -> Result<Level, Rejection> {
         &mut rooms,
         &mut links,
     );
+    // The solver keeps a room set in 64 bits.
+    if rooms.len() > MAX_ROOMS {
+        return Err(Rejection::refused(
+            Code::CapHit,
+            format!(
+                "the map has {} rooms, more than {MAX_ROOMS}: a smaller grid or a larger \
+                 min_room keeps it under",
+                rooms.len()
+            ),
+        ));
+    }
     // Number rooms in row-major order of their top-left cell.
     let mut order: Vec<usize> = (0..rooms.len()).collect();
     order.sort_by_key(|&i| (rooms[i].y, rooms[i].x));

@@ -296,3 +296,33 @@ const GOLDEN: &[&str] = &[
     "22x22 8 12 604776a1ed7b99a2",
     "22x22 9 14 30862230ca75f973",
 ];
+
+/// A grid large enough for more rooms than the solver's 64-bit room sets
+/// refuses its seeds as `cap hit`, naming the count, never panics (or, in
+/// a release build, wraps its shifts into wrong answers).
+#[test]
+fn a_map_of_more_than_64_rooms_is_refused_not_solved() {
+    let params = DungeonParams {
+        width: 64,
+        height: 64,
+        min_room: 2,
+        ..DungeonParams::default()
+    };
+    let mut refused = 0;
+    for seed in 0..5 {
+        let outcome = run_game::<Dungeon>(&params, seed, &budget());
+        match outcome.result {
+            Ok(level) => assert!(!level.layout.is_empty()),
+            Err(rejection) => {
+                let reason = rejection.reason().expect("a reason");
+                assert_eq!(reason.code, Code::CapHit, "{reason}");
+                assert!(reason.detail.contains("more than 64"), "{reason}");
+                refused += 1;
+            }
+        }
+    }
+    assert!(
+        refused > 0,
+        "a 64x64 grid of 2-cell rooms has more than 64 rooms"
+    );
+}
