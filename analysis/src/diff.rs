@@ -96,6 +96,13 @@ pub struct StratumDiff {
     pub appeared: u64,
     /// Levels only in `a`.
     pub vanished: u64,
+    /// Its band of difficulty in `a` and in `b`, if any.
+    pub bands: [Option<pregen_pack::job::Band>; 2],
+    /// The share of its seeds in the pack that gave one of its levels, in
+    /// `a` and in `b`.
+    pub fill: [f64; 2],
+    /// CPU seconds its seeds in the pack took per level, in `a` and in `b`.
+    pub seconds_per_level: [f64; 2],
 }
 
 impl Changes {
@@ -216,6 +223,17 @@ pub fn diff(a: &Path, b: &Path) -> Result<PackDiff, AnalysisError> {
             )
         })
         .collect();
+    // Each stratum's band, fill rate and cost, as `analysis summary` gives
+    // them.
+    for (side, (dir, names)) in [(a, &name_a), (b, &name_b)].into_iter().enumerate() {
+        for (st, name) in crate::summarize(dir)?.strata.into_iter().zip(names) {
+            let entry = out.strata.entry(name.clone()).or_default();
+            let levels = st.statuses.get("accepted").copied().unwrap_or(0);
+            entry.bands[side] = st.band;
+            entry.fill[side] = levels as f64 / st.seeds_in_pack.max(1) as f64;
+            entry.seconds_per_level[side] = st.seconds_per_level;
+        }
+    }
     Ok(out)
 }
 
@@ -403,16 +421,39 @@ impl fmt::Display for PackDiff {
                 writeln!(f, "  {moved:>9}: {n}")?;
             }
         }
-        if self.strata.len() > 1 {
+        let banded = self
+            .strata
+            .values()
+            .any(|s| s.bands.iter().any(Option::is_some));
+        if self.strata.len() > 1 || banded {
             writeln!(
                 f,
-                "\nstratum          levels a   levels b       same    changed   appeared   vanished"
+                "\nstratum          levels a   levels b       same    changed   appeared   vanished  \
+                 fill a -> b        s/level a -> b     band"
             )?;
             for (name, s) in &self.strata {
+                let band = |b: Option<pregen_pack::job::Band>| {
+                    b.map_or_else(|| "-".to_string(), |b| b.to_string())
+                };
+                let bands = if s.bands[0] == s.bands[1] {
+                    band(s.bands[0])
+                } else {
+                    format!("{} -> {}", band(s.bands[0]), band(s.bands[1]))
+                };
                 writeln!(
                     f,
-                    "{name:<16} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10}",
-                    s.levels[0], s.levels[1], s.same, s.changed, s.appeared, s.vanished
+                    "{name:<16} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10}  {:>6.1}% -> {:>5.1}%  \
+                     {:>7.3} -> {:<7.3}  {bands}",
+                    s.levels[0],
+                    s.levels[1],
+                    s.same,
+                    s.changed,
+                    s.appeared,
+                    s.vanished,
+                    100.0 * s.fill[0],
+                    100.0 * s.fill[1],
+                    s.seconds_per_level[0],
+                    s.seconds_per_level[1],
                 )?;
             }
         }

@@ -117,6 +117,19 @@ fn banded_strata_are_the_same_pack_with_one_or_three_workers_and_after_a_crash()
         summary.contains("s/level") && summary.contains("out of band"),
         "{summary}"
     );
+    // The diff of two runs shows each stratum's band, fill rate and cost.
+    let out = pregen()
+        .args(["analysis", "diff"])
+        .arg(one.path().join("out/e2e"))
+        .arg(&pack)
+        .output()
+        .expect("diff");
+    let diff = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{diff}");
+    assert!(
+        diff.contains("fill a -> b") && diff.contains("[7.5, 10)"),
+        "{diff}"
+    );
 }
 
 #[test]
