@@ -49,7 +49,7 @@ impl Identities {
         let id = match key.split_once('.') {
             _ if cert.is_some() => {
                 let digest = Sha256::digest(cert.unwrap_or_default());
-                hex(&digest[..6])
+                pregen_games::hex(&digest[..6])
             }
             Some((id, mac)) if is_id(id) && same(mac.as_bytes(), self.mac(name, id).as_bytes()) => {
                 id.to_string()
@@ -79,7 +79,7 @@ impl Identities {
             .chain_update(b"\0")
             .chain_update(id.as_bytes())
             .finalize();
-        hex(&digest[..16])
+        pregen_games::hex(&digest[..16])
     }
 }
 
@@ -109,7 +109,7 @@ pub fn check_name(name: &str) -> Result<&str, String> {
 fn fresh_id() -> Result<String, String> {
     let mut bytes = [0u8; 6];
     getrandom::fill(&mut bytes).map_err(|e| format!("no randomness for a worker id: {e}"))?;
-    Ok(hex(&bytes))
+    Ok(pregen_games::hex(&bytes))
 }
 
 fn is_id(id: &str) -> bool {
@@ -122,10 +122,6 @@ fn is_id(id: &str) -> bool {
 /// Equal bytes, compared in time that does not depend on where they differ.
 fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

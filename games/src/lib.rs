@@ -42,7 +42,7 @@ pub mod reason;
 
 pub use game::{
     Budget, Candidate, Collection, Game, GameError, MetricDoc, Metrics, Outcome, Rejection, Solved,
-    default_model, run_game, run_game_rated, sha256_hex,
+    default_model, hex, run_game, run_game_rated, sha256_hex,
 };
 pub use reason::{Code, Reason, Refusal, Status};
 pub use registry::{

@@ -154,92 +154,25 @@ pub fn write_release_archive(
         sha256: Sha256::new(),
         bytes: 0,
     };
-    let mut encoder =
-        zstd::Encoder::new(file, options.level).map_err(PackError::io("write", &tmp))?;
-    // Jobs and tables of fixed sizes: the frames are the same for any number
-    // of workers, and memory stays bounded by the workers, not the pack.
-    encoder
-        .multithread(options.workers.max(1))
-        .and_then(|()| {
-            use zstd::stream::raw::CParameter::{ChainLog, HashLog, JobSize, WindowLog};
-            for p in [
-                JobSize(JOB_SIZE),
-                WindowLog(TABLE_LOG + 1),
-                HashLog(TABLE_LOG),
-                ChainLog(TABLE_LOG),
-            ] {
-                encoder.set_parameter(p)?;
-            }
-            Ok(())
-        })
-        .map_err(PackError::io("write", &tmp))?;
+    let encoder = zstd_encoder(file, &options).map_err(PackError::io("write", &tmp))?;
     let mut tar = tar::Builder::new(encoder);
-    let mut bytes = 0u64;
-    // The manifest first, then the release files in path order, each
-    // streamed from its file and checked against SHA256SUMS as it goes in:
-    // memory never holds a file, and a file that changed since it was
-    // listed stops the archive (its temporary file removed).
-    let entries = std::iter::once((dir::MANIFEST, None))
-        .chain(listed.iter().map(|(path, sum)| (path.as_str(), Some(sum))));
-    let mut files = 0;
-    let appended = entries.into_iter().try_for_each(|(path, listed)| {
-        let header = |size: u64| {
-            let mut header = tar::Header::new_ustar();
-            header
-                .set_path(format!("{name}/{path}"))
-                .map_err(PackError::io("archive", path))?;
-            header.set_entry_type(tar::EntryType::Regular);
-            header.set_size(size);
-            header.set_mode(0o644);
-            header.set_uid(0);
-            header.set_gid(0);
-            header.set_mtime(0);
-            header.set_cksum();
-            Ok::<_, PackError>(header)
-        };
-        files += 1;
-        let in_memory = match path {
-            dir::MANIFEST => Some(manifest.as_bytes()),
-            p if p == sums_path => Some(sums.as_bytes()),
-            _ => None,
-        };
-        if let Some(content) = in_memory {
-            bytes += content.len() as u64;
-            return tar
-                .append(&header(content.len() as u64)?, content)
-                .map_err(PackError::io("write", &tmp));
+    let release = Release {
+        pack,
+        name: &name,
+        manifest: &manifest,
+        sums: &sums,
+        sums_path: &sums_path,
+        listed: &listed,
+        tmp: &tmp,
+    };
+    let (files, bytes) = match release.append_to(&mut tar) {
+        Ok(counts) => counts,
+        Err(e) => {
+            drop(tar);
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
         }
-        let file = pack.root().join(path);
-        let opened = fs::File::open(&file).map_err(PackError::io("read", &file))?;
-        let size = opened
-            .metadata()
-            .map_err(PackError::io("read", &file))?
-            .len();
-        let mut reading = Hashing {
-            inner: std::io::Read::take(opened, size),
-            sha256: Sha256::new(),
-            bytes: 0,
-        };
-        tar.append(&header(size)?, &mut reading)
-            .map_err(PackError::io("write", &tmp))?;
-        let got = format!("{:x}", reading.sha256.finalize());
-        if reading.bytes != size || listed != Some(&got) {
-            return Err(PackError::invalid(
-                &file,
-                format!(
-                    "does not match SHA256SUMS (sha256 {got}, listed {}): the pack is damaged",
-                    listed.map_or("nothing", String::as_str)
-                ),
-            ));
-        }
-        bytes += size;
-        Ok(())
-    });
-    if let Err(e) = appended {
-        drop(tar);
-        let _ = fs::remove_file(&tmp);
-        return Err(e);
-    }
+    };
     let written = tar
         .into_inner()
         .and_then(|encoder| encoder.finish())
@@ -258,6 +191,118 @@ pub fn write_release_archive(
         archive_bytes: written.bytes,
         sha256: format!("{:x}", written.sha256.finalize()),
     })
+}
+
+/// A zstd encoder on every core the options give, with jobs and tables of
+/// fixed sizes: the frames are the same for any number of workers, and
+/// memory stays bounded by the workers, not the pack.
+fn zstd_encoder<W: std::io::Write>(
+    file: W,
+    options: &ArchiveOptions,
+) -> std::io::Result<zstd::Encoder<'static, W>> {
+    use zstd::stream::raw::CParameter::{ChainLog, HashLog, JobSize, WindowLog};
+    let mut encoder = zstd::Encoder::new(file, options.level)?;
+    encoder.multithread(options.workers.max(1))?;
+    for p in [
+        JobSize(JOB_SIZE),
+        WindowLog(TABLE_LOG + 1),
+        HashLog(TABLE_LOG),
+        ChainLog(TABLE_LOG),
+    ] {
+        encoder.set_parameter(p)?;
+    }
+    Ok(encoder)
+}
+
+/// What a release archive holds: the release manifest's text, the sums,
+/// and the files to stream in (path -> SHA-256).
+struct Release<'a> {
+    pack: &'a PackDir,
+    /// The pack folder's name in the archive.
+    name: &'a str,
+    manifest: &'a str,
+    sums: &'a str,
+    sums_path: &'a str,
+    listed: &'a std::collections::BTreeMap<String, String>,
+    /// The archive's temporary file (named in errors).
+    tmp: &'a Path,
+}
+
+impl Release<'_> {
+    /// Appends the manifest first, then the release files in path order,
+    /// each streamed from its file and checked against SHA256SUMS as it goes
+    /// in: memory never holds a file, and a file that changed since it was
+    /// listed stops the archive. The files and bytes written.
+    fn append_to<W: std::io::Write>(
+        &self,
+        tar: &mut tar::Builder<W>,
+    ) -> Result<(usize, u64), PackError> {
+        let Release {
+            pack,
+            name,
+            manifest,
+            sums,
+            sums_path,
+            listed,
+            tmp,
+        } = *self;
+        let (mut files, mut bytes) = (0, 0u64);
+        let entries = std::iter::once((dir::MANIFEST, None))
+            .chain(listed.iter().map(|(path, sum)| (path.as_str(), Some(sum))));
+        for (path, listed) in entries {
+            let header = |size: u64| {
+                let mut header = tar::Header::new_ustar();
+                header
+                    .set_path(format!("{name}/{path}"))
+                    .map_err(PackError::io("archive", path))?;
+                header.set_entry_type(tar::EntryType::Regular);
+                header.set_size(size);
+                header.set_mode(0o644);
+                header.set_uid(0);
+                header.set_gid(0);
+                header.set_mtime(0);
+                header.set_cksum();
+                Ok::<_, PackError>(header)
+            };
+            files += 1;
+            let in_memory = match path {
+                dir::MANIFEST => Some(manifest.as_bytes()),
+                p if p == sums_path => Some(sums.as_bytes()),
+                _ => None,
+            };
+            if let Some(content) = in_memory {
+                bytes += content.len() as u64;
+                tar.append(&header(content.len() as u64)?, content)
+                    .map_err(PackError::io("write", tmp))?;
+                continue;
+            }
+            let file = pack.root().join(path);
+            let opened = fs::File::open(&file).map_err(PackError::io("read", &file))?;
+            let size = opened
+                .metadata()
+                .map_err(PackError::io("read", &file))?
+                .len();
+            let mut reading = Hashing {
+                inner: std::io::Read::take(opened, size),
+                sha256: Sha256::new(),
+                bytes: 0,
+            };
+            tar.append(&header(size)?, &mut reading)
+                .map_err(PackError::io("write", &tmp))?;
+            let got = format!("{:x}", reading.sha256.finalize());
+            if reading.bytes != size || listed != Some(&got) {
+                return Err(PackError::invalid(
+                    &file,
+                    format!(
+                        "does not match SHA256SUMS (sha256 {got}, listed {}): the pack is damaged",
+                        listed.map_or("nothing", String::as_str)
+                    ),
+                ));
+            }
+            bytes += size;
+        }
+        Ok((files, bytes))
+    }
 }
 
 /// A writer (or reader) that hashes and counts what goes through it, so that

@@ -99,15 +99,6 @@ impl SeedRecord {
             .as_ref()
             .filter(|_| self.status == Status::Accepted)
     }
-
-    /// The deterministic part of a record (what must agree between two runs).
-    pub fn same_verdict(&self, other: &SeedRecord) -> bool {
-        self.seed == other.seed
-            && self.status == other.status
-            && self.reason == other.reason
-            && self.level.as_ref().map(|l| &l.level_hash)
-                == other.level.as_ref().map(|l| &l.level_hash)
-    }
 }
 
 /// A reason in JSON as its one line (`too easy: 3 moves < min_moves 4`; empty

@@ -152,5 +152,5 @@ pub async fn run(args: RunArgs) -> Result<()> {
 pub fn loopback_token() -> anyhow::Result<String> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no randomness for a token: {e}"))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(pregen_games::hex(&bytes))
 }

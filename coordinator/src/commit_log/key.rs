@@ -85,8 +85,7 @@ impl LogKey {
     /// `always`).
     pub fn keep(&mut self, commit: &Path, always: bool) -> Result<(), CoordinatorError> {
         if self.new || always {
-            let hex: String = self.bytes.iter().map(|b| format!("{b:02x}")).collect();
-            write_durably(commit, KEY_FILE, hex.as_bytes())?;
+            write_durably(commit, KEY_FILE, pregen_games::hex(&self.bytes).as_bytes())?;
             self.new = false;
         }
         Ok(())
@@ -105,10 +104,6 @@ impl LogKey {
         mac.update(&records.to_le_bytes());
         mac.update(&(body.len() as u64).to_le_bytes());
         mac.update(body);
-        mac.finalize()
-            .into_bytes()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        pregen_games::hex(&mac.finalize().into_bytes())
     }
 }

@@ -72,11 +72,6 @@ impl Position {
     pub fn karma(&self) -> u32 {
         self.karma
     }
-
-    /// Whether the monk can walk out now: `goal` karma held and the exit in reach.
-    pub fn can_exit(&self, goal: u32) -> bool {
-        self.karma >= goal && region(&self.cells, self.monk) >> (EXIT.1 * 3 + EXIT.0) & 1 == 1
-    }
 }
 
 /// Plays `solution` and checks that it wins.

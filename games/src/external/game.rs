@@ -132,13 +132,7 @@ pub fn identity(spec: &ProgramSpec) -> Result<String, ProgramError> {
         }
     }
     let digest = hash.finalize();
-    let identity = format!(
-        "sha256:{}",
-        digest
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    );
+    let identity = format!("sha256:{}", crate::game::hex(&digest));
     KNOWN
         .lock()
         .unwrap_or_else(|e| e.into_inner())

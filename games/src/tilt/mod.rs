@@ -30,7 +30,7 @@ use crate::agents::with_agents;
 use crate::game::metric;
 use crate::rng::Rng;
 use crate::{Budget, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
-use level::{Dir, Level, MAX_PAIRS};
+use level::{Level, MAX_PAIRS};
 use solve::Analysis;
 
 /// A feature the generator may place.
@@ -260,11 +260,6 @@ fn share(part: u32, whole: u32) -> f64 {
     } else {
         f64::from(part) / f64::from(whole)
     }
-}
-
-/// Parses a solution string into directions.
-pub fn parse_solution(solution: &str) -> Option<Vec<Dir>> {
-    solution.chars().map(Dir::from_letter).collect()
 }
 
 #[cfg(test)]

@@ -78,7 +78,7 @@ impl HashingFile {
         self.out
             .flush()
             .map_err(PackError::io("write", &self.path))?;
-        Ok(hex(&self.hasher.finalize()))
+        Ok(pregen_games::hex(&self.hasher.finalize()))
     }
 }
 
@@ -103,8 +103,4 @@ impl Write for HashingFile {
     fn flush(&mut self) -> std::io::Result<()> {
         self.out.flush()
     }
-}
-
-pub(super) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -122,20 +122,6 @@ const BATCH_ROWS: usize = 4096;
 /// 170 bytes); a larger one grows its string.
 const RELEASE_ENTRY_BYTES: usize = 256;
 
-/// Writes a pack whose records are all in `records` (in any order).
-pub fn write_pack(
-    pack: &PackDir,
-    job: &Job,
-    records: &[SeedRecord],
-    facts: &RunFacts,
-) -> Result<Manifest, PackError> {
-    let mut writer = PackWriter::new(pack, job, WriteOptions::default())?;
-    for r in records {
-        writer.add(r.clone())?;
-    }
-    writer.finish(facts)
-}
-
 /// How far a pack's writing has come, read from other threads (a progress
 /// display): the seeds' records given to the writer, then the levels passed
 /// in difficulty order to their tier's files.
