@@ -144,11 +144,11 @@ fn the_release_archive_is_checked_and_reproducible() {
     assert!(String::from_utf8_lossy(&refused.stderr).contains("not a finished pack"));
 }
 
-/// Issue 19: the archive's bytes depend on the levels alone: one worker or
+/// the archive's bytes depend on the levels alone: one worker or
 /// three (other timings, other worker names in the Parquet files) give the
 /// same archive.
 #[test]
-fn the_archive_is_the_same_bytes_from_one_or_three_workers_regression_19() {
+fn the_archive_is_the_same_bytes_from_one_or_three_workers() {
     let dir = tempfile::tempdir().expect("tempdir");
     let one = run_pack(&dir.path().join("one"), &job_text(100), 1);
     let three = run_pack(&dir.path().join("three"), &job_text(100), 3);
@@ -185,7 +185,7 @@ fn unpack(archive: &[u8]) -> BTreeMap<String, Vec<u8>> {
 }
 
 #[test]
-fn an_archive_leaves_solutions_out_on_request_regression_19() {
+fn an_archive_leaves_solutions_out_on_request() {
     let dir = tempfile::tempdir().expect("tempdir");
     let pack = run_pack(dir.path(), &job_text(100), 1);
     let full = unpack(&archived(&pack, &dir.path().join("full.tar.zst")));
@@ -293,7 +293,7 @@ fn every_without_leaves_its_part_out_and_inline_solutions_are_refused() {
 
 /// The archive's bytes depend on the level, never on the compression
 /// threads: one thread and four give the same archive, and another level
-/// another one (#57).
+/// another one.
 #[test]
 fn the_archive_is_the_same_bytes_with_one_thread_or_four() {
     let dir = tempfile::tempdir().expect("tempdir");

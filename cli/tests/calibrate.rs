@@ -1,5 +1,5 @@
 //! `pregen analysis calibrate`: a rating fitted to labelled levels, on public
-//! Sokoban levels others sorted and on a pack's own tiers (#53).
+//! Sokoban levels others sorted and on a pack's own tiers.
 
 use std::path::{Path, PathBuf};
 

@@ -144,7 +144,7 @@ fn tilt_through_the_protocol(count: u64) -> String {
 /// files byte for byte, with 1 worker and with 3. (The job, so its id, is
 /// another: the provenance columns and the manifest's job differ.)
 #[test]
-fn issue_55_a_tilt_pack_through_the_protocol_is_the_native_pack() {
+fn a_tilt_pack_through_the_protocol_is_the_native_pack() {
     let dir = tempfile::tempdir().expect("tempdir");
     let native_dir = run_pack(&dir.path().join("native"), &job_text(300), 1);
     let native = PackContent::read(&native_dir);
@@ -177,7 +177,7 @@ fn issue_55_a_tilt_pack_through_the_protocol_is_the_native_pack() {
 /// verify` checks every level with the program; `serve` with two worker
 /// processes, one killed mid-run, gives the same pack.
 #[test]
-fn issue_55_the_python_example_makes_a_verified_pack_whatever_fails() {
+fn the_python_example_makes_a_verified_pack_whatever_fails() {
     let dir = tempfile::tempdir().expect("tempdir");
     let job = rushhour_job(40, 0.01);
     let alone = run_pack(&dir.path().join("run"), &job, 1);
@@ -229,7 +229,7 @@ fn issue_55_the_python_example_makes_a_verified_pack_whatever_fails() {
 /// seed in the manifest. Either way the pack is the honest one. A worker
 /// whose copy of the program differs is refused before it runs a seed.
 #[test]
-fn issue_55_a_lying_program_is_caught_and_its_worker_refused() {
+fn a_lying_program_is_caught_and_its_worker_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
     let job = rushhour_job(30, 1.0);
     let reference = PackContent::read(&run_pack(&dir.path().join("run"), &job, 1));
@@ -299,7 +299,7 @@ fn run_failing(root: &std::path::Path, job: &str) -> String {
     stderr
 }
 
-/// Issue 64: a program that is not deterministic (the example with
+/// a program that is not deterministic (the example with
 /// `--lie random:P`, which answers a share P of the seeds it runs with the
 /// level of a seed drawn at random) is named as such, at 20% and at 2%, by
 /// the default run: the run fails before the pack is written, naming the
@@ -330,7 +330,7 @@ fn a_program_that_is_not_deterministic_is_named_not_shipped() {
     assert!(pack.join("_SUCCESS").exists());
 }
 
-/// Issue 64: a program whose `check` accepts wrong solutions passes them
+/// a program whose `check` accepts wrong solutions passes them
 /// when it judges itself; with an independent checker (`[external] checker`,
 /// the honest example) the coordinator refuses them, and a pack the checker
 /// judged says so in both verifies.
@@ -374,7 +374,7 @@ fn an_independent_checker_judges_in_the_programs_place() {
     );
 }
 
-/// Issue 65: a program whose check refuses the levels its own generate
+/// a program whose check refuses the levels its own generate
 /// makes is named as contradicting itself, and no worker is blamed for it.
 #[test]
 fn a_program_whose_check_refuses_its_own_levels_is_named() {

@@ -249,7 +249,7 @@ fn a_resumed_run_keeps_the_cross_checks_sample() {
     );
 }
 
-/// Issue 64: `--threads` far above the cores is capped at them with a
+/// `--threads` far above the cores is capped at them with a
 /// warning (`--threads 100000` once started that many spinning threads),
 /// and SIGTERM stops a worker that is still trying to reach its
 /// coordinator; a second signal stops a draining one at once.

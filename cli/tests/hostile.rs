@@ -127,7 +127,7 @@ async fn forged_results_are_refused_whole_and_the_pack_is_the_honest_one() {
     }
 
     // Another seed's real level passes every check of the level itself; the
-    // coordinator makes the seed's level again and refuses it (#52).
+    // coordinator makes the seed's level again and refuses it.
     let mut rogue = Rogue::join(&mut client, "swapper").await;
     let (mut results, grant) = loop {
         let grant = rogue.lease().await;
@@ -312,10 +312,10 @@ async fn a_lying_worker_is_caught_refused_and_leaves_no_trace_in_the_pack() {
 
 /// A rogue that takes an honest worker's name and sends a forged level is
 /// refused alone: the name is a label, the identity is the coordinator's
-/// (#52). The honest `w1` goes on, nothing of its is dropped, and a session
+///. The honest `w1` goes on, nothing of its is dropped, and a session
 /// presenting the rogue's key is refused while a new one is not.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn issue_52_a_stolen_name_refuses_only_the_thief() {
+async fn a_stolen_name_refuses_only_the_thief() {
     let dir = tempfile::tempdir().expect("tempdir");
     let text = job_text(COUNT);
     let job = Job::parse(&text).expect("job");
@@ -382,10 +382,10 @@ async fn issue_52_a_stolen_name_refuses_only_the_thief() {
 
 /// A worker that shifts the difficulty of its levels (and so their tiers,
 /// campaign places and release order) is caught: the coordinator rates every
-/// level from its metrics (#53), and at `cross_check = 1.0` two results agree
-/// only when every deterministic field does, metrics included (#52).
+/// level from its metrics, and at `cross_check = 1.0` two results agree
+/// only when every deterministic field does, metrics included.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn issue_52_a_shifted_difficulty_is_a_lie_the_coordinator_catches() {
+async fn a_shifted_difficulty_is_a_lie_the_coordinator_catches() {
     let dir = tempfile::tempdir().expect("tempdir");
     let text = job_text(400).replacen('\n', "\ncross_check = 1.0\n", 1);
     let job = Job::parse(&text).expect("job");
@@ -462,9 +462,9 @@ async fn issue_52_a_shifted_difficulty_is_a_lie_the_coordinator_catches() {
 
 /// A session that takes the cross-check's leases and never answers them
 /// (giving back every other lease) does not hold the pack back while it
-/// stays: the coordinator runs a check held a lease TTL at the tail (#52).
+/// stays: the coordinator runs a check held a lease TTL at the tail.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn issue_52_a_session_hoarding_checks_does_not_hold_the_pack_back() {
+async fn a_session_hoarding_checks_does_not_hold_the_pack_back() {
     let dir = tempfile::tempdir().expect("tempdir");
     let text = job_text(200).replacen('\n', "\ncross_check = 1.0\n", 1);
     let coordinator = coordinator(dir.path(), &text, Duration::from_secs(2)).await;

@@ -80,7 +80,7 @@ fn timeouts(pack: &Path) -> u64 {
         .map_or(0, |t| t.len() as u64)
 }
 
-/// Issue 64: a doors job whose watchdog is three times its slowest seed on
+/// a doors job whose watchdog is three times its slowest seed on
 /// a quiet machine writes the same release beside a hog that keeps eight
 /// times the cores busy (every seed's wall time stretched about ninefold:
 /// a wall-clock watchdog fired on the slow seeds, and the pack differed).

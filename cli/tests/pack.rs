@@ -110,7 +110,7 @@ fn run_checker(script: &str, pack: &std::path::Path) -> (bool, String) {
 /// stratum's name is not the manifest's, rows without their pack, a reason
 /// code with numbers in it.
 #[test]
-fn check_pack_refuses_what_analysts_could_not_use_regression_19() {
+fn check_pack_refuses_what_analysts_could_not_use() {
     let dir = tempfile::tempdir().expect("tempdir");
     let job = crate::common::job_text(100).replace("min_moves = 3", "min_moves = 6");
     let pack = run_pack(dir.path(), &job, 1);
@@ -531,11 +531,11 @@ fn rewrite_parquet(
     writer.close().expect("close");
 }
 
-/// Issue 19: pregen reads its tables back whatever the compression and the
+/// pregen reads its tables back whatever the compression and the
 /// row groups (pyarrow and DuckDB write snappy by default; others gzip, lz4,
 /// brotli or none): the summary and the printed levels are unchanged.
 #[test]
-fn pregen_reads_parquet_of_any_compression_and_row_groups_regression_19() {
+fn pregen_reads_parquet_of_any_compression_and_row_groups() {
     use parquet::basic::{BrotliLevel, Compression, GzipLevel};
     let dir = tempfile::tempdir().expect("tempdir");
     let pack = run_pack(dir.path(), &crate::common::job_text(60), 1);
@@ -599,7 +599,7 @@ fn parquet_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
 /// a stricter job it names the seeds that vanished and appeared, and its
 /// counts add up on both sides.
 #[test]
-fn analysis_diff_names_what_changed_between_two_packs_regression_19() {
+fn analysis_diff_names_what_changed_between_two_packs() {
     let dir = tempfile::tempdir().expect("tempdir");
     let job = crate::common::job_text(200);
     let a = run_pack(&dir.path().join("a"), &job, 1);
@@ -658,7 +658,7 @@ fn analysis_diff_names_what_changed_between_two_packs_regression_19() {
 
 /// A job's `[rating] model = "FILE"` rates its levels: every difficulty is
 /// the model's, the manifest and every Parquet footer name the model, and
-/// the job's identity covers the model's text (#53).
+/// the job's identity covers the model's text.
 #[test]
 fn a_jobs_rating_model_rates_its_levels() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -711,7 +711,7 @@ fn a_jobs_rating_model_rates_its_levels() {
 
 /// `pregen retier` rates a finished pack again with another model from its
 /// commit log, running no seed, and writes the same bytes a run of the job
-/// with that model from the start writes (#53).
+/// with that model from the start writes.
 #[test]
 fn a_retiered_pack_is_the_pack_its_model_makes_from_the_start() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -773,7 +773,7 @@ fn a_retiered_pack_is_the_pack_its_model_makes_from_the_start() {
     assert!(!retiered.join("commit").exists());
 }
 
-/// Strata as analysts read them (#56): the summary (text and JSON), the
+/// Strata as analysts read them: the summary (text and JSON), the
 /// report and the manifest agree per stratum on levels, seeds in the pack and
 /// seeds computed; a diff against a pack of another game says so.
 #[test]

@@ -69,7 +69,7 @@ fn render_to_stdout(args: &[&str], pack: &Path) -> Output {
 }
 
 #[test]
-fn render_draws_a_level_as_svg_and_png_regression_19() {
+fn render_draws_a_level_as_svg_and_png() {
     let dir = tempfile::tempdir().expect("tempdir");
     let pack = small_pack(dir.path(), "sokoban");
     let seed = a_seed(&pack);
@@ -131,7 +131,7 @@ fn render_draws_a_level_as_svg_and_png_regression_19() {
 }
 
 #[test]
-fn every_games_report_shows_its_levels_in_chromium_regression_19() {
+fn every_games_report_shows_its_levels_in_chromium() {
     let dir = tempfile::tempdir().expect("tempdir");
     for game in ["tilt", "sokoban", "cube", "doors", "dungeon"] {
         let pack = small_pack(dir.path(), game);
@@ -147,7 +147,7 @@ fn every_games_report_shows_its_levels_in_chromium_regression_19() {
         let html = report_html(&pack, &page, &[]);
         let tiers = html.matches("<h3>Tier ").count();
         assert!(tiers >= 1, "{game}: a gallery");
-        // The rating explained where designers look (#53): the model's
+        // The rating explained where designers look: the model's
         // terms, and every picture's share of each.
         assert!(html.contains("<h2>Rating</h2>"), "{game}: the model");
         assert_eq!(

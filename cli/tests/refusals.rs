@@ -25,7 +25,7 @@ fn malformed_job_file_is_refused_naming_the_field_and_nothing_is_written() {
             "pack = \"x\"\ngame = \"tilt\"\ncount = 5\n[budget]\nmax_nodes = \"many\"\n",
             "max_nodes",
         ),
-        // A type error names the file's own line (#52).
+        // A type error names the file's own line.
         (
             "pack = \"x\"\ngame = \"tilt\"\n\n\ncount = 5\n[budget]\nmax_nodes = \"many\"\n",
             "line 7",
@@ -132,7 +132,7 @@ async fn result_outside_the_lease_is_refused_and_nothing_is_recorded() {
 
     coordinator.shutdown.cancel();
     let result = coordinator.run.await.expect("join");
-    // Reported as interrupted, not as a log that cannot be resumed (#52).
+    // Reported as interrupted, not as a log that cannot be resumed.
     assert!(
         matches!(
             result,
@@ -241,9 +241,9 @@ fn an_empty_room_ends_the_coordinator_at_the_idle_limit() {
 
 /// Limits of zero, seeds TOML cannot hold and numbers JSON cannot hold are
 /// refused by name; a busy port or a TLS key that is not one stops `serve`
-/// before it writes anything (#52).
+/// before it writes anything.
 #[test]
-fn issue_52_bad_flags_are_refused_by_name_and_leave_nothing_behind() {
+fn bad_flags_are_refused_by_name_and_leave_nothing_behind() {
     let dir = tempfile::tempdir().expect("tempdir");
     let job = write_job(dir.path(), &job_text(50));
     let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");

@@ -51,7 +51,7 @@ fn parquet_levels(pack: &Path) -> BTreeMap<u64, (u32, String, String)> {
 }
 
 #[test]
-fn a_seed_only_release_regenerates_every_level_bit_for_bit_regression_19() {
+fn a_seed_only_release_regenerates_every_level_bit_for_bit() {
     let dir = tempfile::tempdir().expect("tempdir");
     let pack = run_pack(dir.path(), &job(""), 2);
     let levels = parquet_levels(&pack);
@@ -100,7 +100,7 @@ fn a_seed_only_release_regenerates_every_level_bit_for_bit_regression_19() {
 }
 
 #[test]
-fn solutions_ship_apart_inline_or_not_at_all_regression_19() {
+fn solutions_ship_apart_inline_or_not_at_all() {
     let dir = tempfile::tempdir().expect("tempdir");
     let apart = run_pack(&dir.path().join("apart"), &job(""), 1);
     let levels = parquet_levels(&apart);
@@ -168,7 +168,7 @@ fn text_ids(text: &str) -> Vec<String> {
 /// `[release] levels_per_file`: each tier cut into files of that many levels,
 /// the ids in the one-file order, each solutions file beside its level file.
 #[test]
-fn issue_57_a_tier_is_cut_into_files_of_levels_per_file() {
+fn a_tier_is_cut_into_files_of_levels_per_file() {
     let dir = tempfile::tempdir().expect("tempdir");
     let whole = run_pack(&dir.path().join("whole"), &job(""), 1);
     let cut = run_pack(
@@ -243,7 +243,7 @@ fn issue_57_a_tier_is_cut_into_files_of_levels_per_file() {
 /// json module and by Chromium's JSON.parse as a client would, every field
 /// the pack's own.
 #[test]
-fn issue_57_jsonl_release_files_are_read_by_python_and_chromium() {
+fn jsonl_release_files_are_read_by_python_and_chromium() {
     let dir = tempfile::tempdir().expect("tempdir");
     let pack = run_pack(
         &dir.path().join("jsonl"),
@@ -388,7 +388,7 @@ fn resum(pack: &Path) {
 /// unpacked: all pass; then each forgery is named, with a non-zero exit,
 /// whether or not the forger wrote the checksums anew.
 #[test]
-fn issue_57_release_verify_checks_a_release_with_the_binary_alone() {
+fn release_verify_checks_a_release_with_the_binary_alone() {
     use crate::common::pregen;
     let dir = tempfile::tempdir().expect("tempdir");
     let verify = release_verify;
@@ -613,7 +613,7 @@ fn resum_manifest(pack: &Path) {
 /// `release verify` must say of it.
 type Forgery<'a> = (&'static str, Box<dyn Fn(&Path) + 'a>, &'static str);
 
-/// Issue 65: `release verify` accounts for every level of a release
+/// `release verify` accounts for every level of a release
 /// rewritten consistently (sums and manifest included): a forged
 /// difficulty, tier or move count, a level of no seed file, a block with no
 /// id, a removed or doubled level, a link where a file should be, and an

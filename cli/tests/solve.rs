@@ -5,13 +5,13 @@ use pregen_games::sokoban::level::read_collection;
 
 use crate::common::pregen;
 
-/// Issue 21: a collection with a sealed pocket of solved boxes (as Microban
+/// a collection with a sealed pocket of solved boxes (as Microban
 /// #155), a malformed level and an unsolvable one, next to a file that
 /// cannot be read: each level is reported on its own line, every solution
 /// printed replays on the level as written, and the command fails at the end
 /// with the count.
 #[test]
-fn a_collection_is_solved_level_by_level_regression_21() {
+fn a_collection_is_solved_level_by_level() {
     let collection = "\
 ; A small set, written for this test
 
@@ -173,7 +173,7 @@ fn pushes_proven_and_moves_not_is_push_optimal() {
 }
 
 /// `solve` rates every level it solves with the game's built-in model, or
-/// with `--model FILE`, and `--terms` shows what each term adds (#53).
+/// with `--model FILE`, and `--terms` shows what each term adds.
 #[test]
 fn solve_rates_levels_by_a_model_and_shows_its_terms() {
     let level = "\

@@ -1,6 +1,6 @@
 //! Clients without the token, or with it and nothing to say: every
 //! listener is bounded, so none of them holds a place, a descriptor or a
-//! session for long, and the pack is still made (#52).
+//! session for long, and the pack is still made.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -80,7 +80,7 @@ const PREFACE_AND_SETTINGS: &[u8] =
     b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn issue_52_half_spoken_connections_are_closed_and_free_their_places() {
+async fn half_spoken_connections_are_closed_and_free_their_places() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (grpc, _, shutdown) = capped_coordinator(dir.path(), 4, Duration::from_secs(15)).await;
     let openings: [&[u8]; 4] = [
@@ -165,7 +165,7 @@ async fn a_stranger_reopening_connections_cannot_hold_the_whole_cap() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn issue_52_the_metrics_listener_is_capped_and_closes_what_lingers() {
+async fn the_metrics_listener_is_capped_and_closes_what_lingers() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (_, metrics, shutdown) = capped_coordinator(dir.path(), 64, Duration::from_secs(15)).await;
     let closed = tokio::task::spawn_blocking(move || {
@@ -202,7 +202,7 @@ async fn issue_52_the_metrics_listener_is_capped_and_closes_what_lingers() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn issue_52_a_session_silent_after_hello_is_closed() {
+async fn a_session_silent_after_hello_is_closed() {
     let dir = tempfile::tempdir().expect("tempdir");
     // Lease TTL 2 s: a session silent for 10 s (the least limit) is closed.
     let (grpc, _, shutdown) = capped_coordinator(dir.path(), 64, Duration::from_secs(2)).await;
@@ -221,7 +221,7 @@ async fn issue_52_a_session_silent_after_hello_is_closed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn issue_52_one_connection_carries_a_few_sessions_at_most() {
+async fn one_connection_carries_a_few_sessions_at_most() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (grpc, _, shutdown) = capped_coordinator(dir.path(), 64, Duration::from_secs(15)).await;
     let tcp = tokio::net::TcpStream::connect(grpc).await.expect("connect");
@@ -245,7 +245,7 @@ async fn issue_52_one_connection_carries_a_few_sessions_at_most() {
 /// The issue's case: 100 descriptors' worth of silent connections under a
 /// tight open-file limit, to both listeners, while a worker makes the pack.
 #[test]
-fn issue_52_silent_crowds_under_a_tight_file_limit_do_not_stop_the_pack() {
+fn silent_crowds_under_a_tight_file_limit_do_not_stop_the_pack() {
     let dir = tempfile::tempdir().expect("tempdir");
     let job = write_job(dir.path(), &job_text(400));
     // `ulimit -n` sets the soft and the hard limit.
@@ -308,7 +308,7 @@ fn issue_52_silent_crowds_under_a_tight_file_limit_do_not_stop_the_pack() {
         stderr.contains("the open-file limit lowers --max-connections"),
         "{stderr}"
     );
-    // Issue 65: the connections closed at the cap are logged once per 10 s
+    // the connections closed at the cap are logged once per 10 s
     // with their count, not a line each (the run lasts at most 120 s).
     let cap_lines = stderr.matches("connection cap reached").count();
     assert!(cap_lines <= 13, "{cap_lines} lines of refusals: {stderr}");
@@ -319,7 +319,7 @@ fn issue_52_silent_crowds_under_a_tight_file_limit_do_not_stop_the_pack() {
 
 /// A cap the open-file limit cannot hold is refused before anything starts.
 #[test]
-fn issue_52_a_cap_past_the_file_limit_is_refused() {
+fn a_cap_past_the_file_limit_is_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
     let job = write_job(dir.path(), &job_text(50));
     let out = std::process::Command::new("bash")
@@ -343,7 +343,7 @@ fn issue_52_a_cap_past_the_file_limit_is_refused() {
 /// A refusal in the log names an identity no new worker can have: a run
 /// resumed over it finishes (it used to wait forever for `local-1`).
 #[test]
-fn issue_52_a_logged_refusal_never_stalls_pregen_run() {
+fn a_logged_refusal_never_stalls_pregen_run() {
     let dir = tempfile::tempdir().expect("tempdir");
     let text = job_text(50);
     let job = Job::parse(&text).expect("job");
@@ -408,7 +408,7 @@ for family in text_string_to_metric_families(sys.stdin.read()):
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn issue_52_hostile_names_and_reasons_cannot_forge_a_metric() {
+async fn hostile_names_and_reasons_cannot_forge_a_metric() {
     use pregen_proto::v1::{SeedResult, seed_result};
     let dir = tempfile::tempdir().expect("tempdir");
     let (grpc, metrics, shutdown) =
@@ -482,7 +482,7 @@ async fn issue_52_hostile_names_and_reasons_cannot_forge_a_metric() {
 /// the coordinator's check refuses (an edited move count, a level of other
 /// params) stops the resume with an error naming the seed; nothing merges.
 #[test]
-fn issue_52_a_log_edited_with_fresh_checksums_is_refused_on_resume() {
+fn a_log_edited_with_fresh_checksums_is_refused_on_resume() {
     use pregen_games::{Budget, GameKind};
     use pregen_pack::SeedRecord;
     let text = job_text(50);

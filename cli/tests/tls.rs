@@ -224,9 +224,9 @@ fn a_pack_is_made_over_tls_and_an_untrusting_worker_is_refused() {
 
 /// `serve --tls-client-ca`: a worker without a certificate the CA signed
 /// gets no session; one with it makes the pack, recorded under the
-/// certificate's ID whatever name it gives (#52).
+/// certificate's ID whatever name it gives.
 #[test]
-fn issue_52_client_certificates_are_the_workers_identity() {
+fn client_certificates_are_the_workers_identity() {
     let dir = tempfile::tempdir().expect("tempdir");
     certificates(dir.path());
     let id = client_certificate(dir.path());

@@ -65,7 +65,7 @@ fn element(dom: &str, id: &str) -> String {
 }
 
 #[test]
-fn issue_57_a_seed_only_release_is_rebuilt_and_played_in_chromium() {
+fn a_seed_only_release_is_rebuilt_and_played_in_chromium() {
     let dir = tempfile::tempdir().expect("tempdir");
     let job = "pack = \"e2e\"\ngame = \"tilt\"\ncount = 120\nseeds_per_lease = 32\n\
                [params]\nwidth = 5\nheight = 5\npairs = 2\nmin_moves = 3\n\
@@ -114,7 +114,7 @@ fn issue_57_a_seed_only_release_is_rebuilt_and_played_in_chromium() {
             );
         }
     }
-    // Issue 65: a seed file from another origin is refused, not vouched for.
+    // a seed file from another origin is refused, not vouched for.
     let dom = open(
         "rebuild.html?sync=1&seeds=http://127.0.0.1:9/seeds/tier-01.txt",
         "rebuild-elsewhere",

@@ -434,7 +434,7 @@ mod tests {
         assert!(err.to_string().contains("no feature `pushes`"), "{err}");
     }
 
-    /// Issue 65: a model whose numbers can overflow is refused when read,
+    /// a model whose numbers can overflow is refused when read,
     /// and a rating that is not finite is an error, never a difficulty.
     #[test]
     fn ratings_are_finite_or_refused() {

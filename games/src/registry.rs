@@ -814,7 +814,7 @@ mod tests {
     /// its default params. A change here changes every pack's metrics (and
     /// a rating that uses them): bump `GENERATOR_VERSION` with it.
     #[test]
-    fn issue_53_golden_agents() {
+    fn golden_agents() {
         let got: Vec<(&str, Vec<f64>)> = first_levels()
             .into_iter()
             .filter(|(game, _)| game.kind().name() != "synthetic")
@@ -848,7 +848,7 @@ mod tests {
     /// first 30 levels a try all of whose tries won has mean moves at least
     /// the optimum, and the agents' figures are those the level's metrics hold.
     #[test]
-    fn issue_53_no_agent_beats_the_solver() {
+    fn no_agent_beats_the_solver() {
         let budget = Budget::nodes(2_000_000);
         for kind in GameKind::all().filter(|k| k.name() != "synthetic") {
             let game = kind.prepare(&serde_json::json!({})).expect("defaults");
@@ -891,9 +891,9 @@ mod tests {
 
     /// `pregen solve` reads a pack's own release files: every level of a
     /// file in their form, titled by its ID, a broken one named by the
-    /// file's line (#52).
+    /// file's line.
     #[test]
-    fn issue_52_every_game_reads_its_release_files_as_collections() {
+    fn every_game_reads_its_release_files_as_collections() {
         for (game, level) in first_levels() {
             let name = game.kind().name();
             let file = format!(
@@ -917,7 +917,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_52_a_level_text_with_more_after_it_is_refused() {
+    fn a_level_text_with_more_after_it_is_refused() {
         let cube = GameKind::from_name("cube").expect("cube");
         let (_, level) = first_levels()
             .into_iter()

@@ -337,7 +337,7 @@ mod tests {
         assert!(past.is_err(), "the wire has a code the games lack");
     }
 
-    /// Issue 65: one seed whose outcome breaks a cap of the wire is sent
+    /// one seed whose outcome breaks a cap of the wire is sent
     /// as that seed's `oversize` error, which the coordinator takes,
     /// instead of a result that refuses its whole batch.
     #[test]

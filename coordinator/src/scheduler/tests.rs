@@ -759,7 +759,7 @@ fn leveled(worker: &str, seed: u64) -> SeedRecord {
 }
 
 #[test]
-fn issue_52_any_deterministic_field_that_differs_is_a_dispute() {
+fn any_deterministic_field_that_differs_is_a_dispute() {
     type Forgery = (&'static str, fn(&mut SeedRecord));
     let forgeries: [Forgery; 7] = [
         ("difficulty", |r| {
@@ -817,7 +817,7 @@ fn issue_52_any_deterministic_field_that_differs_is_a_dispute() {
 }
 
 #[test]
-fn issue_52_another_seeds_level_has_both_seeds_run_by_the_coordinator() {
+fn another_seeds_level_has_both_seeds_run_by_the_coordinator() {
     let audited = || SchedulerConfig {
         audit_duplicate_levels: true,
         bands: Vec::new(),
@@ -887,7 +887,7 @@ fn an_out_of_band_level_agrees_with_the_coordinators_run_of_it() {
 }
 
 #[test]
-fn issue_52_a_dispute_between_two_liars_outlives_the_refusal_of_one() {
+fn a_dispute_between_two_liars_outlives_the_refusal_of_one() {
     let mut s = checked(4, 6, 1.0);
     s.session_started(1, "liar-a", 0).expect("open");
     s.session_started(2, "liar-b", 0).expect("open");
@@ -977,7 +977,7 @@ fn a_worker_that_never_asks_for_work_does_not_hold_the_checks_back() {
 }
 
 #[test]
-fn issue_52_a_session_that_hoards_checks_does_not_hold_the_pack_back() {
+fn a_session_that_hoards_checks_does_not_hold_the_pack_back() {
     let mut s = checked(4, 6, 1.0);
     s.session_started(1, "a", 0).expect("open");
     s.session_started(2, "hoarder", 0).expect("open");
@@ -1025,7 +1025,7 @@ fn a_far_off_record_costs_nothing_on_resume() {
     assert_eq!((next.first_seed, next.seed_count), (105, 4));
 }
 
-/// Issue 65: a game that fails every seed (a program that crashes on each)
+/// a game that fails every seed (a program that crashes on each)
 /// stops the run after its first [`ERRORS_BEFORE_STOP`] seeds, saying so,
 /// instead of running for ever; one seed that is not an error disarms it.
 #[test]

@@ -271,11 +271,11 @@ fn a_small_budget_falls_back_to_a_greedy_solution_flagged_not_optimal() {
     assert!(checked >= 3, "{checked} levels fell back to greedy");
 }
 
-/// Issue 20: a pack accepts only proven shortest solutions unless the job
+/// a pack accepts only proven shortest solutions unless the job
 /// lets the greedy fallback's answers in, and the coordinator's check holds a
 /// worker to it.
 #[test]
-fn a_level_without_a_proven_shortest_solution_is_rejected_regression_20() {
+fn a_level_without_a_proven_shortest_solution_is_rejected() {
     let strict = CubeParams {
         difficulty: 10,
         ..CubeParams::default()

@@ -380,7 +380,7 @@ fn alive(pid: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// Issue 65: a program that writes lines nobody asked for holds a bounded
+/// a program that writes lines nobody asked for holds a bounded
 /// share of pregen's memory (its lines were once queued without bound: 6 GB
 /// in 30 s), the stray line is that seed's protocol error, and what the
 /// program forked dies with it; a program that closes its stdout but keeps

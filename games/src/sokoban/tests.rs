@@ -423,10 +423,10 @@ fn golden_level_hashes() {
     assert_eq!(got, want);
 }
 
-/// Regression for #20: the MCTS levels vary in boxes and pushes (the
+/// The MCTS levels vary in boxes and pushes (the
 /// source's score gives every level `max_boxes` and few pushes).
 #[test]
-fn mcts_levels_vary_in_boxes_and_pushes_regression_20() {
+fn mcts_levels_vary_in_boxes_and_pushes() {
     let (mut boxes, mut pushes) = (Vec::new(), Vec::new());
     for seed in 0..12 {
         let c = run(
@@ -472,11 +472,11 @@ fn levels_beyond_the_solvers_limits_are_refused_not_crashed_on() {
     assert!(err.to_string().contains("at most 100"), "{err}");
 }
 
-/// Issue 21: boxes on goals in pockets the player can never enter (Microban
+/// boxes on goals in pockets the player can never enter (Microban
 /// #155 "The Dungeon" has seven) are read, left out of the search, and kept in
 /// the level; anything else sealed away is unsolvable, not malformed.
 #[test]
-fn sealed_pockets_of_solved_boxes_are_playable_regression_21() {
+fn sealed_pockets_of_solved_boxes_are_playable() {
     let dungeon = "\
 #####
 #*#*#
@@ -507,10 +507,10 @@ fn sealed_pockets_of_solved_boxes_are_playable_regression_21() {
     }
 }
 
-/// Issue 21: one malformed level in a collection is that level's verdict; the
+/// one malformed level in a collection is that level's verdict; the
 /// levels around it are read.
 #[test]
-fn a_malformed_level_does_not_sink_its_collection_regression_21() {
+fn a_malformed_level_does_not_sink_its_collection() {
     let text = "; one\n#####\n#@$.#\n#####\n\n; two\n#####\n#@$?#\n#####\n\n; three\n######\n#@$ .#\n######\n";
     let levels = level::read_collection(text).expect("levels");
     let titles: Vec<&str> = levels.iter().map(|(t, _)| t.as_str()).collect();
@@ -526,11 +526,11 @@ fn a_malformed_level_does_not_sink_its_collection_regression_21() {
     );
 }
 
-/// Issue 21: with a time limit already passed, the solver stops as if out of
+/// with a time limit already passed, the solver stops as if out of
 /// nodes (a `rejected` verdict naming the limit, or the fallback's answer),
 /// never a watchdog `timeout`.
 #[test]
-fn a_time_limit_stops_like_a_budget_regression_21() {
+fn a_time_limit_stops_like_a_budget() {
     let params = super::SokobanParams {
         method: super::Method::Reverse,
         boxes: 6,
@@ -575,10 +575,10 @@ fn the_agents_stop_at_the_callers_time_limit() {
     assert!(figures.search_won);
 }
 
-/// Issue 21: reverse play never starts the player on a goal unless asked to;
+/// reverse play never starts the player on a goal unless asked to;
 /// the coordinator's check refuses a worker's level that does.
 #[test]
-fn reverse_play_keeps_the_player_off_goals_by_default_regression_21() {
+fn reverse_play_keeps_the_player_off_goals_by_default() {
     let count = |player_on_goal: bool| {
         let params = super::SokobanParams {
             method: super::Method::Reverse,

@@ -124,7 +124,7 @@ fn job_id_depends_on_content() {
 /// starts the program: only `resolve_program` does, and it holds the
 /// program's files to an identity the job gives.
 #[test]
-fn issue_55_an_external_table_is_checked() {
+fn an_external_table_is_checked() {
     let base = "pack = \"d\"\ncount = 10\n";
     for (text, field) in [
         ("game = \"external\"\n", "field `external`"),

@@ -171,9 +171,9 @@ fn pi_corral_pruning_keeps_the_fewest_pushes() {
 /// A time limit that has passed stops the search at its first node and
 /// builds no board: on a 60x60 room of 100 boxes a board takes a good
 /// share of a second and the matching a millisecond a node, so reading
-/// the clock every 1024 nodes let `solve --time-limit 1` run 10 s (#52).
+/// the clock every 1024 nodes let `solve --time-limit 1` run 10 s.
 #[test]
-fn issue_52_a_passed_time_limit_stops_the_search_before_any_board() {
+fn a_passed_time_limit_stops_the_search_before_any_board() {
     let mut text = String::new();
     for y in 0..60 {
         for x in 0..60 {
@@ -344,11 +344,11 @@ fn boxes_that_must_leave_their_goals_raise_the_bound_not_the_pushes() {
     assert!(charged > 0, "no position had a box that must leave");
 }
 
-/// Issue 21: the fallback's answer is never worse than the greedy search's
+/// the fallback's answer is never worse than the greedy search's
 /// first one, in pushes and then moves, and it often is better; phase 1's
 /// bound, wherever it stops, is at or below the proven optimum.
 #[test]
-fn the_fallback_improves_on_greedy_and_the_bound_holds_regression_21() {
+fn the_fallback_improves_on_greedy_and_the_bound_holds() {
     let params = SokobanParams {
         method: Method::Reverse,
         boxes: 6,
