@@ -2,6 +2,7 @@
 //! the seed-only release from which a client that links `pregen-games`
 //! regenerates every level bit for bit.
 
+use crate::common::needs::{Need, needs};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -244,6 +245,9 @@ fn a_tier_is_cut_into_files_of_levels_per_file() {
 /// the pack's own.
 #[test]
 fn jsonl_release_files_are_read_by_python_and_chromium() {
+    if !needs(&[Need::Chromium]) {
+        return;
+    }
     let dir = tempfile::tempdir().expect("tempdir");
     let pack = run_pack(
         &dir.path().join("jsonl"),

@@ -2,6 +2,7 @@
 //! listener is bounded, so none of them holds a place, a descriptor or a
 //! session for long, and the pack is still made.
 
+use crate::common::needs::{Need, needs};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
@@ -409,6 +410,9 @@ for family in text_string_to_metric_families(sys.stdin.read()):
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_names_and_reasons_cannot_forge_a_metric() {
+    if !needs(&[Need::Python(&["prometheus_client"])]) {
+        return;
+    }
     use pregen_proto::v1::{SeedResult, seed_result};
     let dir = tempfile::tempdir().expect("tempdir");
     let (grpc, metrics, shutdown) =

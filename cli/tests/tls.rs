@@ -1,6 +1,7 @@
 //! `serve --tls-cert/--tls-key` and `worker --tls-ca`: a pack made over TLS,
 //! and a worker that does not trust the coordinator's certificate refused.
 
+use crate::common::needs::{Need, needs};
 use pregen_pack::PackDir;
 use std::ffi::OsStr;
 use std::path::Path;
@@ -179,6 +180,9 @@ fn tls_worker(url: &str, ca: Option<&Path>) -> std::process::Child {
 
 #[test]
 fn a_pack_is_made_over_tls_and_an_untrusting_worker_is_refused() {
+    if !needs(&[Need::Openssl]) {
+        return;
+    }
     let dir = tempfile::tempdir().expect("tempdir");
     certificates(dir.path());
     let (cert, key) = (dir.path().join("server.pem"), dir.path().join("server.key"));
@@ -227,6 +231,9 @@ fn a_pack_is_made_over_tls_and_an_untrusting_worker_is_refused() {
 /// certificate's ID whatever name it gives.
 #[test]
 fn client_certificates_are_the_workers_identity() {
+    if !needs(&[Need::Openssl]) {
+        return;
+    }
     let dir = tempfile::tempdir().expect("tempdir");
     certificates(dir.path());
     let id = client_certificate(dir.path());

@@ -3,6 +3,7 @@
 //! rebuilt in a page, every hash matching; a level played in a page, its
 //! solution replayed move by move to a win.
 
+use crate::common::needs::{Need, needs};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -66,6 +67,9 @@ fn element(dom: &str, id: &str) -> String {
 
 #[test]
 fn a_seed_only_release_is_rebuilt_and_played_in_chromium() {
+    if !needs(&[Need::Wasm, Need::Chromium]) {
+        return;
+    }
     let dir = tempfile::tempdir().expect("tempdir");
     let job = "pack = \"e2e\"\ngame = \"tilt\"\ncount = 120\nseeds_per_lease = 32\n\
                [params]\nwidth = 5\nheight = 5\npairs = 2\nmin_moves = 3\n\

@@ -1,6 +1,7 @@
 //! Helpers: job files, the `pregen` binary, and a pack's deterministic content.
 
 pub mod browser;
+pub mod needs;
 pub mod rogue;
 
 use pregen_pack::PackDir;
