@@ -12,24 +12,25 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// How a seed ended.
+/// How a seed ended. The numbers are stable: the commit log carries them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[repr(u8)]
 pub enum Status {
     /// A level that passed verification and the params' filters.
-    Accepted,
+    Accepted = 0,
     /// Proven to have no solution.
-    Unsolvable,
+    Unsolvable = 1,
     /// The wall-clock watchdog fired (machine-dependent: listed in the manifest).
-    Timeout,
+    Timeout = 2,
     /// Refused by a deterministic rule or budget.
-    Rejected,
+    Rejected = 3,
     /// The game failed.
-    Error,
+    Error = 4,
 }
 
 impl Status {
-    /// Every status, in the order of their numbers in the commit log.
+    /// Every status, in the order of their numbers.
     pub const ALL: [Status; 5] = [
         Status::Accepted,
         Status::Unsolvable,
@@ -37,6 +38,16 @@ impl Status {
         Status::Rejected,
         Status::Error,
     ];
+
+    /// The status's number (the commit log's).
+    pub fn number(self) -> u32 {
+        u32::from(self as u8)
+    }
+
+    /// The status of a number, if any.
+    pub fn from_number(number: u32) -> Option<Status> {
+        Status::ALL.into_iter().find(|s| s.number() == number)
+    }
 
     /// The word stored in Parquet and shown in counts.
     pub fn as_str(self) -> &'static str {
@@ -241,6 +252,17 @@ impl Serialize for Refusal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The commit log stores a status by its number: the numbers are pinned.
+    #[test]
+    fn statuses_keep_their_numbers() {
+        let numbers: Vec<u32> = Status::ALL.iter().map(|s| s.number()).collect();
+        assert_eq!(numbers, [0, 1, 2, 3, 4]);
+        for status in Status::ALL {
+            assert_eq!(Status::from_number(status.number()), Some(status));
+        }
+        assert_eq!(Status::from_number(5), None);
+    }
 
     #[test]
     fn every_code_reads_back_from_its_word() {

@@ -65,7 +65,7 @@ struct LevelProto {
 }
 
 fn status_code(status: Status) -> u32 {
-    Status::ALL.iter().position(|&s| s == status).unwrap_or(0) as u32
+    status.number()
 }
 
 /// Appends `record`'s binary form to `out`: the bytes `RecordProto`'s
@@ -162,8 +162,7 @@ fn put_str(tag: u32, value: &str, out: &mut Vec<u8>) {
 /// A record from its binary form, or why it is not one.
 pub fn decode(bytes: &[u8]) -> Result<SeedRecord, String> {
     let proto = RecordProto::decode(bytes).map_err(|e| e.to_string())?;
-    let status = *Status::ALL
-        .get(proto.status as usize)
+    let status = Status::from_number(proto.status)
         .ok_or_else(|| format!("unknown status {}", proto.status))?;
     let reason = reason_of(&proto)?;
     let refused = matches!(status, Status::Rejected | Status::Error);
