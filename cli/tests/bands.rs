@@ -7,7 +7,7 @@ use std::time::Duration;
 use pregen_pack::PackDir;
 use pregen_pack::job::{Band, STRATUM_SEEDS};
 
-use crate::common::{PackContent, pregen, run_pack, wait_for_segments, write_job};
+use crate::common::{PackContent, killed_and_rerun, pregen, run_pack, write_job};
 
 /// Three strata of 5x5 tilt, one band each, easiest first.
 fn banded_job(count: u64) -> String {
@@ -78,28 +78,7 @@ fn banded_strata_are_the_same_pack_with_one_or_three_workers_and_after_a_crash()
 
     // The coordinator killed once its log holds two segments, then run again.
     let dir = tempfile::tempdir().expect("tempdir");
-    let job = write_job(dir.path(), &banded_job(COUNT));
-    let pack = dir.path().join("out/e2e");
-    let run = || {
-        pregen()
-            .args(["run", "--no-progress", "--threads", "1", "--out"])
-            .arg(dir.path().join("out"))
-            .arg(&job)
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("spawn run")
-    };
-    let mut first = run();
-    wait_for_segments(&pack, 2, Duration::from_secs(240));
-    first.kill().expect("SIGKILL the coordinator");
-    first.wait().expect("reap");
-    assert!(
-        !PackDir::new(&pack).is_complete(),
-        "killed before the pack was written"
-    );
-    let second = run().wait_with_output().expect("rerun");
-    let stderr = String::from_utf8_lossy(&second.stderr);
-    assert!(second.status.success(), "rerun failed: {stderr}");
+    let (pack, _) = killed_and_rerun(dir.path(), &banded_job(COUNT), Duration::from_secs(240));
     PackContent::read(&pack).assert_same(&reference);
 
     // The summary shows each stratum's band, fill rate and cost.

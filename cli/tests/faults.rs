@@ -1,12 +1,11 @@
 //! Determinism under faults: several worker processes, a worker killed with
 //! SIGKILL mid-lease, the coordinator killed and restarted.
 
-use pregen_pack::PackDir;
 use std::time::Duration;
 
 use crate::common::{
-    COUNT, PackContent, TOKEN, job_text, pregen, reference, serve, serve_with,
-    serve_with_a_worker_killed, wait, wait_for_segments, worker, write_job,
+    COUNT, PackContent, TOKEN, job_text, killed_and_rerun, pregen, reference, run_once, serve,
+    serve_with, serve_with_a_worker_killed, wait, wait_for_segments, worker, write_job,
 };
 
 const LIMIT: Duration = Duration::from_secs(240);
@@ -47,35 +46,17 @@ fn worker_killed_mid_lease_costs_only_its_lease() {
 #[test]
 fn coordinator_killed_and_restarted_resumes_to_the_same_pack() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let job = write_job(dir.path(), &job_text(COUNT));
-    let pack = dir.path().join("out/e2e");
-    let run = || {
-        pregen()
-            .args(["run", "--no-progress", "--threads", "1", "--out"])
-            .arg(dir.path().join("out"))
-            .arg(&job)
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("spawn run")
-    };
-    let mut first = run();
-    wait_for_segments(&pack, 2, LIMIT);
-    first.kill().expect("SIGKILL the coordinator");
-    first.wait().expect("reap");
-    assert!(
-        !PackDir::new(&pack).is_complete(),
-        "killed before the pack was written"
-    );
-    let second = run().wait_with_output().expect("rerun");
-    let stderr = String::from_utf8_lossy(&second.stderr);
-    assert!(second.status.success(), "rerun failed: {stderr}");
+    let (pack, stderr) = killed_and_rerun(dir.path(), &job_text(COUNT), LIMIT);
     assert!(
         stderr.contains("resumed from the commit log"),
         "the rerun resumed: {stderr}"
     );
     PackContent::read(&pack).assert_same(reference());
     // A third run finds the pack complete and does nothing.
-    let third = run().wait_with_output().expect("third run");
+    let job = dir.path().join("job.toml");
+    let third = run_once(dir.path(), &job)
+        .wait_with_output()
+        .expect("third run");
     assert!(String::from_utf8_lossy(&third.stderr).contains("already complete"));
 }
 

@@ -792,16 +792,7 @@ fn release_verify_accounts_for_every_level() {
     std::fs::create_dir_all(&staged).expect("dir");
     copy_pack(&pack, &staged.join("e2e"));
     std::os::unix::fs::symlink("/dev/zero", staged.join("e2e/release/zero.txt")).expect("link");
-    let archive = dir.path().join("evil.tar.zst");
-    let status = std::process::Command::new("tar")
-        .args(["--zstd", "-cf"])
-        .arg(&archive)
-        .arg("-C")
-        .arg(&staged)
-        .arg("e2e")
-        .status()
-        .expect("tar");
-    assert!(status.success());
+    let archive = tar_zst(&staged, &dir.path().join("evil.tar.zst"));
     let (code, stderr) = verify(&archive);
     assert_ne!(code, Some(0), "{stderr}");
     assert!(stderr.contains("Symlink entry"), "{stderr}");
@@ -812,16 +803,7 @@ fn release_verify_accounts_for_every_level() {
     let zeros = std::fs::File::create(staged.join("e2e/release/zeros.txt")).expect("create");
     zeros.set_len(400 << 20).expect("size");
     drop(zeros);
-    let bomb = dir.path().join("bomb.tar.zst");
-    let status = std::process::Command::new("tar")
-        .args(["--zstd", "-cf"])
-        .arg(&bomb)
-        .arg("-C")
-        .arg(&staged)
-        .arg("e2e")
-        .status()
-        .expect("tar");
-    assert!(status.success());
+    let bomb = tar_zst(&staged, &dir.path().join("bomb.tar.zst"));
     let tmp = dir.path().join("tmp");
     std::fs::create_dir_all(&tmp).expect("tmp");
     let out = pregen()
@@ -838,4 +820,19 @@ fn release_verify_accounts_for_every_level() {
         0,
         "verify wrote to TMPDIR"
     );
+}
+
+/// `staged/e2e` packed by GNU tar into the `.tar.zst` at `archive`, as a
+/// hand-made release would be.
+fn tar_zst(staged: &Path, archive: &Path) -> std::path::PathBuf {
+    let status = std::process::Command::new("tar")
+        .args(["--zstd", "-cf"])
+        .arg(archive)
+        .arg("-C")
+        .arg(staged)
+        .arg("e2e")
+        .status()
+        .expect("tar");
+    assert!(status.success());
+    archive.to_path_buf()
 }

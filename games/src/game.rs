@@ -533,7 +533,16 @@ pub(crate) fn published<G: Game>(
     solved: &Solved<G::Analysis>,
     budget: &Budget,
 ) -> Metrics {
-    let mut metrics = G::metrics(level, solved);
+    with_agents::<G>(level, solved, G::metrics(level, solved), budget)
+}
+
+/// A level's game `metrics` joined by its agents' figures.
+fn with_agents<G: Game>(
+    level: &G::Level,
+    solved: &Solved<G::Analysis>,
+    mut metrics: Metrics,
+    budget: &Budget,
+) -> Metrics {
     if let Some(figures) = G::agents(level, solved.moves, &metrics, budget.time_limit) {
         metrics.extend(figures.metrics());
     }
@@ -623,14 +632,16 @@ pub fn run_game_banded<G: Game>(
                 ))
             })
         };
+        // Rated before the agents play: a level outside the band is refused
+        // without their cost, when the model needs none of their figures.
+        let game_metrics = G::metrics(&level, &solved);
         if band.is_some()
-            && let Ok(early) =
-                model.rate(Model::features(&G::metrics(&level, &solved), solved.moves))
+            && let Ok(early) = model.rate(Model::features(&game_metrics, solved.moves))
             && let Some(out) = outside(early)
         {
             return Err(out);
         }
-        let metrics = published::<G>(&level, &solved, budget);
+        let metrics = with_agents::<G>(&level, &solved, game_metrics, budget);
         let difficulty = model
             .rate(Model::features(&metrics, solved.moves))
             .map_err(|e| refused(Rejection::refused(Code::Rating, e.to_string())))?;

@@ -97,6 +97,39 @@ pub fn run_pack(root: &Path, job: &str, workers: usize) -> PathBuf {
     root.join("out/e2e")
 }
 
+/// Runs `job` with `pregen run` (one thread) in `root`, SIGKILLs it once
+/// its commit log holds two segments (checking the pack was not yet
+/// written), and runs it again: the pack's folder and the rerun's stderr
+/// (the job file is `root/job.toml`).
+pub fn killed_and_rerun(root: &Path, job: &str, limit: Duration) -> (PathBuf, String) {
+    let job = write_job(root, job);
+    let pack = root.join("out/e2e");
+    let mut first = run_once(root, &job);
+    wait_for_segments(&pack, 2, limit);
+    first.kill().expect("SIGKILL the coordinator");
+    first.wait().expect("reap");
+    assert!(
+        !PackDir::new(&pack).is_complete(),
+        "killed before the pack was written"
+    );
+    let second = run_once(root, &job).wait_with_output().expect("rerun");
+    let stderr = String::from_utf8_lossy(&second.stderr).into_owned();
+    assert!(second.status.success(), "rerun failed: {stderr}");
+    (pack, stderr)
+}
+
+/// `pregen run` of the job file `job` on one thread, into `root/out`, its
+/// stderr piped.
+pub fn run_once(root: &Path, job: &Path) -> Child {
+    pregen()
+        .args(["run", "--no-progress", "--threads", "1", "--out"])
+        .arg(root.join("out"))
+        .arg(job)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn run")
+}
+
 /// The reference pack of [`job_text`]`(COUNT)`, made once per test binary.
 pub fn reference() -> &'static PackContent {
     static REFERENCE: OnceLock<PackContent> = OnceLock::new();

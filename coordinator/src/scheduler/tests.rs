@@ -115,25 +115,17 @@ fn duplicates_lose_to_the_lowest_seed_whatever_the_order() {
     let mut s = Scheduler::new(config(3, 6), vec![]);
     // Every accepted level has one of two canonical forms, except seed 111.
     let with_key = |seed: u64| {
-        let mut r = result(seed);
-        if r.status == Status::Accepted {
-            let key = if seed == 111 {
-                "c".into()
-            } else {
-                format!("k{}", seed % 2)
-            };
-            r.level = Some(pregen_pack::record::LevelRecord {
-                difficulty: seed as f64,
-                moves: 1,
-                moves_optimal: true,
-                layout: String::new(),
-                level_json: String::new(),
-                solution: String::new(),
-                metrics: Default::default(),
-                level_hash: seed.to_string(),
-                canonical: Some(key),
-            });
+        let r = result(seed);
+        if r.status != Status::Accepted {
+            return r;
         }
+        let key = if seed == 111 {
+            "c".into()
+        } else {
+            format!("k{}", seed % 2)
+        };
+        let mut r = rated(seed, seed as f64);
+        r.level.as_mut().expect("level").canonical = Some(key);
         r
     };
     // Later ranges first: their levels come in before their originals.
