@@ -5,6 +5,9 @@
 //! any machine. The crate knows nothing of the network, of Parquet or of async
 //! runtimes, so a game client can link it to rebuild a level from its seed.
 //!
+//! The games sit on `pregen-game-core` (the trait, budgets, reasons, ratings,
+//! agents, search, PRNG and clock), whose modules this crate re-exports.
+//!
 //! Main types:
 //! - [`Game`]: the common trait (generate under a budget, an independent solver,
 //!   a rating, text and JSON forms, solution replay).
@@ -21,30 +24,22 @@
 //! - [`rng::Rng`]: the portable seeded PRNG.
 //! - [`seeds::SeedFile`]: a seed-only release's tier, regenerated level by level.
 
-pub mod agents;
-pub mod clock;
 pub mod cube;
 pub mod doors;
 pub mod dungeon;
 pub mod external;
-pub mod rng;
-pub mod search;
 pub mod seeds;
 pub mod sokoban;
 pub mod synthetic;
 pub mod tilt;
 
-pub mod rating;
 pub mod registry;
 
-mod game;
-pub mod reason;
-
-pub use game::{
-    Budget, Candidate, Collection, Game, GameError, MetricDoc, Metrics, Outcome, Rejection, Solved,
-    default_model, hex, run_game, run_game_rated, sha256_hex,
+pub use pregen_game_core::{
+    Budget, Candidate, Code, Collection, Game, GameError, MetricDoc, Metrics, Outcome, Reason,
+    Refusal, Rejection, Solved, Status, default_model, hex, run_game, run_game_rated, sha256_hex,
 };
-pub use reason::{Code, Reason, Refusal, Status};
+pub use pregen_game_core::{agents, clock, game, rating, reason, rng, search};
 pub use registry::{
     CheckError, GameKind, LevelVerdict, NotDeterministic, PreparedGame, Verdict, outcome_difference,
 };

@@ -14,14 +14,14 @@ use crate::agents::Figures;
 use crate::cube::Cube;
 use crate::doors::Doors;
 use crate::dungeon::Dungeon;
-use crate::game::{
-    Budget, Candidate, Game, GameError, MetricDoc, Metrics, Outcome, Rejection, Solved, ms_since,
-    sha256_hex,
-};
+use crate::game::ms_since;
 use crate::rating::{Model, RatingError};
 use crate::sokoban::Sokoban;
 use crate::synthetic::Synthetic;
 use crate::tilt::Tilt;
+use crate::{
+    Budget, Candidate, Game, GameError, MetricDoc, Metrics, Outcome, Rejection, Solved, sha256_hex,
+};
 
 /// Every game, in name order.
 static GAMES: &[&dyn Registered] = &[
@@ -733,6 +733,34 @@ impl<G: Game> Registered for Entry<G> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_games_built_in_model_reads_and_rates_its_levels() {
+        for kind in GameKind::all() {
+            let model = kind
+                .default_model()
+                .unwrap_or_else(|e| panic!("{kind}: {e}"));
+            assert_eq!(model.game, kind.name());
+            assert_eq!(model.sha256().len(), 64);
+            let game = kind
+                .prepare(&serde_json::json!({}))
+                .expect("default params");
+            let level = (0..200)
+                .find_map(|seed| game.run(seed, &Budget::nodes(2_000_000)).result.ok())
+                .expect("an accepted level");
+            let features = crate::rating::Model::features(&level.metrics, level.moves);
+            let rated = model.rate(&features).expect("rated");
+            assert_eq!(
+                rated, level.difficulty,
+                "{kind}: the pipeline rates by the model"
+            );
+            let sum: f64 = model.contributions(&features).expect("terms").iter().sum();
+            assert!(
+                (model.bias + sum - rated).abs() < 1e-5,
+                "{kind}: the terms add up"
+            );
+        }
+    }
 
     /// Every game shows its position move by move: each prefix of a
     /// solution is legal and shown, only the whole of it is won, and a move

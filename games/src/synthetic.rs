@@ -23,9 +23,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::game::metric;
 use crate::rng::Rng;
 use crate::{Budget, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
+use pregen_game_core::metrics::metric;
 
 /// The letters a solution is spelled in.
 const LETTERS: [char; 4] = ['U', 'D', 'L', 'R'];

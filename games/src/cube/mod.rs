@@ -25,12 +25,12 @@ use crate::clock::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::agents::with_agents;
-use crate::game::metric;
 use crate::reason::Code;
 use crate::rng::Rng;
 use crate::{Budget, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
 use geometry::Face;
 use level::{Cell, Level};
+use pregen_game_core::metrics::metric;
 
 /// Parameters of the cube generator (the job's `[params]` table).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

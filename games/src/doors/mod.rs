@@ -15,7 +15,6 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::agents::with_agents;
-use crate::game::metric;
 use crate::reason::Code;
 use crate::rng::Rng;
 use crate::{Budget, Collection, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
@@ -23,6 +22,7 @@ use grade::Grade;
 use grade::{CRITERIA, SOLUTION_CAP, grade, score};
 use level::{Features, Level, Rules, notation, uniqueness_key};
 use mcts::Search;
+use pregen_game_core::metrics::metric;
 
 mod agents;
 pub mod census;

@@ -31,11 +31,11 @@ use crate::clock::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::agents::with_agents;
-use crate::game::metric;
 use crate::reason::Code;
 use crate::rng::Rng;
 use crate::{Budget, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
 use level::{Level, Passage};
+use pregen_game_core::metrics::metric;
 use solve::Analysis;
 
 /// Parameters of the dungeon generator (the job's `[params]` table).

@@ -27,10 +27,10 @@ use sha2::{Digest, Sha256};
 
 use super::{Description, Program, ProgramError};
 use crate::agents::Figures;
-use crate::game::{Budget, Candidate, GameError, MetricDoc, Outcome, Rejection, sha256_hex};
 use crate::rating::Model;
 use crate::reason::Code;
 use crate::registry::{CheckError, GameKind, LevelVerdict, Ready, Registered};
+use crate::{Budget, Candidate, GameError, MetricDoc, Outcome, Rejection, sha256_hex};
 
 /// How long a check or a params check may take.
 const CHECK_WAIT: Duration = Duration::from_secs(60);
@@ -132,7 +132,7 @@ pub fn identity(spec: &ProgramSpec) -> Result<String, ProgramError> {
         }
     }
     let digest = hash.finalize();
-    let identity = format!("sha256:{}", crate::game::hex(&digest));
+    let identity = format!("sha256:{}", crate::hex(&digest));
     KNOWN
         .lock()
         .unwrap_or_else(|e| e.into_inner())

@@ -27,10 +27,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::agents::with_agents;
-use crate::game::metric;
 use crate::rng::Rng;
 use crate::{Budget, Collection, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
 use level::Level;
+use pregen_game_core::metrics::metric;
 use solve::Answer;
 
 /// Which generator builds the levels.

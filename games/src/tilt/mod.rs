@@ -27,10 +27,10 @@ use crate::clock::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::agents::with_agents;
-use crate::game::metric;
 use crate::rng::Rng;
 use crate::{Budget, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
 use level::{Level, MAX_PAIRS};
+use pregen_game_core::metrics::metric;
 use solve::Analysis;
 
 /// A feature the generator may place.

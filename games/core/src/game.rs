@@ -1,9 +1,8 @@
 //! The common game trait and the runner that turns one seed into an [`Outcome`].
 //!
-//! The trait knows no game; the games implement it and [`crate::registry`]
-//! lists them by name.
+//! The trait knows no game; the games implement it and the games crate's
+//! registry lists them by name.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::clock::Instant;
@@ -14,8 +13,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use sha2::{Digest, Sha256};
 
+use crate::digest::sha256_hex;
+use crate::metrics::{MetricDoc, Metrics};
 use crate::rng::Rng;
 
 /// Errors of this crate that are not a verdict on a seed: bad parameters, a
@@ -78,7 +78,7 @@ impl GameError {
 
 /// Refuses a count outside `min..=max`, e.g. `too easy: 3 moves < min_moves 4`
 /// or `too long: 90 pushes > max_pushes 80`.
-pub(crate) fn within(count: u32, unit: &str, min: u32, max: u32) -> Result<(), Rejection> {
+pub fn within(count: u32, unit: &str, min: u32, max: u32) -> Result<(), Rejection> {
     if count < min {
         Err(Rejection::refused(
             Code::TooEasy,
@@ -92,11 +92,6 @@ pub(crate) fn within(count: u32, unit: &str, min: u32, max: u32) -> Result<(), R
     } else {
         Ok(())
     }
-}
-
-/// A rating rounded to 1e-6, so it prints and sorts the same everywhere.
-pub fn rounded_rating(raw: f64) -> f64 {
-    (raw * 1e6).round() / 1e6
 }
 
 /// Why a seed did not give an accepted level. A function of (game, params, seed)
@@ -245,7 +240,7 @@ pub type Collection<L> = Vec<(String, Result<L, GameError>)>;
 /// comment lines. A level's title is the ID of its `; id ID ...` comment,
 /// else the last comment before it (`; TITLE`), else `level N`. A level's parse error names the file's line; `Err` only
 /// when the file holds no level.
-pub(crate) fn collection_of_blocks<L>(
+pub fn collection_of_blocks<L>(
     text: &str,
     parse: impl Fn(&str) -> Result<L, GameError>,
 ) -> Result<Collection<L>, GameError> {
@@ -306,36 +301,6 @@ pub(crate) fn collection_of_blocks<L>(
         return Err(GameError::parse_at(0, 0, "no level in the file".into()));
     }
     Ok(levels)
-}
-
-/// The published form of a game's figures: the Parquet `metrics` map.
-pub type Metrics = BTreeMap<String, f64>;
-
-/// One key of a game's [`Metrics`], as the data dictionary documents it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MetricDoc {
-    /// The key in the `metrics` map.
-    pub name: &'static str,
-    /// Its unit (`count`, `share` for 0..=1, `points`, `flag` for 0 or 1...).
-    pub unit: &'static str,
-    /// What it measures, and when it is present if not in every row.
-    pub doc: &'static str,
-}
-
-impl MetricDoc {
-    /// The unit of a figure that is 0 or 1.
-    pub const FLAG: &'static str = "flag";
-
-    /// Whether the figure is 0 or 1 (the levels' `flags` column holds it as
-    /// a boolean too).
-    pub fn is_flag(&self) -> bool {
-        self.unit == Self::FLAG
-    }
-}
-
-/// A [`MetricDoc`], briefly.
-pub(crate) const fn metric(name: &'static str, unit: &'static str, doc: &'static str) -> MetricDoc {
-    MetricDoc { name, unit, doc }
 }
 
 /// A verifier's answer for a solvable level, with the game's own typed
@@ -528,7 +493,7 @@ pub trait Game: 'static {
 
 /// Everything a verified level publishes: the game's [`Game::metrics`] and
 /// its agents' figures.
-pub(crate) fn published<G: Game>(
+pub fn published<G: Game>(
     level: &G::Level,
     solved: &Solved<G::Analysis>,
     budget: &Budget,
@@ -707,7 +672,8 @@ fn nodes_spent(rejection: &Rejection, budget: &Budget, counted: u64) -> u64 {
     }
 }
 
-pub(crate) fn ms_since(t: Instant) -> f64 {
+/// Milliseconds since `t`, as the records time a level.
+pub fn ms_since(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
@@ -719,22 +685,4 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
     } else {
         "non-string panic payload".to_string()
     }
-}
-
-/// SHA-256 of `bytes` as lower-case hex: how level hashes, file checksums and
-/// canonical forms are written everywhere in pregen.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-/// `bytes` in lower-case hex, two digits a byte: the one hex form of the
-/// project (checksums, keys, identities, tokens).
-pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(2 * bytes.len()), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
 }

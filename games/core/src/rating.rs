@@ -16,8 +16,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::game::MetricDoc;
-pub use crate::game::rounded_rating;
+pub use crate::metrics::rounded_rating;
+use crate::metrics::{MetricDoc, Metrics};
 
 /// A rating model: the features a game's difficulty is made of.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -126,7 +126,7 @@ impl Model {
     pub fn parse(text: &str, game: &str, metrics: &[MetricDoc]) -> Result<Model, RatingError> {
         let mut model: Model =
             toml::from_str(text).map_err(|e| RatingError::Invalid(e.to_string()))?;
-        model.sha256 = crate::sha256_hex(text.as_bytes());
+        model.sha256 = crate::digest::sha256_hex(text.as_bytes());
         let invalid = |m: String| Err(RatingError::Invalid(format!("{}: {m}", model.name)));
         if model.name.trim().is_empty() {
             return Err(RatingError::Invalid("`name` is empty".into()));
@@ -250,10 +250,7 @@ impl Model {
     }
 
     /// A level's features: its metrics, and `moves`.
-    pub fn features<'a>(
-        metrics: &'a crate::Metrics,
-        moves: u32,
-    ) -> impl Fn(&str) -> Option<f64> + 'a {
+    pub fn features<'a>(metrics: &'a Metrics, moves: u32) -> impl Fn(&str) -> Option<f64> + 'a {
         move |f| {
             metrics
                 .get(f)
@@ -338,41 +335,18 @@ impl std::fmt::Display for Band {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::GameKind;
+    use crate::metrics::metric;
 
-    #[test]
-    fn every_games_built_in_model_reads_and_rates_its_levels() {
-        for kind in GameKind::all() {
-            let model = kind
-                .default_model()
-                .unwrap_or_else(|e| panic!("{kind}: {e}"));
-            assert_eq!(model.game, kind.name());
-            assert_eq!(model.sha256().len(), 64);
-            let game = kind
-                .prepare(&serde_json::json!({}))
-                .expect("default params");
-            let level = (0..200)
-                .find_map(|seed| game.run(seed, &crate::Budget::nodes(2_000_000)).result.ok())
-                .expect("an accepted level");
-            let features = Model::features(&level.metrics, level.moves);
-            let rated = model.rate(&features).expect("rated");
-            assert_eq!(
-                rated, level.difficulty,
-                "{kind}: the pipeline rates by the model"
-            );
-            let sum: f64 = model.contributions(&features).expect("terms").iter().sum();
-            assert!(
-                (model.bias + sum - rated).abs() < 1e-5,
-                "{kind}: the terms add up"
-            );
-        }
-    }
+    /// A few of sokoban's metrics, enough for the models below.
+    const DOCS: [MetricDoc; 3] = [
+        metric("pushes", "count", "pushes"),
+        metric("boxes", "count", "boxes"),
+        metric("push_nodes", "count", "push_nodes"),
+    ];
 
     fn model(terms: &str) -> Result<Model, RatingError> {
         let text = format!("name = \"m\"\nversion = 1\ngame = \"sokoban\"\n{terms}");
-        GameKind::from_name("sokoban")
-            .expect("sokoban")
-            .parse_model(&text)
+        Model::parse(&text, "sokoban", &DOCS)
     }
 
     #[test]
@@ -392,10 +366,12 @@ mod tests {
         assert!(err.to_string().contains("wieght"), "{err}");
         let err = model("").expect_err("no terms");
         assert!(err.to_string().contains("terms"), "{err}");
-        let err = GameKind::from_name("tilt")
-            .expect("tilt")
-            .parse_model("name = \"m\"\nversion = 1\ngame = \"sokoban\"\n[[terms]]\nfeature = \"moves\"\nweight = 1.0\n")
-            .expect_err("another game's");
+        let err = Model::parse(
+            "name = \"m\"\nversion = 1\ngame = \"sokoban\"\n[[terms]]\nfeature = \"moves\"\nweight = 1.0\n",
+            "tilt",
+            &DOCS,
+        )
+        .expect_err("another game's");
         assert!(
             err.to_string().contains("rates `sokoban`, not `tilt`"),
             "{err}"
@@ -413,7 +389,7 @@ mod tests {
              [[terms]]\nfeature = \"push_nodes\"\ntransform = \"log2\"\nweight = 1.0\n",
         )
         .expect("a model");
-        let metrics: crate::Metrics = [
+        let metrics: Metrics = [
             ("pushes".to_string(), 4.0),
             ("boxes".to_string(), 5.0),
             ("push_nodes".to_string(), 7.0),
@@ -424,12 +400,9 @@ mod tests {
             .expect("terms");
         assert_eq!(terms, [10.0, 6.0, 0.0, 3.0, 7f64.log2()]);
         let rated = m.rate(Model::features(&metrics, 9)).expect("rated");
-        assert_eq!(
-            rated,
-            crate::game::rounded_rating(1.5 + 10.0 + 6.0 + 3.0 + 7f64.log2())
-        );
+        assert_eq!(rated, rounded_rating(1.5 + 10.0 + 6.0 + 3.0 + 7f64.log2()));
         let err = m
-            .rate(Model::features(&crate::Metrics::new(), 9))
+            .rate(Model::features(&Metrics::new(), 9))
             .expect_err("missing");
         assert!(err.to_string().contains("no feature `pushes`"), "{err}");
     }
@@ -438,7 +411,7 @@ mod tests {
     /// and a rating that is not finite is an error, never a difficulty.
     #[test]
     fn ratings_are_finite_or_refused() {
-        let docs = [crate::game::metric("x", "count", "x")];
+        let docs = [metric("x", "count", "x")];
         let model = |weight: &str| {
             format!(
                 "name = \"m\"\nversion = 1\ngame = \"g\"\n[[terms]]\nfeature = \"x\"\nweight = {weight}\n"

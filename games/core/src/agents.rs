@@ -32,7 +32,7 @@ use std::hash::Hash;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::game::{MetricDoc, Metrics, metric};
+use crate::metrics::{MetricDoc, Metrics, metric};
 use crate::rng::Rng;
 
 /// A level in play, as the agents see it.
@@ -131,7 +131,9 @@ pub struct Figures {
 
 /// A game's metric docs followed by the agents' [`METRICS`]: the `METRICS`
 /// of a game whose levels the agents play.
-macro_rules! with_agents {
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __with_agents {
     ($($doc:expr),* $(,)?) => {
         &[
             $($doc,)*
@@ -144,7 +146,7 @@ macro_rules! with_agents {
         ]
     };
 }
-pub(crate) use with_agents;
+pub use crate::__with_agents as with_agents;
 
 /// The keys the agents publish in a level's `metrics`, with their docs.
 pub const METRICS: [MetricDoc; 6] = [
