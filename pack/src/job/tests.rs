@@ -222,3 +222,82 @@ fn difficulty_bands_are_read_checked_and_inherited() {
         "field `strata[0].difficulty`",
     );
 }
+
+/// Every job in `examples/` reads and passes the job checks (params included,
+/// as `Job::load` checks them against the game).
+#[test]
+fn every_shipped_example_job_reads() {
+    let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples"));
+    let mut read = 0;
+    for entry in std::fs::read_dir(dir).expect("examples/") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            Job::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            read += 1;
+        }
+    }
+    assert!(read >= 10, "only {read} example jobs");
+}
+
+/// In each `examples/*-campaign.toml`, each chapter is a band of its own,
+/// the bands are in order and apart, and each tier is its chapter: the
+/// thresholds lie between the bands, so a level's tier is its band.
+#[test]
+fn each_campaign_examples_tiers_are_its_banded_chapters() {
+    for game in ["tilt", "dungeon", "cube", "sokoban", "doors"] {
+        let path = format!(
+            "{}/../examples/{game}-campaign.toml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let job = Job::load(std::path::Path::new(&path)).expect("the example");
+        let bands: Vec<Band> = job
+            .strata
+            .iter()
+            .map(|s| s.difficulty.expect("every chapter has a band"))
+            .collect();
+        assert!(bands.len() >= 6, "{game}: {} chapters", bands.len());
+        assert_eq!(bands[0].min, None, "{game}: the first chapter has no floor");
+        assert_eq!(
+            bands[bands.len() - 1].max,
+            None,
+            "{game}: nor the last a ceiling"
+        );
+        for pair in bands.windows(2) {
+            let (below, above) = (
+                pair[0].max.expect("a ceiling"),
+                pair[1].min.expect("a floor"),
+            );
+            assert!(
+                below <= above,
+                "{game}: bands {} and {} overlap",
+                pair[0],
+                pair[1]
+            );
+        }
+        let TierScheme::Thresholds { thresholds } = &job.tiers else {
+            panic!("{game}: tiers by thresholds");
+        };
+        assert_eq!(
+            thresholds.len() + 1,
+            bands.len(),
+            "{game}: a tier per chapter"
+        );
+        for (cut, pair) in thresholds.iter().zip(bands.windows(2)) {
+            let (below, above) = (
+                pair[0].max.expect("a ceiling"),
+                pair[1].min.expect("a floor"),
+            );
+            assert!(
+                below <= *cut && *cut <= above,
+                "{game}: threshold {cut} is not between bands {} and {}",
+                pair[0],
+                pair[1]
+            );
+        }
+        assert_eq!(
+            job.campaigns.length as usize,
+            bands.len(),
+            "{game}: a campaign is a level of each chapter"
+        );
+    }
+}
