@@ -6,6 +6,8 @@
 //! - [`identity`]: the worker identities the coordinator issues.
 //! - [`verdicts`]: the few bytes kept per seed, and the selection the pack is
 //!   written from.
+//! - [`trust`]: what a level must pass to count, from a worker, from the
+//!   log on resume or from the coordinator's own run.
 //! - [`service`]: the gRPC adapter over the scheduler.
 //! - [`server`]: running a job: serve, maintenance, writing the pack, shutdown.
 //! - [`metrics`]: Prometheus metrics of a running job.
@@ -26,7 +28,10 @@ pub mod retier;
 pub mod scheduler;
 pub mod server;
 pub mod service;
+pub mod trust;
 pub mod verdicts;
+
+use std::path::PathBuf;
 
 pub use pregen_pack::Job;
 
@@ -37,9 +42,9 @@ pub enum CoordinatorError {
     /// The job, or the pack on disk, is wrong or cannot be written.
     #[error(transparent)]
     Pack(#[from] pregen_pack::PackError),
-    /// The output folder cannot be resumed.
+    /// The output folder cannot be resumed (or a pack retiered).
     #[error("cannot resume: {0}")]
-    Resume(String),
+    Resume(#[from] ResumeError),
     /// The run was stopped (a signal, or the caller's token) before the
     /// pack was complete; the commit log is kept.
     #[error("interrupted with {committed} of {wanted} levels in; run the same job again to resume")]
@@ -88,6 +93,160 @@ pub enum CoordinatorError {
         #[source]
         source: Box<CoordinatorError>,
     },
+}
+
+/// Why an output folder cannot be resumed, or a finished pack retiered.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResumeError {
+    /// Another coordinator holds the folder's lock.
+    #[error(
+        "{} is in use by another coordinator ({holder}); stop it first or use another output \
+         folder",
+        dir.display()
+    )]
+    InUse {
+        /// The pack's folder.
+        dir: PathBuf,
+        /// Who holds it, as it wrote itself in the lock file.
+        holder: String,
+    },
+    /// The log's job file does not read as a job.
+    #[error("{} is not a job: {why}", path.display())]
+    NotAJob {
+        /// The job file.
+        path: PathBuf,
+        /// Why.
+        why: String,
+    },
+    /// The folder holds another job's log.
+    #[error(
+        "{} holds job {stored} but this job is {job}; use another pack name or output folder",
+        dir.display()
+    )]
+    OtherJob {
+        /// The pack's folder.
+        dir: PathBuf,
+        /// The job the log is for.
+        stored: String,
+        /// This job.
+        job: String,
+    },
+    /// A segment that does not hold what it must.
+    #[error(
+        "{}: {what}; the commit log was edited, damaged or mixed with another job's (move this \
+         segment and every later one away to recompute their seeds: segments are numbered \
+         without gaps)",
+        path.display()
+    )]
+    Damaged {
+        /// The segment.
+        path: PathBuf,
+        /// What is wrong with it.
+        what: String,
+    },
+    /// A segment of an older commit-log format, which this build does not read.
+    #[error(
+        "{}: written by an older pregen (commit-log format {version}), whose checksums anyone \
+         can recompute; finish the run with that version, or move the commit folder away to \
+         start afresh",
+        path.display()
+    )]
+    OlderFormat {
+        /// The segment.
+        path: PathBuf,
+        /// Its format version.
+        version: u32,
+    },
+    /// The log's key file is not a key.
+    #[error(
+        "{} is not 32 hex digits: the log's segments cannot be proven without it",
+        path.display()
+    )]
+    BadKey {
+        /// The key file.
+        path: PathBuf,
+    },
+    /// The log's key file is missing (retier).
+    #[error("{}: the commit log's key {file} is missing", commit.display())]
+    MissingKey {
+        /// The commit folder.
+        commit: PathBuf,
+        /// The key's file name.
+        file: &'static str,
+    },
+    /// A stored level fails the check it passed when it came in.
+    #[error("{}", forged_words(.0))]
+    Forged(trust::Refused),
+    /// Seeds the scheduler counted whose records are not in the log.
+    #[error(
+        "{}: the records of {count} seeds the scheduler counted (seed {first} first) are not in \
+         the commit log; it changed while the pack was written",
+        commit.display()
+    )]
+    Unrecorded {
+        /// The commit folder.
+        commit: PathBuf,
+        /// How many seeds.
+        count: usize,
+        /// The first of them.
+        first: u64,
+    },
+    /// Retier: the pack is not finished.
+    #[error("{} is not a finished pack (no _SUCCESS): finish it first", pack.display())]
+    NotFinished {
+        /// The pack's folder.
+        pack: PathBuf,
+    },
+    /// Retier: the pack keeps no commit log.
+    #[error(
+        "{} has no commit log to rate again from (a retiered pack keeps none): retier the pack \
+         it was made from",
+        pack.display()
+    )]
+    NoCommitLog {
+        /// The pack's folder.
+        pack: PathBuf,
+    },
+    /// Retier: the new pack's folder is not empty.
+    #[error("{} is not empty: give a new folder for the retiered pack", out.display())]
+    NotEmpty {
+        /// The folder.
+        out: PathBuf,
+    },
+    /// Retier: the log does not hold the whole pack.
+    #[error("{}: the commit log does not hold the whole pack", commit.display())]
+    Incomplete {
+        /// The commit folder.
+        commit: PathBuf,
+    },
+    /// Retier: the new model cannot rate a level.
+    #[error("seed {}: {}", .0.seed(), .0)]
+    Unrated(trust::Refused),
+}
+
+/// A stored level's refusal, in the words of a resume.
+fn forged_words(refused: &trust::Refused) -> String {
+    const CHANGED: &str = "the log was changed after it was written; move the pack's commit/ \
+                           folder away to start afresh";
+    match refused {
+        trust::Refused::NotTheJobs { seed } => {
+            format!("the commit log holds seed {seed}, not one of the job's")
+        }
+        trust::Refused::Check { seed, error } => format!(
+            "the commit log's level for seed {seed} fails the coordinator's check ({error}): \
+             {CHANGED}"
+        ),
+        trust::Refused::Unrated { seed, error } => format!("seed {seed}: {error}"),
+        trust::Refused::Difficulty {
+            seed,
+            claimed,
+            rated,
+        } => format!(
+            "the commit log's difficulty for seed {seed} is {claimed} but the job's rating model \
+             rates its metrics {rated}: {CHANGED}"
+        ),
+    }
 }
 
 impl CoordinatorError {

@@ -17,12 +17,12 @@ use pregen_pack::job::RatingSpec;
 use pregen_pack::write::{PackWriter, RunFacts, WriteOptions};
 use pregen_pack::{Job, PackDir};
 
-use crate::CoordinatorError;
 use crate::commit_log::CommitLog;
 use crate::commit_log::key::LogKey;
 use crate::scheduler::{Scheduler, SchedulerConfig};
 use crate::server::write_from_log;
-use crate::service::rate;
+use crate::trust::rate;
+use crate::{CoordinatorError, ResumeError};
 
 /// What a retier did.
 #[derive(Debug, Clone)]
@@ -47,17 +47,16 @@ pub fn retier(
     let started = Instant::now();
     let old_dir = PackDir::new(pack);
     if !old_dir.is_complete() {
-        return Err(CoordinatorError::Resume(format!(
-            "{} is not a finished pack (no _SUCCESS): finish it first",
-            pack.display()
-        )));
+        return Err(ResumeError::NotFinished {
+            pack: pack.to_path_buf(),
+        }
+        .into());
     }
     if !old_dir.commit().join("job.json").is_file() {
-        return Err(CoordinatorError::Resume(format!(
-            "{} has no commit log to rate again from (a retiered pack keeps none): retier the \
-             pack it was made from",
-            pack.display()
-        )));
+        return Err(ResumeError::NoCommitLog {
+            pack: pack.to_path_buf(),
+        }
+        .into());
     }
     let manifest = old_dir.read_manifest()?;
     let old_job = manifest.job.clone();
@@ -69,17 +68,14 @@ pub fn retier(
     job.validate()?;
     let model = job.rating_model()?;
     if out.exists() && std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_some()) {
-        return Err(CoordinatorError::Resume(format!(
-            "{} is not empty: give a new folder for the retiered pack",
-            out.display()
-        )));
+        return Err(ResumeError::NotEmpty {
+            out: out.to_path_buf(),
+        }
+        .into());
     }
-    let key = LogKey::read(&old_dir.commit())?.ok_or_else(|| {
-        CoordinatorError::Resume(format!(
-            "{}: the commit log's key {} is missing",
-            old_dir.commit().display(),
-            crate::commit_log::key::KEY_FILE
-        ))
+    let key = LogKey::read(&old_dir.commit())?.ok_or_else(|| ResumeError::MissingKey {
+        commit: old_dir.commit(),
+        file: crate::commit_log::key::KEY_FILE,
     })?;
     // The selection as the run made it. No new samples or audits: the pack
     // was complete, its checks settled in the log.
@@ -100,12 +96,11 @@ pub fn retier(
     });
     let mut log = CommitLog::open(&old_dir.commit(), &old_job, key, |e| scheduler.replay(e))?;
     scheduler.end_replay();
-    let selection = scheduler.take_selection().ok_or_else(|| {
-        CoordinatorError::Resume(format!(
-            "{}: the commit log does not hold the whole pack",
-            old_dir.commit().display()
-        ))
-    })?;
+    let selection = scheduler
+        .take_selection()
+        .ok_or_else(|| ResumeError::Incomplete {
+            commit: old_dir.commit(),
+        })?;
     let dir = PackDir::new(out);
     let writer = PackWriter::new(&dir, &job, options)?;
     let facts = RunFacts {
@@ -129,7 +124,7 @@ pub fn retier(
         },
     )?;
     if let Some(e) = failed {
-        return Err(CoordinatorError::Resume(e));
+        return Err(ResumeError::Unrated(e).into());
     }
     Ok(Retiered {
         levels: job.count,

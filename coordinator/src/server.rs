@@ -28,8 +28,9 @@ use crate::connections::{
 use crate::maintenance::{flush, maintain, run_own_seeds};
 use crate::scheduler::{Progress, Scheduler, SchedulerConfig};
 use crate::service::{CoordinatorService, MAX_SESSIONS_PER_CONNECTION, Shared, token_check};
+use crate::trust::Trust;
 use crate::verdicts::Selection;
-use crate::{CoordinatorError, Job};
+use crate::{CoordinatorError, Job, ResumeError};
 
 pub use crate::maintenance::{CHECK_GRACE, IDLE_WARNING, WRITE_GIVE_UP};
 
@@ -209,65 +210,6 @@ async fn probe_verdict(
         .map_err(|e| CoordinatorError::Program(e.to_string()))
 }
 
-/// The check every accepted record of the log passes again on resume, as
-/// it passed when it came from a worker: a log edited with its checksums
-/// made anew, or written for other params, is refused rather than merged.
-struct ReplayCheck {
-    /// Each stratum's first seed and its game with its params.
-    strata: Vec<(u64, pregen_games::PreparedGame)>,
-    budget: pregen_games::Budget,
-    /// The job's rating model: a level's difficulty is its rating.
-    model: pregen_games::rating::Model,
-}
-
-impl ReplayCheck {
-    fn new(job: &Job) -> Result<Self, CoordinatorError> {
-        Ok(ReplayCheck {
-            strata: job.judging_strata()?,
-            budget: pregen_games::Budget::nodes(job.budget.max_nodes),
-            model: job.rating_model()?,
-        })
-    }
-
-    /// Whether the job's game makes levels again from their seeds.
-    fn regenerates(&self) -> bool {
-        self.strata.iter().all(|(_, game)| game.regenerates())
-    }
-
-    fn check(&self, record: &SeedRecord) -> Result<(), String> {
-        let Some(level) = &record.level else {
-            return Ok(());
-        };
-        let game = pregen_pack::job::stratum_at(&self.strata, record.seed)
-            .map(|i| &self.strata[i].1)
-            .ok_or_else(|| {
-                format!(
-                    "the commit log holds seed {}, not one of the job's",
-                    record.seed
-                )
-            })?;
-        let rated = crate::service::rating(&self.model, record.seed, level)?;
-        if rated.to_bits() != level.difficulty.to_bits() {
-            return Err(format!(
-                "the commit log's difficulty for seed {} is {} but the job's rating model rates \
-                 its metrics {rated}: the log was changed after it was written; move the pack's \
-                 commit/ folder away to start afresh",
-                record.seed, level.difficulty
-            ));
-        }
-        game.check(level)
-            .and_then(|()| game.made_by(record.seed, &level.level_json, &self.budget))
-            .map_err(|e| {
-            format!(
-                "the commit log's level for seed {} fails the coordinator's check ({e}): the log \
-                 was changed after it was written; move the pack's commit/ folder away to \
-                 start afresh",
-                record.seed
-            )
-        })
-    }
-}
-
 /// Opens the pack's commit log, resumes, and starts serving `job`.
 pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, CoordinatorError> {
     let started = Instant::now();
@@ -301,8 +243,19 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
         None => None,
     };
     let builder = server_builder(options.tls.as_ref())?;
-    let (scheduler, mut log, resumed_seeds) = resume(&job, &dir, options.lease_ttl)?;
-    let shared = Shared::new(&job, scheduler, options.lease_ttl)?;
+    // The resume reads and checks the whole log (and may start the job's
+    // game program): off the async threads.
+    let (trust, (scheduler, mut log, resumed_seeds)) = {
+        let (job, dir, lease_ttl) = (job.clone(), dir.clone(), options.lease_ttl);
+        tokio::task::spawn_blocking(move || -> Result<_, CoordinatorError> {
+            let trust = Arc::new(Trust::new(&job)?);
+            let resumed = resume(&job, &dir, lease_ttl, &trust)?;
+            Ok((trust, resumed))
+        })
+        .await
+        .map_err(|e| CoordinatorError::server("the resume")(e.into()))??
+    };
+    let shared = Shared::new(&job, trust, scheduler, options.lease_ttl)?;
     // A new log is kept in memory as well while it fits the sort's memory,
     // so that the pack need not read it back.
     log.keep_in_memory(options.write.sort_memory);
@@ -433,13 +386,13 @@ fn resume(
     job: &Job,
     dir: &PackDir,
     lease_ttl: Duration,
+    trust: &Trust,
 ) -> Result<(Scheduler, CommitLog, usize), CoordinatorError> {
     // The log's key: a resumed run samples the seeds the first run sampled,
     // so those the log already settled are not run again and those it had
     // not yet are still checked.
     let key = LogKey::read_or_draw(&dir.commit())?;
     let check_key = key.bytes();
-    let replay_check = ReplayCheck::new(job)?;
     let config = SchedulerConfig {
         strata: job.plan().iter().map(|p| (p.first_seed, p.count)).collect(),
         seeds_per_lease: job.seeds_per_lease,
@@ -448,7 +401,7 @@ fn resume(
         progress_limit: Duration::from_millis(job.budget.watchdog_ms) + lease_ttl,
         cross_check: job.cross_check,
         check_key,
-        audit_duplicate_levels: !replay_check.regenerates(),
+        audit_duplicate_levels: !trust.regenerates(),
         bands: job.plan().iter().map(|p| p.band).collect(),
     };
     let mut scheduler = Scheduler::start(config);
@@ -457,14 +410,14 @@ fn resume(
         if forged.is_some() {
             return;
         }
-        if let Some(Err(why)) = entry.result().map(|r| replay_check.check(r)) {
-            forged = Some(why);
+        if let Some(Err(refused)) = entry.result().map(|r| trust.admit_stored(r)) {
+            forged = Some(refused);
             return;
         }
         scheduler.replay(entry);
     })?;
-    if let Some(why) = forged {
-        return Err(CoordinatorError::Resume(why));
+    if let Some(refused) = forged {
+        return Err(ResumeError::Forged(refused).into());
     }
     scheduler.end_replay();
     // Seeds, not entries: a checked seed has two results in the log.
@@ -684,12 +637,12 @@ pub(crate) fn write_from_log(
     }
     let missing = selection.missing();
     if let Some(seed) = missing.first() {
-        return Err(CoordinatorError::Resume(format!(
-            "{}: the records of {} seeds the scheduler counted (seed {seed} first) are not in \
-             the commit log; it changed while the pack was written",
-            dir.commit().display(),
-            missing.len()
-        )));
+        return Err(ResumeError::Unrecorded {
+            commit: dir.commit(),
+            count: missing.len(),
+            first: *seed,
+        }
+        .into());
     }
     // The verdicts (12 bytes a seed tried) are not needed to finish: their
     // memory goes to the sorts' merges and the files instead.

@@ -5,8 +5,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use pregen_games::rating::Model;
-use pregen_games::{Budget, Candidate, CheckError, Outcome, PreparedGame};
+use pregen_games::Outcome;
 use pregen_pack::{PackError, SeedRecord};
 use pregen_proto::v1::coordinator_message::Kind as Out;
 use pregen_proto::v1::coordinator_server::Coordinator;
@@ -24,17 +23,15 @@ use crate::connections::Admission;
 use crate::cross_check::COORDINATOR;
 use crate::identity::Identities;
 use crate::scheduler::{Grant, RecordError, Scheduler, SessionId};
+use crate::trust::{Batch, Refused, Trust};
 
 /// State shared by every session and the coordinator's maintenance loop.
 #[derive(Debug)]
 pub struct Shared {
     /// What workers are told to run.
     spec: JobSpec,
-    /// Per stratum, the game with its params: checks workers' levels.
-    games: Arc<Vec<PreparedGame>>,
-    /// Per stratum, the job's `[external] checker`, which checks workers'
-    /// levels instead of the game when the job names one.
-    checkers: Option<Arc<Vec<PreparedGame>>>,
+    /// What a level must pass to count (its checks, its rating).
+    trust: Arc<Trust>,
     scheduler: Mutex<Scheduler>,
     next_session: AtomicU64,
     /// Sessions open now.
@@ -54,32 +51,6 @@ pub struct Shared {
     checking: Semaphore,
     /// Issues and checks the workers' identities.
     identities: Identities,
-    /// The job's rating model: every accepted level's difficulty is its
-    /// rating of the level's metrics, whatever a worker said.
-    model: Arc<Model>,
-    /// The game's built-in model, which workers rate with: a worker's
-    /// difficulty that is not its rating of the level's metrics is a lie.
-    built_in: Arc<Model>,
-}
-
-/// `model`'s rating of a level's metrics and moves (a level without a
-/// feature the model needs is an error naming the seed).
-pub fn rating(
-    model: &Model,
-    seed: u64,
-    level: &pregen_pack::record::LevelRecord,
-) -> Result<f64, String> {
-    model
-        .rate(Model::features(&level.metrics, level.moves))
-        .map_err(|e| format!("seed {seed}: {e}"))
-}
-
-/// Sets an accepted record's difficulty to `model`'s rating of it.
-pub fn rate(model: &Model, record: &mut SeedRecord) -> Result<(), String> {
-    if let Some(level) = record.level.as_mut() {
-        level.difficulty = rating(model, record.seed, level)?;
-    }
-    Ok(())
 }
 
 /// Entries waiting for the commit log past which batches wait for a write:
@@ -90,40 +61,15 @@ impl Shared {
     /// Shared state for `job` over a (possibly resumed) scheduler.
     pub fn new(
         job: &Job,
+        trust: Arc<Trust>,
         scheduler: Scheduler,
         lease_ttl: Duration,
     ) -> Result<Arc<Shared>, PackError> {
-        let game = job.game_kind()?;
-        let games = job
-            .plan()
-            .iter()
-            .zip(job.run_bands())
-            .map(|(p, band)| game.prepare(&p.params).map(|g| g.with_band(band)))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| PackError::Job(e.to_string()))?;
-        // An `[external] checker` judges the levels in the generator's place.
-        let checkers = match job.checker_kind()? {
-            Some(_) => Some(Arc::new(
-                job.judging_strata()?
-                    .into_iter()
-                    .map(|(_, g)| g)
-                    .collect::<Vec<_>>(),
-            )),
-            None => None,
-        };
         let complete = scheduler.is_finished();
         let identities = Identities::new(scheduler.secret());
-        let model = Arc::new(job.rating_model()?);
-        let built_in = Arc::new(
-            game.default_model()
-                .map_err(|e| PackError::Job(e.to_string()))?,
-        );
         Ok(Arc::new(Shared {
             identities,
-            model,
-            built_in,
-            games: Arc::new(games),
-            checkers,
+            trust,
             spec: JobSpec {
                 job_id: job.id(),
                 game: job.game.clone(),
@@ -212,13 +158,14 @@ impl Shared {
     /// form and checks on the way back), for the cross-check. Blocking.
     pub fn run_seed(&self, stratum: u32, seed: u64) -> Result<SeedRecord, String> {
         let game = self
-            .games
+            .trust
+            .games()
             .get(stratum as usize)
             .ok_or_else(|| format!("no stratum {stratum}"))?;
         // A program's seed runs twice here, in two processes: the
         // coordinator's answer decides whose result is wrong, so it must be
         // the program's one answer.
-        let outcome = game.run_twice(seed, &self.budget()).map_err(|e| {
+        let outcome = game.run_twice(seed, &self.trust.budget()).map_err(|e| {
             let fault = e.to_string();
             self.scheduler().program_fails(fault.clone());
             fault
@@ -226,22 +173,14 @@ impl Shared {
         let wire = SeedResult::within_caps(0, seed, outcome);
         let outcome = Outcome::try_from(wire).map_err(|e| e.to_string())?;
         let mut record = SeedRecord::from_outcome(seed, outcome, COORDINATOR.to_string(), 1);
-        rate(&self.model, &mut record)?;
+        self.trust
+            .rate(&mut record)
+            .map_err(|e| format!("seed {seed}: {e}"))?;
         Ok(record)
     }
 }
 
 impl Shared {
-    /// A seed's budget as a worker runs it: the job's nodes and watchdog,
-    /// made on the thread that runs the seed.
-    fn budget(&self) -> impl Fn() -> Budget + Sync + Send + 'static {
-        let (max_nodes, watchdog) = (
-            self.spec.max_nodes,
-            Duration::from_millis(self.spec.watchdog_ms),
-        );
-        move || Budget::watched(max_nodes, watchdog)
-    }
-
     /// A game program's determinism probe: the first `seeds` seeds of each
     /// of `firsts` (the strata's first seeds) run twice, in two processes,
     /// under the job's budget; the first seed answered two ways. Blocking.
@@ -250,8 +189,8 @@ impl Shared {
         firsts: &[u64],
         seeds: u64,
     ) -> Result<(), pregen_games::NotDeterministic> {
-        let budget = self.budget();
-        for (game, &first) in self.games.iter().zip(firsts) {
+        let budget = self.trust.budget();
+        for (game, &first) in self.trust.games().iter().zip(firsts) {
             let run: Vec<u64> = (first..first.saturating_add(seeds)).collect();
             game.probe_determinism(&run, &budget)?;
         }
@@ -461,7 +400,8 @@ async fn drive(
                     .collect::<Result<Vec<_>, Status>>()?;
                 let records = match check_batch(shared, session, records).await? {
                     Ok(records) => records,
-                    Err(forged) => {
+                    Err(refused) => {
+                        let forged = format!("seed {}: refused: {refused}", refused.seed());
                         shared.scheduler().refuse(worker, &forged);
                         return Err(Status::permission_denied(format!(
                             "worker {worker} is refused: {forged}"
@@ -499,18 +439,15 @@ fn refused(shared: &Shared, worker: &str) -> Result<(), Status> {
     }
 }
 
-/// A batch with a level no honest worker makes: why.
-type Forged = String;
-
 /// Checks a batch before any of it counts: every result in a lease of the
-/// session, every accepted level re-derived by the job's game off the async
-/// threads ([`PreparedGame::check`]). One bad result refuses the batch; a
-/// level that fails the check is `Ok(Err(why))`, for its worker is refused.
+/// session, then [`Trust::admit_batch`] off the async threads. One bad
+/// result refuses the batch; a level that fails the check is
+/// `Ok(Err(refused))`, for its worker is refused.
 async fn check_batch(
     shared: &Shared,
     session: SessionId,
     records: Vec<(u64, SeedRecord)>,
-) -> Result<Result<Vec<(u64, SeedRecord)>, Forged>, Status> {
+) -> Result<Result<Vec<(u64, SeedRecord)>, Refused>, Status> {
     let strata = {
         let scheduler = shared.scheduler();
         records
@@ -519,95 +456,24 @@ async fn check_batch(
             .collect::<Result<Vec<u32>, RecordError>>()
             .map_err(|e| Status::invalid_argument(e.to_string()))?
     };
-    let games = shared.games.clone();
-    let judges = shared.checkers.clone().unwrap_or_else(|| games.clone());
-    let model = shared.model.clone();
-    let built_in = shared.built_in.clone();
-    let budget = Budget::nodes(shared.spec.max_nodes);
-    let watched = shared.budget();
-    let judged_by_generator = shared.checkers.is_none();
     let _permit = shared
         .checking
         .acquire()
         .await
         .map_err(|e| Status::internal(format!("the level check failed: {e}")))?;
-    let checked = tokio::task::spawn_blocking(move || {
-        let mut records = records;
-        let checks = check_levels(&judges, &records, &strata);
-        let mut failed = checks.iter().filter_map(|c| c.as_ref().err());
-        if let Some(broken) = failed.find(|e| e.is_broken()) {
-            // The coordinator's own program failed (a crash, a kill, no
-            // answer in time, a stray line): nothing is known against the
-            // worker. The batch is not taken; the worker's session ends and
-            // its leases run again; the program's process was started anew.
-            return Checked::Broken(broken.to_string());
-        }
-        for (((_, record), stratum), check) in records.iter_mut().zip(strata).zip(checks) {
-            let (Some(level), Some(game)) = (&record.level, games.get(stratum as usize)) else {
-                continue;
-            };
-            if let Err(e) = &check
-                && judged_by_generator
-                && game.kind().is_external()
-            {
-                // A program that judges itself: when its own run of the
-                // seed makes this very level and solution, its check
-                // contradicts its generate: the program's fault, not the
-                // worker's.
-                let own = game.run(record.seed, &watched());
-                let same = |c: &Candidate| {
-                    (c.level_hash.as_str(), c.solution.as_str(), c.moves)
-                        == (
-                            level.level_hash.as_str(),
-                            level.solution.as_str(),
-                            level.moves,
-                        )
-                };
-                if own.result.as_ref().is_ok_and(same) {
-                    return Checked::ProgramFault(format!(
-                        "the game program's check refuses the level its own generate makes for \
-                         seed {} ({e}): the program contradicts itself; fix its check or its \
-                         generate",
-                        record.seed
-                    ));
-                }
-            }
-            if let Err(e) =
-                check.and_then(|()| game.made_by(record.seed, &level.level_json, &budget))
-            {
-                return Checked::Forged(format!("seed {}: refused: {e}", record.seed));
-            }
-            let rated = match built_in.rate(Model::features(&level.metrics, level.moves)) {
-                Ok(rated) => rated,
-                Err(e) => return Checked::Forged(format!("seed {}: refused: {e}", record.seed)),
-            };
-            if rated.to_bits() != level.difficulty.to_bits() {
-                return Checked::Forged(format!(
-                    "seed {}: refused: difficulty {} is not the rating of its metrics ({rated})",
-                    record.seed, level.difficulty
-                ));
-            }
-            if let Err(e) = rate(&model, record) {
-                // The job's model cannot rate the level (its metrics overflow
-                // the model): the seed's error, not the worker's.
-                record.level = None;
-                record.status = pregen_pack::Status::Error;
-                record.reason = Some(pregen_pack::Reason::new(pregen_pack::Code::Rating, e));
-            }
-        }
-        Checked::Taken(records)
-    })
-    .await
-    .map_err(|e| Status::internal(format!("the level check failed: {e}")))?;
+    let trust = shared.trust.clone();
+    let checked = tokio::task::spawn_blocking(move || trust.admit_batch(records, &strata))
+        .await
+        .map_err(|e| Status::internal(format!("the level check failed: {e}")))?;
     match checked {
-        Checked::Taken(records) => Ok(Ok(records)),
-        Checked::Forged(forged) => Ok(Err(forged)),
-        Checked::ProgramFault(fault) => {
+        Batch::Taken(records) => Ok(Ok(records)),
+        Batch::Forged(refused) => Ok(Err(refused)),
+        Batch::ProgramFault(fault) => {
             shared.scheduler().program_fails(fault.clone());
             shared.check_complete();
             Err(Status::failed_precondition(fault))
         }
-        Checked::Broken(broken) => {
+        Batch::Broken(broken) => {
             tracing::warn!(
                 %broken,
                 "the coordinator's own game program could not check a batch; the batch is run again"
@@ -618,45 +484,6 @@ async fn check_batch(
             )))
         }
     }
-}
-
-/// What the coordinator's check made of a batch.
-enum Checked {
-    /// Every result taken (rated by the job's model).
-    Taken(Vec<(u64, SeedRecord)>),
-    /// A result no honest worker sends: its worker is refused.
-    Forged(String),
-    /// The coordinator's own program could not check: the batch runs again.
-    Broken(String),
-    /// The job's program contradicts itself: the run ends.
-    ProgramFault(String),
-}
-
-/// [`PreparedGame::check`] of every record's level (`Ok` for a record
-/// without one), each stratum's levels checked in one call, so that a game
-/// program is sent them at once.
-fn check_levels(
-    games: &[PreparedGame],
-    records: &[(u64, SeedRecord)],
-    strata: &[u32],
-) -> Vec<Result<(), CheckError>> {
-    let mut checks: Vec<Result<(), CheckError>> = records.iter().map(|_| Ok(())).collect();
-    for (index, game) in games.iter().enumerate() {
-        let (at, levels): (Vec<usize>, Vec<&Candidate>) = records
-            .iter()
-            .zip(strata)
-            .enumerate()
-            .filter(|(_, (_, stratum))| **stratum as usize == index)
-            .filter_map(|(i, ((_, record), _))| Some((i, record.level.as_ref()?)))
-            .unzip();
-        if levels.is_empty() {
-            continue;
-        }
-        for (i, check) in at.into_iter().zip(game.check_many(&levels)) {
-            checks[i] = check;
-        }
-    }
-    checks
 }
 
 /// Converts a wire result; a malformed one is `invalid_argument`. The

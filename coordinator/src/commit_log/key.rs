@@ -12,7 +12,7 @@ use pregen_pack::PackError;
 use pregen_pack::durable::write_durably;
 use sha2::Sha256;
 
-use crate::CoordinatorError;
+use crate::{CoordinatorError, ResumeError};
 
 /// The key's file in the log's folder.
 pub const KEY_FILE: &str = "cross-check.key";
@@ -62,11 +62,8 @@ impl LogKey {
             .flatten();
         let bytes = bytes
             .and_then(|b| <[u8; 16]>::try_from(b).ok())
-            .ok_or_else(|| {
-                CoordinatorError::Resume(format!(
-                    "{} is not 32 hex digits: the log's segments cannot be proven without it",
-                    path.display()
-                ))
+            .ok_or_else(|| ResumeError::BadKey {
+                path: path.to_path_buf(),
             })?;
         Ok(Some(LogKey { bytes, new: false }))
     }

@@ -48,7 +48,7 @@ use pregen_pack::job::STRATUM_SEEDS;
 use pregen_pack::{Job, PackError, SeedRecord};
 use rayon::prelude::*;
 
-use crate::CoordinatorError;
+use crate::{CoordinatorError, ResumeError};
 use key::LogKey;
 use segment::{Segment, SegmentEncoder, damaged, read_segment};
 
@@ -233,18 +233,19 @@ impl CommitLog {
         })?;
         if job_file.exists() {
             let stored = fs::read_to_string(&job_file).map_err(PackError::io("read", &job_file))?;
-            let stored: Job = serde_json::from_str(&stored).map_err(|e| {
-                CoordinatorError::Resume(format!("{} is not a job: {e}", job_file.display()))
+            let stored: Job = serde_json::from_str(&stored).map_err(|e| ResumeError::NotAJob {
+                path: job_file.clone(),
+                why: e.to_string(),
             })?;
             // Compared as stored: run limits such as `max_seeds` are not
             // part of the job.
             if stored.id() != job_id {
-                return Err(CoordinatorError::Resume(format!(
-                    "{} holds job {} but this job is {}; use another pack name or output folder",
-                    dir.display(),
-                    stored.id(),
-                    job_id
-                )));
+                return Err(ResumeError::OtherJob {
+                    dir: dir.to_path_buf(),
+                    stored: stored.id(),
+                    job: job_id.to_string(),
+                }
+                .into());
             }
         } else if mode == Mode::Repair {
             write_durably(dir, "job.json", job_json.as_bytes())?;
@@ -352,11 +353,11 @@ fn lock(dir: &Path) -> Result<File, CoordinatorError> {
     if file.try_lock().is_err() {
         let mut holder = String::new();
         let _ = file.read_to_string(&mut holder);
-        return Err(CoordinatorError::Resume(format!(
-            "{} is in use by another coordinator ({}); stop it first or use another output folder",
-            dir.display(),
-            holder.trim()
-        )));
+        return Err(ResumeError::InUse {
+            dir: dir.to_path_buf(),
+            holder: holder.trim().to_string(),
+        }
+        .into());
     }
     let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "this host".into());
     let holder = format!("pid {} on {host}", std::process::id());

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::key::LogKey;
 use super::{Entry, Mode, segment_name};
-use crate::CoordinatorError;
+use crate::{CoordinatorError, ResumeError};
 
 /// The segment format this build writes.
 pub const FORMAT_VERSION: u32 = 5;
@@ -194,12 +194,11 @@ impl SegmentEncoder {
 }
 
 pub(super) fn damaged(path: &Path, what: String) -> CoordinatorError {
-    CoordinatorError::Resume(format!(
-        "{}: {what}; the commit log was edited, damaged or mixed with another job's (move this \
-         segment and every later one away to recompute their seeds: segments are numbered \
-         without gaps)",
-        path.display()
-    ))
+    ResumeError::Damaged {
+        path: path.to_path_buf(),
+        what,
+    }
+    .into()
 }
 
 /// A segment file and what it must hold.
@@ -258,13 +257,11 @@ pub(super) fn read_segment(
         .and_then(|h| serde_json::from_str(h).map_err(|e| e.to_string()))
         .map_err(not_a_header)?;
     if version.format == FORMAT_NAME && version.version < FORMAT_VERSION {
-        return Err(CoordinatorError::Resume(format!(
-            "{}: written by an older pregen (commit-log format {}), whose checksums anyone can \
-             recompute; finish the run with that version, or move the commit folder away to \
-             start afresh",
-            path.display(),
-            version.version
-        )));
+        return Err(ResumeError::OlderFormat {
+            path: path.to_path_buf(),
+            version: version.version,
+        }
+        .into());
     }
     if version.format != FORMAT_NAME || version.version != FORMAT_VERSION {
         return Err(segment.damaged(format!(
