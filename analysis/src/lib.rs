@@ -467,18 +467,44 @@ impl fmt::Display for Summary {
 impl Summary {
     /// The per-stratum table and each stratum's reasons.
     fn fmt_strata(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = |st: &StratumSummary| {
+            if st.name.is_empty() {
+                "-".to_string()
+            } else {
+                st.name.clone()
+            }
+        };
+        let band = |st: &StratumSummary| st.band.map_or_else(|| "-".to_string(), |b| b.to_string());
+        // Columns as wide as their longest entry, so a long name keeps the
+        // table aligned.
+        let widest = |min: usize, cell: &dyn Fn(&StratumSummary) -> String| {
+            self.strata
+                .iter()
+                .map(|st| cell(st).chars().count())
+                .fold(min, usize::max)
+        };
+        let (nw, bw) = (widest(16, &name), widest(18, &band));
         writeln!(
             f,
-            "\nstratum          band                 wanted   levels  in pack  computed     fill  \
-             s/level  difficulty p50   moves p50"
+            "\n{:<nw$} {:<bw$} {:>8} {:>8} {:>8} {:>9} {:>8} {:>8} {:>15} {:>11}",
+            "stratum",
+            "band",
+            "wanted",
+            "levels",
+            "in pack",
+            "computed",
+            "fill",
+            "s/level",
+            "difficulty p50",
+            "moves p50"
         )?;
         for st in &self.strata {
             let levels = st.statuses.get("accepted").copied().unwrap_or(0);
-            let band = st.band.map_or_else(|| "-".to_string(), |b| b.to_string());
             writeln!(
                 f,
-                "{:<16} {band:<18} {:>8} {:>8} {:>8} {:>9} {:>7.1}% {:>8.3} {:>15.3} {:>11.1}",
-                if st.name.is_empty() { "-" } else { &st.name },
+                "{:<nw$} {:<bw$} {:>8} {:>8} {:>8} {:>9} {:>7.1}% {:>8.3} {:>15.3} {:>11.1}",
+                name(st),
+                band(st),
                 st.count,
                 levels,
                 st.seeds_in_pack,

@@ -789,20 +789,22 @@ fn a_retiered_pack_is_the_pack_its_model_makes_from_the_start() {
 
 /// Strata as analysts read them: the summary (text and JSON), the
 /// report and the manifest agree per stratum on levels, seeds in the pack and
-/// seeds computed; a diff against a pack of another game says so.
+/// seeds computed, and a long stratum name keeps the text table's columns
+/// aligned; a diff against a pack of another game says so.
 #[test]
 fn strata_show_in_the_summary_the_report_and_the_manifest() {
     let dir = tempfile::tempdir().expect("tempdir");
     let job = "pack = \"e2e\"\ngame = \"tilt\"\nseeds_per_lease = 32\n\
                [params]\nwidth = 5\nheight = 5\npairs = 2\nmin_moves = 3\n\
                [[strata]]\nname = \"small\"\ncount = 40\n\
-               [[strata]]\nname = \"wide\"\ncount = 30\nparams = { width = 6, pairs = 3 }\n\
+               [[strata]]\nname = \"wide, with three pairs of fruit\"\ncount = 30\n\
+               params = { width = 6, pairs = 3 }\n\
                [budget]\nmax_nodes = 50000\nwatchdog_ms = 60000\n";
     let pack = run_pack(dir.path(), job, 1);
     check_with_pyarrow(&pack);
     let summary = pregen_analysis::summarize(&pack).expect("summary");
     let names: Vec<&str> = summary.strata.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["small", "wide"]);
+    assert_eq!(names, ["small", "wide, with three pairs of fruit"]);
     let manifest = PackDir::new(&pack).read_manifest().expect("manifest");
     for (st, entry) in summary.strata.iter().zip(&manifest.strata) {
         assert_eq!(
@@ -826,16 +828,27 @@ fn strata_show_in_the_summary_the_report_and_the_manifest() {
         text.contains(&format!("seeds in the pack: {}", summary.seeds_in_pack)),
         "{text}"
     );
-    assert!(text.contains("stratum") && text.contains("wide"), "{text}");
+    let header = text
+        .lines()
+        .find(|l| l.starts_with("stratum "))
+        .expect("the strata table");
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("wide, with three pairs of fruit "))
+        .expect("the long name's row");
+    let wanted = header.find("wanted").expect("wanted") + "wanted".len();
+    assert_eq!(&row[wanted - 3..wanted], " 30", "{header}\n{row}");
     let json: serde_json::Value =
         serde_json::from_str(&pregen_stdout(&["analysis", "summary", "--json"], &pack))
             .expect("JSON");
-    assert_eq!(json["strata"][1]["name"], "wide");
+    assert_eq!(json["strata"][1]["name"], "wide, with three pairs of fruit");
     assert_eq!(json["strata"][1]["statuses"]["accepted"], 30);
     let html = pregen_analysis::report(&pack).expect("report");
     assert!(html.contains("<h2>Strata</h2>"), "no strata section");
     assert!(
-        html.contains("<tr><td>wide</td><td>-</td><td>30</td><td>30</td>"),
+        html.contains(
+            "<tr><td>wide, with three pairs of fruit</td><td>-</td><td>30</td><td>30</td>"
+        ),
         "wide's row"
     );
 
