@@ -8,7 +8,9 @@
 //!   written from.
 //! - [`trust`]: what a level must pass to count, from a worker, from the
 //!   log on resume or from the coordinator's own run.
-//! - [`service`]: the gRPC adapter over the scheduler.
+//! - [`shared`]: the state the sessions, the maintenance loop and the
+//!   metrics share.
+//! - [`service`]: the gRPC adapter over the shared state.
 //! - [`server`]: running a job: serve, maintenance, writing the pack, shutdown.
 //! - [`metrics`]: Prometheus metrics of a running job.
 //! - [`retier`]: a finished pack rated again by another model, from its log.
@@ -28,6 +30,7 @@ pub mod retier;
 pub mod scheduler;
 pub mod server;
 pub mod service;
+pub mod shared;
 pub mod trust;
 pub mod verdicts;
 

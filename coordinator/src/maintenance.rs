@@ -13,7 +13,7 @@ use tokio::sync::Mutex;
 
 use crate::CoordinatorError;
 use crate::commit_log::CommitLog;
-use crate::service::Shared;
+use crate::shared::Shared;
 
 /// After this long with no worker connected, the coordinator says so, and
 /// again each time as long passes.

@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::CoordinatorError;
 use crate::connections::{CappedListener, METRICS_CONNECTION_LIFE, METRICS_CONNECTIONS};
-use crate::service::Shared;
+use crate::shared::Shared;
 
 /// The job's counters, read on each scrape.
 #[derive(Debug)]

@@ -27,7 +27,8 @@ use crate::connections::{
 };
 use crate::maintenance::{flush, maintain, run_own_seeds};
 use crate::scheduler::{Progress, Scheduler, SchedulerConfig};
-use crate::service::{CoordinatorService, MAX_SESSIONS_PER_CONNECTION, Shared, token_check};
+use crate::service::{CoordinatorService, MAX_SESSIONS_PER_CONNECTION, token_check};
+use crate::shared::Shared;
 use crate::trust::Trust;
 use crate::verdicts::Selection;
 use crate::{CoordinatorError, Job, ResumeError};
