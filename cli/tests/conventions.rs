@@ -1,5 +1,5 @@
 //! The command line's conventions: exit statuses after a signal, the version,
-//! a clear error for a tier the pack does not have.
+//! a clear error for a tier the pack does not have; and the tests' own wait.
 
 use std::process::Command;
 use std::time::Duration;
@@ -96,4 +96,22 @@ fn a_count_flag_scales_a_strata_job() {
         .collect();
     assert_eq!(counts, [2; 10]);
     assert_eq!(manifest["job"]["count"], 20);
+}
+
+/// The tests' wait for a process ends as soon as the process stops working
+/// (no CPU used for its limit), not at a fixed time: a slow machine slows a
+/// pack's processes without failing their waits, and a hung one still fails.
+#[test]
+fn a_wait_fails_a_process_that_stops_working() {
+    let mut idle = Command::new("sleep").arg("60").spawn().expect("sleep");
+    let waited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        wait(&mut idle, Duration::from_millis(500))
+    }));
+    let panic = waited.expect_err("an idle process fails the wait");
+    let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(message.contains("used no CPU for"), "{message}");
+    assert!(
+        idle.try_wait().expect("reaped").is_some(),
+        "the process is killed"
+    );
 }

@@ -227,19 +227,51 @@ pub fn serve_with_a_worker_killed(root: &Path, job: &str, limit: Duration) -> Pa
     pack
 }
 
-/// Waits for `child` to exit, at most `limit`; kills it and panics past that.
+/// How many times its stall limit a wait lasts at most, however busy the
+/// process keeps: a wait still ends by itself.
+const WAIT_CAP: u32 = 10;
+
+/// Waits for `child` to exit while it keeps working: `limit` is how long it
+/// may go without using any CPU time (a slow or busy machine slows the work
+/// but does not fail the wait), and ten times `limit` the most a wait
+/// lasts. Past either, kills it and panics.
 pub fn wait(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
-    let deadline = Instant::now() + limit;
+    let started = Instant::now();
+    let mut last_work = (cpu_ticks(child.id()), Instant::now());
     loop {
         if let Some(status) = child.try_wait().expect("try_wait") {
             return status;
         }
-        if Instant::now() >= deadline {
+        let now = Instant::now();
+        let ticks = cpu_ticks(child.id());
+        if ticks.is_none() || ticks != last_work.0 {
+            last_work = (ticks, now);
+        }
+        let (stalled, capped) = (
+            now - last_work.1 >= limit,
+            now - started >= limit * WAIT_CAP,
+        );
+        if stalled || capped {
             let _ = child.kill();
-            panic!("process did not finish within {limit:?}");
+            let _ = child.wait();
+            if capped {
+                panic!("process did not finish within {:?}", limit * WAIT_CAP);
+            }
+            panic!("process used no CPU for {limit:?} and did not finish");
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// The CPU time a process has used, in clock ticks (`None` where
+/// `/proc` does not say, which leaves a wait to its cap of time alone).
+fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command, which is in parentheses and may hold spaces.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    // utime and stime: fields 14 and 15 of the line, 12 and 13 after it.
+    let (user, system) = (fields.get(11)?, fields.get(12)?);
+    Some(user.parse::<u64>().ok()? + system.parse::<u64>().ok()?)
 }
 
 /// Waits until the commit log holds at least `n` segments.
