@@ -36,8 +36,9 @@ pub mod tilt;
 pub mod registry;
 
 pub use pregen_game_core::{
-    Budget, Candidate, Code, Collection, Game, GameError, MetricDoc, Metrics, Outcome, Reason,
-    Refusal, Rejection, Solved, Status, default_model, hex, run_game, run_game_rated, sha256_hex,
+    Budget, Candidate, Code, Collection, Game, GameError, MetricDoc, Metrics, Misfit, Outcome,
+    ParamError, Reason, Refusal, Rejection, Solved, Status, default_model, hex, run_game,
+    run_game_rated, sha256_hex,
 };
 pub use pregen_game_core::{agents, clock, game, rating, reason, rng, search};
 pub use registry::{

@@ -651,9 +651,9 @@ impl<G: Game> Registered for Entry<G> {
                 game: G::NAME,
                 message: e.to_string(),
             })?;
-        G::validate(&parsed).map_err(|message| GameError::Params {
+        G::validate(&parsed).map_err(|e| GameError::Params {
             game: G::NAME,
-            message,
+            message: e.to_string(),
         })?;
         let model = crate::game::default_model::<G>().map_err(|e| GameError::Params {
             game: G::NAME,

@@ -24,7 +24,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::rng::Rng;
-use crate::{Budget, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
+use crate::{Budget, Game, GameError, MetricDoc, Metrics, Misfit, ParamError, Rejection, Solved};
 use pregen_game_core::metrics::metric;
 
 /// The letters a solution is spelled in.
@@ -154,32 +154,18 @@ impl Game for Synthetic {
         ),
     ];
 
-    fn validate(p: &SyntheticParams) -> Result<(), String> {
-        if p.cost_us > 10_000_000 {
-            return Err(format!("cost_us must be 0..=10000000 (got {})", p.cost_us));
-        }
+    fn validate(p: &SyntheticParams) -> Result<(), ParamError> {
+        ParamError::check("cost_us", p.cost_us, 0..=10_000_000)?;
         if !(p.cost_tail == 0.0 || (p.cost_tail > 1.0 && p.cost_tail <= 100.0)) {
-            return Err(format!(
-                "cost_tail must be 0 (fixed cost) or a Pareto shape in (1, 100] (got {})",
-                p.cost_tail
+            return Err(ParamError::out_of_range(
+                "cost_tail",
+                "0 (fixed cost) or a Pareto shape in (1, 100]",
+                p.cost_tail,
             ));
         }
-        if !(0.0..=1.0).contains(&p.accept_rate) {
-            return Err(format!(
-                "accept_rate must be 0.0..=1.0 (got {})",
-                p.accept_rate
-            ));
-        }
-        if p.level_bytes > 1_000_000 {
-            return Err(format!(
-                "level_bytes must be 0..=1000000 (got {})",
-                p.level_bytes
-            ));
-        }
-        if !(1..=1000).contains(&p.max_moves) {
-            return Err(format!("max_moves must be 1..=1000 (got {})", p.max_moves));
-        }
-        Ok(())
+        ParamError::check("accept_rate", p.accept_rate, 0.0..=1.0)?;
+        ParamError::check("level_bytes", p.level_bytes, 0..=1_000_000)?;
+        ParamError::check("max_moves", p.max_moves, 1..=1000)
     }
 
     /// Spends the seed's cost, then makes the level, or `rejected: not
@@ -243,13 +229,12 @@ impl Game for Synthetic {
         solution.chars().count() as u32
     }
 
-    fn fits(params: &SyntheticParams, level: &Level, moves: u32) -> Result<(), String> {
+    fn fits(params: &SyntheticParams, level: &Level, moves: u32) -> Result<(), Misfit> {
         if level.payload.len() != params.level_bytes as usize {
-            return Err(format!(
-                "a level of {} bytes in a job of {}",
-                level.payload.len(),
-                params.level_bytes
-            ));
+            return Err(Misfit::Shape {
+                level: format!("a level of {} bytes", level.payload.len()),
+                job: format!("a job of {}", params.level_bytes),
+            });
         }
         let most = if params.cost_tail == 0.0 {
             1.0
@@ -257,12 +242,12 @@ impl Game for Synthetic {
             TAIL_CAP
         };
         if level.cost_us as f64 > params.cost_us as f64 * most {
-            return Err(format!(
-                "a cost of {} us in a job of {} us",
-                level.cost_us, params.cost_us
-            ));
+            return Err(Misfit::Shape {
+                level: format!("a cost of {} us", level.cost_us),
+                job: format!("a job of {} us", params.cost_us),
+            });
         }
-        crate::game::within(moves, "moves", 1, params.max_moves).map_err(|r| r.to_string())
+        Ok(crate::game::within(moves, "moves", 1, params.max_moves)?)
     }
 
     /// `synthetic KEY MOVES COST` (key in hex), then the payload in lines of 64.
@@ -450,7 +435,10 @@ mod tests {
             ),
         ] {
             let err = Synthetic::validate(&bad).expect_err(field);
-            assert!(err.contains(field), "{err}");
+            assert!(
+                matches!(&err, ParamError::OutOfRange { param, .. } if param == field),
+                "{err}"
+            );
         }
         for text in [
             "",

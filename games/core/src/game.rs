@@ -76,6 +76,85 @@ impl GameError {
     }
 }
 
+/// Params a game refuses ([`Game::validate`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParamError {
+    /// A param (or a few, named together) outside the values it may take.
+    #[error("{param} must be {allowed} (got {got})")]
+    OutOfRange {
+        /// The param's name, or names (`width and height`).
+        param: String,
+        /// What it may be (`2..=6`, `positive`, `in (0, 1]`).
+        allowed: String,
+        /// What it was.
+        got: String,
+    },
+    /// Params each allowed alone that do not go together.
+    #[error("{0}")]
+    Conflict(String),
+}
+
+impl ParamError {
+    /// `param` is not `allowed`: it was `got`.
+    pub fn out_of_range(
+        param: impl Into<String>,
+        allowed: impl fmt::Display,
+        got: impl fmt::Display,
+    ) -> ParamError {
+        ParamError::OutOfRange {
+            param: param.into(),
+            allowed: allowed.to_string(),
+            got: got.to_string(),
+        }
+    }
+
+    /// `value` within `range`, else `param` out of it.
+    pub fn check<T: PartialOrd + fmt::Display + fmt::Debug>(
+        param: &str,
+        value: T,
+        range: std::ops::RangeInclusive<T>,
+    ) -> Result<(), ParamError> {
+        if range.contains(&value) {
+            Ok(())
+        } else {
+            Err(ParamError::out_of_range(
+                param,
+                format!("{:?}..={:?}", range.start(), range.end()),
+                value,
+            ))
+        }
+    }
+}
+
+/// Why a level could not have come from a job's params ([`Game::fits`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Misfit {
+    /// The level's shape (its size, or what the params fix) is not the job's:
+    /// `a 3x3 level` in `a 4x4 job`.
+    #[error("{level} in {job}")]
+    Shape {
+        /// The level's, in words.
+        level: String,
+        /// The job's, in words.
+        job: String,
+    },
+    /// A count (moves, turns, pushes, boxes) outside the job's bounds.
+    #[error("{0}")]
+    Count(String),
+}
+
+impl From<Rejection> for Misfit {
+    /// A count [`within`] refuses.
+    fn from(rejection: Rejection) -> Misfit {
+        Misfit::Count(rejection.reason().map_or_else(
+            || rejection.to_string(),
+            ToString::to_string,
+        ))
+    }
+}
+
 /// Refuses a count outside `min..=max`, e.g. `too easy: 3 moves < min_moves 4`
 /// or `too long: 90 pushes > max_pushes 80`.
 pub fn within(count: u32, unit: &str, min: u32, max: u32) -> Result<(), Rejection> {
@@ -386,7 +465,7 @@ pub trait Game: 'static {
     const METRICS: &'static [MetricDoc];
 
     /// Checks params beyond what deserialization checks.
-    fn validate(params: &Self::Params) -> Result<(), String>;
+    fn validate(params: &Self::Params) -> Result<(), ParamError>;
 
     /// Builds a level from the random stream, or a typed rejection.
     fn generate(
@@ -475,7 +554,7 @@ pub trait Game: 'static {
     /// Whether a level and its solution of `moves` could have come from
     /// `params` (sizes, counts, move bounds): what a coordinator can check of
     /// a worker's level without solving it again.
-    fn fits(params: &Self::Params, level: &Self::Level, moves: u32) -> Result<(), String>;
+    fn fits(params: &Self::Params, level: &Self::Level, moves: u32) -> Result<(), Misfit>;
 
     /// Whether `params` accept only levels whose move count is proven fewest
     /// (then a level marked `moves_optimal = false` does not fit them).
@@ -684,5 +763,31 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
         s.clone()
     } else {
         "non-string panic payload".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_param_out_of_range_names_the_param_its_range_and_its_value() {
+        let err = ParamError::check("pairs", 7u8, 1..=5).expect_err("out of range");
+        assert_eq!(err.to_string(), "pairs must be 1..=5 (got 7)");
+        assert!(matches!(err, ParamError::OutOfRange { ref param, .. } if param == "pairs"));
+        let err = ParamError::check("density", 0.7, 0.0..=0.5).expect_err("out of range");
+        assert_eq!(err.to_string(), "density must be 0.0..=0.5 (got 0.7)");
+        assert_eq!(ParamError::check("pairs", 3u8, 1..=5), Ok(()));
+    }
+
+    #[test]
+    fn a_misfit_says_what_the_level_and_the_job_are() {
+        let shape = Misfit::Shape {
+            level: "a 3x3 level".into(),
+            job: "a 4x4 job".into(),
+        };
+        assert_eq!(shape.to_string(), "a 3x3 level in a 4x4 job");
+        let count = Misfit::from(within(2, "moves", 3, 9).expect_err("too few"));
+        assert_eq!(count.to_string(), "too easy: 2 moves < min_moves 3");
     }
 }

@@ -24,8 +24,8 @@ pub mod search;
 
 pub use digest::{hex, sha256_hex};
 pub use game::{
-    Budget, Candidate, Collection, Game, GameError, Outcome, Rejection, Solved, default_model,
-    run_game, run_game_banded, run_game_rated,
+    Budget, Candidate, Collection, Game, GameError, Misfit, Outcome, ParamError, Rejection, Solved,
+    default_model, run_game, run_game_banded, run_game_rated,
 };
 pub use metrics::{MetricDoc, Metrics};
 pub use reason::{Code, Reason, Refusal, Status};

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use crate::agents::with_agents;
 use crate::reason::Code;
 use crate::rng::Rng;
-use crate::{Budget, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
+use crate::{Budget, Game, GameError, MetricDoc, Metrics, Misfit, ParamError, Rejection, Solved};
 use geometry::Face;
 use level::{Cell, Level};
 use pregen_game_core::metrics::metric;
@@ -163,33 +163,18 @@ impl Game for Cube {
         metric("karma", "count", "karma cells on the cube"),
     ];
 
-    fn validate(p: &CubeParams) -> Result<(), String> {
-        if !(1..=10).contains(&p.difficulty) {
-            return Err(format!("difficulty must be 1..=10 (got {})", p.difficulty));
-        }
+    fn validate(p: &CubeParams) -> Result<(), ParamError> {
+        ParamError::check("difficulty", p.difficulty, 1..=10)?;
         if !(1..=17 - p.difficulty).contains(&p.karma_goal) {
-            return Err(format!(
-                "karma_goal must be 1..={} at difficulty {} (got {})",
-                17 - p.difficulty,
-                p.difficulty,
-                p.karma_goal
+            return Err(ParamError::out_of_range(
+                "karma_goal",
+                format!("1..={} at difficulty {}", 17 - p.difficulty, p.difficulty),
+                p.karma_goal,
             ));
         }
-        if !(1..=200).contains(&p.scramble_turns) {
-            return Err(format!(
-                "scramble_turns must be 1..=200 (got {})",
-                p.scramble_turns
-            ));
-        }
-        for (name, v) in [
-            ("turn_share", p.turn_share),
-            ("karma_chance", p.karma_chance),
-        ] {
-            if !(0.05..=0.95).contains(&v) {
-                return Err(format!("{name} must be 0.05..=0.95 (got {v})"));
-            }
-        }
-        Ok(())
+        ParamError::check("scramble_turns", p.scramble_turns, 1..=200)?;
+        ParamError::check("turn_share", p.turn_share, 0.05..=0.95)?;
+        ParamError::check("karma_chance", p.karma_chance, 0.05..=0.95)
     }
 
     fn generate(params: &CubeParams, rng: &mut Rng, _budget: &Budget) -> Result<Level, Rejection> {
@@ -265,15 +250,24 @@ impl Game for Cube {
             .count() as u32
     }
 
-    fn fits(params: &CubeParams, level: &Level, moves: u32) -> Result<(), String> {
+    fn fits(params: &CubeParams, level: &Level, moves: u32) -> Result<(), Misfit> {
         if (level.difficulty, level.karma_goal) != (params.difficulty, params.karma_goal) {
-            return Err(format!(
-                "difficulty {} karma goal {} in a job of difficulty {} karma goal {}",
-                level.difficulty, level.karma_goal, params.difficulty, params.karma_goal
-            ));
+            return Err(Misfit::Shape {
+                level: format!(
+                    "difficulty {} karma goal {}",
+                    level.difficulty, level.karma_goal
+                ),
+                job: format!(
+                    "a job of difficulty {} karma goal {}",
+                    params.difficulty, params.karma_goal
+                ),
+            });
         }
         if moves < params.min_turns {
-            return Err(format!("{moves} turns < min_turns {}", params.min_turns));
+            return Err(Misfit::Count(format!(
+                "{moves} turns < min_turns {}",
+                params.min_turns
+            )));
         }
         Ok(())
     }

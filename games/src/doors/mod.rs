@@ -17,7 +17,9 @@ use serde::{Deserialize, Serialize};
 use crate::agents::with_agents;
 use crate::reason::Code;
 use crate::rng::Rng;
-use crate::{Budget, Collection, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
+use crate::{
+    Budget, Collection, Game, GameError, MetricDoc, Metrics, Misfit, ParamError, Rejection, Solved,
+};
 use grade::Grade;
 use grade::{CRITERIA, SOLUTION_CAP, grade, score};
 use level::{Features, Level, Rules, notation, uniqueness_key};
@@ -499,57 +501,52 @@ impl Game for Doors {
         ),
     ];
 
-    fn validate(p: &DoorsParams) -> Result<(), String> {
-        if !(2..=8).contains(&p.rooms) {
-            return Err(format!("rooms must be 2..=8 (got {})", p.rooms));
-        }
-        if !(1..=8).contains(&p.colours) {
-            return Err(format!("colours must be 1..=8 (got {})", p.colours));
-        }
+    fn validate(p: &DoorsParams) -> Result<(), ParamError> {
+        ParamError::check("rooms", p.rooms, 2..=8)?;
+        ParamError::check("colours", p.colours, 1..=8)?;
         let m = Features {
             rooms: p.rooms,
             colours: p.colours,
         }
         .count();
         if m > 64 {
-            return Err(format!(
+            return Err(ParamError::Conflict(format!(
                 "rooms = {} with colours = {} make {m} features; at most 64 fit",
                 p.rooms, p.colours
-            ));
+            )));
         }
-        if !(1..=p.colours).contains(&(p.required as usize)) {
-            return Err(format!(
-                "required must be 1..={} (got {})",
-                p.colours, p.required
-            ));
-        }
-        let s = p.search()?;
+        ParamError::check("required", p.required as usize, 1..=p.colours)?;
+        let s = p.search().map_err(ParamError::Conflict)?;
         if !(s.threshold > 0.0 && s.threshold <= 1.0) {
-            return Err(format!("threshold must be in (0, 1] (got {})", s.threshold));
+            return Err(ParamError::out_of_range(
+                "threshold",
+                "in (0, 1]",
+                s.threshold,
+            ));
         }
         if !(0.0..=1.0).contains(&s.random_moves) {
-            return Err(format!(
-                "random_moves must be 0..=1 (got {})",
-                s.random_moves
+            return Err(ParamError::out_of_range(
+                "random_moves",
+                "0..=1",
+                s.random_moves,
             ));
         }
         if !(s.epsilon >= 0.0 && s.epsilon.is_finite()) {
-            return Err(format!("epsilon must be >= 0 (got {})", s.epsilon));
+            return Err(ParamError::out_of_range("epsilon", ">= 0", s.epsilon));
         }
-        if !(2..=100_000).contains(&s.brain) {
-            return Err(format!("brain must be 2..=100000 (got {})", s.brain));
-        }
+        ParamError::check("brain", s.brain, 2..=100_000)?;
         if s.depth > 10_000 || !(1..=10_000).contains(&s.moves) {
-            return Err(format!(
-                "depth must be 0..=10000 and moves 1..=10000 (got {} and {})",
-                s.depth, s.moves
+            return Err(ParamError::out_of_range(
+                "depth and moves",
+                "0..=10000 and 1..=10000",
+                format!("{} and {}", s.depth, s.moves),
             ));
         }
         if p.min_moves > p.max_moves {
-            return Err(format!(
+            return Err(ParamError::Conflict(format!(
                 "min_moves ({}) must not exceed max_moves ({})",
                 p.min_moves, p.max_moves
-            ));
+            )));
         }
         Ok(())
     }
@@ -659,16 +656,26 @@ impl Game for Doors {
         metrics
     }
 
-    fn fits(params: &DoorsParams, puzzle: &Puzzle, moves: u32) -> Result<(), String> {
+    fn fits(params: &DoorsParams, puzzle: &Puzzle, moves: u32) -> Result<(), Misfit> {
         let l = &puzzle.level;
         if (l.rooms, l.colours, l.required) != (params.rooms, params.colours, params.required) {
-            return Err(format!(
-                "rooms {} colours {} required {} in a job of rooms {} colours {} required {}",
-                l.rooms, l.colours, l.required, params.rooms, params.colours, params.required
-            ));
+            return Err(Misfit::Shape {
+                level: format!(
+                    "rooms {} colours {} required {}",
+                    l.rooms, l.colours, l.required
+                ),
+                job: format!(
+                    "a job of rooms {} colours {} required {}",
+                    params.rooms, params.colours, params.required
+                ),
+            });
         }
-        crate::game::within(moves, "moves", params.min_moves, params.max_moves)
-            .map_err(|r| r.to_string())
+        Ok(crate::game::within(
+            moves,
+            "moves",
+            params.min_moves,
+            params.max_moves,
+        )?)
     }
 
     fn agents(

@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 use crate::agents::with_agents;
 use crate::reason::Code;
 use crate::rng::Rng;
-use crate::{Budget, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
+use crate::{Budget, Game, GameError, MetricDoc, Metrics, Misfit, ParamError, Rejection, Solved};
 use level::{Level, Passage};
 use pregen_game_core::metrics::metric;
 use solve::Analysis;
@@ -129,48 +129,37 @@ impl Game for Dungeon {
         ),
     ];
 
-    fn validate(p: &DungeonParams) -> Result<(), String> {
+    fn validate(p: &DungeonParams) -> Result<(), ParamError> {
         if !(7..=64).contains(&p.width) || !(7..=64).contains(&p.height) {
-            return Err(format!(
-                "width and height must be 7..=64 (got {}x{})",
-                p.width, p.height
+            return Err(ParamError::out_of_range(
+                "width and height",
+                "7..=64",
+                format!("{}x{}", p.width, p.height),
             ));
         }
-        if !(2..=4).contains(&p.min_room) {
-            return Err(format!("min_room must be 2..=4 (got {})", p.min_room));
-        }
+        ParamError::check("min_room", p.min_room, 2..=4)?;
         if p.width < 2 * p.min_room + 3 && p.height < 2 * p.min_room + 3 {
-            return Err(format!(
+            return Err(ParamError::Conflict(format!(
                 "a {}x{} grid holds one room of side {}: start and exit need two",
                 p.width, p.height, p.min_room
-            ));
+            )));
         }
         // Rooms are at least min_room + 1 cells apart each way: 64 fit in 64x64 at side 2.
-        for (name, v) in [
-            ("loop_chance", p.loop_chance),
-            ("one_way_chance", p.one_way_chance),
-        ] {
-            if !(0.0..=1.0).contains(&v) {
-                return Err(format!("{name} must be 0.0..=1.0 (got {v})"));
-            }
-        }
+        ParamError::check("loop_chance", p.loop_chance, 0.0..=1.0)?;
+        ParamError::check("one_way_chance", p.one_way_chance, 0.0..=1.0)?;
         if p.key_weight == 0 && p.switch_weight == 0 {
-            return Err("key_weight and switch_weight cannot both be 0".into());
-        }
-        if p.max_failures > 1000 {
-            return Err(format!(
-                "max_failures must be 0..=1000 (got {})",
-                p.max_failures
+            return Err(ParamError::Conflict(
+                "key_weight and switch_weight cannot both be 0".into(),
             ));
         }
-        if !(1..=1_000_000).contains(&p.max_states) {
-            return Err(format!(
-                "max_states must be 1..=1000000 (got {})",
-                p.max_states
-            ));
-        }
+        ParamError::check("max_failures", p.max_failures, 0..=1000)?;
+        ParamError::check("max_states", p.max_states, 1..=1_000_000)?;
         if p.min_complexity < 1 {
-            return Err("min_complexity must be at least 1".into());
+            return Err(ParamError::out_of_range(
+                "min_complexity",
+                "at least 1",
+                p.min_complexity,
+            ));
         }
         Ok(())
     }
@@ -252,18 +241,18 @@ impl Game for Dungeon {
         ])
     }
 
-    fn fits(params: &DungeonParams, level: &Level, moves: u32) -> Result<(), String> {
+    fn fits(params: &DungeonParams, level: &Level, moves: u32) -> Result<(), Misfit> {
         if (level.width, level.height) != (params.width, params.height) {
-            return Err(format!(
-                "a {}x{} level in a {}x{} job",
-                level.width, level.height, params.width, params.height
-            ));
+            return Err(Misfit::Shape {
+                level: format!("a {}x{} level", level.width, level.height),
+                job: format!("a {}x{} job", params.width, params.height),
+            });
         }
         if moves < params.min_complexity {
-            return Err(format!(
+            return Err(Misfit::Count(format!(
                 "complexity {moves} < min_complexity {}",
                 params.min_complexity
-            ));
+            )));
         }
         Ok(())
     }

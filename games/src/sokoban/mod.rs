@@ -28,7 +28,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::agents::with_agents;
 use crate::rng::Rng;
-use crate::{Budget, Collection, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
+use crate::{
+    Budget, Collection, Game, GameError, MetricDoc, Metrics, Misfit, ParamError, Rejection, Solved,
+};
 use level::Level;
 use pregen_game_core::metrics::metric;
 use solve::Answer;
@@ -265,7 +267,7 @@ impl Game for Sokoban {
         ),
     ];
 
-    fn validate(p: &SokobanParams) -> Result<(), String> {
+    fn validate(p: &SokobanParams) -> Result<(), ParamError> {
         let (w, h) = p.size();
         let sizes = match p.method {
             Method::Mcts => 3..=12,
@@ -273,76 +275,75 @@ impl Game for Sokoban {
         };
         for (name, v) in [("width", w), ("height", h)] {
             if !sizes.contains(&v) {
-                return Err(format!(
-                    "{name} must be {}..={} for method {:?} (got {v})",
-                    sizes.start(),
-                    sizes.end(),
-                    p.method
+                return Err(ParamError::out_of_range(
+                    name,
+                    format!(
+                        "{}..={} for method {:?}",
+                        sizes.start(),
+                        sizes.end(),
+                        p.method
+                    ),
+                    v,
                 ));
             }
         }
         if p.method == Method::Mcts && (w + 2) * (h + 2) > mcts::MAX_CELLS {
-            return Err(format!(
+            return Err(ParamError::Conflict(format!(
                 "mcts boards need (width + 2) x (height + 2) <= {} cells, e.g. 9x9 or 6x12 (got {w}x{h})",
                 mcts::MAX_CELLS
-            ));
+            )));
         }
-        if !(1..=15).contains(&p.boxes) {
-            return Err(format!("boxes must be 1..=15 (got {})", p.boxes));
-        }
+        ParamError::check("boxes", p.boxes, 1..=15)?;
         if !(1..=p.max_boxes).contains(&p.min_boxes) || p.max_boxes > 15 {
-            return Err(format!(
+            return Err(ParamError::Conflict(format!(
                 "min_boxes and max_boxes must satisfy 1 <= min_boxes <= max_boxes <= 15 (got {} and {})",
                 p.min_boxes, p.max_boxes
-            ));
+            )));
         }
         if !(0.0..=1.0).contains(&p.turn_chance) {
-            return Err(format!("turn_chance must be 0..=1 (got {})", p.turn_chance));
-        }
-        if !(1..=1_000).contains(&p.reverse_depth) {
-            return Err(format!(
-                "reverse_depth must be 1..=1000 (got {})",
-                p.reverse_depth
+            return Err(ParamError::out_of_range(
+                "turn_chance",
+                "0..=1",
+                p.turn_chance,
             ));
         }
+        ParamError::check("reverse_depth", p.reverse_depth, 1..=1_000)?;
         for (name, v) in [
             ("reverse_states", p.reverse_states as u64),
             ("tries", u64::from(p.tries)),
             ("iterations", p.iterations),
         ] {
             if v == 0 {
-                return Err(format!("{name} must be positive"));
+                return Err(ParamError::out_of_range(name, "positive", v));
             }
         }
         if p.iterations > 100_000_000 {
-            return Err(format!(
-                "iterations must be at most 100000000 (got {})",
-                p.iterations
+            return Err(ParamError::out_of_range(
+                "iterations",
+                "at most 100000000",
+                p.iterations,
             ));
         }
-        if !(p.exploration.is_finite() && p.exploration >= 0.0) {
-            return Err(format!(
-                "exploration must be a finite number >= 0 (got {})",
-                p.exploration
-            ));
-        }
-        if !(p.displacement_weight.is_finite() && p.displacement_weight >= 0.0) {
-            return Err(format!(
-                "displacement_weight must be a finite number >= 0 (got {})",
-                p.displacement_weight
-            ));
+        for (name, v) in [
+            ("exploration", p.exploration),
+            ("displacement_weight", p.displacement_weight),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(ParamError::out_of_range(name, "a finite number >= 0", v));
+            }
         }
         if !(p.normaliser.is_finite() && p.normaliser > 0.0) {
-            return Err(format!(
-                "normaliser must be positive (got {})",
-                p.normaliser
+            return Err(ParamError::out_of_range(
+                "normaliser",
+                "positive",
+                p.normaliser,
             ));
         }
         if p.min_pushes > p.max_pushes {
-            return Err(format!(
+            return Err(ParamError::Conflict(format!(
                 "min_pushes ({}) is above max_pushes ({})",
                 p.min_pushes, p.max_pushes
-            ));
+            )));
         }
         Ok(())
     }
@@ -417,21 +418,26 @@ impl Game for Sokoban {
         solution.chars().count() as u32
     }
 
-    fn fits(params: &SokobanParams, puzzle: &Puzzle, _moves: u32) -> Result<(), String> {
+    fn fits(params: &SokobanParams, puzzle: &Puzzle, _moves: u32) -> Result<(), Misfit> {
         let boxes = puzzle.level.boxes.len();
         let (least, most) = match params.method {
             Method::Reverse => (params.boxes, params.boxes),
             Method::Mcts => (1, params.max_boxes),
         };
         if !(least..=most).contains(&boxes) {
-            return Err(format!("{boxes} boxes; the job allows {least}..={most}"));
+            return Err(Misfit::Count(format!(
+                "{boxes} boxes; the job allows {least}..={most}"
+            )));
         }
         let level = &puzzle.level;
         if params.method == Method::Reverse
             && !params.player_on_goal
             && level.goals.binary_search(&level.player).is_ok()
         {
-            return Err("the player starts on a goal; the job says player_on_goal = false".into());
+            return Err(Misfit::Shape {
+                level: "the player starting on a goal".into(),
+                job: "a job of player_on_goal = false".into(),
+            });
         }
         Ok(())
     }

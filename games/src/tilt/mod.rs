@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::agents::with_agents;
 use crate::rng::Rng;
-use crate::{Budget, Game, GameError, MetricDoc, Metrics, Rejection, Solved};
+use crate::{Budget, Game, GameError, MetricDoc, Metrics, Misfit, ParamError, Rejection, Solved};
 use level::{Level, MAX_PAIRS};
 use pregen_game_core::metrics::metric;
 use solve::Analysis;
@@ -135,27 +135,21 @@ impl Game for Tilt {
         metric("obstacles", "count", "obstacles on the board"),
     ];
 
-    fn validate(p: &TiltParams) -> Result<(), String> {
+    fn validate(p: &TiltParams) -> Result<(), ParamError> {
         if !(2..=6).contains(&p.width) || !(2..=6).contains(&p.height) {
-            return Err(format!(
-                "width and height must be 2..=6 (got {}x{})",
-                p.width, p.height
+            return Err(ParamError::out_of_range(
+                "width and height",
+                "2..=6",
+                format!("{}x{}", p.width, p.height),
             ));
         }
-        if !(1..=MAX_PAIRS).contains(&p.pairs) {
-            return Err(format!("pairs must be 1..={MAX_PAIRS} (got {})", p.pairs));
-        }
-        if !(0.0..=0.5).contains(&p.obstacle_density) {
-            return Err(format!(
-                "obstacle_density must be 0.0..=0.5 (got {})",
-                p.obstacle_density
-            ));
-        }
+        ParamError::check("pairs", p.pairs, 1..=MAX_PAIRS)?;
+        ParamError::check("obstacle_density", p.obstacle_density, 0.0..=0.5)?;
         if p.min_moves < 1 || p.min_moves > p.max_moves || p.max_moves > 60 {
-            return Err(format!(
+            return Err(ParamError::Conflict(format!(
                 "need 1 <= min_moves <= max_moves <= 60 (got {}..={})",
                 p.min_moves, p.max_moves
-            ));
+            )));
         }
         Ok(())
     }
@@ -214,17 +208,20 @@ impl Game for Tilt {
         agents::figures(level, moves, until)
     }
 
-    fn fits(params: &TiltParams, level: &Level, moves: u32) -> Result<(), String> {
-        // The level's size counts its border walls.
+    fn fits(params: &TiltParams, level: &Level, moves: u32) -> Result<(), Misfit> {
         let inside = (level.width.wrapping_sub(2), level.height.wrapping_sub(2));
         if inside != (params.width, params.height) {
-            return Err(format!(
-                "a {}x{} level in a {}x{} job",
-                inside.0, inside.1, params.width, params.height
-            ));
+            return Err(Misfit::Shape {
+                level: format!("a {}x{} level", inside.0, inside.1),
+                job: format!("a {}x{} job", params.width, params.height),
+            });
         }
-        crate::game::within(moves, "moves", params.min_moves, params.max_moves)
-            .map_err(|r| r.to_string())
+        Ok(crate::game::within(
+            moves,
+            "moves",
+            params.min_moves,
+            params.max_moves,
+        )?)
     }
 
     fn to_text(level: &Level) -> String {
