@@ -5,32 +5,31 @@
 //! parses and checks its params once and gives a [`PreparedGame`], which a
 //! worker runs for every seed of a stratum.
 
-use crate::clock::Instant;
 use std::fmt;
-use std::marker::PhantomData;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crate::agents::Figures;
 use crate::cube::Cube;
 use crate::doors::Doors;
 use crate::dungeon::Dungeon;
-use crate::game::ms_since;
 use crate::rating::{Model, RatingError};
 use crate::sokoban::Sokoban;
 use crate::synthetic::Synthetic;
 use crate::tilt::Tilt;
-use crate::{
-    Budget, Candidate, Game, GameError, MetricDoc, Metrics, Outcome, Rejection, Solved, sha256_hex,
+use crate::{Budget, Candidate, Game, GameError, MetricDoc, Outcome};
+pub use pregen_game_core::registration::{
+    CheckError, Entry, LevelVerdict, NotDeterministic, Ready, Registered, Verdict,
+    outcome_difference,
 };
 
 /// Every game, in name order.
 static GAMES: &[&dyn Registered] = &[
-    &Entry::<Cube>(PhantomData),
-    &Entry::<Doors>(PhantomData),
-    &Entry::<Dungeon>(PhantomData),
-    &Entry::<Sokoban>(PhantomData),
-    &Entry::<Synthetic>(PhantomData),
-    &Entry::<Tilt>(PhantomData),
+    &Entry::<Cube>::NEW,
+    &Entry::<Doors>::NEW,
+    &Entry::<Dungeon>::NEW,
+    &Entry::<Sokoban>::NEW,
+    &Entry::<Synthetic>::NEW,
+    &Entry::<Tilt>::NEW,
 ];
 
 /// A game chosen by name, its params not yet given.
@@ -331,402 +330,9 @@ impl PreparedGame {
     }
 }
 
-fn parse_level<G: Game>(level_json: &str) -> Result<G::Level, CheckError> {
-    serde_json::from_str(level_json)
-        .map_err(|e| CheckError::new(format!("the level JSON is not a {} level: {e}", G::NAME)))
-}
-
-/// The level of a candidate whose layout reads back to itself and to the
-/// level whose canonical JSON is `level_json`; `None` when any of that fails
-/// ([`read_level`] then says what). It is what [`read_level`] accepts, read
-/// from the text form instead of the JSON (the JSON is the level's canonical
-/// form, so it reads back to the level it is written from): the common case
-/// without a JSON parse and a second rendering.
-fn read_agreeing<G: Game>(c: &Candidate) -> Option<G::Level> {
-    let level = G::from_text(&c.layout).ok()?;
-    let agrees = G::to_text(&level) == c.layout
-        && serde_json::to_string(&level).is_ok_and(|json| json == c.level_json);
-    agrees.then_some(level)
-}
-
-/// The level of a candidate, read from its JSON: the JSON parses and is
-/// canonical, the level is well-formed (its text form reads back) and its
-/// text form is the layout. Each failure says which.
-fn read_level<G: Game>(c: &Candidate) -> Result<G::Level, CheckError> {
-    let level = parse_level::<G>(&c.level_json)?;
-    let json = serde_json::to_string(&level)
-        .map_err(|e| CheckError::new(format!("the level does not serialize: {e}")))?;
-    if json != c.level_json {
-        return Err(CheckError::new(
-            "the level JSON is not in its canonical form",
-        ));
-    }
-    let text = G::to_text(&level);
-    let read_back = G::from_text(&text)
-        .map_err(|e| CheckError::new(format!("the level is not well-formed: {e}")))?;
-    if G::to_text(&read_back) != text {
-        return Err(CheckError::new("the level's text form does not read back"));
-    }
-    if text != c.layout {
-        return Err(CheckError::new("the layout is not the level's"));
-    }
-    Ok(level)
-}
-
-/// A seed a game program answered two ways ([`PreparedGame::probe_determinism`],
-/// or two results of one seed met in a run).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "the program answers seed {seed} two ways: it is not deterministic ({differs}); a pack \
-     of it would differ from run to run. Make every answer a function of the seed and params \
-     alone (seed every random generator from the seed; no clock, no hash-order iteration)"
-)]
-pub struct NotDeterministic {
-    /// The seed.
-    pub seed: u64,
-    /// What differs between the two answers.
-    pub differs: String,
-}
-
-/// Why a level does not pass [`PreparedGame::check`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct CheckError {
-    message: String,
-    broken: bool,
-}
-
-impl CheckError {
-    pub(crate) fn new(message: impl Into<String>) -> Self {
-        CheckError {
-            message: message.into(),
-            broken: false,
-        }
-    }
-
-    /// The check could not be made: the exchange with a game program broke
-    /// (a crash, a kill, no answer in time, a stray line).
-    pub(crate) fn broken(message: impl Into<String>) -> Self {
-        CheckError {
-            message: message.into(),
-            broken: true,
-        }
-    }
-
-    /// Whether the check could not be made ([`CheckError::broken`]): the
-    /// level was not judged, and nothing is known against whoever sent it.
-    pub fn is_broken(&self) -> bool {
-        self.broken
-    }
-}
-
 impl fmt::Debug for PreparedGame {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "PreparedGame({})", self.kind.name())
-    }
-}
-
-/// One level of a file given to [`GameKind::solve_text`].
-#[derive(Debug)]
-pub struct LevelVerdict {
-    /// The level's title in the file (empty when it has none).
-    pub title: String,
-    /// What became of it.
-    pub verdict: Verdict,
-    /// Milliseconds the solver took.
-    pub ms: f64,
-}
-
-/// What became of one level of a file.
-#[derive(Debug)]
-pub enum Verdict {
-    /// Solved: the answer, with the game's analysis in its published form.
-    Solved(Solved<Metrics>),
-    /// The solver proved it unsolvable or gave up.
-    Failed(Rejection),
-    /// Its text is not a level.
-    Malformed(GameError),
-}
-
-/// What the registry needs of a game, as an object.
-pub(crate) trait Registered: Sync {
-    fn is_external(&self) -> bool {
-        false
-    }
-    fn description(&'static self) -> Option<&'static crate::external::Description> {
-        None
-    }
-    fn name(&self) -> &'static str;
-    fn metric_docs(&self) -> &'static [MetricDoc];
-    fn rating_model(&self) -> &'static str;
-    fn default_params(&self) -> serde_json::Value;
-    fn prepare(&'static self, params: &serde_json::Value) -> Result<Box<dyn Ready>, GameError>;
-    fn solve_text(
-        &self,
-        text: &str,
-        budget: &dyn Fn() -> Budget,
-        each: &mut dyn FnMut(LevelVerdict),
-    ) -> Result<(), GameError>;
-    fn replay_json(&self, level_json: &str, solution: &str) -> Result<(), GameError>;
-    fn text_to_json(&self, text: &str) -> Result<String, GameError>;
-    fn play_json(&self, level_json: &str, moves: &str) -> Result<(String, bool), GameError>;
-    fn play_agents(&self, c: &Candidate) -> Result<Option<Figures>, CheckError>;
-}
-
-/// A game with its params, as an object.
-pub(crate) trait Ready: Send + Sync {
-    fn run(&self, seed: u64, budget: &Budget) -> Outcome;
-    /// Levels outside `band` are refused as `out of band` (a game program's
-    /// are judged by the coordinator instead).
-    fn set_band(&mut self, _band: Option<crate::rating::Band>) {}
-    fn batch(&self) -> usize {
-        1
-    }
-    fn run_many(
-        &self,
-        seeds: &[u64],
-        budget: &dyn Fn() -> Budget,
-        each: &mut dyn FnMut(u64, Outcome),
-    ) {
-        for &seed in seeds {
-            each(seed, self.run(seed, &budget()));
-        }
-    }
-    fn check(&self, level: &Candidate) -> Result<(), CheckError>;
-    fn check_many(&self, levels: &[&Candidate]) -> Vec<Result<(), CheckError>> {
-        levels.iter().map(|level| self.check(level)).collect()
-    }
-    fn render(&self, _level_json: &str, _layout: &str) -> Option<Result<String, CheckError>> {
-        None
-    }
-    fn regenerates(&self) -> bool;
-    fn made_by(&self, seed: u64, level_json: &str, budget: &Budget) -> Result<(), CheckError>;
-    fn canonical_hash(&self, level_json: &str) -> Result<Option<String>, CheckError>;
-    /// `seeds` run in a process of their own, apart from every other run
-    /// (a game program); `None` for a built-in game, which has no process.
-    fn run_apart(&self, _seeds: &[u64], _budget: &dyn Fn() -> Budget) -> Option<Vec<Outcome>> {
-        None
-    }
-}
-
-/// What differs between two outcomes of one seed, in words; `None` when
-/// they are the same verdict. A watchdog timeout or a broken exchange with
-/// a program (a crash, a kill) on either side proves nothing: they depend
-/// on the machine.
-pub fn outcome_difference(a: &Outcome, b: &Outcome) -> Option<String> {
-    let said = |o: &Outcome| match &o.result {
-        Ok(c) => format!(
-            "accepted, level {}",
-            &c.level_hash[..c.level_hash.len().min(12)]
-        ),
-        Err(r) => r.to_string(),
-    };
-    match (&a.result, &b.result) {
-        (Err(Rejection::Timeout), _) | (_, Err(Rejection::Timeout)) => None,
-        (Err(r), _) | (_, Err(r)) if r.code() == Some(crate::reason::Code::Protocol) => None,
-        (Err(x), Err(y)) if x == y => None,
-        (Ok(x), Ok(y)) => {
-            let mut differs = Vec::new();
-            if x.level_json != y.level_json {
-                differs.push(format!(
-                    "the level ({} and {})",
-                    &x.level_hash[..x.level_hash.len().min(12)],
-                    &y.level_hash[..y.level_hash.len().min(12)]
-                ));
-            }
-            if x.solution != y.solution || x.moves != y.moves {
-                differs.push(format!("the solution ({} and {} moves)", x.moves, y.moves));
-            }
-            if x.moves_optimal != y.moves_optimal {
-                differs.push("moves_optimal".into());
-            }
-            let keys: std::collections::BTreeSet<&String> =
-                x.metrics.keys().chain(y.metrics.keys()).collect();
-            for key in keys {
-                let (u, v) = (x.metrics.get(key), y.metrics.get(key));
-                if u.map(|f| f.to_bits()) != v.map(|f| f.to_bits()) {
-                    let show = |f: Option<&f64>| f.map_or("none".into(), |f| f.to_string());
-                    differs.push(format!("metric `{key}` ({} and {})", show(u), show(v)));
-                }
-            }
-            (!differs.is_empty()).then(|| differs.join(", "))
-        }
-        _ => Some(format!("one run: {}; another: {}", said(a), said(b))),
-    }
-}
-
-/// The registry's entry for game `G`.
-struct Entry<G>(PhantomData<fn() -> G>);
-
-struct WithParams<G: Game>(G::Params, Model, Option<crate::rating::Band>);
-
-impl<G: Game> Ready for WithParams<G> {
-    fn run(&self, seed: u64, budget: &Budget) -> Outcome {
-        crate::game::run_game_banded::<G>(&self.0, seed, budget, &self.1, self.2.as_ref())
-    }
-
-    fn set_band(&mut self, band: Option<crate::rating::Band>) {
-        self.2 = band;
-    }
-
-    fn regenerates(&self) -> bool {
-        G::REGENERATE
-    }
-
-    fn made_by(&self, seed: u64, level_json: &str, budget: &Budget) -> Result<(), CheckError> {
-        if !G::REGENERATE {
-            return Ok(());
-        }
-        let made = G::generate(&self.0, &mut crate::rng::Rng::new(seed), budget)
-            .map_err(|r| CheckError::new(format!("seed {seed} makes no level ({r})")))?;
-        let json = serde_json::to_string(&made)
-            .map_err(|e| CheckError::new(format!("the level does not serialize: {e}")))?;
-        if json != level_json {
-            return Err(CheckError::new(format!(
-                "the level is not the one seed {seed} makes"
-            )));
-        }
-        Ok(())
-    }
-
-    fn canonical_hash(&self, level_json: &str) -> Result<Option<String>, CheckError> {
-        let level = parse_level::<G>(level_json)?;
-        Ok(G::canonical(&self.0, &level).map(|c| sha256_hex(c.as_bytes())))
-    }
-
-    fn check(&self, c: &Candidate) -> Result<(), CheckError> {
-        let level = match G::WHOLE_TEXT.then(|| read_agreeing::<G>(c)).flatten() {
-            Some(level) => level,
-            None => read_level::<G>(c)?,
-        };
-        if sha256_hex(c.level_json.as_bytes()) != c.level_hash {
-            return Err(CheckError::new("level_hash is not the hash of the level"));
-        }
-        G::replay(&level, &c.solution)
-            .map_err(|e| CheckError::new(format!("the solution does not win: {e}")))?;
-        let moves = G::solution_moves(&c.solution);
-        if moves != c.moves {
-            return Err(CheckError::new(format!(
-                "moves is {} but the solution has {moves}",
-                c.moves
-            )));
-        }
-        G::fits(&self.0, &level, moves)
-            .map_err(|e| CheckError::new(format!("the level does not fit the params: {e}")))?;
-        if G::proves_optimal(&self.0) && !c.moves_optimal {
-            return Err(CheckError::new(
-                "the level does not fit the params: its moves are not proven fewest",
-            ));
-        }
-        let canonical = G::canonical(&self.0, &level).map(|c| sha256_hex(c.as_bytes()));
-        if canonical != c.canonical {
-            return Err(CheckError::new(
-                "canonical is not the level's canonical form",
-            ));
-        }
-        Ok(())
-    }
-}
-
-impl<G: Game> Registered for Entry<G> {
-    fn default_params(&self) -> serde_json::Value {
-        serde_json::to_value(G::Params::default()).unwrap_or(serde_json::Value::Null)
-    }
-
-    fn name(&self) -> &'static str {
-        G::NAME
-    }
-
-    fn metric_docs(&self) -> &'static [MetricDoc] {
-        G::METRICS
-    }
-
-    fn rating_model(&self) -> &'static str {
-        G::RATING_MODEL
-    }
-
-    fn prepare(&'static self, params: &serde_json::Value) -> Result<Box<dyn Ready>, GameError> {
-        let parsed: G::Params =
-            serde_json::from_value(params.clone()).map_err(|e| GameError::Params {
-                game: G::NAME,
-                message: e.to_string(),
-            })?;
-        G::validate(&parsed).map_err(|e| GameError::Params {
-            game: G::NAME,
-            message: e.to_string(),
-        })?;
-        let model = crate::game::default_model::<G>().map_err(|e| GameError::Params {
-            game: G::NAME,
-            message: e.to_string(),
-        })?;
-        Ok(Box::new(WithParams::<G>(parsed, model, None)))
-    }
-
-    fn solve_text(
-        &self,
-        text: &str,
-        budget: &dyn Fn() -> Budget,
-        each: &mut dyn FnMut(LevelVerdict),
-    ) -> Result<(), GameError> {
-        for (title, level) in G::from_collection(text)? {
-            let started = Instant::now();
-            let verdict = match level {
-                Err(e) => Verdict::Malformed(e),
-                Ok(level) => {
-                    let budget = budget();
-                    match G::solve(&level, &budget) {
-                        Ok(solved) => {
-                            let metrics = crate::game::published::<G>(&level, &solved, &budget);
-                            Verdict::Solved(solved.map(|_| metrics))
-                        }
-                        Err(rejection) => Verdict::Failed(rejection),
-                    }
-                }
-            };
-            each(LevelVerdict {
-                title,
-                verdict,
-                ms: ms_since(started),
-            });
-        }
-        Ok(())
-    }
-
-    fn replay_json(&self, level_json: &str, solution: &str) -> Result<(), GameError> {
-        let level: G::Level = serde_json::from_str(level_json).map_err(|e| GameError::Parse {
-            line: e.line(),
-            column: e.column(),
-            message: e.to_string(),
-        })?;
-        G::replay(&level, solution)
-    }
-
-    fn play_json(&self, level_json: &str, moves: &str) -> Result<(String, bool), GameError> {
-        let level: G::Level = serde_json::from_str(level_json).map_err(|e| GameError::Parse {
-            line: e.line(),
-            column: e.column(),
-            message: e.to_string(),
-        })?;
-        G::play(&level, moves).ok_or_else(|| {
-            GameError::External(format!(
-                "{} does not show its position between moves; `check` replays a whole solution",
-                G::NAME
-            ))
-        })?
-    }
-
-    fn text_to_json(&self, text: &str) -> Result<String, GameError> {
-        let level = G::from_text(text)?;
-        serde_json::to_string(&level).map_err(|e| GameError::Parse {
-            line: 0,
-            column: 0,
-            message: e.to_string(),
-        })
-    }
-
-    fn play_agents(&self, c: &Candidate) -> Result<Option<Figures>, CheckError> {
-        let level = parse_level::<G>(&c.level_json)?;
-        Ok(G::agents(&level, c.moves, &c.metrics, None))
     }
 }
 
@@ -969,7 +575,7 @@ mod tests {
             assert_eq!(game.check(&level), Ok(()), "{name}");
             type Tamper = (&'static str, fn(&mut Candidate));
             let tampered: [Tamper; 7] = [
-                ("hash", |c| c.level_hash = sha256_hex(b"other")),
+                ("hash", |c| c.level_hash = crate::sha256_hex(b"other")),
                 ("layout", |c| c.layout.push('#')),
                 ("json", |c| c.level_json.insert(0, ' ')),
                 ("moves", |c| c.moves += 1),
@@ -997,7 +603,10 @@ mod tests {
     #[test]
     fn a_level_is_read_from_its_layout_when_the_text_is_whole() {
         fn reads<G: Game>(c: &Candidate) -> (bool, bool) {
-            (read_agreeing::<G>(c).is_some(), G::WHOLE_TEXT)
+            (
+                pregen_game_core::registration::read_agreeing::<G>(c).is_some(),
+                G::WHOLE_TEXT,
+            )
         }
         for (game, level) in first_levels() {
             let name = game.kind().name();

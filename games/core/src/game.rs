@@ -148,10 +148,11 @@ pub enum Misfit {
 impl From<Rejection> for Misfit {
     /// A count [`within`] refuses.
     fn from(rejection: Rejection) -> Misfit {
-        Misfit::Count(rejection.reason().map_or_else(
-            || rejection.to_string(),
-            ToString::to_string,
-        ))
+        Misfit::Count(
+            rejection
+                .reason()
+                .map_or_else(|| rejection.to_string(), ToString::to_string),
+        )
     }
 }
 

@@ -10,7 +10,10 @@
 //! - [`rating`] (a rating as data, over [`metrics`]) and [`agents`] (random,
 //!   greedy and best-first players, over [`metrics`], [`rng`] and [`clock`]);
 //! - [`game`]: the [`Game`] trait, [`Budget`], [`Outcome`], [`Candidate`],
-//!   [`Rejection`] and the runner that turns one seed into an outcome.
+//!   [`Rejection`] and the runner that turns one seed into an outcome;
+//! - [`registration`]: what a registry needs of a game as an object
+//!   ([`registration::Registered`], [`registration::Ready`]), a built-in
+//!   game's [`registration::Entry`], and what they answer.
 
 pub mod agents;
 pub mod clock;
@@ -19,6 +22,7 @@ pub mod game;
 pub mod metrics;
 pub mod rating;
 pub mod reason;
+pub mod registration;
 pub mod rng;
 pub mod search;
 

@@ -3,6 +3,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::registry::GameKind;
+use crate::{Code, Rejection, Status};
 
 fn tilt() -> GameKind {
     GameKind::from_name("tilt").expect("tilt")

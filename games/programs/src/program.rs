@@ -5,7 +5,7 @@
 //! `error`, code `protocol`, the detail naming the message), never a panic or
 //! a hang.
 
-use crate::clock::Instant;
+use pregen_game_core::clock::Instant;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -15,9 +15,9 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, SyncSender, channel, s
 use std::time::Duration;
 
 use super::{CheckMessage, Description, MAX_LINE, PROTOCOL, Request, RequestBody, ResponseBody};
-use crate::game::{Candidate, Outcome, Rejection};
-use crate::reason::Code;
-use crate::registry::CheckError;
+use pregen_game_core::game::{Candidate, Outcome, Rejection};
+use pregen_game_core::reason::Code;
+use pregen_game_core::registration::CheckError;
 
 /// How long a program may take to describe itself.
 const DESCRIBE_WAIT: Duration = Duration::from_secs(30);

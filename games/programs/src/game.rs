@@ -16,7 +16,7 @@
 //! of the metrics by the description's rating model, never the program's
 //! own number.
 
-use crate::clock::Instant;
+use pregen_game_core::clock::Instant;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,11 +26,11 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 
 use super::{Description, Program, ProgramError};
-use crate::agents::Figures;
-use crate::rating::Model;
-use crate::reason::Code;
-use crate::registry::{CheckError, GameKind, LevelVerdict, Ready, Registered};
-use crate::{Budget, Candidate, GameError, MetricDoc, Outcome, Rejection, sha256_hex};
+use pregen_game_core::agents::Figures;
+use pregen_game_core::rating::Model;
+use pregen_game_core::reason::Code;
+use pregen_game_core::registration::{CheckError, LevelVerdict, Ready, Registered};
+use pregen_game_core::{Budget, Candidate, GameError, MetricDoc, Outcome, Rejection, sha256_hex};
 
 /// How long a check or a params check may take.
 const CHECK_WAIT: Duration = Duration::from_secs(60);
@@ -132,7 +132,7 @@ pub fn identity(spec: &ProgramSpec) -> Result<String, ProgramError> {
         }
     }
     let digest = hash.finalize();
-    let identity = format!("sha256:{}", crate::hex(&digest));
+    let identity = format!("sha256:{}", pregen_game_core::hex(&digest));
     KNOWN
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -171,31 +171,32 @@ fn moves_model(name: &str) -> String {
 /// The programs registered in this process.
 static PROGRAMS: Mutex<Vec<&'static External>> = Mutex::new(Vec::new());
 
-impl GameKind {
-    /// The game the program of `spec` is: started (once per process and
-    /// spec), described, its description checked (a name, metric keys
-    /// without repeats, a rating model over them), and registered.
-    pub fn external(spec: &ProgramSpec) -> Result<GameKind, ProgramError> {
-        let mut known = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(found) = known.iter().find(|e| e.spec == *spec) {
-            return Ok(GameKind(*found));
-        }
-        let (program, description) = Program::start(&spec.command, Some(spec.dir.clone()))?;
-        let external: &'static External =
-            Box::leak(Box::new(External::new(spec.clone(), description, program)?));
-        known.push(external);
-        Ok(GameKind(external))
+/// The game the program of `spec` is: started (once per process and
+/// spec), described, its description checked (a name, metric keys without
+/// repeats, a rating model over them), and registered for the process's
+/// life.
+pub fn register(spec: &ProgramSpec) -> Result<&'static dyn Registered, ProgramError> {
+    let mut known = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(found) = known.iter().find(|e| e.spec == *spec) {
+        return Ok(*found);
     }
+    let (program, description) = Program::start(&spec.command, Some(spec.dir.clone()))?;
+    let external: &'static External =
+        Box::leak(Box::new(External::new(spec.clone(), description, program)?));
+    known.push(external);
+    Ok(external)
+}
 
-    /// The description of an external game's program (`None` for a
-    /// built-in game).
-    pub fn description(self) -> Option<&'static Description> {
-        self.0.description()
-    }
+/// The description of a game program's game (`None` for a game that is
+/// not a program's).
+pub fn description(game: &'static dyn Registered) -> Option<&'static Description> {
+    game.as_any()
+        .downcast_ref::<External>()
+        .map(|external| &external.description)
 }
 
 /// A registered game program.
-pub(crate) struct External {
+struct External {
     spec: ProgramSpec,
     description: Description,
     name: &'static str,
@@ -368,8 +369,8 @@ impl Registered for External {
         true
     }
 
-    fn description(&'static self) -> Option<&'static Description> {
-        Some(&self.description)
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 
     fn name(&self) -> &'static str {

@@ -1,0 +1,301 @@
+//! The game protocol: how pregen drives a game that is a program, in any
+//! language. Messages are JSON objects, one per line (UTF-8, `\n`-ended, at
+//! most [`MAX_LINE`] bytes), over the program's stdin (requests) and stdout
+//! (responses); its stderr is the program's own log. Each request carries an
+//! `id` that its response echoes, so a response out of order is caught.
+//!
+//! - `{"id":1,"describe":{"protocol":1}}` -> `{"id":1,"describe":{...}}`: the
+//!   game's [`Description`] (name, version, the params' defaults, the metric
+//!   keys with units, the name of its text format). A program whose
+//!   `protocol` differs from [`PROTOCOL`] is refused by name.
+//! - `{"id":2,"generate":{"seed":7,"params":{...},"max_nodes":200000}}` ->
+//!   `{"id":2,"outcome":{...}}`: what a built-in game's run returns
+//!   ([`OutcomeMessage`]): status, reason code and detail, the level (text,
+//!   JSON, solution, moves, optimal flag, metrics, hashes), times and nodes.
+//! - `{"id":3,"check":{"params":{...},"level":{...}}}` ->
+//!   `{"id":3,"check":{"ok":true}}` or `{"ok":false,"reason":"..."}`.
+//! - `{"id":4,"prepare":{"params":{...}}}` -> `{"id":4,"prepare":{"ok":true}}`
+//!   or `{"ok":false,"reason":"..."}`: whether the program takes these params
+//!   (asked once per parameter set, before any seed runs).
+//! - `{"id":5,"render":{"params":{...},"level_json":"...","layout":"..."}}` ->
+//!   `{"id":5,"render":{"svg":"<svg ...>...</svg>"}}`: the level's picture,
+//!   asked only of a program whose description says `"renders": true` (the
+//!   others' levels are drawn from their text form).
+//! - Any request may be answered `{"id":N,"error":"..."}`.
+//!
+//! [`Program`] is the side pregen speaks from: a program run and spoken
+//! to; [`register`] makes one a game of the process's registry. (The other
+//! side, a built-in game answering these, is `pregen_games::external::serve`.)
+//!
+//! This crate is the game programs' driver: it knows the core's traits
+//! (`pregen-game-core`), not the built-in games.
+
+mod game;
+mod program;
+
+use serde::{Deserialize, Serialize};
+
+use pregen_game_core::game::{Candidate, Outcome, Rejection};
+use pregen_game_core::reason::{Code, Reason, Status};
+
+pub use game::{ProgramSpec, description, identity, register};
+pub use program::{Program, ProgramError, stop_all};
+
+/// The protocol's version: a program that declares another is refused.
+pub const PROTOCOL: u32 = 1;
+
+/// The longest line either side takes, in bytes.
+pub const MAX_LINE: usize = 1 << 20;
+
+/// A request to the program.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    /// Echoed by the response.
+    pub id: u64,
+    /// What is asked.
+    #[serde(flatten)]
+    pub body: RequestBody,
+}
+
+/// What a request asks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestBody {
+    /// The game's description.
+    Describe {
+        /// The protocol pregen speaks.
+        protocol: u32,
+    },
+    /// One seed's outcome.
+    Generate {
+        /// The seed.
+        seed: u64,
+        /// The stratum's params (the job's `[params]` merged with its own).
+        params: serde_json::Value,
+        /// The deterministic node budget.
+        max_nodes: u64,
+    },
+    /// The check of a level someone says these params made.
+    Check {
+        /// The params.
+        params: serde_json::Value,
+        /// The level.
+        level: Candidate,
+    },
+    /// Whether the program takes these params.
+    Prepare {
+        /// The params.
+        params: serde_json::Value,
+    },
+    /// A level's picture.
+    Render {
+        /// The params that made it.
+        params: serde_json::Value,
+        /// Its JSON form.
+        level_json: String,
+        /// Its text form.
+        layout: String,
+    },
+}
+
+/// A response from the program.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Response {
+    /// The request's.
+    pub id: u64,
+    /// The answer.
+    #[serde(flatten)]
+    pub body: ResponseBody,
+}
+
+/// What a response answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResponseBody {
+    /// To `describe`.
+    Describe(Description),
+    /// To `generate`.
+    Outcome(OutcomeMessage),
+    /// To `check`.
+    Check(CheckMessage),
+    /// To `prepare`.
+    Prepare(CheckMessage),
+    /// To `render`.
+    Render(RenderMessage),
+    /// The request could not be answered.
+    Error(String),
+}
+
+/// A game as its program describes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Description {
+    /// The protocol the program speaks.
+    pub protocol: u32,
+    /// The game's name.
+    pub name: String,
+    /// The program's version (part of the job's identity).
+    pub version: String,
+    /// The name of its text format.
+    pub text_format: String,
+    /// The params' defaults.
+    pub params: serde_json::Value,
+    /// Every metric key with unit and meaning.
+    pub metrics: Vec<MetricEntry>,
+    /// The rating model (TOML, docs/ratings.md's format) that rates a
+    /// level's metrics and moves into its difficulty: pregen rates every
+    /// level with it, so the program's `difficulty` is not taken on trust.
+    /// Left out: a level's difficulty is its moves.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub rating_model: String,
+    /// Whether one process runs several seeds at once (else one a thread).
+    #[serde(default)]
+    pub concurrent: bool,
+    /// Whether it answers `render` with a level's SVG picture (else its
+    /// levels are drawn from their text form).
+    #[serde(default)]
+    pub renders: bool,
+}
+
+/// A `render` answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RenderMessage {
+    /// The picture: an SVG document.
+    pub svg: String,
+}
+
+/// A metric key of a [`Description`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricEntry {
+    /// The key.
+    pub name: String,
+    /// Its unit (`count`, `share`, `flag`...).
+    pub unit: String,
+    /// What it measures.
+    pub doc: String,
+}
+
+/// One seed's outcome on the wire.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutcomeMessage {
+    /// The verdict.
+    pub status: Status,
+    /// For `rejected` and `error`: the reason code's word (the data
+    /// dictionary's list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason_code: Option<String>,
+    /// The reason's particulars.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason_detail: String,
+    /// The level, when accepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<Candidate>,
+    /// Milliseconds generating.
+    pub generate_ms: f64,
+    /// Milliseconds verifying.
+    pub solve_ms: f64,
+    /// Search nodes.
+    pub nodes: u64,
+}
+
+/// A check's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckMessage {
+    /// Whether the level passes.
+    pub ok: bool,
+    /// Why not.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+}
+
+impl From<Result<(), String>> for CheckMessage {
+    fn from(result: Result<(), String>) -> Self {
+        match result {
+            Ok(()) => CheckMessage {
+                ok: true,
+                reason: String::new(),
+            },
+            Err(reason) => CheckMessage { ok: false, reason },
+        }
+    }
+}
+
+impl OutcomeMessage {
+    /// The wire form of `outcome`.
+    pub fn of(outcome: &Outcome) -> OutcomeMessage {
+        let (status, reason, level) = match &outcome.result {
+            Ok(level) => (Status::Accepted, None, Some(level.clone())),
+            Err(r) => (r.status(), r.reason(), None),
+        };
+        OutcomeMessage {
+            status,
+            reason_code: reason.map(|r| r.code.as_str().to_string()),
+            reason_detail: reason.map(|r| r.detail.clone()).unwrap_or_default(),
+            level,
+            generate_ms: outcome.generate_ms,
+            solve_ms: outcome.solve_ms,
+            nodes: outcome.nodes,
+        }
+    }
+
+    /// The outcome it states, or what is wrong with it: a status without its
+    /// level or reason (or with what it should not have), an unknown reason
+    /// code or one of the other status, a time that is not a duration.
+    pub fn into_outcome(self) -> Result<Outcome, String> {
+        for (name, ms) in [
+            ("generate_ms", self.generate_ms),
+            ("solve_ms", self.solve_ms),
+        ] {
+            if !(ms.is_finite() && ms >= 0.0) {
+                return Err(format!("{name} is {ms}, not a duration"));
+            }
+        }
+        let reason = match self.reason_code {
+            None => None,
+            Some(word) => {
+                let code =
+                    Code::parse(&word).ok_or_else(|| format!("unknown reason code `{word}`"))?;
+                Some(Reason::new(code, self.reason_detail))
+            }
+        };
+        let result = match (self.status, self.level, reason) {
+            (Status::Accepted, Some(level), None) => {
+                if !level.difficulty.is_finite() || level.metrics.values().any(|v| !v.is_finite()) {
+                    return Err("a level with a number that is not finite".into());
+                }
+                Ok(level)
+            }
+            (Status::Accepted, None, _) => return Err("accepted without a level".into()),
+            (status, Some(_), _) => return Err(format!("a level with status {status}")),
+            (Status::Unsolvable, None, None) => Err(Rejection::Unsolvable),
+            (Status::Timeout, None, None) => Err(Rejection::Timeout),
+            (status @ (Status::Rejected | Status::Error), None, Some(reason)) => {
+                if reason.code.status() != status {
+                    return Err(format!(
+                        "reason code `{}` with status {status}",
+                        reason.code
+                    ));
+                }
+                Err(Rejection::Refused(reason))
+            }
+            (status @ (Status::Rejected | Status::Error), None, None) => {
+                return Err(format!("status {status} without a reason_code"));
+            }
+            (status, None, Some(_)) => return Err(format!("a reason_code with status {status}")),
+        };
+        Ok(Outcome {
+            result,
+            generate_ms: self.generate_ms,
+            solve_ms: self.solve_ms,
+            nodes: self.nodes,
+        })
+    }
+}
+
+/// A response line as the program wrote it, read: `Err` says what is wrong
+/// with it, quoting its start.
+pub fn read_response(line: &str) -> Result<Response, String> {
+    serde_json::from_str(line).map_err(|e| {
+        let head: String = line.chars().take(80).collect();
+        format!("a response that is not a message (`{head}`): {e}")
+    })
+}
