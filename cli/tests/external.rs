@@ -10,6 +10,7 @@ use pregen_games::seeds::SeedFile;
 use pregen_games::{Budget, GameKind};
 use pregen_pack::PackDir;
 
+use crate::common::needs::{PYTHON, needs};
 use crate::common::{
     PackContent, TOKEN, job_text, pregen, pregen_stdout, run_pack, serve,
     serve_with_a_worker_killed, wait, worker,
@@ -73,6 +74,9 @@ fn a_game_served_over_the_protocol_gives_what_it_gives_natively() {
 /// seed differs from what the seed makes.
 #[test]
 fn the_python_example_speaks_the_protocol_and_its_liars_are_caught() {
+    if !needs(&[PYTHON]) {
+        return;
+    }
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../examples/external/rushhour.py"
@@ -178,6 +182,9 @@ fn a_tilt_pack_through_the_protocol_is_the_native_pack() {
 /// processes, one killed mid-run, gives the same pack.
 #[test]
 fn the_python_example_makes_a_verified_pack_whatever_fails() {
+    if !needs(&[PYTHON]) {
+        return;
+    }
     let dir = tempfile::tempdir().expect("tempdir");
     let job = rushhour_job(40, 0.01);
     let alone = run_pack(&dir.path().join("run"), &job, 1);
@@ -230,6 +237,9 @@ fn the_python_example_makes_a_verified_pack_whatever_fails() {
 /// whose copy of the program differs is refused before it runs a seed.
 #[test]
 fn a_lying_program_is_caught_and_its_worker_refused() {
+    if !needs(&[PYTHON]) {
+        return;
+    }
     let dir = tempfile::tempdir().expect("tempdir");
     let job = rushhour_job(30, 1.0);
     let reference = PackContent::read(&run_pack(&dir.path().join("run"), &job, 1));
@@ -306,6 +316,9 @@ fn run_failing(root: &std::path::Path, job: &str) -> String {
 /// seed and what differs, blaming no worker and advising no resume.
 #[test]
 fn a_program_that_is_not_deterministic_is_named_not_shipped() {
+    if !needs(&[PYTHON]) {
+        return;
+    }
     let dir = tempfile::tempdir().expect("tempdir");
     for share in ["0.2", "0.02"] {
         let job = rushhour_job(40, 0.01).replace(
@@ -336,6 +349,9 @@ fn a_program_that_is_not_deterministic_is_named_not_shipped() {
 /// judged says so in both verifies.
 #[test]
 fn an_independent_checker_judges_in_the_programs_place() {
+    if !needs(&[PYTHON]) {
+        return;
+    }
     let dir = tempfile::tempdir().expect("tempdir");
     let liar = rushhour_job(10, 0.01).replace(
         "command = [\"python3\", \"rushhour.py\"]",
@@ -378,6 +394,9 @@ fn an_independent_checker_judges_in_the_programs_place() {
 /// makes is named as contradicting itself, and no worker is blamed for it.
 #[test]
 fn a_program_whose_check_refuses_its_own_levels_is_named() {
+    if !needs(&[PYTHON]) {
+        return;
+    }
     let dir = tempfile::tempdir().expect("tempdir");
     let job = rushhour_job(10, 0.01).replace(
         "command = [\"python3\", \"rushhour.py\"]",

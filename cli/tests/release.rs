@@ -2,7 +2,7 @@
 //! the seed-only release from which a client that links `pregen-games`
 //! regenerates every level bit for bit.
 
-use crate::common::needs::{Need, needs};
+use crate::common::needs::{Need, PYTHON, needs};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -245,7 +245,7 @@ fn a_tier_is_cut_into_files_of_levels_per_file() {
 /// the pack's own.
 #[test]
 fn jsonl_release_files_are_read_by_python_and_chromium() {
-    if !needs(&[Need::Chromium]) {
+    if !needs(&[PYTHON, Need::Chromium]) {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");

@@ -1,5 +1,6 @@
-//! What a test needs beyond a Rust toolchain: Python's Parquet readers,
-//! Chromium, Java, openssl, the wasm target. Plain `cargo test` on a machine
+//! What a test needs beyond a Rust toolchain: Python 3 (for the example
+//! game program) and its Parquet readers, Chromium, Java, openssl, the wasm
+//! target. Plain `cargo test` on a machine
 //! without one of them skips the tests that need it, each with one line
 //! saying so; `.ci/run` installs them all and sets
 //! `PREGEN_TESTS_NEED_EVERYTHING=1`, under which a missing tool fails the
@@ -10,7 +11,7 @@ use std::process::{Command, Stdio};
 /// A tool a test needs.
 #[derive(Debug, Clone, Copy)]
 pub enum Need {
-    /// Python 3 with these modules.
+    /// Python 3 with these modules (none: Python 3 alone).
     Python(&'static [&'static str]),
     /// Headless Chromium (`chromium`, or `$CHROMIUM`).
     Chromium,
@@ -21,6 +22,9 @@ pub enum Need {
     /// Rust's `wasm32-unknown-unknown` target.
     Wasm,
 }
+
+/// Python 3 alone, as the example game program `rushhour.py` needs it.
+pub const PYTHON: Need = Need::Python(&[]);
 
 /// Python's Parquet readers, as `analysis/python/check_pack.py` uses them.
 pub const PARQUET_READERS: Need = Need::Python(&["pyarrow", "pandas", "polars", "duckdb"]);
@@ -36,6 +40,7 @@ impl Need {
                 .is_ok_and(|s| s.success())
         };
         match self {
+            Need::Python([]) => quiet("python3", &["-c", "pass"]),
             Need::Python(modules) => quiet(
                 "python3",
                 &["-c", &format!("import {}", modules.join(", "))],
@@ -57,6 +62,7 @@ impl Need {
 
     fn describe(self) -> String {
         match self {
+            Need::Python([]) => "python3".into(),
             Need::Python(modules) => format!("python3 with {}", modules.join(", ")),
             Need::Chromium => "headless Chromium".into(),
             Need::Java => "a Java runtime".into(),
