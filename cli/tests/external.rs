@@ -309,6 +309,51 @@ fn run_failing(root: &std::path::Path, job: &str) -> String {
     stderr
 }
 
+/// A program that crashes on a share of its seeds (the example with
+/// `--lie crash:10`, which dies on every seed that is a multiple of 10)
+/// still makes its pack from the other seeds, and the run's last lines say
+/// how many seeds went wrong and why, where before they said nothing.
+#[test]
+fn a_run_whose_program_crashes_says_so_on_its_last_lines() {
+    if !needs(&[PYTHON]) {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = rushhour_job(30, 0.0).replace(
+        "command = [\"python3\", \"rushhour.py\"]",
+        "command = [\"python3\", \"rushhour.py\", \"--lie\", \"crash:10\"]",
+    );
+    let job_path = crate::common::write_job(dir.path(), &job);
+    let out = pregen()
+        .args(["run", "--no-progress", "--workers", "1", "--out"])
+        .arg(dir.path().join("out"))
+        .arg(&job_path)
+        .output()
+        .expect("run pregen");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let warning = stderr
+        .lines()
+        .find(|l| l.starts_with("warning: ") && l.contains("went wrong"))
+        .unwrap_or_else(|| panic!("no word of the crashes: {stderr}"));
+    let crashed: u64 = warning
+        .trim_start_matches("warning: ")
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count in `{warning}`"));
+    let manifest = PackDir::new(dir.path().join("out/e2e"))
+        .read_manifest()
+        .expect("manifest");
+    assert!(crashed > 0, "{warning}");
+    assert!(
+        stderr.contains(&format!("{crashed:>8}  error: protocol")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("a game program crashed"), "{stderr}");
+    assert!(manifest.seeds.tried > 30, "{:?}", manifest.seeds);
+}
+
 /// a program that is not deterministic (the example with
 /// `--lie random:P`, which answers a share P of the seeds it runs with the
 /// level of a seed drawn at random) is named as such, at 20% and at 2%, by

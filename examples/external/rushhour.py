@@ -15,6 +15,8 @@ check replays a solution under the rules.
     python3 rushhour.py --lie strict     # its check refuses every level, its own too
     python3 rushhour.py --lie random:0.02  # not deterministic: 2% of the seeds it runs
                                            # get the level of a seed drawn at random
+    python3 rushhour.py --lie crash:10     # a failing program: the process dies when asked
+                                           # for a seed that is a multiple of 10
 
 The liars (and the program that is not deterministic) exist to test pregen's checks; `RUSHHOUR_LIE=solution` (or `level`)
 in the environment does the same without changing the command (so a lying
@@ -296,6 +298,8 @@ def answer(request, lie):
             return {"prepare": {"ok": False, "reason": str(e)}}
     if "generate" in request:
         g = request["generate"]
+        if lie and lie.startswith("crash:") and g["seed"] % int(lie[len("crash:"):]) == 0:
+            os._exit(3)
         return {"outcome": outcome(g["seed"], g["params"], g["max_nodes"], lie)}
     if "check" in request:
         why = "" if lie == "check" else check(request["check"]["params"], request["check"]["level"])

@@ -64,6 +64,46 @@ pub fn report(summary: &RunSummary) {
             summary.progress.mismatches
         );
     }
+    went_wrong(&summary.progress);
+}
+
+/// The seeds that went wrong (errors and timeouts, by reason), on the
+/// run's last lines: a pack is complete without them, but a failing game
+/// or program should not pass unseen.
+fn went_wrong(progress: &pregen_coordinator::scheduler::Progress) {
+    use pregen_games::Status;
+    let wrong: Vec<_> = progress
+        .rejected
+        .iter()
+        .filter(|(refusal, _)| matches!(refusal.status, Status::Error | Status::Timeout))
+        .collect();
+    let total: u64 = wrong.iter().map(|(_, n)| **n).sum();
+    if total == 0 {
+        return;
+    }
+    eprintln!(
+        "warning: {total} of {} seeds computed went wrong (the pack holds the seeds after \
+         them instead), by reason:",
+        progress.seeds
+    );
+    for (refusal, n) in &wrong {
+        eprintln!("  {n:>8}  {refusal}");
+    }
+    if wrong.iter().any(|(r, _)| r.status == Status::Timeout) {
+        eprintln!(
+            "  (a timeout depends on the machine: the watchdog limits a seed's CPU time, and \
+             a game program's wall time; the seeds are listed in the manifest)"
+        );
+    }
+    if wrong
+        .iter()
+        .any(|(r, _)| r.code == Some(pregen_games::Code::Protocol))
+    {
+        eprintln!(
+            "  (protocol: a game program crashed, was killed or broke the protocol on those \
+             seeds; its stderr is in the log)"
+        );
+    }
 }
 
 /// Writes to stdout; a reader that went away (`| head`) ends the output quietly.

@@ -144,8 +144,14 @@ pub struct Description {
     /// The rating model (TOML, docs/ratings.md's format) that rates a
     /// level's metrics and moves into its difficulty: pregen rates every
     /// level with it, so the program's `difficulty` is not taken on trust.
-    /// Left out: a level's difficulty is its moves.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    /// Left out: a level's difficulty is its moves. A program may send it
+    /// as TOML text or as a JSON object of the same tables (read into TOML
+    /// text here).
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "model_text"
+    )]
     pub rating_model: String,
     /// Whether one process runs several seeds at once (else one a thread).
     #[serde(default)]
@@ -154,6 +160,30 @@ pub struct Description {
     /// levels are drawn from their text form).
     #[serde(default)]
     pub renders: bool,
+}
+
+/// A description's `rating_model`: TOML text as it is, or a JSON object
+/// written as TOML text; anything else refused naming the field and its forms.
+fn model_text<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    use serde::de::Error;
+    let forms = "`rating_model` must be the rating model as TOML text (a string) or as a JSON \
+                 object of its tables (`name`, `version`, `game`, `terms`: docs/ratings.md)";
+    match serde_json::Value::deserialize(deserializer)? {
+        serde_json::Value::String(text) => Ok(text),
+        object @ serde_json::Value::Object(_) => serde_json::from_value::<toml::Table>(object)
+            .map_err(|e| format!("{e}"))
+            .and_then(|table| toml::to_string(&table).map_err(|e| format!("{e}")))
+            .map_err(|e| D::Error::custom(format!("{forms}; this object is neither ({e})"))),
+        other => Err(D::Error::custom(format!(
+            "{forms}, not {}",
+            match other {
+                serde_json::Value::Null => "null",
+                serde_json::Value::Bool(_) => "a boolean",
+                serde_json::Value::Number(_) => "a number",
+                _ => "an array",
+            }
+        ))),
+    }
 }
 
 /// A `render` answer.
@@ -298,4 +328,43 @@ pub fn read_response(line: &str) -> Result<Response, String> {
         let head: String = line.chars().take(80).collect();
         format!("a response that is not a message (`{head}`): {e}")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn description(model: &str) -> Result<Description, serde_json::Error> {
+        serde_json::from_str(&format!(
+            r#"{{"protocol":1,"name":"g","version":"1","text_format":"g","params":{{}},
+                "metrics":[{{"name":"states","unit":"count","doc":"positions"}}],
+                "rating_model":{model}}}"#
+        ))
+    }
+
+    /// A rating model sent as a JSON object reads as the TOML text it
+    /// stands for; a model of another form is refused naming the field.
+    #[test]
+    fn a_rating_model_may_be_toml_text_or_a_json_object() {
+        let object = r#"{"name":"m","version":1,"game":"g",
+            "terms":[{"feature":"moves","weight":1.0},{"feature":"states","weight":0.5}]}"#;
+        let read = description(object).expect("an object");
+        let docs = [pregen_game_core::metrics::metric(
+            "states",
+            "count",
+            "positions",
+        )];
+        let model = pregen_game_core::rating::Model::parse(&read.rating_model, "g", &docs)
+            .expect("the object's model");
+        assert_eq!(model.terms.len(), 2);
+        let text = serde_json::to_string(&read.rating_model).expect("a string");
+        assert_eq!(
+            description(&text).expect("text").rating_model,
+            read.rating_model
+        );
+        for bad in ["7", "[1]", "null"] {
+            let err = description(bad).expect_err("refused").to_string();
+            assert!(err.contains("`rating_model` must be"), "{bad}: {err}");
+        }
+    }
 }

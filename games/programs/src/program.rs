@@ -19,6 +19,11 @@ use pregen_game_core::game::{Candidate, Outcome, Rejection};
 use pregen_game_core::reason::Code;
 use pregen_game_core::registration::CheckError;
 
+/// What an answer not heard in time most often means.
+const FLUSH_HINT: &str = "a program must write each answer as one line on stdout and flush \
+                          it at once (Python: `print(..., flush=True)`), or its answers wait \
+                          in its buffer";
+
 /// How long a program may take to describe itself.
 const DESCRIBE_WAIT: Duration = Duration::from_secs(30);
 
@@ -363,7 +368,7 @@ impl Program {
                 ));
             }
             Err(RecvTimeoutError::Timeout) => {
-                return Err((true, "no answer in time".to_string()));
+                return Err((true, format!("no answer in time ({FLUSH_HINT})")));
             }
         };
         let response = super::read_response(&text).map_err(|e| (false, e))?;
@@ -506,7 +511,7 @@ impl Program {
                     kind(&other)
                 ))),
                 Err((true, _)) => Err(CheckError::broken(format!(
-                    "no answer within {} ms",
+                    "no answer within {} ms ({FLUSH_HINT})",
                     wait.as_millis()
                 ))),
                 Err((_, e)) => Err(CheckError::broken(e)),
@@ -550,7 +555,10 @@ impl Program {
             Ok(ResponseBody::Render(picture)) => Ok(picture.svg),
             Ok(ResponseBody::Error(e)) => Err(format!("the program says: {e}")),
             Ok(other) => Err(format!("answered render with {}", kind(&other))),
-            Err((true, _)) => Err(format!("no picture within {} ms", wait.as_millis())),
+            Err((true, _)) => Err(format!(
+                "no picture within {} ms ({FLUSH_HINT})",
+                wait.as_millis()
+            )),
             Err((_, e)) => Err(e),
         }
     }
