@@ -151,6 +151,15 @@ pub struct Verified {
 /// and the tiers are sorted by difficulty, each tier's levels no easier than
 /// the tier before.
 pub fn verify(dir: &Path) -> Result<Verified, AnalysisError> {
+    verify_with(dir, None)
+}
+
+/// [`verify`], a game program's pack judged by the program in
+/// `program_dir` (held to the pack's identity: [`Job::with_program_dir`])
+/// instead of the folder it ran from.
+///
+/// [`Job::with_program_dir`]: pregen_pack::Job::with_program_dir
+pub fn verify_with(dir: &Path, program_dir: Option<&Path>) -> Result<Verified, AnalysisError> {
     let pack = PackDir::new(dir);
     pack.require_complete()?;
     let manifest = pack.read_manifest()?;
@@ -183,8 +192,11 @@ pub fn verify(dir: &Path) -> Result<Verified, AnalysisError> {
         }
     }
     // The levels' judge: the job's `[external] checker`, else its game.
-    let games: Vec<_> = manifest
-        .job
+    let judging = match program_dir {
+        Some(dir) => manifest.job.with_program_dir(dir)?,
+        None => manifest.job.clone(),
+    };
+    let games: Vec<_> = judging
         .judging_strata()?
         .into_iter()
         .map(|(_, g)| g)

@@ -309,6 +309,56 @@ fn run_failing(root: &std::path::Path, job: &str) -> String {
     stderr
 }
 
+/// A program's pack verifies away from the folder it ran from: with the
+/// program moved, both verifies fail without `--program-dir` and pass with
+/// it; a program that is not the pack's (one byte changed) is refused by
+/// identity.
+#[test]
+fn a_programs_pack_verifies_with_the_program_elsewhere() {
+    if !needs(&[PYTHON]) {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (ran_from, moved_to) = (dir.path().join("ran"), dir.path().join("moved"));
+    std::fs::create_dir(&ran_from).expect("mkdir");
+    std::fs::copy(
+        format!("{}/rushhour.py", example_dir()),
+        ran_from.join("rushhour.py"),
+    )
+    .expect("copy the program");
+    let job =
+        rushhour_job(10, 0.0).replace(&format!("{:?}", example_dir()), &format!("{ran_from:?}"));
+    let pack = run_pack(&dir.path().join("run"), &job, 1);
+    std::fs::rename(&ran_from, &moved_to).expect("move the program");
+    let verify = |args: &[&str]| pregen().args(args).arg(&pack).output().expect("run pregen");
+    for command in [&["analysis", "verify"][..], &["release", "verify"]] {
+        let lost = verify(command);
+        assert!(
+            !lost.status.success(),
+            "{command:?} passed without the program"
+        );
+        let moved = moved_to.to_str().expect("utf-8");
+        let found = verify(&[command, &["--program-dir", moved]].concat());
+        assert!(
+            found.status.success(),
+            "{command:?}: {}",
+            String::from_utf8_lossy(&found.stderr)
+        );
+    }
+    let program = moved_to.join("rushhour.py");
+    let text = std::fs::read_to_string(&program).expect("read");
+    std::fs::write(&program, text + "\n").expect("change the program");
+    let other = verify(&[
+        "release",
+        "verify",
+        "--program-dir",
+        moved_to.to_str().expect("utf-8"),
+    ]);
+    let stderr = String::from_utf8_lossy(&other.stderr);
+    assert!(!other.status.success(), "{stderr}");
+    assert!(stderr.contains("the pack's is sha256:"), "{stderr}");
+}
+
 /// A program that crashes on a share of its seeds (the example with
 /// `--lie crash:10`, which dies on every seed that is a multiple of 10)
 /// still makes its pack from the other seeds, and the run's last lines say

@@ -132,6 +132,11 @@ pub enum AnalysisCommand {
     Verify {
         /// The pack's folder (`<out>/<pack>`).
         pack: PathBuf,
+        /// For a game program's pack: the folder holding the program (its
+        /// files must hash to the pack's identity), when it is not where the
+        /// job ran it from.
+        #[arg(long, value_name = "DIR")]
+        program_dir: Option<PathBuf>,
     },
     /// Print the pack's levels in the game's text form (XSB for sokoban), as
     /// one collection file: tier by tier, easiest first, each headed by a `;`
@@ -272,8 +277,8 @@ pub fn run(command: AnalysisCommand) -> Result<()> {
                 Ok(())
             }
         }
-        AnalysisCommand::Verify { pack } => {
-            let verified = pregen_analysis::verify(&pack)?;
+        AnalysisCommand::Verify { pack, program_dir } => {
+            let verified = pregen_analysis::verify_with(&pack, program_dir.as_deref())?;
             for (id, why) in &verified.failures {
                 eprintln!("{id}: {why}");
             }

@@ -18,14 +18,23 @@ pub enum ReleaseCommand {
         /// A pack folder (`<out>/<pack>`), an unpacked release archive, or
         /// the `.tar.zst` archive itself.
         release: PathBuf,
+        /// For a game program's release: the folder holding the program
+        /// (its files must hash to the release's identity), when it is not
+        /// where the job ran it from.
+        #[arg(long, value_name = "DIR")]
+        program_dir: Option<PathBuf>,
     },
 }
 
 /// Runs a `release` subcommand.
 pub fn run(command: ReleaseCommand) -> Result<()> {
     match command {
-        ReleaseCommand::Verify { release } => {
-            let report = pregen_pack::release_check::verify_release(&release)?;
+        ReleaseCommand::Verify {
+            release,
+            program_dir,
+        } => {
+            let report =
+                pregen_pack::release_check::verify_release_with(&release, program_dir.as_deref())?;
             for (what, why) in &report.failures {
                 eprintln!("{what}: {why}");
             }

@@ -572,6 +572,44 @@ impl Job {
         }
     }
 
+    /// This job with its game program (and checker) found in `dir` instead
+    /// of the folder it ran from: how a pack made elsewhere is verified
+    /// (`--program-dir`). Refused unless the program's files there hash to
+    /// the job's identity (and the checker's to its), or when the job's game
+    /// is not a program. The job's id is unchanged: the folder is not part
+    /// of it.
+    pub fn with_program_dir(&self, dir: &Path) -> Result<Job, PackError> {
+        let Some(spec) = self.external.as_ref().filter(|_| self.is_external()) else {
+            return Err(PackError::Job(format!(
+                "--program-dir is for the pack of a game program; this pack's game is {}",
+                self.game
+            )));
+        };
+        let dir = std::fs::canonicalize(dir)
+            .map_err(|e| PackError::Job(format!("--program-dir {}: {e}", dir.display())))?;
+        let mut moved = spec.clone();
+        moved.dir = dir.to_string_lossy().into_owned();
+        let check = |program: &pregen_games::external::ProgramSpec, identity: &str, what: &str| {
+            let here = pregen_games::external::identity(program)
+                .map_err(|e| PackError::Job(format!("--program-dir: the {what}: {e}")))?;
+            if here == identity {
+                Ok(())
+            } else {
+                Err(PackError::Job(format!(
+                    "--program-dir: the {what} in {} is {here}, the pack's is {identity}",
+                    dir.display()
+                )))
+            }
+        };
+        check(&moved.program(), &spec.identity, "game program")?;
+        if let Some(checker) = moved.checker_program() {
+            check(&checker, &spec.checker_identity, "checker")?;
+        }
+        let mut job = self.clone();
+        job.external = Some(moved);
+        Ok(job)
+    }
+
     /// The game that judges the levels, when it is not the job's game: an
     /// `[external] checker` program.
     pub fn checker_kind(&self) -> Result<Option<GameKind>, PackError> {

@@ -78,8 +78,18 @@ struct Seeds {
 /// `.tar.zst` archive). `Err` only when it is not a release at all; every
 /// other finding is in the report's failures.
 pub fn verify_release(path: &Path) -> Result<ReleaseReport, PackError> {
+    verify_release_with(path, None)
+}
+
+/// [`verify_release`], a game program's release judged by the program in
+/// `program_dir` (held to the release's identity: [`Job::with_program_dir`])
+/// instead of the folder it ran from.
+pub fn verify_release_with(
+    path: &Path,
+    program_dir: Option<&Path>,
+) -> Result<ReleaseReport, PackError> {
     if path.is_file() {
-        return verify_source(path, &Source::archive(path)?);
+        return verify_source(path, &Source::archive(path)?, program_dir);
     }
     let root = if path.join(dir::MANIFEST).is_file() {
         path.to_path_buf()
@@ -95,11 +105,15 @@ pub fn verify_release(path: &Path) -> Result<ReleaseReport, PackError> {
             "is not a release: give a pack folder, an unpacked release archive or a .tar.zst archive",
         ));
     };
-    verify_source(&root, &Source::Folder(root.clone()))
+    verify_source(&root, &Source::Folder(root.clone()), program_dir)
 }
 
 /// Checks the release whose files `source` reads (`path` names it in errors).
-fn verify_source(path: &Path, source: &Source) -> Result<ReleaseReport, PackError> {
+fn verify_source(
+    path: &Path,
+    source: &Source,
+    program_dir: Option<&Path>,
+) -> Result<ReleaseReport, PackError> {
     let manifest_path = path.join(dir::MANIFEST);
     let text = source
         .read(dir::MANIFEST)
@@ -110,7 +124,14 @@ fn verify_source(path: &Path, source: &Source) -> Result<ReleaseReport, PackErro
     })?;
     let mut report = ReleaseReport::default();
     let listed = check_sums(path, source, &manifest, &mut report)?;
-    let job = &manifest.job;
+    let moved;
+    let job = match program_dir {
+        Some(dir) => {
+            moved = manifest.job.with_program_dir(dir)?;
+            &moved
+        }
+        None => &manifest.job,
+    };
     let games = match prepare(job) {
         Ok(games) => games,
         Err(e) => {
