@@ -292,6 +292,9 @@ impl OutcomeMessage {
                 if !level.difficulty.is_finite() || level.metrics.values().any(|v| !v.is_finite()) {
                     return Err("a level with a number that is not finite".into());
                 }
+                if let Some(fault) = layout_fault(&level.layout) {
+                    return Err(fault);
+                }
                 Ok(level)
             }
             (Status::Accepted, None, _) => return Err("accepted without a level".into()),
@@ -321,6 +324,27 @@ impl OutcomeMessage {
     }
 }
 
+/// What keeps a layout out of a release's text files, which hold levels
+/// apart by blank lines and `;` comment lines: none when it fits.
+pub fn layout_fault(layout: &str) -> Option<String> {
+    const WHY: &str = "a release's text files hold levels apart by blank lines and `;` lines";
+    if !layout.ends_with('\n') {
+        return Some(format!("the layout does not end with a newline ({WHY})"));
+    }
+    layout.lines().enumerate().find_map(|(i, line)| {
+        if line.trim().is_empty() {
+            Some(format!("the layout's line {} is blank ({WHY})", i + 1))
+        } else if line.starts_with(';') {
+            Some(format!(
+                "the layout's line {} starts with `;` ({WHY})",
+                i + 1
+            ))
+        } else {
+            None
+        }
+    })
+}
+
 /// A response line as the program wrote it, read: `Err` says what is wrong
 /// with it, quoting its start.
 pub fn read_response(line: &str) -> Result<Response, String> {
@@ -340,6 +364,21 @@ mod tests {
                 "metrics":[{{"name":"states","unit":"count","doc":"positions"}}],
                 "rating_model":{model}}}"#
         ))
+    }
+
+    /// A layout a release cannot hold is refused at `generate`, naming why.
+    #[test]
+    fn a_layout_no_release_can_hold_is_refused() {
+        assert_eq!(layout_fault("AB\nCD\n"), None);
+        for (layout, says) in [
+            ("AB\nCD", "does not end with a newline"),
+            ("AB\n\nCD\n", "line 2 is blank"),
+            ("AB\n;CD\n", "line 2 starts with `;`"),
+            ("", "does not end with a newline"),
+        ] {
+            let fault = layout_fault(layout).expect("refused");
+            assert!(fault.contains(says), "{layout:?}: {fault}");
+        }
     }
 
     /// A rating model sent as a JSON object reads as the TOML text it
