@@ -20,7 +20,8 @@ pub struct JobArgs {
     /// Pack name.
     #[arg(long)]
     pack: Option<String>,
-    /// Game: cube, doors, dungeon, sokoban or tilt (or `synthetic`, the load-test game).
+    /// Game: cube, doors, dungeon, sokoban or tilt (or `synthetic`, the load-test game, or
+    /// `external`, a game program the job's `[external]` table names: docs/external.md).
     #[arg(long)]
     game: Option<String>,
     /// Accepted levels wanted (with strata, their counts are scaled to sum to
