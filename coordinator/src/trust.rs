@@ -117,24 +117,23 @@ impl Trust {
     /// The trust policy for `job`'s levels. Starts the job's game program (and
     /// its checker) when it names one.
     pub fn new(job: &Job) -> Result<Trust, PackError> {
-        let game = job.game_kind()?;
-        let games = job
-            .plan()
-            .iter()
+        let (firsts, games): (Vec<u64>, Vec<PreparedGame>) = job
+            .prepared_strata()?
+            .into_iter()
             .zip(job.run_bands())
-            .map(|(p, band)| game.prepare(&p.params).map(|g| g.with_band(band)))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| PackError::Job(e.to_string()))?;
+            .map(|((first, game), band)| (first, game.with_band(band)))
+            .unzip();
         let checkers = match job.checker_kind()? {
             Some(_) => Some(job.judging_strata()?.into_iter().map(|(_, g)| g).collect()),
             None => None,
         };
         let model = job.rating_model()?;
-        let built_in = game
+        let built_in = job
+            .game_kind()?
             .default_model()
             .map_err(|e| PackError::Job(e.to_string()))?;
         Ok(Trust {
-            firsts: job.plan().iter().map(|p| p.first_seed).collect(),
+            firsts,
             games: Arc::new(games),
             checkers,
             max_nodes: job.budget.max_nodes,
