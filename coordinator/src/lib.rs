@@ -241,6 +241,9 @@ fn forged_words(refused: &trust::Refused) -> String {
              {CHANGED}"
         ),
         trust::Refused::Unrated { seed, error } => format!("seed {seed}: {error}"),
+        trust::Refused::ForeignReason { seed, code, game } => format!(
+            "the commit log's reason for seed {seed} is `{code}`, not one {game} gives: {CHANGED}"
+        ),
         trust::Refused::Difficulty {
             seed,
             claimed,

@@ -51,6 +51,17 @@ pub enum Refused {
         /// Why.
         error: RatingError,
     },
+    /// The seed's reason is of a code its game does not give (another
+    /// game's own).
+    #[error("seed {seed}: reason `{code}` is not one {game} gives")]
+    ForeignReason {
+        /// The seed.
+        seed: u64,
+        /// The code.
+        code: pregen_pack::Code,
+        /// The stratum's game.
+        game: pregen_games::GameKind,
+    },
     /// The level's difficulty is not the model's rating of its metrics.
     #[error("difficulty {claimed} is not the rating of its metrics ({rated})")]
     Difficulty {
@@ -70,6 +81,7 @@ impl Refused {
             Refused::NotTheJobs { seed }
             | Refused::Check { seed, .. }
             | Refused::Unrated { seed, .. }
+            | Refused::ForeignReason { seed, .. }
             | Refused::Difficulty { seed, .. } => *seed,
         }
     }
@@ -187,6 +199,9 @@ impl Trust {
         }
         for (((_, record), &stratum), check) in records.iter_mut().zip(strata).zip(checks) {
             let seed = record.seed;
+            if let Err(refused) = self.own_reason(stratum as usize, record) {
+                return Batch::Forged(refused);
+            }
             let (Some(level), Some(game)) = (&record.level, self.games.get(stratum as usize))
             else {
                 continue;
@@ -228,6 +243,23 @@ impl Trust {
         Batch::Taken(records)
     }
 
+    /// Refuses a record whose reason is of a code its stratum's game does
+    /// not give.
+    fn own_reason(&self, stratum: usize, record: &SeedRecord) -> Result<(), Refused> {
+        let (Some(reason), Some(game)) = (&record.reason, self.games.get(stratum)) else {
+            return Ok(());
+        };
+        let game = game.kind();
+        match game.gives(reason.code) {
+            true => Ok(()),
+            false => Err(Refused::ForeignReason {
+                seed: record.seed,
+                code: reason.code,
+                game,
+            }),
+        }
+    }
+
     /// A program that judges itself, whose own run of the seed makes this
     /// very level and solution, contradicts its generate when its check
     /// refuses the level: the program's fault, not the worker's.
@@ -263,15 +295,16 @@ impl Trust {
     /// params, is refused rather than merged. Its difficulty is the job's
     /// model's rating (the log stores that one).
     pub fn admit_stored(&self, record: &SeedRecord) -> Result<(), Refused> {
-        let Some(level) = &record.level else {
-            return Ok(());
-        };
         let seed = record.seed;
         let stratum = self
             .firsts
             .iter()
             .rposition(|&first| first <= seed)
             .ok_or(Refused::NotTheJobs { seed })?;
+        self.own_reason(stratum, record)?;
+        let Some(level) = &record.level else {
+            return Ok(());
+        };
         let rated = rating(&self.model, seed, level)?;
         if rated.to_bits() != level.difficulty.to_bits() {
             return Err(Refused::Difficulty {
@@ -369,6 +402,35 @@ mod tests {
             Batch::Taken(records) => assert_eq!(records.len(), 1),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A tilt seed refused with another game's own code is no honest
+    /// worker's: refused live and on resume.
+    #[test]
+    fn another_games_reason_is_refused_everywhere() {
+        let (job, record) = job_and_record();
+        let trust = Trust::new(&job).expect("trust");
+        let mut foreign = record.clone();
+        foreign.level = None;
+        foreign.status = pregen_pack::Status::Rejected;
+        foreign.reason = Some(pregen_pack::Reason::new(
+            pregen_games::cube::reasons::NOT_PROVEN_SHORTEST,
+            "",
+        ));
+        let says = "reason `not proven shortest` is not one tilt gives";
+        let stored = trust.admit_stored(&foreign).expect_err("refused");
+        assert!(stored.to_string().contains(says), "{stored}");
+        match trust.admit_batch(vec![(1, foreign.clone())], &[0]) {
+            Batch::Forged(refused @ Refused::ForeignReason { .. }) => {
+                assert!(refused.to_string().contains(says), "{refused}")
+            }
+            other => panic!("{other:?}"),
+        }
+        foreign.reason = Some(pregen_pack::Reason::new(
+            pregen_games::tilt::reasons::NOT_AT_REST,
+            "",
+        ));
+        trust.admit_stored(&foreign).expect("tilt's own code");
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, Hash, RandomState};
+use std::num::NonZeroU16;
 
 use pregen_pack::{Code, Reason, Refusal, SeedRecord, Status};
 use sha2::{Digest, Sha256};
@@ -24,12 +25,37 @@ pub struct Verdict {
     /// The code of its reason, when refused; [`Code::OutOfBand`] on an
     /// accepted level outside its stratum's band (its status stays the
     /// record's: the cross-check compares what the workers sent).
-    pub code: Option<Code>,
+    /// Held by number, so that a verdict stays small.
+    code: Option<NonZeroU16>,
     /// Set once the pack writer took the seed's record.
     pub taken: bool,
 }
 
 impl Verdict {
+    /// The verdict of a seed, its worker's id and its record's fingerprint
+    /// given.
+    pub fn new(fingerprint: u32, worker: u32, status: Status, code: Option<Code>) -> Verdict {
+        Verdict {
+            fingerprint,
+            worker,
+            status,
+            code: code.map(compact),
+            taken: false,
+        }
+    }
+
+    /// The code of its reason, when refused; [`Code::OutOfBand`] on an
+    /// accepted level outside its stratum's band.
+    pub fn code(&self) -> Option<Code> {
+        self.code
+            .map(|n| pregen_games::code_of_number(u32::from(n.get())).expect("a known code"))
+    }
+
+    /// Marks an accepted level outside its stratum's band.
+    pub fn set_out_of_band(&mut self) {
+        self.code = Some(compact(Code::OutOfBand));
+    }
+
     /// Whether the seed gives one of its stratum's levels: accepted, in its
     /// band.
     pub fn counts(&self) -> bool {
@@ -39,7 +65,7 @@ impl Verdict {
     /// How the seed counts when it gives no level (an accepted level
     /// outside its band: `rejected: out of band`).
     pub fn refusal(&self) -> Refusal {
-        match (self.status, self.code) {
+        match (self.status, self.code()) {
             (Status::Accepted, Some(code)) => Refusal {
                 status: Status::Rejected,
                 code: Some(code),
@@ -52,9 +78,18 @@ impl Verdict {
     pub fn reported(&self) -> Refusal {
         Refusal {
             status: self.status,
-            code: self.code.filter(|_| self.status != Status::Accepted),
+            code: self.code().filter(|_| self.status != Status::Accepted),
         }
     }
+}
+
+/// A code's number as a verdict holds it: every code's number is below
+/// 2^16 ([`pregen_games::Code::new`]).
+fn compact(code: Code) -> NonZeroU16 {
+    u16::try_from(code.number())
+        .ok()
+        .and_then(NonZeroU16::new)
+        .expect("code numbers lie in 1..2^16")
 }
 
 /// A seed's verdict made from its record: the fingerprint's hasher and the
@@ -86,13 +121,12 @@ impl Default for Verdicts {
 impl Verdicts {
     /// The verdict of `record` (its worker interned).
     pub fn of(&mut self, record: &SeedRecord) -> Verdict {
-        Verdict {
-            fingerprint: self.fingerprint(record),
-            worker: self.workers.intern(&record.worker) + 1,
-            status: record.status,
-            code: record.reason.as_ref().map(|r| r.code),
-            taken: false,
-        }
+        Verdict::new(
+            self.fingerprint(record),
+            self.workers.intern(&record.worker) + 1,
+            record.status,
+            record.reason.as_ref().map(|r| r.code),
+        )
     }
 
     /// The keyed fingerprint of every deterministic field of a record: its
@@ -318,7 +352,7 @@ impl Selection {
             return None;
         }
         self.verdicts.set_taken(seed);
-        if v.code == Some(Code::OutOfBand)
+        if v.code() == Some(Code::OutOfBand)
             && let Some(level) = record.accepted()
         {
             let detail = self
@@ -380,13 +414,7 @@ mod tests {
     #[test]
     fn ranges_and_removal_cross_chunks() {
         let mut v = Verdicts::default();
-        let verdict = Verdict {
-            fingerprint: 1,
-            worker: 1,
-            status: Status::Rejected,
-            code: Some(Code::TooEasy),
-            taken: false,
-        };
+        let verdict = Verdict::new(1, 1, Status::Rejected, Some(Code::TooEasy));
         for seed in [5, 4095, 4096, 9000, 1 << 40] {
             assert!(v.insert(seed, verdict));
         }

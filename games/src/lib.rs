@@ -42,7 +42,8 @@ pub use pregen_game_core::{
 };
 pub use pregen_game_core::{agents, clock, game, rating, reason, rng, search};
 pub use registry::{
-    CheckError, GameKind, LevelVerdict, NotDeterministic, PreparedGame, Verdict, outcome_difference,
+    CheckError, GameKind, LevelVerdict, NotDeterministic, PreparedGame, Verdict, code_of_number,
+    code_of_word, outcome_difference,
 };
 
 /// The generator version: part of every pack's manifest, and a worker whose

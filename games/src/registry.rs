@@ -16,7 +16,7 @@ use crate::rating::{Model, RatingError};
 use crate::sokoban::Sokoban;
 use crate::synthetic::Synthetic;
 use crate::tilt::Tilt;
-use crate::{Budget, Candidate, Game, GameError, MetricDoc, Outcome};
+use crate::{Budget, Candidate, Code, Game, GameError, MetricDoc, Outcome};
 pub use pregen_game_core::registration::{
     CheckError, Entry, LevelVerdict, NotDeterministic, Ready, Registered, Verdict,
     outcome_difference,
@@ -127,6 +127,21 @@ impl GameKind {
         self.0.play_agents(c)
     }
 
+    /// The reason codes the game gives beyond [`Code::COMMON`].
+    pub fn reasons(self) -> &'static [Code] {
+        self.0.reasons()
+    }
+
+    /// The code this game gives under `word`: a common one or its own.
+    pub fn code(self, word: &str) -> Option<Code> {
+        Code::common(word).or_else(|| self.reasons().iter().copied().find(|c| c.as_str() == word))
+    }
+
+    /// Whether the game may give reasons of `code`.
+    pub fn gives(self, code: Code) -> bool {
+        Code::COMMON.contains(&code) || self.reasons().contains(&code)
+    }
+
     /// The text of the game's built-in rating model.
     pub fn model_text(self) -> &'static str {
         self.0.rating_model()
@@ -148,6 +163,36 @@ impl GameKind {
     pub fn parse_model(self, text: &str) -> Result<Model, RatingError> {
         Model::parse(text, self.name(), self.0.metric_docs())
     }
+}
+
+/// The code of the first game's that `find` finds: the common codes and
+/// the built-in games' first, then (only if none is) the game programs'
+/// registered in this process.
+fn find_code(find: impl Fn(&Code) -> bool) -> Option<Code> {
+    let built_in = Code::COMMON
+        .iter()
+        .chain(GAMES.iter().flat_map(|g| g.reasons()))
+        .find(|c| find(c));
+    built_in.copied().or_else(|| {
+        pregen_game_programs::registered()
+            .into_iter()
+            .flat_map(|g| g.reasons())
+            .find(|c| find(c))
+            .copied()
+    })
+}
+
+/// The code numbered `number`: a common one, or one of a built-in game or of
+/// a game program registered in this process (the wire and the commit log
+/// carry codes by number).
+pub fn code_of_number(number: u32) -> Option<Code> {
+    find_code(|c| c.number() == number)
+}
+
+/// The code whose word is `word`, as [`code_of_number`] finds codes (commit
+/// logs before typed reasons stored words).
+pub fn code_of_word(word: &str) -> Option<Code> {
+    find_code(|c| c.as_str() == word)
 }
 
 impl PartialEq for GameKind {
@@ -339,6 +384,41 @@ impl fmt::Debug for PreparedGame {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every built-in code, common or a game's own, has a number and a word
+    /// of its own, and reads back from either; each game gives only the
+    /// common codes and its own.
+    #[test]
+    fn every_code_is_apart_and_reads_back() {
+        let mut all: Vec<Code> = Code::COMMON.to_vec();
+        for game in GameKind::all() {
+            for &code in game.reasons() {
+                assert!(game.gives(code), "{game}: {code}");
+                assert_eq!(game.code(code.as_str()), Some(code));
+                all.push(code);
+            }
+            for other in GameKind::all().filter(|o| *o != game) {
+                for &code in other.reasons() {
+                    assert!(!game.gives(code), "{game} gives {other}'s {code}");
+                }
+            }
+        }
+        for &code in &all {
+            assert_ne!(code.number(), 0);
+            assert!(!code.as_str().contains(':'), "{code}");
+            assert_eq!(code_of_number(code.number()), Some(code));
+            assert_eq!(code_of_word(code.as_str()), Some(code));
+        }
+        let mut numbers: Vec<u32> = all.iter().map(|c| c.number()).collect();
+        numbers.sort_unstable();
+        numbers.dedup();
+        assert_eq!(numbers.len(), all.len(), "two codes share a number");
+        let mut words: Vec<&str> = all.iter().map(|c| c.as_str()).collect();
+        words.sort_unstable();
+        words.dedup();
+        assert_eq!(words.len(), all.len(), "two codes share a word");
+        assert_eq!(code_of_number(999), None);
+    }
 
     #[test]
     fn every_games_built_in_model_reads_and_rates_its_levels() {

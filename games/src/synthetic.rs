@@ -139,11 +139,27 @@ fn spin_or_sleep(until: Instant, busy: bool) {
     }
 }
 
+/// Synthetic's own reason codes (beside [`Code::COMMON`]); the numbers are
+/// stable, the wire and the commit log carry them.
+pub mod reasons {
+    use crate::reason::{Code, Status};
+
+    /// The draw refused the seed.
+    pub const NOT_DRAWN: Code = Code::new(
+        14,
+        "not drawn",
+        Status::Rejected,
+        "The draw refused the seed.",
+    );
+}
+
 impl Game for Synthetic {
     type Params = SyntheticParams;
     type Level = Level;
     type Analysis = ();
     const NAME: &'static str = "synthetic";
+
+    const REASONS: &'static [Code] = &[reasons::NOT_DRAWN];
 
     const METRICS: &'static [MetricDoc] = &[
         metric("cost_us", "microseconds", "the seed's drawn cost"),
@@ -178,7 +194,10 @@ impl Game for Synthetic {
         let cost_us = draw_cost(params, rng);
         spend(cost_us, params.busy, budget)?;
         if !rng.chance(params.accept_rate) {
-            return Err(Rejection::refused(Code::NotDrawn, "outside accept_rate"));
+            return Err(Rejection::refused(
+                reasons::NOT_DRAWN,
+                "outside accept_rate",
+            ));
         }
         let key = rng.next_u64();
         let moves = rng.between(1, params.max_moves);

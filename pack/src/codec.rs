@@ -7,7 +7,7 @@
 use prost::Message;
 use prost::encoding::WireType;
 
-use crate::record::{Code, LevelRecord, Reason, SeedRecord, Status};
+use crate::record::{LevelRecord, Reason, SeedRecord, Status};
 
 /// A seed's result on disk.
 #[derive(Clone, PartialEq, Message)]
@@ -215,14 +215,14 @@ pub fn decode(bytes: &[u8]) -> Result<SeedRecord, String> {
 /// written before typed reasons, its one line.
 fn reason_of(proto: &RecordProto) -> Result<Option<Reason>, String> {
     if proto.reason_code != 0 {
-        let code = Code::from_number(proto.reason_code)
+        let code = pregen_games::code_of_number(proto.reason_code)
             .ok_or_else(|| format!("unknown reason code {}", proto.reason_code))?;
         return Ok(Some(Reason::new(code, proto.reason_detail.clone())));
     }
     if proto.reason_line.is_empty() {
         return Ok(None);
     }
-    Reason::parse_line(&proto.reason_line)
+    Reason::parse_line(&proto.reason_line, pregen_games::code_of_word)
         .map(Some)
         .ok_or_else(|| format!("unknown reason `{}`", proto.reason_line))
 }
@@ -230,6 +230,7 @@ fn reason_of(proto: &RecordProto) -> Result<Option<Reason>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::Code;
 
     /// `record` as the message whose encoding [`encode`] writes.
     fn to_proto(record: &SeedRecord) -> RecordProto {
@@ -392,7 +393,7 @@ mod tests {
         let bad = SeedRecord {
             seed: 1,
             status: Status::Rejected,
-            reason: Some(Reason::new(Code::NotPlanar, "x")),
+            reason: Some(Reason::new(pregen_games::doors::reasons::NOT_PLANAR, "x")),
             level: Some(level()),
             generate_ms: 0.0,
             solve_ms: 0.0,

@@ -18,8 +18,9 @@ pub struct Manifest {
     pub counts: Counts,
     /// For a game program: its description (name, version, params'
     /// defaults, text format, rating model, and every metric key with unit
-    /// and meaning: the data dictionary of the `metrics` column, as
-    /// docs/schema.md is for the built-in games).
+    /// and meaning, and its own reason codes: the data dictionary of the
+    /// `metrics` and `reason` columns, as docs/schema.md is for the built-in
+    /// games).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub program: Option<pregen_games::external::Description>,
     /// What the sampled cross-check did, and the workers it refused.
@@ -171,8 +172,9 @@ pub struct ReleaseManifest {
     pub counts: Counts,
     /// For a game program: its description (name, version, params'
     /// defaults, text format, rating model, and every metric key with unit
-    /// and meaning: the data dictionary of the `metrics` column, as
-    /// docs/schema.md is for the built-in games).
+    /// and meaning, and its own reason codes: the data dictionary of the
+    /// `metrics` and `reason` columns, as docs/schema.md is for the built-in
+    /// games).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub program: Option<pregen_games::external::Description>,
     /// The archive's files (path below the pack's folder -> SHA-256).

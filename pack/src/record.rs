@@ -120,7 +120,7 @@ mod reason_line {
         if line.is_empty() {
             return Ok(None);
         }
-        Reason::parse_line(&line)
+        Reason::parse_line(&line, pregen_games::code_of_word)
             .map(Some)
             .ok_or_else(|| D::Error::custom(format!("unknown reason `{line}`")))
     }

@@ -423,9 +423,19 @@ pub fn describe() -> serde_json::Value {
         .collect();
     let mut schema = serde_json::Value::Object(tables);
     schema["metadata_keys"] = serde_json::json!(METADATA_KEYS);
-    schema["reason_codes"] = Code::ALL
+    let code = |c: &Code, game: Option<&str>| {
+        let mut entry = serde_json::json!({ "code": c.as_str(), "status": c.status().as_str(), "doc": c.doc() });
+        if let Some(game) = game {
+            entry["game"] = game.into();
+        }
+        entry
+    };
+    schema["reason_codes"] = Code::COMMON
         .iter()
-        .map(|c| serde_json::json!({ "code": c.as_str(), "status": c.status().as_str(), "doc": c.doc() }))
+        .map(|c| code(c, None))
+        .chain(
+            GameKind::all().flat_map(|g| g.reasons().iter().map(move |c| code(c, Some(g.name())))),
+        )
         .collect();
     schema["metrics"] = GameKind::all()
         .map(|game| {
@@ -481,9 +491,10 @@ pub fn dictionary() -> String {
     }
     md.push_str(
         "\n## Reason codes\n\nThe words of the rejects table's `reason` column, each with \
-         the status it goes with.\n\n| reason | status | meaning |\n|---|---|---|\n",
+         the status it goes with: the common ones here, each game's own beside its metrics.\n\n\
+         | reason | status | meaning |\n|---|---|---|\n",
     );
-    for c in Code::ALL {
+    for c in Code::COMMON {
         md.push_str(&format!(
             "| `{}` | {} | {} |\n",
             c.as_str(),
@@ -492,8 +503,9 @@ pub fn dictionary() -> String {
         ));
     }
     md.push_str(
-        "\n## Metrics by game\n\nThe keys of the levels' `metrics` map, per game; \
-         a key outside its game's list is a fault.\n",
+        "\n## Metrics and reasons by game\n\nThe keys of the levels' `metrics` map, per game \
+         (a key outside its game's list is a fault), and the reason codes the game gives beside \
+         the common ones.\n",
     );
     for game in GameKind::all() {
         md.push_str(&format!(
@@ -502,6 +514,17 @@ pub fn dictionary() -> String {
         ));
         for m in game.metric_docs() {
             md.push_str(&format!("| `{}` | {} | {} |\n", m.name, m.unit, m.doc));
+        }
+        if !game.reasons().is_empty() {
+            md.push_str("\n| its reason | status | meaning |\n|---|---|---|\n");
+            for c in game.reasons() {
+                md.push_str(&format!(
+                    "| `{}` | {} | {} |\n",
+                    c.as_str(),
+                    c.status().as_str(),
+                    c.doc()
+                ));
+            }
         }
     }
     md

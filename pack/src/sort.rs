@@ -339,13 +339,16 @@ pub fn difficulty_key(difficulty: f64, seed: u64) -> u128 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Code, Reason, Status};
+    use crate::record::{Reason, Status};
 
     fn record(seed: u64) -> SeedRecord {
         SeedRecord {
             seed,
             status: Status::Rejected,
-            reason: Some(Reason::new(Code::Defect, format!("r{seed}"))),
+            reason: Some(Reason::new(
+                pregen_games::doors::reasons::DEFECT,
+                format!("r{seed}"),
+            )),
             level: None,
             generate_ms: 0.0,
             solve_ms: 0.0,

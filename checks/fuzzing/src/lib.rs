@@ -86,7 +86,7 @@ pub fn game_message(data: &[u8]) {
         ResponseBody::Outcome(message) => {
             if let Ok(Outcome {
                 result: Ok(level), ..
-            }) = message.into_outcome()
+            }) = message.into_outcome(&[])
             {
                 let _ = tilt().check(&level);
             }

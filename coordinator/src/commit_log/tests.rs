@@ -2,7 +2,7 @@
 //! segments forged without the key, and logs of older formats.
 
 use super::*;
-use pregen_pack::{Code, Reason, Status};
+use pregen_pack::{Reason, Status};
 
 fn job(count: u64) -> Job {
     Job::parse(&format!("pack = \"t\"\ngame = \"tilt\"\ncount = {count}\n")).expect("valid job")
@@ -266,7 +266,10 @@ fn a_torn_last_segment_is_cut_back_and_the_log_goes_on() {
         .map(|seed| {
             Entry::Result(SeedRecord {
                 status: Status::Rejected,
-                reason: Some(Reason::new(Code::Defect, format!("{:x}", seed * 7919))),
+                reason: Some(Reason::new(
+                    pregen_games::doors::reasons::DEFECT,
+                    format!("{:x}", seed * 7919),
+                )),
                 nodes: seed * 31,
                 ..record(seed)
             })

@@ -36,7 +36,7 @@ impl Scheduler {
         // a kill), depends on the machine: it proves nothing.
         let timeout = old.status == Status::Timeout
             || record.status == Status::Timeout
-            || is_broken(old.code)
+            || is_broken(old.code())
             || is_broken(record.reason.as_ref().map(|r| r.code));
         if self.verdicts.worker(&old) == record.worker {
             if !same {
@@ -86,7 +86,7 @@ impl Scheduler {
             status: v.status,
             fingerprint: v.fingerprint,
             description: v.reported().to_string(),
-            broken: is_broken(v.code),
+            broken: is_broken(v.code()),
         }
     }
 

@@ -559,7 +559,7 @@ impl Scheduler {
             }
         } else if let Some(level) = record.accepted() {
             if st.outside_band(level.difficulty) {
-                verdict.code = Some(Code::OutOfBand);
+                verdict.set_out_of_band();
             } else if let Some(key) = level.canonical.as_deref() {
                 st.canon.insert(record.seed, canonical_key(key));
             }

@@ -465,6 +465,10 @@ pub trait Game: 'static {
     /// Every key [`Game::metrics`] may publish (a test holds the two together).
     const METRICS: &'static [MetricDoc];
 
+    /// The reason codes the game gives beyond [`Code::COMMON`], each numbered
+    /// apart from every other game's.
+    const REASONS: &'static [Code] = &[];
+
     /// Checks params beyond what deserialization checks.
     fn validate(params: &Self::Params) -> Result<(), ParamError>;
 

@@ -4,9 +4,10 @@
 //! `status`, `reason` and `reason_detail` columns, and into the coordinator's
 //! counts and metrics; nothing splits a sentence to recover them.
 //!
-//! A new code: a line in the `codes!` table here, and its twin in the proto's
-//! `ReasonCode` (a test holds the two lists equal); the data dictionary lists
-//! the codes from the same table.
+//! A new common code: a line in the `common_codes!` table here; a game's
+//! own: a line in its `REASONS`. Either has its twin in the proto's
+//! `ReasonCode` (a test holds the lists equal); the data dictionary lists
+//! the codes from the same tables.
 
 use std::fmt;
 
@@ -67,69 +68,41 @@ impl fmt::Display for Status {
     }
 }
 
-/// Declares [`Code`] from one table: each variant with its number, its word,
-/// its status and its meaning (the variant's doc and the data dictionary's).
-macro_rules! codes {
-    ($($variant:ident = $number:literal, $word:literal, $status:ident, $doc:literal;)+) => {
-        /// The kind of reason a seed was refused, without its numbers: what
-        /// the rejects table's `reason` column holds and what counts group by.
-        /// The words are stable, packs and analysts' queries use them; so are
-        /// the numbers, which the wire and the commit log carry.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        #[non_exhaustive]
-        #[repr(u8)]
-        pub enum Code {
-            $(#[doc = $doc] $variant = $number,)+
-        }
+/// The kind of reason a seed was refused, without its numbers: what the
+/// rejects table's `reason` column holds and what counts group by. The
+/// common codes are [`Code::COMMON`]; a game declares its own beside its
+/// metrics ([`crate::Game::REASONS`]), and a game program in its
+/// description. The words are stable, packs and analysts' queries use them;
+/// so are the numbers, which the wire and the commit log carry. Two codes
+/// are the same code when their numbers are.
+#[derive(Clone, Copy)]
+pub struct Code {
+    number: u32,
+    word: &'static str,
+    status: Status,
+    doc: &'static str,
+}
 
+/// Declares the common codes from one table: each with its number, its
+/// word, its status and its meaning (the data dictionary's).
+macro_rules! common_codes {
+    ($($name:ident = $number:literal, $word:literal, $status:ident, $doc:literal;)+) => {
+        #[allow(non_upper_case_globals)]
         impl Code {
-            /// Every code.
-            pub const ALL: &[Code] = &[$(Code::$variant,)+];
+            $(#[doc = $doc] pub const $name: Code = Code::new($number, $word, Status::$status, $doc);)+
 
-            /// The code of a number, if any.
-            pub fn from_number(number: u32) -> Option<Code> {
-                match number {
-                    $($number => Some(Code::$variant),)+
-                    _ => None,
-                }
-            }
-
-            /// The code's word, status and meaning, from the table.
-            fn entry(self) -> (&'static str, Status, &'static str) {
-                match self {
-                    $(Code::$variant => ($word, Status::$status, $doc),)+
-                }
-            }
+            /// The codes every game may give, in the order of their numbers.
+            pub const COMMON: &'static [Code] = &[$(Code::$name,)+];
         }
     };
 }
 
-codes! {
+common_codes! {
     TooEasy = 1, "too easy", Rejected,
         "Fewer moves (or turns, pushes, complexity) than the params' minimum.";
     TooLong = 2, "too long", Rejected, "More moves than the params' maximum.";
     BudgetExhausted = 3, "budget exhausted", Rejected, "A search ran out of its `max_nodes`.";
     CapHit = 4, "cap hit", Rejected, "A generator's own cap on its steps was hit.";
-    NotProvenShortest = 5, "not proven shortest", Rejected,
-        "Cube: the exact search ran out, so the solution is not proven fewest.";
-    StartsInDanger = 6, "the monk starts in danger", Rejected,
-        "Cube: the monk's first square is attacked.";
-    KarmaUnderStart = 7, "karma under the start and no path for it", Rejected,
-        "Cube: karma lies under the start with no path for it.";
-    Layout = 8, "layout", Rejected, "Doors: no layout fitted in the generator's attempts.";
-    NotPlanar = 9, "not planar", Rejected, "Doors: the rooms' graph is not planar.";
-    Defect = 10, "defect", Rejected, "Doors: the level breaks a design rule (named in the detail).";
-    TooFewFreeCells = 11, "too few free cells", Rejected, "Tilt: the board has too few free cells.";
-    NoRoomForFruit = 12, "no room for fruit", Rejected, "Tilt: no cell left for a fruit.";
-    NotAtRest = 13, "start position is not at rest", Rejected,
-        "Tilt: the start position is not at rest.";
-    NotDrawn = 14, "not drawn", Rejected, "Synthetic: the draw refused the seed.";
-    DeadEnd = 15, "dead end", Rejected, "Dungeon: a reachable state cannot reach the exit.";
-    NoPushedBox = 16, "no puzzle with a pushed box was found", Rejected,
-        "Sokoban (MCTS): no puzzle with a pushed box.";
-    NoBoxMoved = 17, "no box moved", Rejected, "Sokoban (reverse): no box moved off its goal.";
-    TimeLimit = 18, "time limit reached before any solution was found", Rejected,
-        "Sokoban: the solver's time limit came before any solution (`pregen solve` only).";
     Duplicate = 19, "duplicate", Rejected,
         "The level of a lower seed of the stratum (the coordinator's verdict).";
     GeneratorPanicked = 20, "generator panicked", Error, "The generator panicked.";
@@ -147,29 +120,76 @@ codes! {
 }
 
 impl Code {
+    /// A code: its number (never 0), its word (without `:`), the status its
+    /// reasons go with (`rejected` or `error`) and what it means. A game
+    /// declares its own in [`crate::Game::REASONS`], numbered apart from
+    /// every other game's (the registry's tests hold them apart). Built-in
+    /// codes are numbered below 1,000; a game program's own from 1,000 to
+    /// below 2^16.
+    pub const fn new(number: u32, word: &'static str, status: Status, doc: &'static str) -> Code {
+        Code {
+            number,
+            word,
+            status,
+            doc,
+        }
+    }
+
     /// The code's word, as the rejects table's `reason` column holds it.
     pub fn as_str(self) -> &'static str {
-        self.entry().0
+        self.word
     }
 
     /// The status a reason of this code goes with.
     pub fn status(self) -> Status {
-        self.entry().1
+        self.status
     }
 
     /// What the code means.
     pub fn doc(self) -> &'static str {
-        self.entry().2
+        self.doc
     }
 
     /// The code's number on the wire and in the commit log (never 0).
     pub fn number(self) -> u32 {
-        self as u32
+        self.number
     }
 
-    /// The code whose word is `word`.
-    pub fn parse(word: &str) -> Option<Code> {
-        Code::ALL.iter().copied().find(|c| c.as_str() == word)
+    /// The common code whose word is `word`.
+    pub fn common(word: &str) -> Option<Code> {
+        Code::COMMON.iter().copied().find(|c| c.word == word)
+    }
+}
+
+impl PartialEq for Code {
+    fn eq(&self, other: &Code) -> bool {
+        self.number == other.number
+    }
+}
+
+impl Eq for Code {}
+
+impl std::hash::Hash for Code {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.number.hash(state);
+    }
+}
+
+impl PartialOrd for Code {
+    fn partial_cmp(&self, other: &Code) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Code {
+    fn cmp(&self, other: &Code) -> std::cmp::Ordering {
+        self.number.cmp(&other.number)
+    }
+}
+
+impl fmt::Debug for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Code({} {:?})", self.number, self.word)
     }
 }
 
@@ -201,9 +221,10 @@ impl Reason {
     /// A reason as one line of text (`too easy: 3 moves < min_moves 4`) read
     /// back: the code before the first `:`, the detail after. `None` when the
     /// code is unknown. The form commit logs before typed reasons stored.
-    pub fn parse_line(line: &str) -> Option<Reason> {
+    /// `known` finds a code by its word.
+    pub fn parse_line(line: &str, known: impl Fn(&str) -> Option<Code>) -> Option<Reason> {
         let (code, detail) = line.split_once(':').unwrap_or((line, ""));
-        Some(Reason::new(Code::parse(code.trim())?, detail.trim()))
+        Some(Reason::new(known(code.trim())?, detail.trim()))
     }
 }
 
@@ -265,30 +286,26 @@ mod tests {
     }
 
     #[test]
-    fn every_code_reads_back_from_its_word() {
-        for (i, &code) in Code::ALL.iter().enumerate() {
-            assert_eq!(code.number() as usize, i + 1, "numbers run 1, 2, ...");
-            assert_eq!(Code::parse(code.as_str()), Some(code));
-            assert_eq!(Code::from_number(code.number()), Some(code));
+    fn common_codes_read_back_from_their_words() {
+        for &code in Code::COMMON {
+            assert_ne!(code.number(), 0);
+            assert_eq!(Code::common(code.as_str()), Some(code));
             assert!(!code.as_str().contains(':'), "{code}");
         }
-        let mut words: Vec<_> = Code::ALL.iter().map(|c| c.as_str()).collect();
-        words.sort();
-        words.dedup();
-        assert_eq!(words.len(), Code::ALL.len(), "two codes share a word");
     }
 
     #[test]
     fn a_line_splits_into_code_and_detail() {
-        let r = Reason::parse_line("too easy: 3 moves < min_moves 4").expect("known code");
+        let r = Reason::parse_line("too easy: 3 moves < min_moves 4", Code::common)
+            .expect("known code");
         assert_eq!(
             (r.code, r.detail.as_str()),
             (Code::TooEasy, "3 moves < min_moves 4")
         );
         assert_eq!(r.to_string(), "too easy: 3 moves < min_moves 4");
-        let bare = Reason::parse_line("not planar").expect("known code");
-        assert_eq!((bare.code, bare.detail.as_str()), (Code::NotPlanar, ""));
-        assert_eq!(Reason::parse_line("no such code: 3"), None);
+        let bare = Reason::parse_line("duplicate", Code::common).expect("known code");
+        assert_eq!((bare.code, bare.detail.as_str()), (Code::Duplicate, ""));
+        assert_eq!(Reason::parse_line("no such code: 3", Code::common), None);
     }
 
     #[test]

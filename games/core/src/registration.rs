@@ -10,6 +10,7 @@ use crate::digest::sha256_hex;
 use crate::game::{Budget, Candidate, Game, GameError, Outcome, Rejection, Solved, ms_since};
 use crate::metrics::{MetricDoc, Metrics};
 use crate::rating::Model;
+use crate::reason::Code;
 
 fn parse_level<G: Game>(level_json: &str) -> Result<G::Level, CheckError> {
     serde_json::from_str(level_json)
@@ -138,6 +139,8 @@ pub trait Registered: Sync + 'static {
     fn name(&self) -> &'static str;
     /// Every key its levels' metrics may hold.
     fn metric_docs(&self) -> &'static [MetricDoc];
+    /// The reason codes it gives beyond the common ones.
+    fn reasons(&self) -> &'static [Code];
     /// Its built-in rating model, as TOML.
     fn rating_model(&self) -> &'static str;
     /// Its default params, as JSON.
@@ -223,7 +226,7 @@ pub fn outcome_difference(a: &Outcome, b: &Outcome) -> Option<String> {
     };
     match (&a.result, &b.result) {
         (Err(Rejection::Timeout), _) | (_, Err(Rejection::Timeout)) => None,
-        (Err(r), _) | (_, Err(r)) if r.code() == Some(crate::reason::Code::Protocol) => None,
+        (Err(r), _) | (_, Err(r)) if r.code() == Some(Code::Protocol) => None,
         (Err(x), Err(y)) if x == y => None,
         (Ok(x), Ok(y)) => {
             let mut differs = Vec::new();
@@ -348,6 +351,10 @@ impl<G: Game> Registered for Entry<G> {
 
     fn metric_docs(&self) -> &'static [MetricDoc] {
         G::METRICS
+    }
+
+    fn reasons(&self) -> &'static [Code] {
+        G::REASONS
     }
 
     fn rating_model(&self) -> &'static str {

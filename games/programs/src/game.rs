@@ -181,10 +181,33 @@ pub fn register(spec: &ProgramSpec) -> Result<&'static dyn Registered, ProgramEr
         return Ok(*found);
     }
     let (program, description) = Program::start(&spec.command, Some(spec.dir.clone()))?;
-    let external: &'static External =
-        Box::leak(Box::new(External::new(spec.clone(), description, program)?));
+    let external = External::new(spec.clone(), description, program)?;
+    for code in external.reasons {
+        let other = known
+            .iter()
+            .flat_map(|e| e.reasons.iter())
+            .find(|c| c.number() == code.number() && c.as_str() != code.as_str());
+        if let Some(other) = other {
+            return Err(ProgramError::Describe {
+                command: spec.command.join(" "),
+                problem: format!(
+                    "its reason `{code}` has the number of another program's `{other}`; rename one"
+                ),
+            });
+        }
+    }
+    let external: &'static External = Box::leak(Box::new(external));
     known.push(external);
     Ok(external)
+}
+
+/// The game programs registered in this process, in the order they were.
+pub fn registered() -> Vec<&'static dyn Registered> {
+    let known = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
+    known
+        .iter()
+        .map(|&e| e as &'static dyn Registered)
+        .collect()
 }
 
 /// The description of a game program's game (`None` for a game that is
@@ -201,6 +224,7 @@ struct External {
     description: Description,
     name: &'static str,
     metrics: &'static [MetricDoc],
+    reasons: &'static [Code],
     model: &'static str,
     /// The processes.
     pool: Mutex<Pool>,
@@ -262,7 +286,9 @@ impl External {
         };
         Model::parse(&model, &d.name, metrics)
             .map_err(|e| problem(format!("its rating model: {e}")))?;
+        let reasons = d.codes().map_err(problem)?;
         Ok(External {
+            reasons: Box::leak(reasons.into_boxed_slice()),
             name: leak(&d.name),
             model: leak(&model),
             metrics,
@@ -375,6 +401,10 @@ impl Registered for External {
 
     fn name(&self) -> &'static str {
         self.name
+    }
+
+    fn reasons(&self) -> &'static [Code] {
+        self.reasons
     }
 
     fn metric_docs(&self) -> &'static [MetricDoc] {

@@ -33,12 +33,15 @@
 mod game;
 mod program;
 
+use std::sync::Mutex;
+
 use serde::{Deserialize, Serialize};
+use sha2::Digest;
 
 use pregen_game_core::game::{Candidate, Outcome, Rejection};
 use pregen_game_core::reason::{Code, Reason, Status};
 
-pub use game::{ProgramSpec, description, identity, register};
+pub use game::{ProgramSpec, description, identity, register, registered};
 pub use program::{Program, ProgramError, stop_all};
 
 /// The protocol's version: a program that declares another is refused.
@@ -160,6 +163,111 @@ pub struct Description {
     /// levels are drawn from their text form).
     #[serde(default)]
     pub renders: bool,
+    /// The program's own reason codes, beside the common ones: what its
+    /// `rejected` and `error` outcomes may name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<ReasonEntry>,
+}
+
+/// A reason code a program declares in its [`Description`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReasonEntry {
+    /// The word the rejects table's `reason` column holds (1 to 64
+    /// characters, no `:`, not a common code's word).
+    pub word: String,
+    /// `rejected` (a rule or budget of the game refused the seed) or `error`.
+    pub status: Status,
+    /// What it means (the data dictionary's).
+    pub meaning: String,
+}
+
+/// The number of a program's own code: stable, drawn from the game's name
+/// and the word, from 1,000 (above every built-in code's) to below 2^16
+/// (a coordinator keeps a seed's code in two bytes).
+fn program_code_number(game: &str, word: &str) -> u32 {
+    let digest = sha2::Sha256::digest(format!("{game}\n{word}").as_bytes());
+    let head = u32::from_be_bytes([digest[0], digest[1], digest[2], digest[3]]);
+    1_000 + head % (65_536 - 1_000)
+}
+
+/// The most reason codes a program may declare.
+pub const MAX_REASONS: usize = 100;
+
+/// The codes already made from descriptions, by game, word, status and
+/// meaning: a code's text lives as long as the process, made once.
+static DECLARED: Mutex<Vec<Code>> = Mutex::new(Vec::new());
+
+impl Description {
+    /// The program's own reason codes, checked: words of 1 to 64 characters
+    /// without `:` or a line break, none a common code's word, none twice,
+    /// each with status `rejected` or `error`.
+    pub fn codes(&self) -> Result<Vec<Code>, String> {
+        if self.reasons.len() > MAX_REASONS {
+            return Err(format!(
+                "it declares {} reasons, more than {MAX_REASONS}",
+                self.reasons.len()
+            ));
+        }
+        let mut codes = Vec::with_capacity(self.reasons.len());
+        for r in &self.reasons {
+            let word = r.word.as_str();
+            if word.is_empty()
+                || word.len() > 64
+                || word.contains([':', '\n', '\r'])
+                || word.trim() != word
+            {
+                return Err(format!(
+                    "reason `{word}` is not 1 to 64 characters without `:`, a line break or spaces at its ends"
+                ));
+            }
+            if Code::common(word).is_some() {
+                return Err(format!(
+                    "reason `{word}` is a common code's word; give its code instead"
+                ));
+            }
+            if !matches!(r.status, Status::Rejected | Status::Error) {
+                return Err(format!(
+                    "reason `{word}` has status {}, not rejected or error",
+                    r.status
+                ));
+            }
+            if codes.iter().any(|c: &Code| c.as_str() == word) {
+                return Err(format!("reason `{word}` is listed twice"));
+            }
+            let code = declared(&self.name, r);
+            if let Some(same) = codes.iter().find(|c| c.number() == code.number()) {
+                return Err(format!(
+                    "reasons `{same}` and `{word}` draw the same number; rename one"
+                ));
+            }
+            codes.push(code);
+        }
+        Ok(codes)
+    }
+}
+
+/// The code of `entry` of game `game`, made once per process.
+fn declared(game: &str, entry: &ReasonEntry) -> Code {
+    let number = program_code_number(game, &entry.word);
+    let mut known = DECLARED.lock().unwrap_or_else(|e| e.into_inner());
+    let same = |c: &&Code| {
+        c.number() == number
+            && c.as_str() == entry.word
+            && c.status() == entry.status
+            && c.doc() == entry.meaning
+    };
+    if let Some(code) = known.iter().find(same) {
+        return *code;
+    }
+    let leak = |text: &str| -> &'static str { Box::leak(text.to_string().into_boxed_str()) };
+    let code = Code::new(
+        number,
+        leak(&entry.word),
+        entry.status,
+        leak(&entry.meaning),
+    );
+    known.push(code);
+    code
 }
 
 /// A description's `rating_model`: TOML text as it is, or a JSON object
@@ -270,7 +378,8 @@ impl OutcomeMessage {
     /// The outcome it states, or what is wrong with it: a status without its
     /// level or reason (or with what it should not have), an unknown reason
     /// code or one of the other status, a time that is not a duration.
-    pub fn into_outcome(self) -> Result<Outcome, String> {
+    /// `own` are the program's own codes ([`Description::codes`]).
+    pub fn into_outcome(self, own: &[Code]) -> Result<Outcome, String> {
         for (name, ms) in [
             ("generate_ms", self.generate_ms),
             ("solve_ms", self.solve_ms),
@@ -282,8 +391,11 @@ impl OutcomeMessage {
         let reason = match self.reason_code {
             None => None,
             Some(word) => {
-                let code =
-                    Code::parse(&word).ok_or_else(|| format!("unknown reason code `{word}`"))?;
+                let code = Code::common(&word)
+                    .or_else(|| own.iter().copied().find(|c| c.as_str() == word))
+                    .ok_or_else(|| {
+                        format!("unknown reason code `{word}` (not a common one, nor one the description declares)")
+                    })?;
                 Some(Reason::new(code, self.reason_detail))
             }
         };

@@ -71,6 +71,8 @@ pub struct Program {
     /// What the first process said of itself; every later one must say the
     /// same (a program changed on disk is refused).
     description: Option<Description>,
+    /// The program's own reason codes, from its description.
+    codes: Vec<Code>,
 }
 
 /// The process and its pipes: requests go to a writer thread (the caller
@@ -111,6 +113,7 @@ impl Program {
             running: None,
             next_id: 0,
             description: None,
+            codes: Vec::new(),
         };
         program.spawn()?;
         let description = program
@@ -119,6 +122,12 @@ impl Program {
             .ok_or_else(|| ProgramError::Describe {
                 command: program.label(),
                 problem: "no description".into(),
+            })?;
+        program.codes = description
+            .codes()
+            .map_err(|problem| ProgramError::Describe {
+                command: program.label(),
+                problem,
             })?;
         Ok((program, description))
     }
@@ -425,6 +434,7 @@ impl Program {
             })
             .collect();
         let mut started = Instant::now();
+        let codes = self.codes.clone();
         self.pipeline(&bodies, watchdog, &mut |i, answer| {
             let seed = seeds[i];
             let failed = |result: Result<Candidate, Rejection>| Outcome {
@@ -434,7 +444,7 @@ impl Program {
                 nodes: 0,
             };
             let outcome = match answer {
-                Ok(ResponseBody::Outcome(message)) => match message.into_outcome() {
+                Ok(ResponseBody::Outcome(message)) => match message.into_outcome(&codes) {
                     Ok(outcome) => outcome,
                     Err(e) => failed(Err(protocol(format!("outcome of seed {seed}: {e}")))),
                 },

@@ -230,7 +230,7 @@ impl Work {
         if self.cells[start] == Cell::Karma {
             let free: Vec<usize> = (9..54).filter(|&i| self.cells[i] == Cell::Path).collect();
             if free.is_empty() {
-                return Err(Rejection::refused(Code::KarmaUnderStart, ""));
+                return Err(Rejection::refused(super::reasons::KARMA_UNDER_START, ""));
             }
             self.cells[free[rng.index(free.len())]] = Cell::Karma;
             self.cells[start] = Cell::Path;

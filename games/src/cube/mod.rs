@@ -121,11 +121,47 @@ pub fn relative_rating(level: &Level) -> [f64; 4] {
     [distance, centres, visible, 1.0 - paths / 54.0]
 }
 
+/// Cube's own reason codes (beside [`Code::COMMON`]); the numbers are
+/// stable, the wire and the commit log carry them.
+pub mod reasons {
+    use crate::reason::{Code, Status};
+
+    /// The exact search ran out, so the solution is not proven fewest.
+    pub const NOT_PROVEN_SHORTEST: Code = Code::new(
+        5,
+        "not proven shortest",
+        Status::Rejected,
+        "The exact search ran out, so the solution is not proven fewest.",
+    );
+
+    /// The monk's first square is attacked.
+    pub const STARTS_IN_DANGER: Code = Code::new(
+        6,
+        "the monk starts in danger",
+        Status::Rejected,
+        "The monk's first square is attacked.",
+    );
+
+    /// Karma lies under the start with no path for it.
+    pub const KARMA_UNDER_START: Code = Code::new(
+        7,
+        "karma under the start and no path for it",
+        Status::Rejected,
+        "Karma lies under the start with no path for it.",
+    );
+}
+
 impl Game for Cube {
     type Params = CubeParams;
     type Level = Level;
     type Analysis = CubeAnalysis;
     const NAME: &'static str = "cube";
+
+    const REASONS: &'static [Code] = &[
+        reasons::NOT_PROVEN_SHORTEST,
+        reasons::STARTS_IN_DANGER,
+        reasons::KARMA_UNDER_START,
+    ];
 
     const METRICS: &'static [MetricDoc] = with_agents![
         metric(
@@ -211,7 +247,7 @@ impl Game for Cube {
         }
         if params.prove_optimal && !solved.optimal {
             return Err(Rejection::refused(
-                Code::NotProvenShortest,
+                reasons::NOT_PROVEN_SHORTEST,
                 format!(
                     "the exact search ran out of nodes; a greedy solution has {} turns",
                     solved.moves

@@ -248,7 +248,7 @@ fn search(level: &Level, budget: &Budget, greedy: bool) -> Result<Analysis, Reje
     let exit = EXIT.1 * 3 + EXIT.0;
     let reach = region(&cells, start);
     if in_danger(&cells, reach) {
-        return Err(Rejection::refused(Code::StartsInDanger, ""));
+        return Err(Rejection::refused(super::reasons::STARTS_IN_DANGER, ""));
     }
     let goal = level.karma_goal;
     let taken = collect(&mut cells, reach);

@@ -1,7 +1,6 @@
 use super::geometry::{Face, Turn, cell};
 use super::level::{Cell, Level};
 use super::*;
-use crate::reason::Code;
 use crate::{Budget, run_game};
 
 fn budget() -> Budget {
@@ -289,7 +288,11 @@ fn a_level_without_a_proven_shortest_solution_is_rejected() {
     let refused = run_game::<Cube>(&strict, 0, &budget)
         .result
         .expect_err("rejected");
-    assert_eq!(refused.code(), Some(Code::NotProvenShortest), "{refused}");
+    assert_eq!(
+        refused.code(),
+        Some(super::reasons::NOT_PROVEN_SHORTEST),
+        "{refused}"
+    );
     let greedy = run_game::<Cube>(&lenient, 0, &budget)
         .result
         .expect("accepted");

@@ -369,11 +369,43 @@ pub struct DoorsAnalysis {
 /// The doors game.
 pub struct Doors;
 
+/// Doors's own reason codes (beside [`Code::COMMON`]); the numbers are
+/// stable, the wire and the commit log carry them.
+pub mod reasons {
+    use crate::reason::{Code, Status};
+
+    /// No layout fitted in the generator's attempts.
+    pub const LAYOUT: Code = Code::new(
+        8,
+        "layout",
+        Status::Rejected,
+        "No layout fitted in the generator's attempts.",
+    );
+
+    /// The rooms' graph is not planar.
+    pub const NOT_PLANAR: Code = Code::new(
+        9,
+        "not planar",
+        Status::Rejected,
+        "The rooms' graph is not planar.",
+    );
+
+    /// The level breaks a design rule (named in the detail).
+    pub const DEFECT: Code = Code::new(
+        10,
+        "defect",
+        Status::Rejected,
+        "The level breaks a design rule (named in the detail).",
+    );
+}
+
 impl Game for Doors {
     type Params = DoorsParams;
     type Level = Puzzle;
     type Analysis = DoorsAnalysis;
     const NAME: &'static str = "doors";
+
+    const REASONS: &'static [Code] = &[reasons::LAYOUT, reasons::NOT_PLANAR, reasons::DEFECT];
 
     const METRICS: &'static [MetricDoc] = with_agents![
         metric(
@@ -559,7 +591,7 @@ impl Game for Doors {
         let mut level = search.features.level(out.bits, params.required);
         level.grid = layout::lay_out(&level, rng).ok_or_else(|| {
             Rejection::refused(
-                Code::Layout,
+                reasons::LAYOUT,
                 format!("none in {} attempts", layout::ATTEMPTS),
             )
         })?;
@@ -622,7 +654,7 @@ impl Game for Doors {
     ) -> Result<(), Rejection> {
         let a = &solved.analysis;
         if !a.planar {
-            return Err(Rejection::refused(Code::NotPlanar, ""));
+            return Err(Rejection::refused(reasons::NOT_PLANAR, ""));
         }
         if !params.allow_defects && a.grade.defect() {
             let short = CRITERIA[..17]
@@ -630,7 +662,7 @@ impl Game for Doors {
                 .zip(&a.grade.points)
                 .find(|((_, full), (_, points))| *points < full - 1e-9)
                 .map_or("", |((name, _), _)| name);
-            return Err(Rejection::refused(Code::Defect, short));
+            return Err(Rejection::refused(reasons::DEFECT, short));
         }
         crate::game::within(solved.moves, "moves", params.min_moves, params.max_moves)
     }

@@ -94,11 +94,27 @@ impl Default for DungeonParams {
 /// The dungeon game.
 pub struct Dungeon;
 
+/// Dungeon's own reason codes (beside [`Code::COMMON`]); the numbers are
+/// stable, the wire and the commit log carry them.
+pub mod reasons {
+    use crate::reason::{Code, Status};
+
+    /// A reachable state cannot reach the exit.
+    pub const DEAD_END: Code = Code::new(
+        15,
+        "dead end",
+        Status::Rejected,
+        "A reachable state cannot reach the exit.",
+    );
+}
+
 impl Game for Dungeon {
     type Params = DungeonParams;
     type Level = Level;
     type Analysis = Analysis;
     const NAME: &'static str = "dungeon";
+
+    const REASONS: &'static [Code] = &[reasons::DEAD_END];
 
     const METRICS: &'static [MetricDoc] = with_agents![
         metric("rooms", "count", "rooms of the BSP map"),
@@ -179,7 +195,7 @@ impl Game for Dungeon {
         let a = solve::analyse(level, budget)?;
         if a.dead_states > 0 {
             return Err(Rejection::refused(
-                Code::DeadEnd,
+                reasons::DEAD_END,
                 format!(
                     "{} of {} reachable states cannot reach the exit",
                     a.dead_states, a.states

@@ -140,7 +140,7 @@ fn a_drop_past_the_key_is_a_dead_end() {
     assert_eq!(a.dead_states, 1, "{a:?}");
     let refused = Dungeon::solve(&level, &budget());
     assert!(
-        matches!(&refused, Err(r) if r.code() == Some(Code::DeadEnd)),
+        matches!(&refused, Err(r) if r.code() == Some(super::reasons::DEAD_END)),
         "{refused:?}"
     );
 }

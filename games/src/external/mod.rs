@@ -51,6 +51,15 @@ pub fn describe(game: GameKind) -> Result<Description, String> {
             .collect(),
         concurrent: false,
         renders: false,
+        reasons: game
+            .reasons()
+            .iter()
+            .map(|c| ReasonEntry {
+                word: c.as_str().into(),
+                status: c.status(),
+                meaning: c.doc().into(),
+            })
+            .collect(),
     })
 }
 

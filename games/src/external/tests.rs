@@ -57,7 +57,10 @@ fn a_served_game_answers_as_it_runs() {
             panic!("{response:?}");
         };
         let native = game.run(seed as u64, &Budget::nodes(50_000));
-        let back = message.clone().into_outcome().expect("a valid outcome");
+        let back = message
+            .clone()
+            .into_outcome(game.kind().reasons())
+            .expect("a valid outcome");
         assert_eq!(back.result, native.result, "seed {seed}");
         assert_eq!(back.nodes, native.nodes, "seed {seed}");
         if let Ok(level) = back.result {
@@ -92,7 +95,7 @@ fn an_outcome_that_does_not_hold_together_is_refused() {
         solve_ms: 1.0,
         nodes: 3,
     };
-    assert!(base.clone().into_outcome().is_ok());
+    assert!(base.clone().into_outcome(&[]).is_ok());
     let cases: [(OutcomeMessage, &str); 6] = [
         (
             OutcomeMessage {
@@ -138,7 +141,7 @@ fn an_outcome_that_does_not_hold_together_is_refused() {
         ),
     ];
     for (message, says) in cases {
-        let err = message.into_outcome().expect_err(says);
+        let err = message.into_outcome(&[]).expect_err(says);
         assert!(err.contains(says), "{err} / {says}");
     }
 }

@@ -19,7 +19,6 @@
 //! The tree grows by UCB (`C = exploration`) with ordered child expansion and
 //! random roll-outs; the best puzzle seen is kept.
 
-use crate::reason::Code;
 use std::collections::VecDeque;
 
 use super::level::Level;
@@ -246,7 +245,7 @@ impl Mcts {
                 found.tree_nodes = tree_nodes;
                 Ok(found)
             }
-            None => Err(Rejection::refused(Code::NoPushedBox, "")),
+            None => Err(Rejection::refused(super::reasons::NO_PUSHED_BOX, "")),
         }
     }
 

@@ -27,6 +27,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::agents::with_agents;
+use crate::reason::Code;
 use crate::rng::Rng;
 use crate::{
     Budget, Collection, Game, GameError, MetricDoc, Metrics, Misfit, ParamError, Rejection, Solved,
@@ -199,11 +200,47 @@ impl PartialEq for Puzzle {
 /// The sokoban game.
 pub struct Sokoban;
 
+/// Sokoban's own reason codes (beside [`Code::COMMON`]); the numbers are
+/// stable, the wire and the commit log carry them.
+pub mod reasons {
+    use crate::reason::{Code, Status};
+
+    /// MCTS found no puzzle with a pushed box.
+    pub const NO_PUSHED_BOX: Code = Code::new(
+        16,
+        "no puzzle with a pushed box was found",
+        Status::Rejected,
+        "MCTS found no puzzle with a pushed box.",
+    );
+
+    /// The reverse generator moved no box off its goal.
+    pub const NO_BOX_MOVED: Code = Code::new(
+        17,
+        "no box moved",
+        Status::Rejected,
+        "The reverse generator moved no box off its goal.",
+    );
+
+    /// The solver's time limit came before any solution (`pregen solve` only).
+    pub const TIME_LIMIT: Code = Code::new(
+        18,
+        "time limit reached before any solution was found",
+        Status::Rejected,
+        "The solver's time limit came before any solution (`pregen solve` only).",
+    );
+}
+
 impl Game for Sokoban {
     type Params = SokobanParams;
     type Level = Puzzle;
     type Analysis = Answer;
     const NAME: &'static str = "sokoban";
+
+    const REASONS: &'static [Code] = &[
+        reasons::NO_PUSHED_BOX,
+        reasons::NO_BOX_MOVED,
+        reasons::TIME_LIMIT,
+    ];
 
     const METRICS: &'static [MetricDoc] = with_agents![
         metric("pushes", "pushes", "pushes of the stored solution"),

@@ -16,7 +16,6 @@
 //!
 //! A topology whose best score is zero is drawn again, up to `tries` times.
 
-use crate::reason::Code;
 use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
@@ -107,7 +106,7 @@ impl Reverse {
             });
         }
         Err(Rejection::refused(
-            Code::NoBoxMoved,
+            super::reasons::NO_BOX_MOVED,
             format!("none off its goal in {} topologies", self.tries),
         ))
     }

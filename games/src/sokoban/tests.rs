@@ -1,5 +1,4 @@
 use super::level::{self, Level, parse_collection, print_collection};
-use crate::reason::Code;
 use std::collections::BTreeSet;
 
 use super::{Sokoban, mcts, reference, solve};
@@ -553,7 +552,7 @@ fn a_time_limit_stops_like_a_budget() {
             assert!(!answer.push_optimal);
             level.replay(&answer.solution).expect("wins");
         }
-        Err(r) if r.code() == Some(Code::TimeLimit) => {}
+        Err(r) if r.code() == Some(super::reasons::TIME_LIMIT) => {}
         Err(other) => panic!("{other:?}"),
     }
 }

@@ -79,7 +79,7 @@ pub fn generate(params: &TiltParams, rng: &mut Rng) -> Result<Level, Rejection> 
 
     let pairs = usize::from(params.pairs);
     if grid.free_count() < 2 * pairs + 2 {
-        return Err(Rejection::refused(Code::TooFewFreeCells, ""));
+        return Err(Rejection::refused(super::reasons::TOO_FEW_FREE_CELLS, ""));
     }
     let mut cells = Cells::new(&grid, rng);
     let mut level = Level {
@@ -206,7 +206,7 @@ impl Cells {
         for colour in 1..=pairs {
             let first = self
                 .draw(Piece::Fruit, false, rng)
-                .ok_or_else(|| Rejection::refused(Code::NoRoomForFruit, ""))?;
+                .ok_or_else(|| Rejection::refused(super::reasons::NO_ROOM_FOR_FRUIT, ""))?;
             // The twin never starts next to the first: the pair would meet at once.
             let (fx, fy) = self.at[first];
             let near: Vec<usize> = (0..self.at.len())
@@ -221,7 +221,8 @@ impl Cells {
             for &i in &near {
                 self.taken[i] = false;
             }
-            let second = second.ok_or_else(|| Rejection::refused(Code::NoRoomForFruit, ""))?;
+            let second =
+                second.ok_or_else(|| Rejection::refused(super::reasons::NO_ROOM_FOR_FRUIT, ""))?;
             level.fruits.push(Fruit {
                 at: self.pos(first),
                 colour,
@@ -342,7 +343,7 @@ fn checked(params: &TiltParams, mut level: Level) -> Result<Level, Rejection> {
     );
     let (board, start) = Board::new(&level);
     if board.settle_start(&start) != Some(start) {
-        return Err(Rejection::refused(Code::NotAtRest, ""));
+        return Err(Rejection::refused(super::reasons::NOT_AT_REST, ""));
     }
     if params.min_moves > 1 && super::solve::wins_within(&level, params.min_moves - 1) {
         return Err(Rejection::refused(

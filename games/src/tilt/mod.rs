@@ -27,6 +27,7 @@ use crate::clock::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::agents::with_agents;
+use crate::reason::Code;
 use crate::rng::Rng;
 use crate::{Budget, Game, GameError, MetricDoc, Metrics, Misfit, ParamError, Rejection, Solved};
 use level::{Level, MAX_PAIRS};
@@ -99,11 +100,47 @@ impl TiltParams {
 /// The tilt game.
 pub struct Tilt;
 
+/// Tilt's own reason codes (beside [`Code::COMMON`]); the numbers are
+/// stable, the wire and the commit log carry them.
+pub mod reasons {
+    use crate::reason::{Code, Status};
+
+    /// The board has too few free cells.
+    pub const TOO_FEW_FREE_CELLS: Code = Code::new(
+        11,
+        "too few free cells",
+        Status::Rejected,
+        "The board has too few free cells.",
+    );
+
+    /// No cell left for a fruit.
+    pub const NO_ROOM_FOR_FRUIT: Code = Code::new(
+        12,
+        "no room for fruit",
+        Status::Rejected,
+        "No cell left for a fruit.",
+    );
+
+    /// The start position is not at rest.
+    pub const NOT_AT_REST: Code = Code::new(
+        13,
+        "start position is not at rest",
+        Status::Rejected,
+        "The start position is not at rest.",
+    );
+}
+
 impl Game for Tilt {
     type Params = TiltParams;
     type Level = Level;
     type Analysis = Analysis;
     const NAME: &'static str = "tilt";
+
+    const REASONS: &'static [Code] = &[
+        reasons::TOO_FEW_FREE_CELLS,
+        reasons::NO_ROOM_FOR_FRUIT,
+        reasons::NOT_AT_REST,
+    ];
 
     const METRICS: &'static [MetricDoc] = with_agents![
         metric(

@@ -5,7 +5,6 @@
 //! reverse search from the winning moves, which states are dead ends; from that,
 //! the share of first moves that lose.
 
-use crate::reason::Code;
 use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
@@ -56,7 +55,7 @@ pub fn analyse(level: &Level, budget: &Budget) -> Result<Analysis, Rejection> {
     let (board, start) = Board::new(level);
     // A level starts at rest: no pull or meeting is pending before the first move.
     if board.settle_start(&start) != Some(start) {
-        return Err(Rejection::refused(Code::NotAtRest, ""));
+        return Err(Rejection::refused(super::reasons::NOT_AT_REST, ""));
     }
     if board.fits_u64() {
         explore::<u64>(&board, &start, budget)

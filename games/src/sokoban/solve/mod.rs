@@ -153,7 +153,7 @@ pub fn solve(level: &Level, budget: &Budget) -> Result<Answer, Rejection> {
             Err(Stop::Timeout) => return Err(Rejection::Timeout),
             Err(Stop::Budget) => {
                 return Err(if budget.out_of_time() {
-                    Rejection::refused(Code::TimeLimit, "")
+                    Rejection::refused(super::reasons::TIME_LIMIT, "")
                 } else {
                     Rejection::out_of_nodes(budget.max_nodes)
                 });
