@@ -17,6 +17,7 @@ mod pictures;
 mod refusals;
 mod release;
 mod scale;
+mod sdks;
 mod solve;
 mod strangers;
 mod tls;

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Rush Hour, a game program for pregen's game protocol (docs/external.md),
-in Python with the standard library only.
+in Python with the standard library only, on the Python SDK
+(`pregen_game.py`, beside it: the protocol is the SDK's, the game is here).
 
 A 6x6 car park: vehicles of length 2 or 3 slide along their own axis; the red
 car `A` on row 2 must leave by the right edge. The generator places vehicles
@@ -23,23 +24,16 @@ in the environment does the same without changing the command (so a lying
 worker runs the job's own program, files and all).
 """
 
-import hashlib
 import json
 import os
 import random
 import sys
-import time
 from collections import deque
 
-PROTOCOL = 1
+import pregen_game as pg
+
 SIZE = 6
 EXIT_ROW = 2
-DEFAULTS = {"vehicles": 8, "min_moves": 5}
-METRICS = [
-    {"name": "states", "unit": "count", "doc": "positions the breadth-first search reached"},
-    {"name": "vehicles", "unit": "count", "doc": "vehicles on the board, the red car included"},
-    {"name": "blockers", "unit": "count", "doc": "vehicles between the red car and the exit at the start"},
-]
 NAMES = "ABCDEFGHIJKLMNOP"
 # How pregen rates a level (docs/ratings.md's format): fewest moves, and half
 # a point per vehicle between the red car and the exit.
@@ -60,24 +54,6 @@ about = "vehicles between the red car and the exit at the start"
 """
 
 
-class Refused(Exception):
-    """A seed refused by a rule: its reason code and detail."""
-
-    def __init__(self, code, detail=""):
-        super().__init__(code)
-        self.code, self.detail = code, detail
-
-
-def params_of(given):
-    unknown = set(given) - set(DEFAULTS)
-    if unknown:
-        raise ValueError(f"unknown params: {sorted(unknown)}")
-    params = dict(DEFAULTS, **given)
-    if not (2 <= params["vehicles"] <= 14):
-        raise ValueError("vehicles must be 2..=14")
-    return params
-
-
 def cells(v):
     name, row, col, length, horizontal = v
     return [(row, col + i) if horizontal else (row + i, col) for i in range(length)]
@@ -92,7 +68,7 @@ def generate(seed, params):
     while len(vehicles) < params["vehicles"]:
         tries += 1
         if tries > 1000:
-            raise Refused("cap hit", f"{len(vehicles)} of {params['vehicles']} vehicles placed")
+            raise pg.Rejected("crowded", f"{len(vehicles)} of {params['vehicles']} vehicles placed")
         length = 3 if rng.random() < 0.3 else 2
         horizontal = rng.random() < 0.5
         row = rng.randrange(SIZE - (0 if horizontal else length - 1))
@@ -104,11 +80,6 @@ def generate(seed, params):
             vehicles.append(v)
             taken.update(cells(v))
     return vehicles
-
-
-def to_json(vehicles):
-    """The canonical JSON form: keys sorted, no spaces."""
-    return json.dumps({"size": SIZE, "vehicles": vehicles}, separators=(",", ":"), sort_keys=True)
 
 
 def to_text(vehicles):
@@ -164,7 +135,7 @@ def solve(vehicles, max_nodes):
         for i, d, there in moves_from(vehicles, here):
             if there not in parent:
                 if len(parent) >= max_nodes:
-                    raise Refused("budget exhausted", f"{max_nodes} nodes")
+                    raise pg.Rejected("budget exhausted", f"{max_nodes} nodes", nodes=len(parent))
                 parent[there] = (here, (i, d))
                 queue.append(there)
     return None, len(parent)
@@ -198,75 +169,75 @@ def blockers(vehicles):
     return sum(1 for v in vehicles[1:] if any(r == EXIT_ROW and c > red_end for r, c in cells(v)))
 
 
-def outcome(seed, params, max_nodes, lie):
-    started = time.perf_counter()
-    try:
-        params = params_of(params)
+class RushHour(pg.Game):
+    name, version, text_format = "rushhour", "1.0.0", "rushhour"
+    params = {"vehicles": 8, "min_moves": 5}
+    metrics = [
+        pg.Metric("states", "count", "positions the breadth-first search reached"),
+        pg.Metric("vehicles", "count", "vehicles on the board, the red car included"),
+        pg.Metric("blockers", "count", "vehicles between the red car and the exit at the start"),
+    ]
+    reasons = [pg.Reason("crowded", "rejected", "the car park had no room for every vehicle the params ask for")]
+    rating_model = RATING_MODEL
+
+    def __init__(self, lie=None):
+        self.lie = lie or ""
+
+    def check_params(self, params):
+        if not (2 <= params["vehicles"] <= 14):
+            raise ValueError("vehicles must be 2..=14")
+
+    def generate(self, seed, params, max_nodes):
+        lie = self.lie
+        if lie.startswith("crash:") and seed % int(lie[len("crash:"):]) == 0:
+            os._exit(3)
         made_from = seed + 1 if lie == "level" else seed
-        if lie and lie.startswith("random:") and random.random() < float(lie[len("random:"):]):
+        if lie.startswith("random:") and random.random() < float(lie[len("random:"):]):
             made_from = seed + random.randint(1, 1 << 30)
         vehicles = generate(made_from, params)
-        generated = time.perf_counter()
+        pg.solving()
         path, states = solve(vehicles, max_nodes)
-        solved = time.perf_counter()
-        ms = lambda a, b: round((b - a) * 1000, 3)
         if path is None:
-            return {"status": "unsolvable", "generate_ms": ms(started, generated),
-                    "solve_ms": ms(generated, solved), "nodes": states}
+            raise pg.Unsolvable(nodes=states)
         if len(path) < params["min_moves"]:
-            return {"status": "rejected", "reason_code": "too easy",
-                    "reason_detail": f"{len(path)} moves < min_moves {params['min_moves']}",
-                    "generate_ms": ms(started, generated), "solve_ms": ms(generated, solved), "nodes": states}
+            raise pg.Rejected("too easy", f"{len(path)} moves < min_moves {params['min_moves']}", nodes=states)
         if lie in ("solution", "check"):
             path = path[:-1]
-        level_json = to_json(vehicles)
-        metrics = {"states": float(states), "vehicles": float(len(vehicles)), "blockers": float(blockers(vehicles))}
-        level = {
-            "difficulty": round(len(path) + 0.5 * metrics["blockers"], 6),
-            "moves": len(path),
-            "moves_optimal": True,
-            "layout": to_text(vehicles),
-            "level_json": level_json,
-            "solution": notation(vehicles, path),
-            "metrics": metrics,
-            "level_hash": hashlib.sha256(level_json.encode()).hexdigest(),
-        }
-        return {"status": "accepted", "level": level, "generate_ms": ms(started, generated),
-                "solve_ms": ms(generated, solved), "nodes": states}
-    except Refused as r:
-        return {"status": "rejected", "reason_code": r.code, "reason_detail": r.detail,
-                "generate_ms": round((time.perf_counter() - started) * 1000, 3), "solve_ms": 0, "nodes": 0}
+        return pg.Level({"size": SIZE, "vehicles": vehicles}, layout=to_text(vehicles),
+                        solution=notation(vehicles, path), moves=len(path), nodes=states,
+                        metrics={"states": states, "vehicles": len(vehicles),
+                                 "blockers": blockers(vehicles)})
 
+    def check(self, params, level):
+        if self.lie == "check":
+            return ""
+        if self.lie == "strict":
+            return "strict: no level passes"
+        try:
+            vehicles = self.level_of(level)["vehicles"]
+        except (KeyError, TypeError) as e:
+            return f"the level JSON is not a Rush Hour level: {e}"
+        if to_text(vehicles) != level["layout"]:
+            return "the layout is not the level's"
+        if len(vehicles) != params["vehicles"]:
+            return f"{len(vehicles)} vehicles, the params say {params['vehicles']}"
+        moves, why = replay(vehicles, level["solution"])
+        if moves is None:
+            return why
+        if moves != level["moves"]:
+            return f"the solution has {moves} moves, the level says {level['moves']}"
+        return ""
 
-def check(params, level):
-    params = params_of(params)
-    try:
-        vehicles = json.loads(level["level_json"])["vehicles"]
-    except (ValueError, KeyError, TypeError) as e:
-        return f"the level JSON is not a Rush Hour level: {e}"
-    if to_json(vehicles) != level["level_json"]:
-        return "the level JSON is not in its canonical form"
-    if hashlib.sha256(level["level_json"].encode()).hexdigest() != level["level_hash"]:
-        return "the hash is not the level's"
-    if to_text(vehicles) != level["layout"]:
-        return "the layout is not the level's"
-    if len(vehicles) != params["vehicles"]:
-        return f"{len(vehicles)} vehicles, the params say {params['vehicles']}"
-    moves, why = replay(vehicles, level["solution"])
-    if moves is None:
-        return why
-    if moves != level["moves"]:
-        return f"the solution has {moves} moves, the level says {level['moves']}"
-    return ""
+    def render(self, params, level):
+        return picture(json.loads(level["level_json"])["vehicles"])
 
 
 COLOURS = ["#2f7fc1", "#e8a33d", "#5aa469", "#8e6bbf", "#d98cb3", "#6cc3c9", "#b08d57"]
 
 
-def render(level_json):
+def picture(vehicles):
     """The level's picture: the car park from above, the red car in red, the
     exit an opening in the right wall."""
-    vehicles = json.loads(level_json)["vehicles"]
     tile, side = 40, SIZE * 40 + 16
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{side}" height="{side}" '
              f'viewBox="0 0 {side} {side}">',
@@ -282,50 +253,6 @@ def render(level_json):
     return "".join(parts)
 
 
-def answer(request, lie):
-    if "describe" in request:
-        if request["describe"].get("protocol") != PROTOCOL:
-            return {"error": f"this game speaks protocol {PROTOCOL}"}
-        return {"describe": {"protocol": PROTOCOL, "name": "rushhour", "version": "1.0.0",
-                             "text_format": "rushhour", "params": DEFAULTS, "metrics": METRICS,
-                             "rating_model": RATING_MODEL, "concurrent": False,
-                             "renders": True}}
-    if "prepare" in request:
-        try:
-            params_of(request["prepare"]["params"])
-            return {"prepare": {"ok": True}}
-        except ValueError as e:
-            return {"prepare": {"ok": False, "reason": str(e)}}
-    if "generate" in request:
-        g = request["generate"]
-        if lie and lie.startswith("crash:") and g["seed"] % int(lie[len("crash:"):]) == 0:
-            os._exit(3)
-        return {"outcome": outcome(g["seed"], g["params"], g["max_nodes"], lie)}
-    if "check" in request:
-        why = "" if lie == "check" else check(request["check"]["params"], request["check"]["level"])
-        if lie == "strict":
-            why = "strict: no level passes"
-
-        return {"check": {"ok": not why, "reason": why}}
-    if "render" in request:
-        return {"render": {"svg": render(request["render"]["level_json"])}}
-    return {"error": "unknown request"}
-
-
-def main():
-    lie = sys.argv[2] if len(sys.argv) == 3 and sys.argv[1] == "--lie" else os.environ.get("RUSHHOUR_LIE")
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        try:
-            request = json.loads(line)
-            response = answer(request, lie)
-        except (ValueError, KeyError, TypeError) as e:
-            request, response = {}, {"error": str(e)}
-        response["id"] = request.get("id", 0) if isinstance(request, dict) else 0
-        sys.stdout.write(json.dumps(response, separators=(",", ":")) + "\n")
-        sys.stdout.flush()
-
-
 if __name__ == "__main__":
-    main()
+    lie = sys.argv[2] if len(sys.argv) == 3 and sys.argv[1] == "--lie" else os.environ.get("RUSHHOUR_LIE")
+    pg.serve(RushHour(lie))

@@ -30,7 +30,7 @@ pub fn run(args: RetierArgs) -> Result<()> {
         Some(o) => o,
         None => {
             let manifest = pregen_pack::PackDir::new(&args.pack).read_manifest()?;
-            let game = pregen_games::GameKind::from_name(&manifest.job.game)?;
+            let game = manifest.job.game_kind()?;
             let model = game
                 .parse_model(&text)
                 .with_context(|| format!("model file {}", args.model.display()))?;

@@ -1,6 +1,6 @@
-//! What a test needs beyond a Rust toolchain: Python 3 (for the example
-//! game program) and its Parquet readers, Chromium, Java, openssl, the wasm
-//! target. Plain `cargo test` on a machine
+//! What a test needs beyond a Rust toolchain: Python 3 and Node.js (for
+//! the example game programs) and Python's Parquet readers, Chromium, Java,
+//! openssl, the wasm target. Plain `cargo test` on a machine
 //! without one of them skips the tests that need it, each with one line
 //! saying so; `.ci/run` installs them all and sets
 //! `PREGEN_TESTS_NEED_EVERYTHING=1`, under which a missing tool fails the
@@ -13,6 +13,8 @@ use std::process::{Command, Stdio};
 pub enum Need {
     /// Python 3 with these modules (none: Python 3 alone).
     Python(&'static [&'static str]),
+    /// Node.js (`node`).
+    Node,
     /// Headless Chromium (`chromium`, or `$CHROMIUM`).
     Chromium,
     /// A Java runtime (Spark's).
@@ -49,6 +51,7 @@ impl Need {
                 let binary = std::env::var("CHROMIUM").unwrap_or_else(|_| "chromium".into());
                 quiet(&binary, &["--version"])
             }
+            Need::Node => quiet("node", &["--version"]),
             Need::Java => quiet("java", &["-version"]),
             Need::Openssl => quiet("openssl", &["version"]),
             Need::Wasm => Command::new("rustup")
@@ -64,6 +67,7 @@ impl Need {
         match self {
             Need::Python([]) => "python3".into(),
             Need::Python(modules) => format!("python3 with {}", modules.join(", ")),
+            Need::Node => "Node.js".into(),
             Need::Chromium => "headless Chromium".into(),
             Need::Java => "a Java runtime".into(),
             Need::Openssl => "openssl".into(),

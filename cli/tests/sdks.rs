@@ -1,0 +1,156 @@
+//! The game SDKs (`sdk/python/pregen_game.py`, `sdk/node/pregen_game.js`)
+//! through the whole pipeline, each with its shipped example: Rush Hour in
+//! Python, Lights Out in Node.js.
+
+use std::time::Duration;
+
+use pregen_games::external::Program;
+use pregen_games::{Rejection, Status};
+use pregen_pack::PackDir;
+
+use crate::common::needs::{Need, PYTHON, needs};
+use crate::common::{PackContent, pregen_stdout, run_pack};
+
+/// An SDK's example: its command and the job that runs it.
+struct Example {
+    /// The interpreter and the program's file.
+    command: [&'static str; 2],
+    /// The SDK's file beside it.
+    sdk: &'static str,
+    /// What the interpreter needs.
+    need: Need,
+    /// The job's params, and a stratum that gives the game's own reason.
+    params: &'static str,
+    own_reason_stratum: &'static str,
+    /// The game's own reason code.
+    own_reason: &'static str,
+}
+
+const EXAMPLES: [Example; 2] = [
+    Example {
+        command: ["python3", "rushhour.py"],
+        sdk: "pregen_game.py",
+        need: PYTHON,
+        params: "vehicles = 8\nmin_moves = 5\n",
+        own_reason_stratum: "[[strata]]\nname = \"crowded\"\ncount = 5\nparams = { vehicles = 14 }\n",
+        own_reason: "crowded",
+    },
+    Example {
+        command: ["node", "lightsout.js"],
+        sdk: "pregen_game.js",
+        need: Need::Node,
+        params: "size = 5\npresses = 10\nmin_moves = 4\n",
+        own_reason_stratum: "[[strata]]\nname = \"two\"\ncount = 20\nparams = { presses = 2, min_moves = 0 }\n",
+        own_reason: "dark",
+    },
+];
+
+fn example_dir() -> String {
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/external").to_string()
+}
+
+impl Example {
+    fn job(&self) -> String {
+        format!(
+            "pack = \"e2e\"\ngame = \"external\"\nseeds_per_lease = 16\ncross_check = 0.05\n\
+             [external]\ncommand = [{:?}, {:?}]\ndir = {:?}\nfiles = [{:?}, {:?}]\n\
+             [params]\n{}\
+             [budget]\nmax_nodes = 200000\nwatchdog_ms = 60000\n\
+             [[strata]]\nname = \"main\"\ncount = 30\n{}",
+            self.command[0],
+            self.command[1],
+            example_dir(),
+            self.command[1],
+            self.sdk,
+            self.params,
+            self.own_reason_stratum,
+        )
+    }
+}
+
+/// Each SDK's example makes a pack: the same bytes with 1 worker and with
+/// 3, every level verified again by the program (`analysis verify`) and
+/// from the release files (`release verify`), and the game's own reason
+/// code in the rejects table and, with its meaning, in the manifest's
+/// description (the program's data dictionary).
+#[test]
+fn each_sdks_example_makes_a_verified_pack_with_its_own_reasons() {
+    for example in &EXAMPLES {
+        if !needs(&[example.need]) {
+            continue;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let job = example.job();
+        let alone = run_pack(&dir.path().join("one"), &job, 1);
+        let reference = PackContent::read(&alone);
+        let three = run_pack(&dir.path().join("three"), &job, 3);
+        PackContent::read(&three).assert_same(&reference);
+        assert!(!reference.levels.is_empty(), "{}", example.command[1]);
+        let verified = pregen_stdout(&["analysis", "verify"], &alone);
+        assert!(
+            verified.starts_with(&format!("{} levels", reference.levels.len())),
+            "{verified}"
+        );
+        let release = pregen_stdout(&["release", "verify"], &alone);
+        assert!(release.contains("regenerated"), "{release}");
+        let own: Vec<_> = reference
+            .reject_seeds
+            .iter()
+            .filter(|(_, _, reason)| reason.starts_with(example.own_reason))
+            .collect();
+        assert!(
+            !own.is_empty(),
+            "{}: no `{}` reject among {:?}",
+            example.command[1],
+            example.own_reason,
+            reference.reject_seeds
+        );
+        assert!(own.iter().all(|(_, status, _)| status == "rejected"));
+        let manifest: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(PackDir::new(&alone).manifest()).expect("read"))
+                .expect("manifest");
+        let declared = &manifest["program"]["reasons"][0];
+        assert_eq!(declared["word"], example.own_reason, "{manifest}");
+        assert!(declared["meaning"].as_str().is_some_and(|m| !m.is_empty()));
+    }
+}
+
+/// Seeds reach the game exactly in every SDK, above 2^53 too (where a JSON
+/// number read as a double loses digits): neighbouring seeds there make
+/// different levels, and the same seed the same level twice.
+#[test]
+fn each_sdk_reads_seeds_above_2_pow_53_exactly() {
+    for example in &EXAMPLES {
+        if !needs(&[example.need]) {
+            continue;
+        }
+        let command: Vec<String> = example.command.iter().map(|s| s.to_string()).collect();
+        let (mut program, _) =
+            Program::start(&command, Some(example_dir().into())).expect("starts");
+        let params = serde_json::json!({ "min_moves": 0 });
+        let wait = Duration::from_secs(60);
+        let base = (1u64 << 53) - 4;
+        let mut levels = Vec::new();
+        for seed in base..base + 12 {
+            let outcome = program.generate(seed, &params, 200_000, wait);
+            let again = program.generate(seed, &params, 200_000, wait);
+            assert_eq!(outcome.result, again.result, "seed {seed}");
+            match outcome.result {
+                Ok(level) => levels.push((seed, level.level_hash)),
+                Err(Rejection::Refused(r)) => assert_eq!(r.code.status(), Status::Rejected),
+                Err(Rejection::Unsolvable) => {}
+                Err(other) => panic!("seed {seed}: {other:?}"),
+            }
+        }
+        assert!(levels.len() >= 4, "{}: {levels:?}", example.command[1]);
+        let mut hashes: Vec<&String> = levels.iter().map(|(_, h)| h).collect();
+        hashes.sort();
+        hashes.dedup();
+        assert_eq!(
+            hashes.len(),
+            levels.len(),
+            "{}: two seeds made one level: {levels:?}",
+            example.command[1]
+        );
+    }
+}

@@ -1,0 +1,1 @@
+../../sdk/node/pregen_game.js

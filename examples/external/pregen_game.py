@@ -1,0 +1,1 @@
+../../sdk/python/pregen_game.py

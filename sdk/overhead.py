@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""What an SDK costs: each SDK's example game run for the same seeds as a
+plain loop in its own language (the game's `generate` called directly) and
+through the SDK over the protocol (a process fed every request, its answers
+read), in alternating rounds. Prints, per SDK, the median seconds of each
+and the ratio plain / SDK (1.0: the SDK costs nothing).
+
+    python3 sdk/overhead.py [SEEDS] [ROUNDS]
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLES = os.path.join(HERE, "..", "examples", "external")
+
+PLAIN_PYTHON = """
+import sys, time
+sys.path.insert(0, {examples!r})
+import pregen_game as pg
+from rushhour import RushHour
+game = RushHour()
+params = game.full_params({{}})
+started = time.perf_counter()
+for seed in range({seeds}):
+    try:
+        game.generate(seed, params, 200000)
+    except (pg.Rejected, pg.Unsolvable):
+        pass
+print(time.perf_counter() - started)
+"""
+
+PLAIN_NODE = """
+const pg = require({sdk!r});
+const game = require({game!r});
+const params = {{ ...game.params }};
+const started = process.hrtime.bigint();
+for (let seed = 0n; seed < {seeds}n; seed++) {{
+  try {{ game.generate(seed, params, 200000); }}
+  catch (e) {{ if (!(e instanceof pg.Rejected) && !(e instanceof pg.Unsolvable)) throw e; }}
+}}
+console.log(Number(process.hrtime.bigint() - started) / 1e9);
+"""
+
+
+def plain(language, seeds):
+    if language == "python":
+        code = PLAIN_PYTHON.format(examples=EXAMPLES, seeds=seeds)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    else:
+        code = PLAIN_NODE.format(sdk=os.path.join(EXAMPLES, "pregen_game.js"),
+                                 game=os.path.join(EXAMPLES, "lightsout.js"), seeds=seeds)
+        out = subprocess.run(["node", "-e", code], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
+
+
+def through_sdk(command, seeds):
+    requests = [json.dumps({"id": 1, "describe": {"protocol": 1}})]
+    requests += [json.dumps({"id": seed + 2, "generate": {"seed": seed, "params": {}, "max_nodes": 200000}})
+                 for seed in range(seeds)]
+    data = ("\n".join(requests) + "\n").encode()
+    process = subprocess.Popen(command, cwd=EXAMPLES, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    # The description first: the process is up before the clock starts.
+    process.stdin.write(data[: data.index(b"\n") + 1])
+    process.stdin.flush()
+    process.stdout.readline()
+    started = time.perf_counter()
+
+    def feed():
+        process.stdin.write(data[data.index(b"\n") + 1:])
+        process.stdin.close()
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    answers = sum(1 for _ in process.stdout)
+    writer.join()
+    took = time.perf_counter() - started
+    process.wait()
+    assert answers == seeds, f"{answers} answers to {seeds} seeds"
+    return took
+
+
+def main():
+    seeds = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    for language, command in (("python", [sys.executable, "rushhour.py"]), ("node", ["node", "lightsout.js"])):
+        plains, sdks, ratios = [], [], []
+        for _ in range(rounds):
+            p = plain(language, seeds)
+            s = through_sdk(command, seeds)
+            plains.append(p)
+            sdks.append(s)
+            ratios.append(p / s)
+        print(f"{language}: {seeds} seeds, {rounds} rounds: plain {statistics.median(plains):.3f} s, "
+              f"through the SDK {statistics.median(sdks):.3f} s, plain / SDK {statistics.median(ratios):.3f} "
+              f"(min {min(ratios):.3f}, max {max(ratios):.3f})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,341 @@
+"""pregen's game protocol for Python: one file, the standard library only.
+
+Copy this file beside your game and write a subclass of `Game` with
+`describe`'s facts as class attributes and `generate`, `check` (and, if you
+draw your levels, `render`); `serve(YourGame())` speaks the protocol on
+stdin and stdout (docs/external.md):
+
+    import pregen_game as pg
+
+    class Coins(pg.Game):
+        name, version, text_format = "coins", "1.0.0", "coins"
+        params = {"size": 4, "min_moves": 2}
+        metrics = [pg.Metric("states", "count", "positions searched")]
+        reasons = [pg.Reason("no coin", "rejected", "the seed placed no coin")]
+
+        def generate(self, seed, params, max_nodes):
+            rng = pg.rng(seed)                   # seeded from the exact seed
+            board = ...
+            if not board:
+                raise pg.Rejected("no coin", "a board of 0 coins")
+            pg.solving()                          # the rest is solve_ms
+            path, states = ...
+            if path is None:
+                raise pg.Unsolvable(nodes=states)
+            return pg.Level(board, layout="...\\n", solution="R U", moves=2,
+                            metrics={"states": states}, nodes=states)
+
+        def check(self, params, level):
+            ...                                   # raise pg.CheckFailed("why")
+
+    if __name__ == "__main__":
+        pg.serve(Coins())
+
+What this module does for you: reads requests as they come (a batch waits
+in stdin), answers each in order with its id, flushes only when no further
+request is waiting (so batches cost few writes, and no answer is left in a
+buffer), reads seeds as Python integers (exact up to 2^64), writes the
+level's canonical JSON and its SHA-256, times `generate` (split at
+`solving()`), turns `Rejected`/`Unsolvable`/a raised exception into the
+outcome the protocol names, answers `prepare` from the params' keys and
+`check_params`, and answers an unknown request or a broken line with
+`error` without stopping.
+"""
+
+import hashlib
+import json
+import os
+import random
+import sys
+import time
+import traceback
+
+PROTOCOL = 1
+
+__all__ = [
+    "PROTOCOL", "Game", "Metric", "Reason", "Level", "Rejected", "Unsolvable",
+    "CheckFailed", "canonical_json", "sha256", "rng", "solving", "serve",
+]
+
+
+class Metric:
+    """A key of a level's `metrics`: its name, unit (`count`, `share`,
+    `flag` for 0 or 1, `ms`...) and what it measures."""
+
+    def __init__(self, name, unit, doc):
+        self.name, self.unit, self.doc = name, unit, doc
+
+    def to_json(self):
+        return {"name": self.name, "unit": self.unit, "doc": self.doc}
+
+
+class Reason:
+    """A reason code of the game's own, beside the common ones (`too easy`,
+    `budget exhausted`, `cap hit`...): its word, status (`rejected` or
+    `error`) and meaning. Rejections name it as their code."""
+
+    def __init__(self, word, status, meaning):
+        self.word, self.status, self.meaning = word, status, meaning
+
+    def to_json(self):
+        return {"word": self.word, "status": self.status, "meaning": self.meaning}
+
+
+class Rejected(Exception):
+    """The seed refused by a rule or budget: a reason code (a common one or
+    one of the game's `reasons`) and its particulars. `status="error"` for
+    a code of that status."""
+
+    def __init__(self, code, detail="", nodes=0, status="rejected"):
+        super().__init__(f"{code}: {detail}" if detail else code)
+        self.code, self.detail, self.nodes, self.status = code, detail, nodes, status
+
+
+class Unsolvable(Exception):
+    """The level is proven to have no solution."""
+
+    def __init__(self, nodes=0):
+        super().__init__("unsolvable")
+        self.nodes = nodes
+
+
+class CheckFailed(Exception):
+    """A level that fails `check`, and why."""
+
+
+class Level:
+    """An accepted level. `level` is the game's own form (anything JSON can
+    write: its canonical JSON and hash are made here), `layout` its text
+    form (ending with a newline, no blank line, no line starting with `;`),
+    `solution` the moves as text, `moves` their count. `difficulty` may be
+    left out: pregen rates every level with the description's
+    `rating_model`. `canonical`: a string equal for levels that are one
+    puzzle (its SHA-256 is sent), to drop duplicates; `None` keeps all."""
+
+    def __init__(self, level, layout, solution, moves, metrics=None, optimal=True,
+                 canonical=None, nodes=0, difficulty=None):
+        self.level, self.layout, self.solution, self.moves = level, layout, solution, moves
+        self.metrics = metrics or {}
+        self.optimal, self.canonical, self.nodes, self.difficulty = optimal, canonical, nodes, difficulty
+
+    def to_json(self):
+        level_json = canonical_json(self.level)
+        out = {
+            "difficulty": float(self.moves if self.difficulty is None else self.difficulty),
+            "moves": int(self.moves),
+            "moves_optimal": bool(self.optimal),
+            "layout": self.layout,
+            "level_json": level_json,
+            "solution": self.solution,
+            "metrics": {k: float(v) for k, v in self.metrics.items()},
+            "level_hash": sha256(level_json),
+        }
+        if self.canonical is not None:
+            out["canonical"] = sha256(self.canonical)
+        return out
+
+
+def canonical_json(value):
+    """The canonical JSON of a value: keys sorted, no spaces."""
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+
+
+def sha256(text):
+    """The SHA-256 of a text's UTF-8 bytes, in lower-case hex."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def rng(seed):
+    """A random stream that depends on the seed alone (Python's Mersenne
+    Twister seeded from the exact integer): the same levels on any machine."""
+    return random.Random(seed)
+
+
+_clock = {"start": 0.0, "solving": None}
+
+
+def solving():
+    """Marks where `generate` stops generating and starts solving: the time
+    before is the outcome's `generate_ms`, the time after its `solve_ms`."""
+    _clock["solving"] = time.perf_counter()
+
+
+class Game:
+    """A game: set the class attributes, write `generate` and `check`."""
+
+    name = None
+    version = "0.1.0"
+    text_format = None
+    params = {}
+    metrics = []
+    reasons = []
+    rating_model = None
+    concurrent = False
+
+    def check_params(self, params):
+        """Refuse params the game cannot run: raise ValueError (the params'
+        keys are already known to be the description's)."""
+
+    def generate(self, seed, params, max_nodes):
+        """The level seed `seed` makes under `params` (the defaults filled
+        in), solved within `max_nodes`: a `Level`, or raise `Rejected` or
+        `Unsolvable`. Must depend on its arguments alone."""
+        raise NotImplementedError
+
+    def check(self, params, level):
+        """Judge a level someone says these params made, without solving it
+        again: raise `CheckFailed` (or return a reason) when it fails.
+        `level` is the protocol's level (`level_json`, `layout`, `solution`,
+        `moves`, `level_hash`...); `level_of(level)` reads its JSON."""
+        raise NotImplementedError
+
+    render = None
+    """Optional: `render(self, params, level)` gives the level's SVG picture
+    as text (`level` holds `level_json` and `layout`); a game that defines
+    it is drawn by its own pictures."""
+
+    # What the module does with them.
+
+    def level_of(self, level):
+        """The game's own form of a protocol level, after checking that its
+        JSON is canonical and its hash is its hash (else `CheckFailed`)."""
+        text = level.get("level_json", "")
+        try:
+            value = json.loads(text)
+        except ValueError as e:
+            raise CheckFailed(f"the level JSON does not read: {e}")
+        if canonical_json(value) != text:
+            raise CheckFailed("the level JSON is not in its canonical form")
+        if sha256(text) != level.get("level_hash"):
+            raise CheckFailed("the hash is not the level's")
+        return value
+
+    def full_params(self, given):
+        """`given` over the defaults, after refusing unknown keys and asking
+        `check_params`."""
+        if not isinstance(given, dict):
+            raise ValueError("params are not an object")
+        unknown = sorted(set(given) - set(self.params))
+        if unknown:
+            raise ValueError(f"unknown params: {', '.join(unknown)}")
+        params = dict(self.params, **given)
+        self.check_params(params)
+        return params
+
+    def description(self):
+        d = {
+            "protocol": PROTOCOL,
+            "name": self.name,
+            "version": self.version,
+            "text_format": self.text_format or self.name,
+            "params": self.params,
+            "metrics": [m.to_json() for m in self.metrics],
+            "concurrent": bool(self.concurrent),
+            "renders": self.render is not None,
+        }
+        if self.rating_model is not None:
+            d["rating_model"] = self.rating_model
+        if self.reasons:
+            d["reasons"] = [r.to_json() for r in self.reasons]
+        return d
+
+
+def _outcome(game, seed, params, max_nodes):
+    started = time.perf_counter()
+    _clock["solving"] = None
+    status, extra, nodes = "accepted", {}, 0
+    try:
+        level = game.generate(seed, game.full_params(params), max_nodes)
+        if not isinstance(level, Level):
+            raise TypeError(f"generate gave {type(level).__name__}, not a Level")
+        extra["level"], nodes = level.to_json(), level.nodes
+    except Rejected as r:
+        status, nodes = r.status, r.nodes
+        extra = {"reason_code": r.code, "reason_detail": r.detail}
+    except Unsolvable as u:
+        status, nodes = "unsolvable", u.nodes
+    except Exception as e:  # the game's own fault: this seed's error
+        status = "error"
+        extra = {"reason_code": "internal error",
+                 "reason_detail": f"{type(e).__name__}: {e}"[:1000]}
+        traceback.print_exc(file=sys.stderr)
+    ended = time.perf_counter()
+    split = _clock["solving"] or ended
+    return dict(status=status, generate_ms=round((split - started) * 1e3, 3),
+                solve_ms=round((ended - split) * 1e3, 3), nodes=int(nodes), **extra)
+
+
+def _answer(game, request):
+    if not isinstance(request, dict):
+        return {"error": "not a request"}
+    if "describe" in request:
+        asked = request["describe"].get("protocol")
+        if asked != PROTOCOL:
+            return {"error": f"this game speaks protocol {PROTOCOL}, not {asked}"}
+        return {"describe": game.description()}
+    if "generate" in request:
+        g = request["generate"]
+        return {"outcome": _outcome(game, int(g["seed"]), g.get("params", {}), g.get("max_nodes", 0))}
+    if "check" in request:
+        c = request["check"]
+        try:
+            why = game.check(game.full_params(c.get("params", {})), c["level"]) or ""
+        except (CheckFailed, ValueError) as e:
+            why = str(e) or type(e).__name__
+        return {"check": {"ok": not why, "reason": why}}
+    if "prepare" in request:
+        try:
+            game.full_params(request["prepare"].get("params", {}))
+            return {"prepare": {"ok": True}}
+        except ValueError as e:
+            return {"prepare": {"ok": False, "reason": str(e)}}
+    if "render" in request and game.render is not None:
+        r = request["render"]
+        return {"render": {"svg": game.render(game.full_params(r.get("params", {})),
+                                              {"level_json": r["level_json"], "layout": r.get("layout", "")})}}
+    return {"error": "unknown request"}
+
+
+def _lines(fd, flush):
+    """The lines of `fd` as they come; `flush` runs whenever no whole line
+    is waiting, before the read that may block."""
+    pending = b""
+    while True:
+        cut = pending.find(b"\n")
+        while cut < 0:
+            flush()
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                if pending.strip():
+                    yield pending
+                return
+            pending += chunk
+            cut = pending.find(b"\n")
+        yield pending[:cut]
+        pending = pending[cut + 1:]
+
+
+def serve(game, stdin=None, stdout=None):
+    """Answers requests from stdin on stdout until stdin ends."""
+    fd = (stdin or sys.stdin).fileno()
+    out = stdout or sys.stdout.buffer
+    waiting = []
+
+    def flush():
+        if waiting:
+            out.write(b"".join(waiting))
+            out.flush()
+            waiting.clear()
+
+    for line in _lines(fd, flush):
+        if not line.strip():
+            continue
+        request = None
+        try:
+            request = json.loads(line)
+            response = _answer(game, request)
+        except Exception as e:  # a broken request, or the game's fault: its error
+            response = {"error": f"{type(e).__name__}: {e}"[:1000]}
+        response["id"] = request.get("id", 0) if isinstance(request, dict) else 0
+        waiting.append(json.dumps(response, separators=(",", ":")).encode() + b"\n")
+    flush()
