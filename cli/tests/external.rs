@@ -325,6 +325,61 @@ fn run_failing(root: &std::path::Path, job: &str) -> String {
     stderr
 }
 
+/// A release that carries its program (`[release] program = true`)
+/// verifies, folder and archive, with the program gone from where it ran;
+/// a carried file changed is caught.
+#[test]
+fn a_release_that_carries_its_program_needs_nothing_beside_it() {
+    if !needs(&[PYTHON]) {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ran_from = dir.path().join("ran");
+    std::fs::create_dir(&ran_from).expect("mkdir");
+    for file in ["rushhour.py", "pregen_game.py"] {
+        std::fs::copy(format!("{}/{file}", example_dir()), ran_from.join(file))
+            .expect("copy the program");
+    }
+    let job = rushhour_job(10, 0.0)
+        .replace(&format!("{:?}", example_dir()), &format!("{ran_from:?}"))
+        + "[release]\nprogram = true\n";
+    let pack = run_pack(&dir.path().join("run"), &job, 1);
+    assert!(pack.join("release/program/rushhour.py").is_file());
+    assert!(pack.join("release/program/pregen_game.py").is_file());
+    let archive = dir.path().join("release.tar.zst");
+    let out = pregen()
+        .arg("archive")
+        .arg(&pack)
+        .arg("-o")
+        .arg(&archive)
+        .output()
+        .expect("run pregen");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::remove_dir_all(&ran_from).expect("remove the program");
+    for release in [&archive, &pack] {
+        let verified = pregen_stdout(&["release", "verify"], release);
+        assert!(
+            verified.contains("(the program the release carries)"),
+            "{verified}"
+        );
+    }
+    let carried = pack.join("release/program/rushhour.py");
+    let text = std::fs::read_to_string(&carried).expect("read");
+    std::fs::write(&carried, text + "\n").expect("change the carried program");
+    let changed = pregen()
+        .args(["release", "verify"])
+        .arg(&pack)
+        .output()
+        .expect("run pregen");
+    let stderr = String::from_utf8_lossy(&changed.stderr);
+    assert!(!changed.status.success(), "{stderr}");
+    assert!(stderr.contains("program/rushhour.py"), "{stderr}");
+}
+
 /// A program's pack verifies away from the folder it ran from: with the
 /// program moved, both verifies fail without `--program-dir` and pass with
 /// it; a program that is not the pack's (one byte changed) is refused by

@@ -19,8 +19,9 @@ pub enum ReleaseCommand {
         /// the `.tar.zst` archive itself.
         release: PathBuf,
         /// For a game program's release: the folder holding the program
-        /// (its files must hash to the release's identity), when it is not
-        /// where the job ran it from.
+        /// (its files must hash to the release's identity). Left out, the
+        /// program the release carries (`[release] program = true`) judges,
+        /// else the one at the folder the job ran it from.
         #[arg(long, value_name = "DIR")]
         program_dir: Option<PathBuf>,
     },
@@ -53,9 +54,13 @@ pub fn run(command: ReleaseCommand) -> Result<()> {
                 (true, false) => "accepted by the game program's own check",
                 (false, _) => "checked and replayed",
             };
+            let carried = match report.carried_program {
+                true => " (the program the release carries)",
+                false => "",
+            };
             println!(
-                "{} files match SHA256SUMS; {} levels {judged}; {} regenerated from their seeds \
-                 to the same hashes",
+                "{} files match SHA256SUMS; {} levels {judged}{carried}; {} regenerated from \
+                 their seeds to the same hashes",
                 report.files, report.levels, report.regenerated
             );
             Ok(())

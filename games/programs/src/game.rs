@@ -59,7 +59,9 @@ pub struct ProgramSpec {
 
 impl ProgramSpec {
     /// The files [`identity`] hashes, with the names they are hashed under.
-    fn identity_files(&self) -> Vec<(String, PathBuf)> {
+    /// The files that make the program what it is, each by its name as
+    /// listed (relative to `dir`, or absolute) and its path.
+    pub fn identity_files(&self) -> Vec<(String, PathBuf)> {
         let at = |name: &str| {
             let path = Path::new(name);
             if path.is_absolute() {

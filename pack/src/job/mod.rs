@@ -13,7 +13,7 @@ mod release;
 mod validate;
 
 pub use pregen_games::rating::Band;
-pub use release::{MOST_LEVELS_PER_FILE, ReleaseFormat, ReleaseScheme, Solutions};
+pub use release::{MOST_LEVELS_PER_FILE, PROGRAM_FOLDER, ReleaseFormat, ReleaseScheme, Solutions};
 
 /// A job as written in a TOML file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

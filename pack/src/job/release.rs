@@ -17,7 +17,16 @@ pub struct ReleaseScheme {
     /// default: one file a tier).
     #[serde(skip_serializing_if = "is_zero")]
     pub levels_per_file: u64,
+    /// For a game program's job: the release carries the program's files
+    /// (and its checker's) in `release/program/`, so that `release verify`
+    /// of the release, or of its archive, runs them from there and needs
+    /// nothing beside it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub program: bool,
 }
+
+/// The folder of the release that holds the game program's files.
+pub const PROGRAM_FOLDER: &str = "program";
 
 fn is_zero(n: &u64) -> bool {
     *n == 0

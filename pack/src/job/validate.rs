@@ -14,6 +14,12 @@ impl Job {
         self.validate_seeds()?;
         self.validate_budget()?;
         self.validate_tiers()?;
+        if self.release.program && !self.is_external() {
+            return bad(
+                "release.program",
+                "carries a game program's files: it is for a job with game = \"external\"".into(),
+            );
+        }
         if self.release.levels_per_file > MOST_LEVELS_PER_FILE {
             return bad(
                 "release.levels_per_file",

@@ -1,8 +1,9 @@
 //! Where a release's files are read from: a folder, or a `.tar.zst` archive
 //! read as a stream, never unpacked. An archive is read twice: once to hash
 //! every file and keep the small ones a check needs whole (the manifest,
-//! `SHA256SUMS`, seed files and solutions files), once to hand over the
-//! level files one at a time. Nothing is written to disk; an entry that is
+//! `SHA256SUMS`, seed files, solutions files and the game program's files),
+//! once to hand over the level files one at a time. Nothing is written to
+//! disk but a carried game program, to run it ([`Source::program_dir`]); an entry that is
 //! not a folder or a regular file (a link, a device, a sparse file) refuses
 //! the archive before anything is read through it, and so does an entry
 //! named twice; no more than [`UNPACK_RATIO`] times the archive's size is
@@ -48,9 +49,11 @@ fn kept(name: &str) -> bool {
     let release = format!("{}/", dir::RELEASE);
     name == dir::MANIFEST
         || name == format!("{release}{}", dir::SHA256SUMS)
-        || name
-            .strip_prefix(&release)
-            .is_some_and(|n| n.starts_with("seeds/") || n.starts_with("solutions/"))
+        || name.strip_prefix(&release).is_some_and(|n| {
+            n.starts_with("seeds/")
+                || n.starts_with("solutions/")
+                || n.starts_with(&format!("{}/", crate::job::PROGRAM_FOLDER))
+        })
 }
 
 impl Source {
@@ -101,6 +104,43 @@ impl Source {
                 Some(bytes) => String::from_utf8(bytes.clone()).map_err(|e| e.to_string()),
                 None => Err("not in the archive".into()),
             },
+        }
+    }
+
+    /// The folder of the game program the release carries
+    /// (`release/program/`, `[release] program = true`), if it carries one:
+    /// a folder's own, or an archive's files written into `unpacked`.
+    pub(super) fn program_dir(&self, unpacked: &Path) -> Result<Option<PathBuf>, PackError> {
+        let prefix = format!("{}/{}/", dir::RELEASE, crate::job::PROGRAM_FOLDER);
+        match self {
+            Source::Folder(root) => {
+                let at = root.join(dir::RELEASE).join(crate::job::PROGRAM_FOLDER);
+                Ok(at.is_dir().then_some(at))
+            }
+            Source::Archive(a) => {
+                let mut any = false;
+                for (name, bytes) in &a.kept {
+                    let Some(rel) = name.strip_prefix(&prefix) else {
+                        continue;
+                    };
+                    let inside = Path::new(rel)
+                        .components()
+                        .all(|c| matches!(c, std::path::Component::Normal(_)));
+                    if !inside {
+                        return Err(PackError::invalid(
+                            &a.path,
+                            format!("holds `{name}`, outside the program's folder"),
+                        ));
+                    }
+                    let path = unpacked.join(rel);
+                    if let Some(parent) = path.parent() {
+                        std::fs::create_dir_all(parent).map_err(PackError::io("create", parent))?;
+                    }
+                    std::fs::write(&path, bytes).map_err(PackError::io("write", &path))?;
+                    any = true;
+                }
+                Ok(any.then(|| unpacked.to_path_buf()))
+            }
         }
     }
 

@@ -45,6 +45,9 @@ pub struct ReleaseReport {
     pub by_program: bool,
     /// Whether the job's `[external] checker` judged them instead.
     pub by_checker: bool,
+    /// Whether the program (and checker) that judged them are the ones the
+    /// release carries (`[release] program = true`).
+    pub carried_program: bool,
     /// What failed: (file or level, what is wrong).
     pub failures: Vec<(String, String)>,
 }
@@ -124,14 +127,39 @@ fn verify_source(
     })?;
     let mut report = ReleaseReport::default();
     let listed = check_sums(path, source, &manifest, &mut report)?;
+    // A game program's release judged by the program given, else by the
+    // one it carries, else by the one at the folder it ran from.
+    let unpacked = tempfile::tempdir().map_err(PackError::io("create", std::env::temp_dir()))?;
+    let carried = match (program_dir, manifest.job.is_external()) {
+        (None, true) => source.program_dir(unpacked.path())?,
+        _ => None,
+    };
     let moved;
-    let job = match program_dir {
-        Some(dir) => {
+    let job = match (program_dir, carried.as_deref()) {
+        (Some(dir), _) => {
             moved = manifest.job.with_program_dir(dir)?;
             &moved
         }
-        None => &manifest.job,
+        (None, Some(dir)) => match manifest.job.with_program_dir(dir) {
+            Ok(job) => {
+                moved = job;
+                &moved
+            }
+            Err(e) => {
+                let said = e.to_string();
+                let why = said
+                    .strip_prefix("invalid job: --program-dir: ")
+                    .unwrap_or(&said);
+                report.failures.push((
+                    format!("{}/{}/", dir::RELEASE, crate::job::PROGRAM_FOLDER),
+                    format!("the program the release carries cannot judge: {why}"),
+                ));
+                return Ok(report);
+            }
+        },
+        (None, None) => &manifest.job,
     };
+    report.carried_program = carried.is_some();
     let games = match prepare(job) {
         Ok(games) => games,
         Err(e) => {

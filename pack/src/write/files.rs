@@ -104,3 +104,44 @@ impl Write for HashingFile {
         self.out.flush()
     }
 }
+
+/// For a job whose `[release] program` is set, the game program's files
+/// (and its checker's) copied into the release's `program/` folder: each
+/// with its name there (`program/rushhour.py`) and its SHA-256, in the
+/// order the programs list them. A file named outside the program's folder
+/// (an absolute path, a `..`) cannot be carried, and is refused.
+pub(super) fn copy_program(
+    root: &Path,
+    job: &crate::Job,
+) -> Result<Vec<(String, String)>, PackError> {
+    use crate::dir::RELEASE;
+    use crate::job::PROGRAM_FOLDER;
+    let Some(spec) = job.external.as_ref().filter(|_| job.release.program) else {
+        return Ok(Vec::new());
+    };
+    let programs = std::iter::once(spec.program()).chain(spec.checker_program());
+    let mut copied: Vec<(String, String)> = Vec::new();
+    for program in programs {
+        for (name, path) in program.identity_files() {
+            let inside = Path::new(&name)
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)));
+            if !inside {
+                return Err(PackError::Job(format!(
+                    "field `release.program`: the program's file `{name}` lies outside its \
+                     folder; list its files relative to it in `external.files`"
+                )));
+            }
+            let name = format!("{PROGRAM_FOLDER}/{name}");
+            if copied.iter().any(|(n, _)| *n == name) {
+                continue;
+            }
+            let bytes = fs::read(&path).map_err(PackError::io("read", &path))?;
+            let mut file = HashingFile::create(root, &format!("{RELEASE}/{name}"))?;
+            file.pass(&bytes)
+                .map_err(PackError::io("write", &file.path))?;
+            copied.push((name, file.close()?));
+        }
+    }
+    Ok(copied)
+}

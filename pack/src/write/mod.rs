@@ -270,6 +270,11 @@ impl PackWriter {
             table.write(campaigns_columns(&self.job, chunk))?;
         }
         files.insert(path.to_string(), table.close()?);
+        let mut release = release;
+        for (name, sum) in files::copy_program(&root, job)? {
+            files.insert(format!("{}/{name}", dir::RELEASE), sum.clone());
+            release.push((name, sum));
+        }
         let mut sums = String::new();
         for (name, sum) in &release {
             sums.push_str(&format!("{sum}  {name}\n"));
