@@ -2,6 +2,7 @@
 //! through the whole pipeline, each with its shipped example: Rush Hour in
 //! Python, Lights Out in Node.js.
 
+use std::path::Path;
 use std::time::Duration;
 
 use pregen_games::external::Program;
@@ -9,7 +10,7 @@ use pregen_games::{Rejection, Status};
 use pregen_pack::PackDir;
 
 use crate::common::needs::{Need, PYTHON, needs};
-use crate::common::{PackContent, pregen_stdout, run_pack};
+use crate::common::{PackContent, pregen, pregen_stdout, run_pack};
 
 /// An SDK's example: its command and the job that runs it.
 struct Example {
@@ -72,9 +73,12 @@ impl Example {
 /// 3, every level verified again by the program (`analysis verify`) and
 /// from the release files (`release verify`), and the game's own reason
 /// code in the rejects table and, with its meaning, in the manifest's
-/// description (the program's data dictionary).
+/// description (the program's data dictionary). The designer's tools take
+/// the program's levels: `solve --job` solves a release file to the moves
+/// its headers state, `analysis calibrate --job` fits a model from two
+/// tiers' files, and `retier` rates the pack again with it.
 #[test]
-fn each_sdks_example_makes_a_verified_pack_with_its_own_reasons() {
+fn each_sdks_example_makes_a_verified_pack_the_designers_tools_take() {
     for example in &EXAMPLES {
         if !needs(&[example.need]) {
             continue;
@@ -112,7 +116,67 @@ fn each_sdks_example_makes_a_verified_pack_with_its_own_reasons() {
         let declared = &manifest["program"]["reasons"][0];
         assert_eq!(declared["word"], example.own_reason, "{manifest}");
         assert!(declared["meaning"].as_str().is_some_and(|m| !m.is_empty()));
+        designers_tools(&dir.path().join("one/job.toml"), &alone);
     }
+}
+
+/// `solve`, `calibrate` and `retier` on a game program's pack.
+fn designers_tools(job: &Path, pack: &Path) {
+    let release = pack.join("release");
+    let tier = |n: u32| release.join(format!("tier-{n:02}.txt"));
+    let out = pregen()
+        .args(["solve", "--job"])
+        .arg(job)
+        .arg(tier(1))
+        .arg(tier(10))
+        .output()
+        .expect("run pregen");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<&str> = stdout.lines().skip(1).collect();
+    assert!(!rows.is_empty());
+    for row in rows {
+        let fields: Vec<&str> = row.split('\t').collect();
+        let stated = fields[1].rsplit(' ').next().expect("the header's moves");
+        assert_eq!((fields[2], fields[3]), ("optimal", stated), "{row}");
+    }
+    let classes = |tiers: [u32; 3]| tiers.map(|t| tier(t).display().to_string()).join(",");
+    let model = pack.with_file_name("calibrated.toml");
+    let out = pregen()
+        .args(["analysis", "calibrate", "--folds", "2", "--job"])
+        .arg(job)
+        .arg("--class")
+        .arg(format!("easy={}", classes([1, 2, 3])))
+        .arg("--class")
+        .arg(format!("hard={}", classes([8, 9, 10])))
+        .arg("-o")
+        .arg(&model)
+        .output()
+        .expect("run pregen");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let retiered = pack.with_file_name("retiered");
+    let out = pregen()
+        .args(["retier", "--model"])
+        .arg(&model)
+        .arg("-o")
+        .arg(&retiered)
+        .arg(pack)
+        .output()
+        .expect("run pregen");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(PackDir::new(&retiered).is_complete());
 }
 
 /// Seeds reach the game exactly in every SDK, above 2^53 too (where a JSON

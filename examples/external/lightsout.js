@@ -168,6 +168,28 @@ const game = {
     });
   },
 
+  solve(params, text) {
+    const rows = text.split('\n').filter((r) => r);
+    const size = rows.length;
+    const malformed = (why) => new pg.Rejected('malformed level', why, { status: 'error' });
+    if (size < 3 || size > 8 || rows.some((r) => !new RegExp(`^[#.]{${size}}$`).test(r))) {
+      throw malformed('not a square of 3 to 8 rows of `#` and `.`');
+    }
+    const board = [];
+    for (const row of rows) for (const ch of row) board.push(ch === '#' ? 1 : 0);
+    pg.solving();
+    const solved = solve(size, board);
+    if (solved === null) throw new pg.Unsolvable();
+    return pg.level({
+      level: { size, lit: rows.map((r) => r.replace(/#/g, '1').replace(/\./g, '0')) },
+      layout: layout(size, board),
+      solution: solved.presses.map((i) => cellName(size, i)).join(' '),
+      moves: solved.presses.length,
+      metrics: { lit: board.reduce((a, b) => a + b, 0), solutions: solved.solutions },
+      nodes: solved.tried,
+    });
+  },
+
   check({ size }, level) {
     const value = pg.levelOf(level);
     const board = boardOf(value);

@@ -90,6 +90,33 @@ def to_text(vehicles):
     return "".join("".join(row) + "\n" for row in grid)
 
 
+def from_text(text):
+    """The vehicles of a level's text form (as `to_text` writes it): each
+    letter's cells a vehicle of length 2 or 3 in a line, `A` on the exit row."""
+    rows = text.splitlines()
+    malformed = lambda why: pg.Rejected("malformed level", why, status="error")
+    if len(rows) != SIZE or any(len(r) != SIZE for r in rows):
+        raise malformed(f"not {SIZE} rows of {SIZE} cells")
+    cells_of = {}
+    for r, row in enumerate(rows):
+        for c, ch in enumerate(row):
+            if ch != ".":
+                if ch not in NAMES:
+                    raise malformed(f"`{ch}` is not a vehicle")
+                cells_of.setdefault(ch, []).append((r, c))
+    vehicles = []
+    for name in sorted(cells_of):
+        cs = cells_of[name]
+        (r0, c0), horizontal = cs[0], len({r for r, _ in cs}) == 1
+        v = [name, r0, c0, len(cs), horizontal]
+        if len(cs) not in (2, 3) or cells(v) != cs:
+            raise malformed(f"vehicle {name} is not 2 or 3 cells in a line")
+        vehicles.append(v)
+    if not vehicles or vehicles[0][0] != "A" or vehicles[0][1] != EXIT_ROW or not vehicles[0][4]:
+        raise malformed("the red car A does not lie across the exit row")
+    return vehicles
+
+
 def moves_from(vehicles, positions):
     """Every move from `positions` (the first cell of each vehicle along its
     axis): (vehicle index, signed distance, the new positions)."""
@@ -227,6 +254,17 @@ class RushHour(pg.Game):
         if moves != level["moves"]:
             return f"the solution has {moves} moves, the level says {level['moves']}"
         return ""
+
+    def solve(self, params, text, max_nodes):
+        vehicles = from_text(text)
+        pg.solving()
+        path, states = solve(vehicles, max_nodes)
+        if path is None:
+            raise pg.Unsolvable(nodes=states)
+        return pg.Level({"size": SIZE, "vehicles": vehicles}, layout=to_text(vehicles),
+                        solution=notation(vehicles, path), moves=len(path), nodes=states,
+                        metrics={"states": states, "vehicles": len(vehicles),
+                                 "blockers": blockers(vehicles)})
 
     def render(self, params, level):
         return picture(json.loads(level["level_json"])["vehicles"])

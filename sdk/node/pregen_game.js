@@ -23,6 +23,9 @@
  *         return pg.level({ level: board, layout, solution, moves, metrics, nodes });
  *       },
  *       check(params, level) { ... },           // throw new pg.CheckFailed('why')
+ *       // optional: solve(params, text, maxNodes), a level read from its
+ *       // text form and solved (for `pregen solve --job` and `calibrate`);
+ *       // render(params, level), its SVG picture.
  *     });
  *
  * What this module does for you: reads requests as they come and answers
@@ -178,6 +181,7 @@ function description(game) {
     concurrent: false,
     renders: typeof game.render === 'function',
   };
+  if (typeof game.solve === 'function') d.solves = true;
   if (game.ratingModel !== undefined) d.rating_model = game.ratingModel;
   if (game.reasons && game.reasons.length) d.reasons = game.reasons;
   return d;
@@ -185,13 +189,14 @@ function description(game) {
 
 const ms = (from, to) => Math.round(Number(to - from) / 1e3) / 1e3;
 
-function outcome(game, seed, params, maxNodes) {
+/** The outcome of `make()`, which gives a `pg.level(...)` or throws. */
+function outcome(make) {
   const started = process.hrtime.bigint();
   clock.solving = null;
   let body;
   try {
-    const made = game.generate(seed, fullParams(game, params), maxNodes);
-    if (!made || !made.level) throw new TypeError('generate gave no pg.level(...)');
+    const made = make();
+    if (!made || !made.level) throw new TypeError('the game gave no pg.level(...)');
     body = { status: 'accepted', level: made.level, nodes: made.nodes };
   } catch (e) {
     if (e instanceof Rejected) {
@@ -224,7 +229,14 @@ function answer(game, request, line) {
   }
   if (request.generate) {
     const g = request.generate;
-    return { outcome: outcome(game, exactSeed(line), g.params || {}, g.max_nodes || 0) };
+    const seed = exactSeed(line);
+    const params = fullParams(game, g.params || {});
+    return { outcome: outcome(() => game.generate(seed, params, g.max_nodes || 0)) };
+  }
+  if (request.solve && typeof game.solve === 'function') {
+    const r = request.solve;
+    const params = fullParams(game, r.params || {});
+    return { outcome: outcome(() => game.solve(params, r.text, r.max_nodes || 0)) };
   }
   if (request.check) {
     let why;

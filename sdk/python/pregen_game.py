@@ -189,6 +189,13 @@ class Game:
         `moves`, `level_hash`...); `level_of(level)` reads its JSON."""
         raise NotImplementedError
 
+    solve = None
+    """Optional: `solve(self, params, text, max_nodes)` reads a level from
+    its text form (a layout, as `generate` gives it) and solves it: a
+    `Level`, or raise `Rejected` (`Rejected("malformed level", why,
+    status="error")` for a text that is not a level) or `Unsolvable`. A game
+    that defines it answers `pregen solve --job` and `calibrate`."""
+
     render = None
     """Optional: `render(self, params, level)` gives the level's SVG picture
     as text (`level` holds `level_json` and `layout`); a game that defines
@@ -233,6 +240,8 @@ class Game:
             "concurrent": bool(self.concurrent),
             "renders": self.render is not None,
         }
+        if self.solve is not None:
+            d["solves"] = True
         if self.rating_model is not None:
             d["rating_model"] = self.rating_model
         if self.reasons:
@@ -240,14 +249,15 @@ class Game:
         return d
 
 
-def _outcome(game, seed, params, max_nodes):
+def _outcome(make):
+    """The outcome of `make()`, which gives a `Level` or raises."""
     started = time.perf_counter()
     _clock["solving"] = None
     status, extra, nodes = "accepted", {}, 0
     try:
-        level = game.generate(seed, game.full_params(params), max_nodes)
+        level = make()
         if not isinstance(level, Level):
-            raise TypeError(f"generate gave {type(level).__name__}, not a Level")
+            raise TypeError(f"the game gave {type(level).__name__}, not a Level")
         extra["level"], nodes = level.to_json(), level.nodes
     except Rejected as r:
         status, nodes = r.status, r.nodes
@@ -275,7 +285,12 @@ def _answer(game, request):
         return {"describe": game.description()}
     if "generate" in request:
         g = request["generate"]
-        return {"outcome": _outcome(game, int(g["seed"]), g.get("params", {}), g.get("max_nodes", 0))}
+        seed, params = int(g["seed"]), game.full_params(g.get("params", {}))
+        return {"outcome": _outcome(lambda: game.generate(seed, params, g.get("max_nodes", 0)))}
+    if "solve" in request and game.solve is not None:
+        r = request["solve"]
+        params = game.full_params(r.get("params", {}))
+        return {"outcome": _outcome(lambda: game.solve(params, r["text"], r.get("max_nodes", 0)))}
     if "check" in request:
         c = request["check"]
         try:

@@ -19,8 +19,12 @@ use pregen_pack::schema::columns as c;
 #[derive(clap::Args)]
 pub struct CalibrateArgs {
     /// The game the levels are of.
-    #[arg(long)]
-    game: String,
+    #[arg(long, required_unless_present = "job", conflicts_with = "job")]
+    game: Option<String>,
+    /// A job file whose game is the levels' game: a game program whose
+    /// description says `solves: true` solves the classes' levels.
+    #[arg(long, value_name = "JOB")]
+    job: Option<PathBuf>,
     /// A class of levels, `NAME=FILE[,FILE...]` (level files or collections,
     /// as `pregen solve` reads them, solved here); repeat for each class,
     /// easiest first (a name given again adds files to its class).
@@ -70,7 +74,7 @@ pub struct CalibrateArgs {
 
 /// Reads or solves the labelled levels, fits, prints and writes.
 pub fn run(args: CalibrateArgs) -> Result<()> {
-    let game = GameKind::from_name(&args.game)?;
+    let game = super::solve::game_of(args.game.as_deref(), args.job.as_deref())?;
     let base = super::solve::read_model(game, args.model.as_deref())?;
     let (levels, names, labels) = match (&args.pack, &args.labels) {
         (Some(pack), Some(csv)) => from_pack(&base, pack, csv, &args.order, args.values)?,

@@ -13,8 +13,13 @@ use pregen_games::{Budget, GameKind, Status, Verdict};
 #[derive(Args)]
 pub struct SolveArgs {
     /// The game: cube, doors, dungeon, sokoban, synthetic or tilt.
-    #[arg(long)]
-    game: String,
+    #[arg(long, required_unless_present = "job", conflicts_with = "job")]
+    game: Option<String>,
+    /// A job file whose game is the levels' game: for a game program
+    /// (`game = "external"`) whose description says `solves: true`, which
+    /// then solves each level (docs/external.md).
+    #[arg(long, value_name = "JOB")]
+    job: Option<PathBuf>,
     /// Seconds allowed per level. Sokoban spends up to three quarters on the
     /// exact search and the rest on improving a non-optimal answer; the other
     /// games stop with `timeout`.
@@ -52,13 +57,14 @@ fn positive_seconds(text: &str) -> Result<f64, String> {
 pub fn run(args: SolveArgs) -> Result<()> {
     let SolveArgs {
         game,
+        job,
         time_limit,
         max_nodes,
         model,
         terms,
         files,
     } = args;
-    let game = GameKind::from_name(&game)?;
+    let game = game_of(game.as_deref(), job.as_deref())?;
     let model = read_model(game, model.as_deref())?;
     let term_names: Vec<String> = std::iter::once("\tbias".to_string())
         .chain(model.terms.iter().map(|t| format!("\tterm:{}", t.feature)))
@@ -211,6 +217,20 @@ fn row(verdict: &Verdict, model: &Model, terms: bool, unrated: &str, title: &str
 }
 
 /// The model of `path`, or the game's built-in one.
+/// The game named by `--game`, or the game of the job file of `--job` (a
+/// game program started).
+pub fn game_of(name: Option<&str>, job: Option<&Path>) -> Result<GameKind> {
+    match (name, job) {
+        (Some(name), _) => Ok(GameKind::from_name(name)?),
+        (None, Some(path)) => {
+            let job = pregen_pack::Job::load(path)
+                .with_context(|| format!("job file {}", path.display()))?;
+            Ok(job.game_kind()?)
+        }
+        (None, None) => bail!("give the game with --game or a job file with --job"),
+    }
+}
+
 pub fn read_model(game: GameKind, path: Option<&Path>) -> Result<Model> {
     let Some(path) = path else {
         return Ok(game.default_model()?);

@@ -29,8 +29,10 @@ use super::{Description, Program, ProgramError};
 use pregen_game_core::agents::Figures;
 use pregen_game_core::rating::Model;
 use pregen_game_core::reason::Code;
-use pregen_game_core::registration::{CheckError, LevelVerdict, Ready, Registered};
-use pregen_game_core::{Budget, Candidate, GameError, MetricDoc, Outcome, Rejection, sha256_hex};
+use pregen_game_core::registration::{CheckError, LevelVerdict, Ready, Registered, Verdict};
+use pregen_game_core::{
+    Budget, Candidate, GameError, MetricDoc, Outcome, Rejection, Solved, sha256_hex,
+};
 
 /// How long a check or a params check may take.
 const CHECK_WAIT: Duration = Duration::from_secs(60);
@@ -201,6 +203,32 @@ pub fn register(spec: &ProgramSpec) -> Result<&'static dyn Registered, ProgramEr
     let external: &'static External = Box::leak(Box::new(external));
     known.push(external);
     Ok(external)
+}
+
+/// The levels of a file in a program's text form: apart by blank lines and
+/// lines starting with `;` (as release files and `analysis levels` print
+/// them; a layout holds neither), each with its title (the last `;` line
+/// above it, without the `;`) and its text, every line ended by a newline.
+fn levels_of_text(text: &str) -> Vec<(String, String)> {
+    let (mut levels, mut title, mut layout) = (Vec::new(), String::new(), String::new());
+    for line in text.lines() {
+        let apart = line.trim().is_empty() || line.starts_with(';');
+        if apart && !layout.is_empty() {
+            levels.push((std::mem::take(&mut title), std::mem::take(&mut layout)));
+        }
+        match line.strip_prefix(';') {
+            Some(said) => title = said.trim().to_string(),
+            None if apart => {}
+            None => {
+                layout.push_str(line);
+                layout.push('\n');
+            }
+        }
+    }
+    if !layout.is_empty() {
+        levels.push((title, layout));
+    }
+    levels
 }
 
 /// The game programs registered in this process, in the order they were.
@@ -456,15 +484,53 @@ impl Registered for External {
 
     fn solve_text(
         &self,
-        _text: &str,
-        _budget: &dyn Fn() -> Budget,
-        _each: &mut dyn FnMut(LevelVerdict),
+        text: &str,
+        budget: &dyn Fn() -> Budget,
+        each: &mut dyn FnMut(LevelVerdict),
     ) -> Result<(), GameError> {
-        Err(GameError::External(format!(
-            "{} is a program: its levels are checked by the program (`analysis verify`), \
-             not solved from text",
-            self.name
-        )))
+        if !self.description.solves {
+            return Err(GameError::External(format!(
+                "{} is a program that does not solve level texts: its description has no \
+                 `solves: true` (docs/external.md, `solve`)",
+                self.name
+            )));
+        }
+        let levels = levels_of_text(text);
+        if levels.is_empty() {
+            return Err(GameError::External("the file holds no level".into()));
+        }
+        for (title, layout) in levels {
+            let budget = budget();
+            let watchdog = budget
+                .deadline
+                .map_or(NO_WATCHDOG, |d| d.saturating_duration_since(Instant::now()));
+            let mut outcome = None;
+            self.with_program(|p| {
+                p.solve_many(&[layout], budget.max_nodes, watchdog, &mut |_, o| {
+                    outcome = Some(o)
+                })
+            })
+            .map_err(GameError::External)?;
+            let Some(outcome) = outcome else {
+                return Err(GameError::External("the program gave no answer".into()));
+            };
+            let ms = outcome.generate_ms + outcome.solve_ms;
+            let verdict = match outcome.result {
+                Ok(level) => Verdict::Solved(Solved {
+                    solution: level.solution,
+                    moves: level.moves,
+                    optimal: level.moves_optimal,
+                    nodes: outcome.nodes,
+                    analysis: level.metrics,
+                }),
+                Err(Rejection::Refused(r)) if r.code == Code::MalformedLevel => {
+                    Verdict::Malformed(GameError::External(r.to_string()))
+                }
+                Err(rejection) => Verdict::Failed(rejection),
+            };
+            each(LevelVerdict { title, verdict, ms });
+        }
+        Ok(())
     }
 
     fn replay_json(&self, _level_json: &str, _solution: &str) -> Result<(), GameError> {

@@ -85,6 +85,16 @@ pub enum RequestBody {
         /// The level.
         level: Candidate,
     },
+    /// The solution of a level given in the program's text form (asked
+    /// only of a program whose description says `solves`).
+    Solve {
+        /// The params (the program's defaults: `{}`).
+        params: serde_json::Value,
+        /// The level's text form, as a layout holds it.
+        text: String,
+        /// The node budget.
+        max_nodes: u64,
+    },
     /// Whether the program takes these params.
     Prepare {
         /// The params.
@@ -163,6 +173,10 @@ pub struct Description {
     /// levels are drawn from their text form).
     #[serde(default)]
     pub renders: bool,
+    /// Whether it answers `solve` with the solution of a level given in
+    /// its text form (what `pregen solve` and `calibrate` ask).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub solves: bool,
     /// The program's own reason codes, beside the common ones: what its
     /// `rejected` and `error` outcomes may name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -433,10 +433,49 @@ impl Program {
                 max_nodes,
             })
             .collect();
+        self.outcomes(
+            &bodies,
+            &|i| format!("seed {}", seeds[i]),
+            watchdog,
+            &mut |i, outcome| each(seeds[i], outcome),
+        );
+    }
+
+    /// The program's solutions of `texts` (its `solve`, for a program whose
+    /// description says `solves`), pipelined: each text's outcome goes to
+    /// `each` as it comes, accepted with the level it read and solved.
+    pub fn solve_many(
+        &mut self,
+        texts: &[String],
+        max_nodes: u64,
+        watchdog: Duration,
+        each: &mut dyn FnMut(usize, Outcome),
+    ) {
+        let bodies: Vec<RequestBody> = texts
+            .iter()
+            .map(|text| RequestBody::Solve {
+                params: serde_json::json!({}),
+                text: text.clone(),
+                max_nodes,
+            })
+            .collect();
+        self.outcomes(&bodies, &|i| format!("level {}", i + 1), watchdog, each);
+    }
+
+    /// The outcomes of requests answered by an outcome (`generate`,
+    /// `solve`), each checked as [`super::OutcomeMessage::into_outcome`] does; a
+    /// broken answer that request's `protocol` error, `label` naming it.
+    fn outcomes(
+        &mut self,
+        bodies: &[RequestBody],
+        label: &dyn Fn(usize) -> String,
+        watchdog: Duration,
+        each: &mut dyn FnMut(usize, Outcome),
+    ) {
         let mut started = Instant::now();
         let codes = self.codes.clone();
-        self.pipeline(&bodies, watchdog, &mut |i, answer| {
-            let seed = seeds[i];
+        self.pipeline(bodies, watchdog, &mut |i, answer| {
+            let seed = label(i);
             let failed = |result: Result<Candidate, Rejection>| Outcome {
                 result,
                 generate_ms: started.elapsed().as_secs_f64() * 1e3,
@@ -446,19 +485,19 @@ impl Program {
             let outcome = match answer {
                 Ok(ResponseBody::Outcome(message)) => match message.into_outcome(&codes) {
                     Ok(outcome) => outcome,
-                    Err(e) => failed(Err(protocol(format!("outcome of seed {seed}: {e}")))),
+                    Err(e) => failed(Err(protocol(format!("outcome of {seed}: {e}")))),
                 },
                 Ok(ResponseBody::Error(e)) => {
-                    failed(Err(protocol(format!("seed {seed}: the program says: {e}"))))
+                    failed(Err(protocol(format!("{seed}: the program says: {e}"))))
                 }
                 Ok(other) => failed(Err(protocol(format!(
-                    "seed {seed}: answered with {}",
+                    "{seed}: answered with {}",
                     kind(&other)
                 )))),
                 Err((true, _)) => failed(Err(Rejection::Timeout)),
-                Err((false, e)) => failed(Err(protocol(format!("seed {seed}: {e}")))),
+                Err((false, e)) => failed(Err(protocol(format!("{seed}: {e}")))),
             };
-            each(seed, outcome);
+            each(i, outcome);
             started = Instant::now();
         });
     }

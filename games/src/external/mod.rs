@@ -51,6 +51,7 @@ pub fn describe(game: GameKind) -> Result<Description, String> {
             .collect(),
         concurrent: false,
         renders: false,
+        solves: false,
         reasons: game
             .reasons()
             .iter()
@@ -159,6 +160,10 @@ fn answer(
         }
         RequestBody::Render { .. } => ResponseBody::Error(format!(
             "{game} does not render: its description says `renders: false`"
+        )),
+        RequestBody::Solve { .. } => ResponseBody::Error(format!(
+            "{game} does not solve level texts here (`pregen solve --game {game}` does): its \
+             description says `solves: false`"
         )),
     }
 }
