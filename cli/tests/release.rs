@@ -836,3 +836,74 @@ fn tar_zst(staged: &Path, archive: &Path) -> std::path::PathBuf {
     assert!(status.success());
     archive.to_path_buf()
 }
+
+/// `release verify` on every core finds what it finds on one, in the same
+/// order; `--sums-only` checks the checksums alone; `--sample N` checks
+/// about N levels, the same ones on every run, and says so.
+#[test]
+fn release_verify_is_the_same_on_any_threads_and_samples_by_id() {
+    use crate::common::pregen;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pack = run_pack(
+        &dir.path().join("text"),
+        &job("[campaigns]\nlength = 5\n"),
+        1,
+    );
+    let verify = |args: &[&str], path: &Path| {
+        pregen()
+            .args(["release", "verify"])
+            .args(args)
+            .arg(path)
+            .output()
+            .expect("pregen")
+    };
+    let forged = dir.path().join("forged");
+    copy_pack(&pack, &forged);
+    for tier in ["tier-01.txt", "tier-02.txt", "tier-03.txt"] {
+        swap_first_level(&forged.join("release").join(tier));
+    }
+    resum(&forged);
+    let one = verify(&["--threads", "1"], &forged);
+    let two = verify(&["--threads", "2"], &forged);
+    assert_eq!(one.status.code(), Some(1));
+    assert_eq!(two.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&one.stderr);
+    assert_eq!(
+        said.matches("it is not the level seed").count(),
+        3,
+        "{said}"
+    );
+    assert_eq!(one.stderr, two.stderr, "one thread and two find the same");
+
+    let sums = verify(&["--sums-only"], &pack);
+    assert!(sums.status.success());
+    let stdout = String::from_utf8_lossy(&sums.stdout);
+    assert!(stdout.contains("checksums only"), "{stdout}");
+    // The forger's checksums match their files: only the manifest's sum of
+    // SHA256SUMS tells, and a checksums-only check says so.
+    let sums = verify(&["--sums-only"], &forged);
+    let stderr = String::from_utf8_lossy(&sums.stderr);
+    assert!(!sums.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("SHA256SUMS: its SHA-256 is not the manifest's"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("it is not the level seed"), "{stderr}");
+
+    let sampled = verify(&["--sample", "20"], &pack);
+    let again = verify(&["--sample", "20", "--threads", "1"], &pack);
+    assert!(sampled.status.success());
+    assert_eq!(sampled.stdout, again.stdout, "the same sample every run");
+    let stdout = String::from_utf8_lossy(&sampled.stdout);
+    assert!(
+        stdout.contains("a sample: the levels whose id's SHA-256"),
+        "{stdout}"
+    );
+    let regenerated: u64 = stdout
+        .split("; ")
+        .find(|part| part.contains(" regenerated from their seeds"))
+        .and_then(|part| part.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("a count of regenerated seeds");
+    assert!((1..100).contains(&regenerated), "{stdout}");
+}

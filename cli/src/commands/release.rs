@@ -3,8 +3,9 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use clap::Subcommand;
+use pregen_pack::release_check::VerifyOptions;
 
 /// The `release` subcommands.
 #[derive(Subcommand)]
@@ -24,6 +25,19 @@ pub enum ReleaseCommand {
         /// else the one at the folder the job ran it from.
         #[arg(long, value_name = "DIR")]
         program_dir: Option<PathBuf>,
+        /// Threads that regenerate seeds and check levels (default: every
+        /// core); the findings are the same with any number.
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Check the checksums only (every file against `SHA256SUMS`, and no
+        /// file it does not list): no seed regenerated, no level checked.
+        #[arg(long, conflicts_with = "sample")]
+        sums_only: bool,
+        /// Check about N levels, and regenerate their seeds, chosen by the
+        /// SHA-256 of their ids: the same sample on every run and machine,
+        /// stated in the output. Every checksum is still checked.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        sample: Option<u64>,
     },
 }
 
@@ -33,9 +47,26 @@ pub fn run(command: ReleaseCommand) -> Result<()> {
         ReleaseCommand::Verify {
             release,
             program_dir,
+            threads,
+            sums_only,
+            sample,
         } => {
-            let report =
-                pregen_pack::release_check::verify_release_with(&release, program_dir.as_deref())?;
+            let threads = match threads {
+                Some(asked) => super::threads_within_cores(asked)?,
+                None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            };
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .context("cannot start the check's threads")?;
+            let options = VerifyOptions { sums_only, sample };
+            let report = pool.install(|| {
+                pregen_pack::release_check::verify_release_with(
+                    &release,
+                    program_dir.as_deref(),
+                    options,
+                )
+            })?;
             for (what, why) in &report.failures {
                 eprintln!("{what}: {why}");
             }
@@ -48,6 +79,14 @@ pub fn run(command: ReleaseCommand) -> Result<()> {
                     report.levels,
                     report.regenerated
                 );
+            }
+            if report.sums_only {
+                println!(
+                    "{} files match SHA256SUMS (checksums only: no seed regenerated, no level \
+                     checked)",
+                    report.files
+                );
+                return Ok(());
             }
             let judged = match (report.by_program, report.by_checker) {
                 (true, true) => "accepted by the job's checker program",
@@ -63,6 +102,15 @@ pub fn run(command: ReleaseCommand) -> Result<()> {
                  their seeds to the same hashes",
                 report.files, report.levels, report.regenerated
             );
+            if let Some(sample) = report.sample {
+                println!(
+                    "a sample: the levels whose id's SHA-256 falls in the lowest {:.4}% of its \
+                     range ({} checked, {} left out; every run picks the same)",
+                    sample.share * 100.0,
+                    report.levels,
+                    report.skipped
+                );
+            }
             Ok(())
         }
     }

@@ -19,7 +19,9 @@ use std::path::Path;
 use pregen_games::rating::Model;
 use pregen_games::seeds::SeedFile;
 use pregen_games::{Candidate, GameKind, PreparedGame, sha256_hex};
+use rayon::prelude::*;
 use serde::Deserialize;
+use sha2::Digest;
 
 use crate::job::Job;
 use crate::{PackError, dir};
@@ -31,6 +33,48 @@ mod entries;
 use account::{account, account_campaigns};
 use archive::Source;
 use entries::{Entry, campaign_of_file, is_level_file, jsonl_entries, text_entries, tier_of_file};
+
+/// How much of a release a check looks at.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct VerifyOptions {
+    /// Checksums only: every file against `SHA256SUMS`, no seed
+    /// regenerated, no level checked.
+    pub sums_only: bool,
+    /// About this many levels checked, and their seeds regenerated, chosen
+    /// by the SHA-256 of their ids: the same sample on every run and
+    /// machine (`None`: every level).
+    pub sample: Option<u64>,
+}
+
+/// Which levels a sampled check looks at: those whose id's SHA-256, read
+/// as a number, falls below a share of its range.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sample {
+    /// The share of levels chosen, 0 to 1.
+    pub share: f64,
+}
+
+impl Sample {
+    /// The sample of about `wanted` of `total` levels.
+    fn of(wanted: u64, total: u64) -> Sample {
+        Sample {
+            share: match total {
+                0 => 1.0,
+                _ => (wanted as f64 / total as f64).min(1.0),
+            },
+        }
+    }
+
+    /// Whether the level of id `id` is in the sample.
+    pub fn chooses(&self, id: &str) -> bool {
+        if self.share >= 1.0 {
+            return true;
+        }
+        let digest = sha2::Sha256::digest(id.as_bytes());
+        let head = u64::from_be_bytes(digest[..8].try_into().unwrap_or_default());
+        (head as f64) < self.share * 18_446_744_073_709_551_616.0
+    }
+}
 
 /// What [`verify_release`] found.
 #[derive(Debug, Default)]
@@ -48,6 +92,13 @@ pub struct ReleaseReport {
     /// Whether the program (and checker) that judged them are the ones the
     /// release carries (`[release] program = true`).
     pub carried_program: bool,
+    /// The sample checked, when not every level was.
+    pub sample: Option<Sample>,
+    /// Levels of level files left out of the sample (or of a checksums-only
+    /// check): read and accounted for, not checked.
+    pub skipped: u64,
+    /// Whether only the checksums were checked.
+    pub sums_only: bool,
     /// What failed: (file or level, what is wrong).
     pub failures: Vec<(String, String)>,
 }
@@ -81,18 +132,20 @@ struct Seeds {
 /// `.tar.zst` archive). `Err` only when it is not a release at all; every
 /// other finding is in the report's failures.
 pub fn verify_release(path: &Path) -> Result<ReleaseReport, PackError> {
-    verify_release_with(path, None)
+    verify_release_with(path, None, VerifyOptions::default())
 }
 
-/// [`verify_release`], a game program's release judged by the program in
-/// `program_dir` (held to the release's identity: [`Job::with_program_dir`])
-/// instead of the folder it ran from.
+/// [`verify_release`] with `options`, a game program's release judged by
+/// the program in `program_dir` (held to the release's identity:
+/// [`Job::with_program_dir`]) instead of the folder it ran from. The work
+/// runs on the current rayon pool (its threads are the check's).
 pub fn verify_release_with(
     path: &Path,
     program_dir: Option<&Path>,
+    options: VerifyOptions,
 ) -> Result<ReleaseReport, PackError> {
     if path.is_file() {
-        return verify_source(path, &Source::archive(path)?, program_dir);
+        return verify_source(path, &Source::archive(path)?, program_dir, options);
     }
     let root = if path.join(dir::MANIFEST).is_file() {
         path.to_path_buf()
@@ -108,7 +161,7 @@ pub fn verify_release_with(
             "is not a release: give a pack folder, an unpacked release archive or a .tar.zst archive",
         ));
     };
-    verify_source(&root, &Source::Folder(root.clone()), program_dir)
+    verify_source(&root, &Source::Folder(root.clone()), program_dir, options)
 }
 
 /// Checks the release whose files `source` reads (`path` names it in errors).
@@ -116,6 +169,7 @@ fn verify_source(
     path: &Path,
     source: &Source,
     program_dir: Option<&Path>,
+    options: VerifyOptions,
 ) -> Result<ReleaseReport, PackError> {
     let manifest_path = path.join(dir::MANIFEST);
     let text = source
@@ -127,6 +181,17 @@ fn verify_source(
     })?;
     let mut report = ReleaseReport::default();
     let listed = check_sums(path, source, &manifest, &mut report)?;
+    if options.sums_only {
+        report.sums_only = true;
+        return Ok(report);
+    }
+    let total: u64 = manifest
+        .counts
+        .as_ref()
+        .map_or(0, |c| c.by_tier.values().sum());
+    let sample = options.sample.map(|wanted| Sample::of(wanted, total));
+    report.sample = sample;
+    let sample = sample.unwrap_or(Sample { share: 1.0 });
     // A game program's release judged by the program given, else by the
     // one it carries, else by the one at the folder it ran from.
     let unpacked = tempfile::tempdir().map_err(PackError::io("create", std::env::temp_dir()))?;
@@ -172,7 +237,13 @@ fn verify_source(
     };
     report.by_program = games.0.is_external();
     report.by_checker = job.external.as_ref().is_some_and(|e| !e.checker.is_empty());
-    let seeds = regenerate(source, &listed, games.0, &mut report);
+    let seeds = regenerate(
+        source,
+        &listed,
+        (games.0, job.game_name()),
+        sample,
+        &mut report,
+    );
     let solutions = solutions_apart(source, &listed, &mut report);
     let model = job.rating_model().ok();
     let level_files: Vec<&String> = listed.iter().filter(|n| is_level_file(n)).collect();
@@ -185,7 +256,11 @@ fn verify_source(
         seeds: &seeds,
         solutions: &solutions,
         model: model.as_ref(),
+        sample,
     };
+    // Levels wait here until enough are read to share among the threads (a
+    // campaign file holds a few), and are checked together.
+    let mut waiting: Vec<Entry> = Vec::new();
     source.each_release_text(&level_files, &mut |name, text| {
         let entries = match name.ends_with(".jsonl") {
             true => jsonl_entries(name, &text),
@@ -200,11 +275,15 @@ fn verify_source(
                         .map(|e| (e.seed, e.difficulty.unwrap_or(f64::NAN)))
                         .collect(),
                 );
-                check_levels(&asked, entries, &mut report);
+                waiting.extend(entries);
+                if waiting.len() >= CHECK_BATCH {
+                    check_levels(&asked, std::mem::take(&mut waiting), &mut report);
+                }
             }
             Err(e) => report.failures.push((name.to_string(), e)),
         }
     })?;
+    check_levels(&asked, waiting, &mut report);
     let mut tier_files: BTreeMap<u32, Vec<(u64, f64)>> = BTreeMap::new();
     let mut campaign_files: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
     for (name, listing) in listings {
@@ -246,6 +325,19 @@ fn check_sums(
             "its SHA-256 is not the manifest's".into(),
         ));
     }
+    // The checksums, on every thread, before the lines are gone through in
+    // order.
+    let names: Vec<&str> = sums
+        .lines()
+        .filter_map(|line| Some(line.split_once("  ")?.1))
+        .collect();
+    let actual: HashMap<&str, Result<Option<String>, String>> = names
+        .par_iter()
+        .filter(|name| {
+            !name.split('/').any(|part| part == ".." || part.is_empty()) && !name.starts_with('/')
+        })
+        .map(|&name| (name, source.sha256(&format!("{}/{name}", dir::RELEASE))))
+        .collect();
     let mut listed = Vec::new();
     for (i, line) in sums.lines().enumerate() {
         let Some((sum, name)) = line.split_once("  ") else {
@@ -263,7 +355,11 @@ fn check_sums(
             continue;
         }
         report.files += 1;
-        match source.sha256(&format!("{}/{name}", dir::RELEASE)) {
+        let found = actual
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| Err("not read".into()));
+        match found {
             Ok(Some(actual)) if actual == sum => {}
             Ok(Some(_)) => report.failures.push((
                 name.into(),
@@ -300,12 +396,19 @@ fn prepare(job: &Job) -> Result<Games, PackError> {
     Ok((job.game_kind()?, job.judging_strata()?))
 }
 
-/// Every seed file regenerated: the levels it makes, by seed, and the
-/// tiers the files give.
+/// Levels checked together, shared among the threads.
+const CHECK_BATCH: usize = 4096;
+
+/// Seeds regenerated by one task, and levels sent to a game's check at once.
+const CHUNK: usize = 64;
+
+/// Every seed file regenerated (its seeds in `sample`, on every thread):
+/// the levels it makes, by seed, and the tiers the files give.
 fn regenerate(
     source: &Source,
     listed: &[String],
-    game: GameKind,
+    (game, game_name): (GameKind, &str),
+    sample: Sample,
     report: &mut ReleaseReport,
 ) -> Seeds {
     let mut seeds = Seeds::default();
@@ -313,33 +416,56 @@ fn regenerate(
         let Ok(text) = source.read(&format!("{}/{name}", dir::RELEASE)) else {
             continue;
         };
-        let regenerated = SeedFile::parse(&text).and_then(|file| {
-            let levels = match file.header.program {
-                Some(_) => file.regenerate_with(game),
-                None => file.regenerate(),
-            }?;
-            Ok((file.header.tier, file.header.levels, file.levels, levels))
-        });
-        match regenerated {
-            Ok((tier, count, listed_seeds, levels)) => {
-                report.regenerated += levels.len() as u64;
-                if count != listed_seeds.len() as u64 {
-                    report.failures.push((
-                        name.clone(),
-                        format!(
-                            "its header counts {count} levels, it lists {}",
-                            listed_seeds.len()
-                        ),
-                    ));
+        let file = match SeedFile::parse(&text) {
+            Ok(file) => file,
+            Err(e) => {
+                report.failures.push((name.clone(), e.to_string()));
+                continue;
+            }
+        };
+        let (tier, count) = (file.header.tier, file.header.levels);
+        if count != file.levels.len() as u64 {
+            report.failures.push((
+                name.clone(),
+                format!(
+                    "its header counts {count} levels, it lists {}",
+                    file.levels.len()
+                ),
+            ));
+        }
+        let order = seeds.by_tier.entry(tier).or_default();
+        for &(seed, _) in &file.levels {
+            order.push(seed);
+            if seeds.tier_of.insert(seed, tier).is_some() {
+                report
+                    .failures
+                    .push((name.clone(), format!("seed {seed} is listed twice")));
+            }
+        }
+        let chosen: Vec<(u64, String)> = file
+            .levels
+            .iter()
+            .filter(|(seed, _)| sample.chooses(&dir::level_id(game_name, *seed)))
+            .cloned()
+            .collect();
+        let made = chosen
+            .par_chunks(CHUNK)
+            .map(|part| {
+                let part = SeedFile {
+                    header: file.header.clone(),
+                    levels: part.to_vec(),
+                };
+                match part.header.program {
+                    Some(_) => part.regenerate_with(game),
+                    None => part.regenerate(),
                 }
-                let order = seeds.by_tier.entry(tier).or_default();
-                for ((seed, _), level) in listed_seeds.into_iter().zip(levels) {
-                    order.push(seed);
-                    if seeds.tier_of.insert(seed, tier).is_some() {
-                        report
-                            .failures
-                            .push((name.clone(), format!("seed {seed} is listed twice")));
-                    }
+            })
+            .collect::<Result<Vec<Vec<Candidate>>, _>>();
+        match made {
+            Ok(made) => {
+                let made: Vec<Candidate> = made.into_iter().flatten().collect();
+                report.regenerated += made.len() as u64;
+                for ((seed, _), level) in chosen.into_iter().zip(made) {
                     seeds.made.insert(seed, level);
                 }
             }
@@ -380,6 +506,8 @@ fn solutions_apart(
 /// seed file's, and its solution replayed, when the release ships it.
 /// What every level of a release is checked against.
 struct Asked<'a> {
+    /// The levels checked.
+    sample: Sample,
     job: &'a Job,
     games: &'a Games,
     seeds: &'a Seeds,
@@ -388,148 +516,203 @@ struct Asked<'a> {
     model: Option<&'a Model>,
 }
 
+/// What the reading of one level found: its failures, and the check it
+/// asks of its stratum's game.
+struct Judged {
+    failures: Vec<(String, String)>,
+    ask: Option<(usize, String, Candidate)>,
+}
+
+/// Checks `entries` on every thread: each level's own facts, then its
+/// game's check, in chunks. Failures are reported in the entries' order.
 fn check_levels(asked_of: &Asked, entries: Vec<Entry>, report: &mut ReleaseReport) {
+    let game_name = asked_of.job.game_name();
+    let (chosen, skipped): (Vec<Entry>, Vec<Entry>) = entries
+        .into_iter()
+        .partition(|e| asked_of.sample.chooses(&dir::level_id(game_name, e.seed)));
+    report.skipped += skipped.len() as u64;
+    report.levels += chosen.len() as u64;
+    let judged: Vec<Judged> = chosen
+        .into_par_iter()
+        .map(|entry| judge(asked_of, entry))
+        .collect();
+    let strata = &asked_of.games.1;
+    let mut asked: Vec<Vec<(String, Candidate)>> = strata.iter().map(|_| Vec::new()).collect();
+    for judged in judged {
+        report.failures.extend(judged.failures);
+        if let Some((index, at, level)) = judged.ask {
+            asked[index].push((at, level));
+        }
+    }
+    for ((_, game), asked) in strata.iter().zip(asked) {
+        let checked: Vec<Vec<(String, String)>> = asked
+            .par_chunks(CHUNK)
+            .map(|chunk| {
+                let levels: Vec<&Candidate> = chunk.iter().map(|(_, level)| level).collect();
+                chunk
+                    .iter()
+                    .zip(game.check_many(&levels))
+                    .filter_map(|((at, _), checked)| Some((at.clone(), checked.err()?.to_string())))
+                    .collect()
+            })
+            .collect();
+        report.failures.extend(checked.into_iter().flatten());
+    }
+}
+
+/// One level's own facts checked (its id, tier, moves and difficulty
+/// against its seed's level, its form and hash), and its game's check
+/// made ready.
+fn judge(asked_of: &Asked, entry: Entry) -> Judged {
     let Asked {
         job,
         games,
         seeds,
         solutions,
         model,
+        ..
     } = asked_of;
     let (game, strata) = games;
-    let mut asked: Vec<Vec<(String, Candidate)>> = strata.iter().map(|_| Vec::new()).collect();
-    for entry in entries {
-        report.levels += 1;
-        let id = dir::level_id(job.game_name(), entry.seed);
-        if entry.id != id {
-            report.failures.push((
-                entry.at,
-                format!("its id is not seed {}'s ({id})", entry.seed),
-            ));
-            continue;
-        }
-        if !seeds.tier_of.is_empty() && !seeds.tier_of.contains_key(&entry.seed) {
-            report.failures.push((
-                entry.at,
-                format!(
-                    "seed {} is in no seed file: not a level of this release",
-                    entry.seed
-                ),
-            ));
-            continue;
-        }
-        if let (Some(claimed), Some(tier)) = (entry.tier, seeds.tier_of.get(&entry.seed))
-            && claimed != *tier
-        {
-            report.failures.push((
-                entry.at.clone(),
-                format!("it says tier {claimed}; its seed file puts it in tier {tier}"),
-            ));
-        }
-        let made = seeds.made.get(&entry.seed);
-        if let Some(made) = made {
-            if (made.moves, made.moves_optimal) != (entry.moves, entry.moves_optimal) {
-                report.failures.push((
-                    entry.at.clone(),
-                    format!(
-                        "it says {} moves{}; seed {} makes a level of {}{}",
-                        entry.moves,
-                        if entry.moves_optimal {
-                            ""
-                        } else {
-                            " (best found)"
-                        },
-                        entry.seed,
-                        made.moves,
-                        if made.moves_optimal {
-                            ""
-                        } else {
-                            " (best found)"
-                        },
-                    ),
-                ));
-            }
-            let rated = model.and_then(|m| m.rate(Model::features(&made.metrics, made.moves)).ok());
-            if let (Some(claimed), Some(rated)) = (entry.difficulty, rated)
-                && claimed.to_bits() != rated.to_bits()
-            {
-                report.failures.push((
-                    entry.at.clone(),
-                    format!(
-                        "it says difficulty {claimed}; the job's model rates its level {rated}"
-                    ),
-                ));
-            }
-        }
-        let json = match (&entry.level_json, made) {
-            (Some(json), _) => Ok(json.clone()),
-            (None, _) if !game.is_external() => {
-                game.text_to_json(&entry.layout).map_err(|e| e.to_string())
-            }
-            (None, Some(made)) => Ok(made.level_json.clone()),
-            (None, None) => {
-                Err("a program's level in text, with no seed file to name its JSON form".into())
-            }
+    let mut failures = Vec::new();
+    let id = dir::level_id(job.game_name(), entry.seed);
+    if entry.id != id {
+        failures.push((
+            entry.at,
+            format!("its id is not seed {}'s ({id})", entry.seed),
+        ));
+        return Judged {
+            failures,
+            ask: None,
         };
-        let json = match json {
-            Ok(json) => json,
-            Err(e) => {
-                report
-                    .failures
-                    .push((entry.at, format!("its text is not a level: {e}")));
-                continue;
-            }
-        };
-        let hash = sha256_hex(json.as_bytes());
-        if entry.level_hash.as_ref().is_some_and(|h| *h != hash) {
-            report
-                .failures
-                .push((entry.at, "level_hash is not the hash of level_json".into()));
-            continue;
-        }
-        if made.is_some_and(|m| m.level_hash != hash) {
-            report.failures.push((
-                entry.at,
-                format!(
-                    "it is not the level seed {} makes (its seed file's hash)",
-                    entry.seed
-                ),
-            ));
-            continue;
-        }
-        let Some(solution) = entry
-            .solution
-            .clone()
-            .or_else(|| solutions.get(&id).cloned())
-        else {
-            continue; // shipped without solutions: its form and hash are all there is
-        };
-        let Some(index) = crate::job::stratum_at(strata, entry.seed) else {
-            report.failures.push((
-                entry.at,
-                format!("seed {} is not one of the job's", entry.seed),
-            ));
-            continue;
-        };
-        let level = Candidate {
-            difficulty: 0.0,
-            moves: entry.moves,
-            moves_optimal: entry.moves_optimal,
-            layout: entry.layout,
-            canonical: strata[index].1.canonical_hash(&json).ok().flatten(),
-            level_json: json,
-            solution,
-            metrics: Default::default(),
-            level_hash: hash,
-        };
-        asked[index].push((entry.at, level));
     }
-    for ((_, game), asked) in strata.iter().zip(asked) {
-        let levels: Vec<&Candidate> = asked.iter().map(|(_, level)| level).collect();
-        for ((at, _), checked) in asked.iter().zip(game.check_many(&levels)) {
-            if let Err(e) = checked {
-                report.failures.push((at.clone(), e.to_string()));
-            }
+    if !seeds.tier_of.is_empty() && !seeds.tier_of.contains_key(&entry.seed) {
+        failures.push((
+            entry.at,
+            format!(
+                "seed {} is in no seed file: not a level of this release",
+                entry.seed
+            ),
+        ));
+        return Judged {
+            failures,
+            ask: None,
+        };
+    }
+    if let (Some(claimed), Some(tier)) = (entry.tier, seeds.tier_of.get(&entry.seed))
+        && claimed != *tier
+    {
+        failures.push((
+            entry.at.clone(),
+            format!("it says tier {claimed}; its seed file puts it in tier {tier}"),
+        ));
+    }
+    let made = seeds.made.get(&entry.seed);
+    if let Some(made) = made {
+        if (made.moves, made.moves_optimal) != (entry.moves, entry.moves_optimal) {
+            failures.push((
+                entry.at.clone(),
+                format!(
+                    "it says {} moves{}; seed {} makes a level of {}{}",
+                    entry.moves,
+                    if entry.moves_optimal {
+                        ""
+                    } else {
+                        " (best found)"
+                    },
+                    entry.seed,
+                    made.moves,
+                    if made.moves_optimal {
+                        ""
+                    } else {
+                        " (best found)"
+                    },
+                ),
+            ));
         }
+        let rated = model.and_then(|m| m.rate(Model::features(&made.metrics, made.moves)).ok());
+        if let (Some(claimed), Some(rated)) = (entry.difficulty, rated)
+            && claimed.to_bits() != rated.to_bits()
+        {
+            failures.push((
+                entry.at.clone(),
+                format!("it says difficulty {claimed}; the job's model rates its level {rated}"),
+            ));
+        }
+    }
+    let json = match (&entry.level_json, made) {
+        (Some(json), _) => Ok(json.clone()),
+        (None, _) if !game.is_external() => {
+            game.text_to_json(&entry.layout).map_err(|e| e.to_string())
+        }
+        (None, Some(made)) => Ok(made.level_json.clone()),
+        (None, None) => {
+            Err("a program's level in text, with no seed file to name its JSON form".into())
+        }
+    };
+    let json = match json {
+        Ok(json) => json,
+        Err(e) => {
+            failures.push((entry.at, format!("its text is not a level: {e}")));
+            return Judged {
+                failures,
+                ask: None,
+            };
+        }
+    };
+    let hash = sha256_hex(json.as_bytes());
+    if entry.level_hash.as_ref().is_some_and(|h| *h != hash) {
+        failures.push((entry.at, "level_hash is not the hash of level_json".into()));
+        return Judged {
+            failures,
+            ask: None,
+        };
+    }
+    if made.is_some_and(|m| m.level_hash != hash) {
+        failures.push((
+            entry.at,
+            format!(
+                "it is not the level seed {} makes (its seed file's hash)",
+                entry.seed
+            ),
+        ));
+        return Judged {
+            failures,
+            ask: None,
+        };
+    }
+    let Some(solution) = entry
+        .solution
+        .clone()
+        .or_else(|| solutions.get(&id).cloned())
+    else {
+        return Judged {
+            failures,
+            ask: None,
+        }; // shipped without solutions: its form and hash are all there is
+    };
+    let Some(index) = crate::job::stratum_at(strata, entry.seed) else {
+        failures.push((
+            entry.at,
+            format!("seed {} is not one of the job's", entry.seed),
+        ));
+        return Judged {
+            failures,
+            ask: None,
+        };
+    };
+    let level = Candidate {
+        difficulty: 0.0,
+        moves: entry.moves,
+        moves_optimal: entry.moves_optimal,
+        layout: entry.layout,
+        canonical: strata[index].1.canonical_hash(&json).ok().flatten(),
+        level_json: json,
+        solution,
+        metrics: Default::default(),
+        level_hash: hash,
+    };
+    Judged {
+        failures,
+        ask: Some((index, entry.at, level)),
     }
 }
