@@ -119,11 +119,24 @@ struct Counts {
     by_tier: BTreeMap<String, u64>,
 }
 
+/// What a check needs of a level its seed makes, kept small: a release's
+/// worth of them is held for the whole check.
+struct Made {
+    moves: u32,
+    moves_optimal: bool,
+    level_hash: String,
+    /// The job's model's rating of it (`None`: the model cannot rate it).
+    rated: Option<f64>,
+    /// Its JSON form, kept for a game program's levels only (their text
+    /// form is the program's own, so a text file's level is named by it).
+    level_json: Option<String>,
+}
+
 /// What the seed files say: each listed seed's tier and level, and each
 /// tier's seeds in order.
 #[derive(Default)]
 struct Seeds {
-    made: HashMap<u64, Candidate>,
+    made: HashMap<u64, Made>,
     tier_of: HashMap<u64, u32>,
     by_tier: BTreeMap<u32, Vec<u64>>,
 }
@@ -237,15 +250,15 @@ fn verify_source(
     };
     report.by_program = games.0.is_external();
     report.by_checker = job.external.as_ref().is_some_and(|e| !e.checker.is_empty());
+    let model = job.rating_model().ok();
     let seeds = regenerate(
         source,
         &listed,
-        (games.0, job.game_name()),
+        (games.0, job.game_name(), model.as_ref()),
         sample,
         &mut report,
     );
     let solutions = solutions_apart(source, &listed, &mut report);
-    let model = job.rating_model().ok();
     let level_files: Vec<&String> = listed.iter().filter(|n| is_level_file(n)).collect();
     // Each file's (seed, difficulty) listing, by name: the files come in any
     // order, their listings are put together in name order.
@@ -255,7 +268,6 @@ fn verify_source(
         games: &games,
         seeds: &seeds,
         solutions: &solutions,
-        model: model.as_ref(),
         sample,
     };
     // Levels wait here until enough are read to share among the threads (a
@@ -407,7 +419,7 @@ const CHUNK: usize = 64;
 fn regenerate(
     source: &Source,
     listed: &[String],
-    (game, game_name): (GameKind, &str),
+    (game, game_name, model): (GameKind, &str, Option<&Model>),
     sample: Sample,
     report: &mut ReleaseReport,
 ) -> Seeds {
@@ -466,7 +478,16 @@ fn regenerate(
                 let made: Vec<Candidate> = made.into_iter().flatten().collect();
                 report.regenerated += made.len() as u64;
                 for ((seed, _), level) in chosen.into_iter().zip(made) {
-                    seeds.made.insert(seed, level);
+                    let rated = model
+                        .and_then(|m| m.rate(Model::features(&level.metrics, level.moves)).ok());
+                    let made = Made {
+                        moves: level.moves,
+                        moves_optimal: level.moves_optimal,
+                        level_hash: level.level_hash,
+                        rated,
+                        level_json: game.is_external().then_some(level.level_json),
+                    };
+                    seeds.made.insert(seed, made);
                 }
             }
             Err(e) => report.failures.push((name.clone(), e.to_string())),
@@ -512,8 +533,6 @@ struct Asked<'a> {
     games: &'a Games,
     seeds: &'a Seeds,
     solutions: &'a HashMap<String, String>,
-    /// The job's rating model (a level's difficulty is its rating).
-    model: Option<&'a Model>,
 }
 
 /// What the reading of one level found: its failures, and the check it
@@ -569,7 +588,6 @@ fn judge(asked_of: &Asked, entry: Entry) -> Judged {
         games,
         seeds,
         solutions,
-        model,
         ..
     } = asked_of;
     let (game, strata) = games;
@@ -629,7 +647,7 @@ fn judge(asked_of: &Asked, entry: Entry) -> Judged {
                 ),
             ));
         }
-        let rated = model.and_then(|m| m.rate(Model::features(&made.metrics, made.moves)).ok());
+        let rated = made.rated;
         if let (Some(claimed), Some(rated)) = (entry.difficulty, rated)
             && claimed.to_bits() != rated.to_bits()
         {
@@ -644,8 +662,14 @@ fn judge(asked_of: &Asked, entry: Entry) -> Judged {
         (None, _) if !game.is_external() => {
             game.text_to_json(&entry.layout).map_err(|e| e.to_string())
         }
-        (None, Some(made)) => Ok(made.level_json.clone()),
-        (None, None) => {
+        (
+            None,
+            Some(Made {
+                level_json: Some(json),
+                ..
+            }),
+        ) => Ok(json.clone()),
+        (None, _) => {
             Err("a program's level in text, with no seed file to name its JSON form".into())
         }
     };
