@@ -178,6 +178,7 @@ fn a_tier_is_cut_into_files_of_levels_per_file() {
         1,
     );
     let sums = read(&cut.join("release/SHA256SUMS"));
+    let mut overall = 0;
     for tier in 1..=4u32 {
         let expected = text_ids(&read(&whole.join(format!("release/tier-{tier:02}.txt"))));
         assert!(!cut.join(format!("release/tier-{tier:02}.txt")).exists());
@@ -199,6 +200,18 @@ fn a_tier_is_cut_into_files_of_levels_per_file() {
                 "{text}"
             );
             assert!(text.contains("; level 1\n"), "numbered within the file");
+            // Each level's rank in its tier and in the release run on across files.
+            for (i, id) in here.iter().enumerate() {
+                let rank = ids.len() + i + 1;
+                overall += 1;
+                assert!(
+                    text.contains(&format!("; id {id} "))
+                        && text.contains(&format!(
+                            " tier {tier} rank {rank} overall {overall} difficulty"
+                        )),
+                    "tier {tier} file {file}: {id} is rank {rank}, overall {overall}: {text}"
+                );
+            }
             let solutions =
                 read(&cut.join(format!("release/solutions/tier-{tier:02}-{file:05}.txt")));
             let solved: Vec<&str> = solutions
@@ -503,6 +516,20 @@ fn release_verify_checks_a_release_with_the_binary_alone() {
             "seeds/tier-03.txt: cannot regenerate: seed",
             "the file lists 0000",
         ],
+    );
+    forged(
+        "rank",
+        &|p| {
+            let path = p.join("release/tier-02.txt");
+            let text = read(&path);
+            std::fs::write(
+                &path,
+                text.replacen(" rank 1 overall", " rank 2 overall", 1),
+            )
+            .expect("write");
+            resum(p);
+        },
+        &["it says rank 2; the seed files put it at 1"],
     );
     forged(
         "swapped",

@@ -19,6 +19,10 @@ pub(super) struct Entry {
     pub(super) solution: Option<String>,
     pub(super) moves: u32,
     pub(super) moves_optimal: bool,
+    /// Its rank in its tier and in the whole release, as the file claims
+    /// (releases written before ranks hold none).
+    pub(super) rank: Option<u64>,
+    pub(super) overall: Option<u64>,
 }
 
 /// Whether a release file holds levels (a tier's or a campaign's).
@@ -55,6 +59,8 @@ pub(super) fn jsonl_entries(name: &str, text: &str) -> Result<Vec<Entry>, String
         level_hash: String,
         text: String,
         solution: Option<String>,
+        rank: Option<u64>,
+        overall: Option<u64>,
     }
     text.lines()
         .enumerate()
@@ -72,13 +78,15 @@ pub(super) fn jsonl_entries(name: &str, text: &str) -> Result<Vec<Entry>, String
                 solution: l.solution,
                 moves: l.moves,
                 moves_optimal: l.moves_optimal,
+                rank: l.rank,
+                overall: l.overall,
             })
         })
         .collect()
 }
 
-/// The levels of a text release file: each a `; id ID seed S tier T
-/// difficulty D moves M` line (with ` (best found)` when not proven
+/// The levels of a text release file: each a `; id ID seed S tier T rank
+/// R overall O difficulty D moves M` line (with ` (best found)` when not proven
 /// fewest), perhaps a `; solution` line, then its text form up to a blank
 /// line.
 pub(super) fn text_entries(name: &str, text: &str) -> Result<Vec<Entry>, String> {
@@ -135,6 +143,8 @@ pub(super) fn text_entries(name: &str, text: &str) -> Result<Vec<Entry>, String>
             solution,
             moves,
             moves_optimal: !header.ends_with("(best found)"),
+            rank: field("rank").ok().and_then(|r| r.parse().ok()),
+            overall: field("overall").ok().and_then(|r| r.parse().ok()),
         });
     }
     Ok(entries)

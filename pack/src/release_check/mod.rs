@@ -137,6 +137,9 @@ struct Made {
 #[derive(Default)]
 struct Seeds {
     made: HashMap<u64, Made>,
+    /// Each listed seed's rank in its tier and in the whole release, from
+    /// 1, as the seed files' order gives them.
+    ranks: HashMap<u64, (u64, u64)>,
     tier_of: HashMap<u64, u32>,
     by_tier: BTreeMap<u32, Vec<u64>>,
 }
@@ -493,6 +496,13 @@ fn regenerate(
             Err(e) => report.failures.push((name.clone(), e.to_string())),
         }
     }
+    let mut overall = 0;
+    for listed in seeds.by_tier.values() {
+        for (i, &seed) in listed.iter().enumerate() {
+            overall += 1;
+            seeds.ranks.insert(seed, (i as u64 + 1, overall));
+        }
+    }
     seeds
 }
 
@@ -623,6 +633,19 @@ fn judge(asked_of: &Asked, entry: Entry) -> Judged {
             entry.at.clone(),
             format!("it says tier {claimed}; its seed file puts it in tier {tier}"),
         ));
+    }
+    if let Some(&(rank, overall)) = seeds.ranks.get(&entry.seed) {
+        for (what, claimed, is) in [
+            ("rank", entry.rank, rank),
+            ("overall rank", entry.overall, overall),
+        ] {
+            if let Some(claimed) = claimed.filter(|c| *c != is) {
+                failures.push((
+                    entry.at.clone(),
+                    format!("it says {what} {claimed}; the seed files put it at {is}"),
+                ));
+            }
+        }
     }
     let made = seeds.made.get(&entry.seed);
     if let Some(made) = made {

@@ -407,6 +407,9 @@ impl PackWriter {
                 {
                     self.hand_on(done, scope, &in_flight, &written);
                 }
+                // The release's levels before this tier's first: this one's
+                // rank when it starts the tier.
+                let tier_before = current.as_ref().map_or(rank as u64, |t| t.before);
                 let slot = slot_of[rank];
                 if slot != u32::MAX {
                     let s = &mut slots[slot as usize];
@@ -418,6 +421,8 @@ impl PackWriter {
                     let place = Place {
                         word: "position",
                         number: u64::from(s.position),
+                        rank: rank as u64 + 1 - tier_before,
+                        overall: rank as u64 + 1,
                     };
                     write_release_entry(&mut entry, job, &record, level, tier, place);
                     in_campaigns.push(key, entry)?;
@@ -425,6 +430,7 @@ impl PackWriter {
                 let way = current.get_or_insert_with(|| TierOnItsWay {
                     tier,
                     size: tier_sizes.get(&tier).copied().unwrap_or(0),
+                    before: tier_before,
                     held: Held::Records(Vec::new(), 0),
                 });
                 self.hold(way, record, in_flight.load(Ordering::Acquire), budget)?;
@@ -476,7 +482,7 @@ impl PackWriter {
                     *bytes += more;
                     records.push(record);
                 } else {
-                    let mut files = self.open_tier(way.tier, way.size)?;
+                    let mut files = self.open_tier(way.tier, way.size, way.before)?;
                     for r in records.drain(..) {
                         files.add(r)?;
                     }
@@ -490,13 +496,12 @@ impl PackWriter {
     }
 
     /// A tier's files, opened.
-    fn open_tier(&self, tier: u32, size: u64) -> Result<TierFiles, PackError> {
+    fn open_tier(&self, tier: u32, size: u64, before: u64) -> Result<TierFiles, PackError> {
         TierFiles::open(
             self.pack.root(),
             &self.job,
             &self.stamp,
-            tier,
-            size,
+            (tier, size, before),
             self.options,
         )
     }
@@ -511,7 +516,12 @@ impl PackWriter {
         in_flight: &'s AtomicUsize,
         written: &'s Mutex<Vec<(u32, Result<Written, PackError>)>>,
     ) {
-        let TierOnItsWay { tier, size, held } = way;
+        let TierOnItsWay {
+            tier,
+            size,
+            before,
+            held,
+        } = way;
         let push = move |done| {
             written
                 .lock()
@@ -523,7 +533,7 @@ impl PackWriter {
             Held::Records(records, bytes) => {
                 in_flight.fetch_add(bytes, Ordering::AcqRel);
                 scope.spawn(move |_| {
-                    let done = self.open_tier(tier, size).and_then(|mut files| {
+                    let done = self.open_tier(tier, size, before).and_then(|mut files| {
                         for r in records {
                             files.add(r)?;
                         }
@@ -656,6 +666,9 @@ struct TierOnItsWay {
     tier: u32,
     /// Its level count (for the release files' headers).
     size: u64,
+    /// The release's levels before its first (its levels' ranks in the
+    /// whole release follow on).
+    before: u64,
     held: Held,
 }
 

@@ -16,11 +16,14 @@ use super::files::HashingFile;
 use super::table::{Stamp, TableFile, levels_columns};
 use super::{BATCH_ROWS, RELEASE_ENTRY_BYTES, WriteOptions, Written};
 
-/// Where a level stands in its release file: `level 3` of a tier's file,
-/// `position 2` of a campaign.
+/// Where a level stands: in its release file (`level 3` of a tier's file,
+/// `position 2` of a campaign), in its tier, and in the whole release
+/// (from 1, easiest first).
 pub(super) struct Place {
     pub(super) word: &'static str,
     pub(super) number: u64,
+    pub(super) rank: u64,
+    pub(super) overall: u64,
 }
 
 /// A level's entry in a JSON Lines release file.
@@ -30,6 +33,8 @@ struct JsonEntry<'a> {
     seed: u64,
     tier: u32,
     position: u64,
+    rank: u64,
+    overall: u64,
     difficulty: f64,
     moves: u32,
     moves_optimal: bool,
@@ -61,6 +66,8 @@ pub(super) fn write_release_entry(
             seed: record.seed,
             tier,
             position: place.number,
+            rank: place.rank,
+            overall: place.overall,
             difficulty: level.difficulty,
             moves: level.moves,
             moves_optimal: level.moves_optimal,
@@ -84,8 +91,14 @@ pub(super) fn write_release_entry(
     // Writing to a string cannot fail.
     let _ = writeln!(
         out,
-        "; {} {}\n; id {id} seed {} tier {tier} difficulty {} moves {}{best}",
-        place.word, place.number, record.seed, level.difficulty, level.moves,
+        "; {} {}\n; id {id} seed {} tier {tier} rank {} overall {} difficulty {} moves {}{best}",
+        place.word,
+        place.number,
+        record.seed,
+        place.rank,
+        place.overall,
+        level.difficulty,
+        level.moves,
     );
     if let Solutions::Inline = job.release.solutions {
         let _ = writeln!(out, "; solution {}", level.solution);
@@ -148,6 +161,8 @@ pub(super) struct TierFiles {
     pub(super) levels: u64,
     /// The tier's size.
     pub(super) size: u64,
+    /// The release's levels before the tier's first.
+    pub(super) before: u64,
     pub(super) parts: Vec<(String, String)>,
     /// The release files closed so far, in order.
     pub(super) release: Vec<(String, String)>,
@@ -161,8 +176,7 @@ impl TierFiles {
         root: &Path,
         job: &Job,
         stamp: &Stamp,
-        tier: u32,
-        size: u64,
+        (tier, size, before): (u32, u64, u64),
         options: WriteOptions,
     ) -> Result<Self, PackError> {
         let mut seeds = HashingFile::create(
@@ -184,6 +198,7 @@ impl TierFiles {
             seeds,
             levels: 0,
             size,
+            before,
             parts: Vec::new(),
             release: Vec::new(),
             stratum_of: job.clone(),
@@ -267,6 +282,8 @@ impl TierFiles {
             let place = Place {
                 word: "level",
                 number: place,
+                rank: self.levels,
+                overall: self.before + self.levels,
             };
             write_release_entry(line, &self.stratum_of, &record, level, self.tier, place);
             let Some((text, solutions)) = &mut self.text else {
