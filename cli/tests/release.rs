@@ -226,6 +226,20 @@ fn a_tier_is_cut_into_files_of_levels_per_file() {
                 sums.contains(&format!("  tier-{tier:02}-{file:05}.txt\n")),
                 "{sums}"
             );
+            // Its seed file beside it, cut the same way.
+            let seeds = read(&cut.join(format!("release/seeds/tier-{tier:02}-{file:05}.txt")));
+            let header: serde_json::Value =
+                serde_json::from_str(seeds.lines().next().expect("a header")).expect("json");
+            assert_eq!(header["levels"], here.len(), "{seeds}");
+            let seeded: Vec<String> = seeds
+                .lines()
+                .skip(1)
+                .map(|l| {
+                    let seed: u64 = l.split(' ').next().expect("seed").parse().expect("a seed");
+                    format!("tilt-{seed:020}")
+                })
+                .collect();
+            assert_eq!(seeded, here, "tier {tier} file {file}: its seeds beside it");
             ids.extend(here);
             file += 1;
         }
@@ -237,6 +251,9 @@ fn a_tier_is_cut_into_files_of_levels_per_file() {
     }
     let verified = crate::common::pregen_stdout(&["analysis", "verify"], &cut);
     assert!(verified.starts_with("200 levels"), "{verified}");
+    let released = crate::common::pregen_stdout(&["release", "verify"], &cut);
+    assert!(released.contains("200 regenerated"), "{released}");
+    assert!(!cut.join("release/seeds/tier-01.txt").exists());
     let refused = crate::common::pregen()
         .args(["run", "--no-progress", "--out"])
         .arg(dir.path().join("huge"))

@@ -185,9 +185,10 @@ pub fn release_solutions(tier: u32, file: Option<u64>) -> String {
     )
 }
 
-/// A tier's seed file inside `release/`: `seeds/tier-03.txt`.
-pub fn release_seeds(tier: u32) -> String {
-    format!("seeds/tier-{tier:02}.txt")
+/// A tier's seed file inside `release/`: `seeds/tier-03.txt` (or
+/// `seeds/tier-03-00002.txt`, beside the level file it goes with).
+pub fn release_seeds(tier: u32, file: Option<u64>) -> String {
+    format!("seeds/{}", release_tier(tier, file, ReleaseFormat::Text))
 }
 
 /// A level's id: `<game>-<seed, 20 digits>`.

@@ -142,6 +142,23 @@ pub(super) fn seeds_header(job: &Job, tier: u32, size: u64) -> Result<String, Pa
         })
 }
 
+/// A tier's seed file (`file`: one of a cut tier's), opened with its
+/// header counting its `levels`.
+fn open_seeds(
+    root: &Path,
+    job: &Job,
+    tier: u32,
+    file: Option<u64>,
+    levels: u64,
+) -> Result<HashingFile, PackError> {
+    let mut seeds = HashingFile::create(
+        root,
+        &format!("{}/{}", dir::RELEASE, dir::release_seeds(tier, file)),
+    )?;
+    seeds.write_text(&seeds_header(job, tier, levels)?)?;
+    Ok(seeds)
+}
+
 /// The files of the tier being written: Parquet parts and the release files.
 pub(super) struct TierFiles {
     pub(super) tier: u32,
@@ -157,7 +174,8 @@ pub(super) struct TierFiles {
     pub(super) text: Option<(HashingFile, Option<HashingFile>)>,
     /// The level files of the tier so far (`[release] levels_per_file`).
     pub(super) files: u64,
-    pub(super) seeds: HashingFile,
+    /// The seed file being written (a cut tier has one a level file).
+    pub(super) seeds: Option<HashingFile>,
     pub(super) levels: u64,
     /// The tier's size.
     pub(super) size: u64,
@@ -179,11 +197,11 @@ impl TierFiles {
         (tier, size, before): (u32, u64, u64),
         options: WriteOptions,
     ) -> Result<Self, PackError> {
-        let mut seeds = HashingFile::create(
-            root,
-            &format!("{}/{}", dir::RELEASE, dir::release_seeds(tier)),
-        )?;
-        seeds.write_text(&seeds_header(job, tier, size)?)?;
+        // Cut tiers have a seed file beside each level file (`next_file`).
+        let seeds = match job.release.levels_per_file {
+            0 => Some(open_seeds(root, job, tier, None, size)?),
+            _ => None,
+        };
         Ok(TierFiles {
             tier,
             root: root.to_path_buf(),
@@ -248,6 +266,10 @@ impl TierFiles {
             .then(|| HashingFile::create(&self.root, &path(dir::release_solutions(tier, file))))
             .transpose()?;
         self.text = Some((text, solutions));
+        if let Some(k) = file {
+            let levels = per_file.min(size - k * per_file);
+            self.seeds = Some(open_seeds(&self.root, job, tier, file, levels)?);
+        }
         Ok(())
     }
 
@@ -262,6 +284,12 @@ impl TierFiles {
                 self.release
                     .push((dir::release_solutions(self.tier, file), solutions.close()?));
             }
+        }
+        if file.is_some()
+            && let Some(seeds) = self.seeds.take()
+        {
+            self.release
+                .push((dir::release_seeds(self.tier, file), seeds.close()?));
         }
         Ok(())
     }
@@ -301,7 +329,9 @@ impl TierFiles {
             }
             line.clear();
             let _ = writeln!(line, "{} {}", record.seed, level.level_hash);
-            self.seeds.write_text(line)?;
+            if let Some(seeds) = &mut self.seeds {
+                seeds.write_text(line)?;
+            }
         }
         self.batch.push(record);
         let rows = self.part.as_ref().map_or(0, |(_, t)| t.rows) + self.batch.len() as u64;
@@ -367,7 +397,9 @@ impl TierFiles {
         for (name, sum) in std::mem::take(&mut self.release) {
             written.release_file(name, sum);
         }
-        written.close_release(self.seeds, dir::release_seeds(self.tier))?;
+        if let Some(seeds) = self.seeds {
+            written.close_release(seeds, dir::release_seeds(self.tier, None))?;
+        }
         Ok(written)
     }
 }
