@@ -254,6 +254,11 @@ fn a_tier_is_cut_into_files_of_levels_per_file() {
     let released = crate::common::pregen_stdout(&["release", "verify"], &cut);
     assert!(released.contains("200 regenerated"), "{released}");
     assert!(!cut.join("release/seeds/tier-01.txt").exists());
+    // Every campaign in one file, each level under its campaign and place.
+    let campaigns = read(&cut.join("release/campaigns.txt"));
+    assert_eq!(campaigns.matches("; campaign ").count(), 200, "{campaigns}");
+    assert!(campaigns.contains("\n; campaign 20 position 10\n; id tilt-"));
+    assert!(!cut.join("release/campaigns").exists());
     let refused = crate::common::pregen()
         .args(["run", "--no-progress", "--out"])
         .arg(dir.path().join("huge"))
@@ -794,7 +799,7 @@ fn release_verify_accounts_for_every_level() {
             "campaign",
             Box::new(|p: &Path| {
                 // Two levels of a campaign change places (a ramp reversed).
-                edit(p, "campaigns/campaign-00001.txt", &|t| {
+                edit(p, "campaigns.txt", &|t| {
                     let blocks: Vec<&str> = t.split("\n\n").collect();
                     let mut swapped: Vec<&str> = blocks.clone();
                     swapped.swap(1, 2);

@@ -88,16 +88,22 @@ pub enum ReleasePart {
     Solutions,
     /// `release/seeds/`: the seed-only release.
     Seeds,
-    /// `release/campaigns/`.
+    /// The campaigns: `release/campaigns.txt` (`.jsonl`), or the
+    /// `release/campaigns/` folder of releases written before it.
     Campaigns,
 }
 
 impl ReleasePart {
-    fn folder(self) -> &'static str {
+    /// Whether the release file at `path` (below `release/`) is of this part.
+    fn holds(self, path: &str) -> bool {
         match self {
-            ReleasePart::Solutions => "solutions/",
-            ReleasePart::Seeds => "seeds/",
-            ReleasePart::Campaigns => "campaigns/",
+            ReleasePart::Solutions => path.starts_with("solutions/"),
+            ReleasePart::Seeds => path.starts_with("seeds/"),
+            ReleasePart::Campaigns => {
+                path.starts_with("campaigns/")
+                    || path == "campaigns.txt"
+                    || path == "campaigns.jsonl"
+            }
         }
     }
 }
@@ -132,7 +138,7 @@ pub fn write_release_archive(
              levels without solutions",
         ));
     }
-    let left_out = |path: &str| leave_out.iter().any(|p| path.starts_with(p.folder()));
+    let left_out = |path: &str| leave_out.iter().any(|p| p.holds(path));
     let (sums, mut listed) = checked_release_files(pack, &left_out)?;
     listed.insert(
         format!("{}/{}", dir::RELEASE, dir::SHA256SUMS),

@@ -7,7 +7,7 @@
 //!   campaigns/campaigns.parquet
 //!   rejects/rejects.parquet
 //!   release/tier-NN.txt (or tier-NN-FFFFF.txt, .jsonl), release/solutions/tier-NN.txt,
-//!   release/seeds/tier-NN.txt, release/campaigns/campaign-KKKKK.txt, release/SHA256SUMS
+//!   release/seeds/tier-NN.txt, release/campaigns.txt, release/SHA256SUMS
 //!   commit/                          the coordinator's commit log
 //!   _SUCCESS                         written last
 //! ```
@@ -211,10 +211,11 @@ impl std::fmt::Display for LevelId<'_> {
     }
 }
 
-/// A campaign's release file name inside `release/`:
-/// `campaigns/campaign-00001.txt` (`.jsonl` in JSON Lines).
-pub fn release_campaign(campaign: u64, format: ReleaseFormat) -> String {
-    format!("campaigns/campaign-{campaign:05}.{}", format.extension())
+/// The campaigns' release file inside `release/`: `campaigns.txt`
+/// (`.jsonl` in JSON Lines), every campaign's levels in order, each level
+/// naming its campaign and position.
+pub fn release_campaigns(format: ReleaseFormat) -> String {
+    format!("campaigns.{}", format.extension())
 }
 
 /// The tier and part a level file's name `tier-NN-part-KKKKK.parquet` names.
@@ -236,14 +237,8 @@ mod tests {
         assert_eq!(tier_part(10, 1), "levels/tier-10-part-00001.parquet");
         assert_eq!(tier_part(100, 0), "levels/tier-100-part-00000.parquet");
         assert_eq!(release_tier(10, None, ReleaseFormat::Text), "tier-10.txt");
-        assert_eq!(
-            release_campaign(7, ReleaseFormat::Text),
-            "campaigns/campaign-00007.txt"
-        );
-        assert_eq!(
-            release_campaign(7, ReleaseFormat::Jsonl),
-            "campaigns/campaign-00007.jsonl"
-        );
+        assert_eq!(release_campaigns(ReleaseFormat::Text), "campaigns.txt");
+        assert_eq!(release_campaigns(ReleaseFormat::Jsonl), "campaigns.jsonl");
         assert_eq!(release_tier(3, None, ReleaseFormat::Text), "tier-03.txt");
         assert_eq!(
             release_tier(3, Some(2), ReleaseFormat::Jsonl),

@@ -39,7 +39,7 @@ enum Part {
     Solutions,
     /// release/seeds/ (the seed-only release)
     Seeds,
-    /// release/campaigns/
+    /// release/campaigns.txt (or .jsonl)
     Campaigns,
 }
 

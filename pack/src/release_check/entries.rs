@@ -23,12 +23,15 @@ pub(super) struct Entry {
     /// (releases written before ranks hold none).
     pub(super) rank: Option<u64>,
     pub(super) overall: Option<u64>,
+    /// The campaign of a level of the campaigns' file.
+    pub(super) campaign: Option<u64>,
 }
 
 /// Whether a release file holds levels (a tier's or a campaign's).
 pub(super) fn is_level_file(name: &str) -> bool {
     let level_form = name.ends_with(".txt") || name.ends_with(".jsonl");
-    level_form && (name.starts_with("tier-") || name.starts_with("campaigns/"))
+    let campaigns = name == "campaigns.txt" || name == "campaigns.jsonl";
+    campaigns || level_form && (name.starts_with("tier-") || name.starts_with("campaigns/"))
 }
 
 /// The tier of a tier's level file (`tier-03.txt`, `tier-03-00002.jsonl`);
@@ -37,7 +40,8 @@ pub(super) fn tier_of_file(name: &str) -> Option<u32> {
     name.strip_prefix("tier-")?.get(..2)?.parse().ok()
 }
 
-/// The campaign of a campaign's level file (`campaigns/campaign-00007.txt`).
+/// The campaign of a campaign's own level file (`campaigns/campaign-00007.txt`,
+/// as releases held campaigns before the campaigns' file).
 pub(super) fn campaign_of_file(name: &str) -> Option<u64> {
     name.strip_prefix("campaigns/campaign-")?
         .get(..5)?
@@ -61,6 +65,7 @@ pub(super) fn jsonl_entries(name: &str, text: &str) -> Result<Vec<Entry>, String
         solution: Option<String>,
         rank: Option<u64>,
         overall: Option<u64>,
+        campaign: Option<u64>,
     }
     text.lines()
         .enumerate()
@@ -80,6 +85,7 @@ pub(super) fn jsonl_entries(name: &str, text: &str) -> Result<Vec<Entry>, String
                 moves_optimal: l.moves_optimal,
                 rank: l.rank,
                 overall: l.overall,
+                campaign: l.campaign,
             })
         })
         .collect()
@@ -94,6 +100,7 @@ pub(super) fn text_entries(name: &str, text: &str) -> Result<Vec<Entry>, String>
     for block in text.split("\n\n") {
         let mut header = None;
         let mut solution = None;
+        let mut campaign = None;
         let mut layout = String::new();
         for line in block.lines() {
             if layout.is_empty() && line.starts_with(';') {
@@ -101,6 +108,13 @@ pub(super) fn text_entries(name: &str, text: &str) -> Result<Vec<Entry>, String>
                     header = Some(rest);
                 } else if let Some(rest) = line.strip_prefix("; solution ") {
                     solution = Some(rest.to_string());
+                } else if let Some(rest) = line.strip_prefix("; campaign ") {
+                    let number = rest.split_whitespace().next().unwrap_or_default();
+                    campaign = Some(
+                        number
+                            .parse()
+                            .map_err(|_| format!("`{line}` names no campaign"))?,
+                    );
                 }
                 continue;
             }
@@ -145,6 +159,7 @@ pub(super) fn text_entries(name: &str, text: &str) -> Result<Vec<Entry>, String>
             moves_optimal: !header.ends_with("(best found)"),
             rank: field("rank").ok().and_then(|r| r.parse().ok()),
             overall: field("overall").ok().and_then(|r| r.parse().ok()),
+            campaign,
         });
     }
     Ok(entries)

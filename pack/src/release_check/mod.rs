@@ -273,8 +273,11 @@ fn verify_source(
         solutions: &solutions,
         sample,
     };
-    // Levels wait here until enough are read to share among the threads (a
-    // campaign file holds a few), and are checked together.
+    // Each campaign's seeds in order: from the campaigns' file (each level
+    // names its campaign), or from a campaign's own file (older releases).
+    let mut in_campaigns: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    // Levels wait here until enough are read to share among the threads,
+    // and are checked together.
     let mut waiting: Vec<Entry> = Vec::new();
     source.each_release_text(&level_files, &mut |name, text| {
         let entries = match name.ends_with(".jsonl") {
@@ -283,6 +286,12 @@ fn verify_source(
         };
         match entries {
             Ok(entries) => {
+                let by_file = campaign_of_file(name);
+                for e in &entries {
+                    if let Some(campaign) = e.campaign.or(by_file) {
+                        in_campaigns.entry(campaign).or_default().push(e.seed);
+                    }
+                }
                 listings.insert(
                     name.to_string(),
                     entries
@@ -300,14 +309,8 @@ fn verify_source(
     })?;
     check_levels(&asked, waiting, &mut report);
     let mut tier_files: BTreeMap<u32, Vec<(u64, f64)>> = BTreeMap::new();
-    let mut campaign_files: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    let campaign_files = in_campaigns;
     for (name, listing) in listings {
-        if let Some(campaign) = campaign_of_file(&name) {
-            campaign_files
-                .entry(campaign)
-                .or_default()
-                .extend(listing.iter().map(|&(seed, _)| seed));
-        }
         if let Some(tier) = tier_of_file(&name) {
             tier_files.entry(tier).or_default().extend(listing);
         }

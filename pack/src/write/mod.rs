@@ -420,6 +420,7 @@ impl PackWriter {
                     let mut entry = String::with_capacity(RELEASE_ENTRY_BYTES);
                     let place = Place {
                         word: "position",
+                        campaign: Some(s.campaign),
                         number: u64::from(s.position),
                         rank: rank as u64 + 1 - tier_before,
                         overall: rank as u64 + 1,
@@ -569,61 +570,35 @@ impl PackWriter {
         table.close()
     }
 
-    /// The campaigns' release files, from their levels sorted by (campaign,
-    /// position), one campaign at a time on this thread: creating files in
-    /// one folder from several threads only makes them wait on the folder's
-    /// lock (and spin on it), so the other threads write the tiers meanwhile.
+    /// The campaigns' release file, from their levels sorted by (campaign,
+    /// position), on this thread while the others write the tiers.
     fn campaign_files(
         &self,
         levels: Sorter<String>,
         slots: &[CampaignSlot],
         out: &mut Written,
     ) -> Result<(), PackError> {
-        let mut slots = slots.iter();
-        let mut campaign: Vec<(&CampaignSlot, String)> = Vec::new();
-        let mut write = |campaign: &mut Vec<(&CampaignSlot, String)>| {
-            if !campaign.is_empty() {
-                let (c, sum) = self.campaign_file(campaign)?;
-                out.release_file(dir::release_campaign(c, self.job.release.format), sum);
-                campaign.clear();
-            }
-            Ok::<(), PackError>(())
-        };
-        for item in levels.finish()? {
-            let (_, entry) = item?;
-            let Some(slot) = slots.next() else { break };
-            if campaign
-                .first()
-                .is_some_and(|(s, _)| s.campaign != slot.campaign)
-            {
-                write(&mut campaign)?;
-            }
-            campaign.push((slot, entry));
+        if slots.is_empty() {
+            return Ok(());
         }
-        write(&mut campaign)
-    }
-
-    /// One campaign's release file, from its levels' release entries; its
-    /// number and checksum.
-    fn campaign_file(
-        &self,
-        levels: &[(&CampaignSlot, String)],
-    ) -> Result<(u64, String), PackError> {
         let job = &self.job;
-        let campaign = levels.first().map_or(0, |(s, _)| s.campaign);
-        let name = dir::release_campaign(campaign, job.release.format);
+        let name = dir::release_campaigns(job.release.format);
         let mut file = HashingFile::create(self.pack.root(), &format!("{}/{name}", dir::RELEASE))?;
         if job.release.format == crate::job::ReleaseFormat::Text {
+            let campaigns = slots.iter().map(|s| s.campaign).max().unwrap_or(0);
             file.write_text(&format!(
-                "; pack {} game {} campaign {campaign}\n\n",
+                "; pack {} game {}: {campaigns} campaigns, each level under its campaign and \
+                 position\n\n",
                 job.pack,
                 job.game_name()
             ))?;
         }
-        for (_, entry) in levels {
-            file.write_text(entry)?;
+        for item in levels.finish()? {
+            let (_, entry) = item?;
+            file.write_text(&entry)?;
         }
-        Ok((campaign, file.close()?))
+        out.release_file(name, file.close()?);
+        Ok(())
     }
 }
 

@@ -21,6 +21,8 @@ use super::{BATCH_ROWS, RELEASE_ENTRY_BYTES, WriteOptions, Written};
 /// (from 1, easiest first).
 pub(super) struct Place {
     pub(super) word: &'static str,
+    /// The campaign, for a level of the campaigns' file.
+    pub(super) campaign: Option<u64>,
     pub(super) number: u64,
     pub(super) rank: u64,
     pub(super) overall: u64,
@@ -31,6 +33,8 @@ pub(super) struct Place {
 struct JsonEntry<'a> {
     id: String,
     seed: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    campaign: Option<u64>,
     tier: u32,
     position: u64,
     rank: u64,
@@ -64,6 +68,7 @@ pub(super) fn write_release_entry(
         let entry = JsonEntry {
             id: id.to_string(),
             seed: record.seed,
+            campaign: place.campaign,
             tier,
             position: place.number,
             rank: place.rank,
@@ -89,9 +94,14 @@ pub(super) fn write_release_entry(
         " (best found)"
     };
     // Writing to a string cannot fail.
+    if let Some(campaign) = place.campaign {
+        let _ = write!(out, "; campaign {campaign} ");
+    } else {
+        out.push_str("; ");
+    }
     let _ = writeln!(
         out,
-        "; {} {}\n; id {id} seed {} tier {tier} rank {} overall {} difficulty {} moves {}{best}",
+        "{} {}\n; id {id} seed {} tier {tier} rank {} overall {} difficulty {} moves {}{best}",
         place.word,
         place.number,
         record.seed,
@@ -309,6 +319,7 @@ impl TierFiles {
             line.clear();
             let place = Place {
                 word: "level",
+                campaign: None,
                 number: place,
                 rank: self.levels,
                 overall: self.before + self.levels,
