@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::record::Status;
 use crate::{Job, PackError};
 
 /// The manifest's file name in a pack folder.
@@ -57,13 +58,68 @@ pub struct Counts {
     /// Accepted levels.
     pub accepted: u64,
     /// Accepted levels per tier, keyed `NN`.
-    pub by_tier: BTreeMap<String, u64>,
+    pub by_tier: BTreeMap<TierKey, u64>,
     /// Seeds per status.
-    pub by_status: BTreeMap<String, u64>,
+    pub by_status: StatusCounts,
     /// Campaigns drawn.
     pub campaigns: u64,
     /// Tiers of the scheme.
     pub tiers: u32,
+}
+
+/// A tier as the manifest's counts key it: its number, written `NN` (two
+/// digits at least), in the tiers' order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TierKey(pub u32);
+
+impl Serialize for TierKey {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&format_args!("{:02}", self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for TierKey {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<TierKey, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse()
+            .map(TierKey)
+            .map_err(|_| serde::de::Error::custom(format!("`{text}` is not a tier")))
+    }
+}
+
+/// Seeds per status, each status written by its word (in the words'
+/// order) when any seed has it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StatusCounts {
+    /// Accepted seeds (those past the pack's count too).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub accepted: u64,
+    /// Seeds whose game failed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub error: u64,
+    /// Seeds refused by a rule or budget.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rejected: u64,
+    /// Seeds whose watchdog fired.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub timeout: u64,
+    /// Seeds proven to have no solution.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unsolvable: u64,
+}
+
+impl StatusCounts {
+    /// The count of `status`, to add to.
+    pub fn of(&mut self, status: Status) -> &mut u64 {
+        match status {
+            Status::Accepted => &mut self.accepted,
+            Status::Error => &mut self.error,
+            Status::Rejected => &mut self.rejected,
+            Status::Timeout => &mut self.timeout,
+            Status::Unsolvable => &mut self.unsolvable,
+        }
+    }
 }
 
 /// What the sampled cross-check did. The counts are of the pack's seeds

@@ -21,7 +21,9 @@ use crate::PackError;
 use crate::dir::{self, PackDir};
 use crate::durable::publish;
 use crate::job::{Job, TierScheme};
-use crate::manifest::{Counts, CrossCheck, Manifest, Seeds, StratumEntry, Versions};
+use crate::manifest::{
+    Counts, CrossCheck, Manifest, Seeds, StatusCounts, StratumEntry, TierKey, Versions,
+};
 use crate::record::{SeedRecord, Status};
 use crate::schema::{self};
 use crate::sort::{Sorter, difficulty_key};
@@ -156,7 +158,7 @@ pub struct PackWriter {
     spill: PathBuf,
     accepted: Sorter,
     rejects: Sorter,
-    by_status: BTreeMap<&'static str, u64>,
+    by_status: StatusCounts,
     timeouts: Vec<u64>,
     tried: u64,
     /// Seeds per stratum the pack holds.
@@ -190,7 +192,7 @@ impl PackWriter {
             accepted: Sorter::new(options.sort_memory / 2, &spill),
             rejects: Sorter::new(options.sort_memory / 4, &spill),
             spill,
-            by_status: BTreeMap::new(),
+            by_status: StatusCounts::default(),
             timeouts: Vec::new(),
             tried: 0,
             tried_by_stratum: vec![0; job.strata.len().max(1)],
@@ -224,7 +226,7 @@ impl PackWriter {
             *n += 1;
         }
         self.last = self.last.max(Some(record.seed));
-        *self.by_status.entry(record.status.as_str()).or_default() += 1;
+        *self.by_status.of(record.status) += 1;
         if record.status == Status::Timeout {
             self.timeouts.push(record.seed);
         }
@@ -326,15 +328,8 @@ impl PackWriter {
                     TierScheme::Equal { count } => *count,
                     TierScheme::Thresholds { thresholds } => thresholds.len() as u32 + 1,
                 },
-                by_tier: tier_sizes
-                    .iter()
-                    .map(|(t, n)| (format!("{t:02}"), *n))
-                    .collect(),
-                by_status: self
-                    .by_status
-                    .iter()
-                    .map(|(s, n)| (s.to_string(), *n))
-                    .collect(),
+                by_tier: tier_sizes.iter().map(|(&t, &n)| (TierKey(t), n)).collect(),
+                by_status: std::mem::take(&mut self.by_status),
                 campaigns: job.campaign_count(),
             },
             machine_dependent: !self.timeouts.is_empty(),
