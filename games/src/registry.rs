@@ -266,7 +266,7 @@ impl PreparedGame {
     /// program is sent them all at once).
     pub fn check_many(&self, levels: &[&Candidate]) -> Vec<Result<(), CheckError>> {
         catch_unwind(AssertUnwindSafe(|| self.ready.check_many(levels)))
-            .unwrap_or_else(|_| vec![Err(CheckError::new("the check panicked")); levels.len()])
+            .unwrap_or_else(|_| vec![Err(CheckError::Panicked("check")); levels.len()])
     }
 
     /// Checks a level someone else says this game made with these params,
@@ -277,7 +277,7 @@ impl PreparedGame {
     /// form is its own. Never panics.
     pub fn check(&self, level: &Candidate) -> Result<(), CheckError> {
         catch_unwind(AssertUnwindSafe(|| self.ready.check(level)))
-            .unwrap_or_else(|_| Err(CheckError::new("the check panicked")))
+            .unwrap_or(Err(CheckError::Panicked("check")))
     }
 
     /// The game's own picture of a level (an SVG document, unchecked), for
@@ -285,7 +285,7 @@ impl PreparedGame {
     /// levels are drawn from their text form.
     pub fn render(&self, level_json: &str, layout: &str) -> Option<Result<String, CheckError>> {
         catch_unwind(AssertUnwindSafe(|| self.ready.render(level_json, layout)))
-            .unwrap_or_else(|_| Some(Err(CheckError::new("the picture panicked"))))
+            .unwrap_or(Some(Err(CheckError::Panicked("picture"))))
     }
 
     /// Runs `seeds` twice, at once, in two processes of a game program
@@ -364,14 +364,14 @@ impl PreparedGame {
         catch_unwind(AssertUnwindSafe(|| {
             self.ready.made_by(seed, level_json, budget)
         }))
-        .unwrap_or_else(|_| Err(CheckError::new("the generator panicked")))
+        .unwrap_or(Err(CheckError::Panicked("generator")))
     }
 
     /// The hash of a level's canonical form under these params (`None` for
     /// games that keep every level), as [`Candidate::canonical`] holds it.
     pub fn canonical_hash(&self, level_json: &str) -> Result<Option<String>, CheckError> {
         catch_unwind(AssertUnwindSafe(|| self.ready.canonical_hash(level_json)))
-            .unwrap_or_else(|_| Err(CheckError::new("the canonical form panicked")))
+            .unwrap_or(Err(CheckError::Panicked("canonical form")))
     }
 }
 

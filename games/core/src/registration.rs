@@ -13,8 +13,10 @@ use crate::rating::Model;
 use crate::reason::Code;
 
 fn parse_level<G: Game>(level_json: &str) -> Result<G::Level, CheckError> {
-    serde_json::from_str(level_json)
-        .map_err(|e| CheckError::new(format!("the level JSON is not a {} level: {e}", G::NAME)))
+    serde_json::from_str(level_json).map_err(|e| CheckError::NotALevel {
+        game: G::NAME,
+        why: e.to_string(),
+    })
 }
 
 /// The level of a candidate whose layout reads back to itself and to the
@@ -35,21 +37,18 @@ pub fn read_agreeing<G: Game>(c: &Candidate) -> Option<G::Level> {
 /// text form is the layout. Each failure says which.
 fn read_level<G: Game>(c: &Candidate) -> Result<G::Level, CheckError> {
     let level = parse_level::<G>(&c.level_json)?;
-    let json = serde_json::to_string(&level)
-        .map_err(|e| CheckError::new(format!("the level does not serialize: {e}")))?;
+    let json =
+        serde_json::to_string(&level).map_err(|e| CheckError::Unserializable(e.to_string()))?;
     if json != c.level_json {
-        return Err(CheckError::new(
-            "the level JSON is not in its canonical form",
-        ));
+        return Err(CheckError::NotCanonical);
     }
     let text = G::to_text(&level);
-    let read_back = G::from_text(&text)
-        .map_err(|e| CheckError::new(format!("the level is not well-formed: {e}")))?;
+    let read_back = G::from_text(&text).map_err(|e| CheckError::Malformed(e.to_string()))?;
     if G::to_text(&read_back) != text {
-        return Err(CheckError::new("the level's text form does not read back"));
+        return Err(CheckError::TextDoesNotReadBack);
     }
     if text != c.layout {
-        return Err(CheckError::new("the layout is not the level's"));
+        return Err(CheckError::WrongLayout);
     }
     Ok(level)
 }
@@ -69,36 +68,85 @@ pub struct NotDeterministic {
     pub differs: String,
 }
 
-/// Why a level does not pass [`Ready::check`].
+/// Why a level does not pass [`Ready::check`], or why the check could not
+/// be made ([`CheckError::is_broken`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct CheckError {
-    message: String,
-    broken: bool,
+pub enum CheckError {
+    /// The level JSON does not read as a level of the game.
+    #[error("the level JSON is not a {game} level: {why}")]
+    NotALevel {
+        /// The game.
+        game: &'static str,
+        /// What the JSON parser said.
+        why: String,
+    },
+    /// The level does not serialize (a game's own fault).
+    #[error("the level does not serialize: {0}")]
+    Unserializable(String),
+    /// The level JSON is not its canonical form.
+    #[error("the level JSON is not in its canonical form")]
+    NotCanonical,
+    /// The level breaks its game's rules of form.
+    #[error("the level is not well-formed: {0}")]
+    Malformed(String),
+    /// Its text form does not read back to itself.
+    #[error("the level's text form does not read back")]
+    TextDoesNotReadBack,
+    /// The layout is not the level's text form.
+    #[error("the layout is not the level's")]
+    WrongLayout,
+    /// `level_hash` is not the SHA-256 of the level JSON.
+    #[error("level_hash is not the hash of the level")]
+    WrongHash,
+    /// The solution does not replay to a win.
+    #[error("the solution does not win: {0}")]
+    SolutionFails(String),
+    /// The level's move count is not its solution's.
+    #[error("moves is {claimed} but the solution has {replayed}")]
+    WrongMoves {
+        /// The moves the level states.
+        claimed: u32,
+        /// The solution's moves.
+        replayed: u32,
+    },
+    /// The level does not fit the params.
+    #[error("the level does not fit the params: {0}")]
+    Misfit(String),
+    /// `canonical` is not the level's canonical form.
+    #[error("canonical is not the level's canonical form")]
+    WrongCanonical,
+    /// The seed makes no level.
+    #[error("seed {seed} makes no level ({why})")]
+    NoLevelFromSeed {
+        /// The seed.
+        seed: u64,
+        /// Why it makes none.
+        why: String,
+    },
+    /// The level is not the one its seed makes.
+    #[error("the level is not the one seed {seed} makes")]
+    NotTheSeeds {
+        /// The seed.
+        seed: u64,
+    },
+    /// A game program's own check refuses the level (its reason) or its
+    /// picture failed.
+    #[error("{0}")]
+    Program(String),
+    /// The check panicked (a game's own fault).
+    #[error("the {0} panicked")]
+    Panicked(&'static str),
+    /// The check could not be made: the exchange with a game program broke
+    /// (a crash, a kill, no answer in time, a stray line).
+    #[error("{0}")]
+    Broken(String),
 }
 
 impl CheckError {
-    /// A level the check refuses, and why.
-    pub fn new(message: impl Into<String>) -> Self {
-        CheckError {
-            message: message.into(),
-            broken: false,
-        }
-    }
-
-    /// The check could not be made: the exchange with a game program broke
-    /// (a crash, a kill, no answer in time, a stray line).
-    pub fn broken(message: impl Into<String>) -> Self {
-        CheckError {
-            message: message.into(),
-            broken: true,
-        }
-    }
-
-    /// Whether the check could not be made ([`CheckError::broken`]): the
+    /// Whether the check could not be made ([`CheckError::Broken`]): the
     /// level was not judged, and nothing is known against whoever sent it.
     pub fn is_broken(&self) -> bool {
-        self.broken
+        matches!(self, CheckError::Broken(_))
     }
 }
 
@@ -285,14 +333,16 @@ impl<G: Game> Ready for WithParams<G> {
         if !G::REGENERATE {
             return Ok(());
         }
-        let made = G::generate(&self.0, &mut crate::rng::Rng::new(seed), budget)
-            .map_err(|r| CheckError::new(format!("seed {seed} makes no level ({r})")))?;
-        let json = serde_json::to_string(&made)
-            .map_err(|e| CheckError::new(format!("the level does not serialize: {e}")))?;
+        let made = G::generate(&self.0, &mut crate::rng::Rng::new(seed), budget).map_err(|r| {
+            CheckError::NoLevelFromSeed {
+                seed,
+                why: r.to_string(),
+            }
+        })?;
+        let json =
+            serde_json::to_string(&made).map_err(|e| CheckError::Unserializable(e.to_string()))?;
         if json != level_json {
-            return Err(CheckError::new(format!(
-                "the level is not the one seed {seed} makes"
-            )));
+            return Err(CheckError::NotTheSeeds { seed });
         }
         Ok(())
     }
@@ -308,29 +358,23 @@ impl<G: Game> Ready for WithParams<G> {
             None => read_level::<G>(c)?,
         };
         if sha256_hex(c.level_json.as_bytes()) != c.level_hash {
-            return Err(CheckError::new("level_hash is not the hash of the level"));
+            return Err(CheckError::WrongHash);
         }
-        G::replay(&level, &c.solution)
-            .map_err(|e| CheckError::new(format!("the solution does not win: {e}")))?;
+        G::replay(&level, &c.solution).map_err(|e| CheckError::SolutionFails(e.to_string()))?;
         let moves = G::solution_moves(&c.solution);
         if moves != c.moves {
-            return Err(CheckError::new(format!(
-                "moves is {} but the solution has {moves}",
-                c.moves
-            )));
+            return Err(CheckError::WrongMoves {
+                claimed: c.moves,
+                replayed: moves,
+            });
         }
-        G::fits(&self.0, &level, moves)
-            .map_err(|e| CheckError::new(format!("the level does not fit the params: {e}")))?;
+        G::fits(&self.0, &level, moves).map_err(|e| CheckError::Misfit(e.to_string()))?;
         if G::proves_optimal(&self.0) && !c.moves_optimal {
-            return Err(CheckError::new(
-                "the level does not fit the params: its moves are not proven fewest",
-            ));
+            return Err(CheckError::Misfit("its moves are not proven fewest".into()));
         }
         let canonical = G::canonical(&self.0, &level).map(|c| sha256_hex(c.as_bytes()));
         if canonical != c.canonical {
-            return Err(CheckError::new(
-                "canonical is not the level's canonical form",
-            ));
+            return Err(CheckError::WrongCanonical);
         }
         Ok(())
     }

@@ -676,7 +676,7 @@ impl Ready for WithProgram {
     fn check(&self, level: &Candidate) -> Result<(), CheckError> {
         self.check_many(&[level])
             .pop()
-            .unwrap_or_else(|| Err(CheckError::new("no answer")))
+            .unwrap_or_else(|| Err(CheckError::Program("no answer".into())))
     }
 
     fn check_many(&self, levels: &[&Candidate]) -> Vec<Result<(), CheckError>> {
@@ -685,7 +685,7 @@ impl Ready for WithProgram {
             .map(|level| {
                 (sha256_hex(level.level_json.as_bytes()) == level.level_hash)
                     .then_some(())
-                    .ok_or_else(|| CheckError::new("level_hash is not the hash of the level"))
+                    .ok_or(CheckError::WrongHash)
             })
             .collect();
         let asked: Vec<&Candidate> = levels
@@ -699,15 +699,15 @@ impl Ready for WithProgram {
             .with_program(|p| p.check_many(&self.params, &asked, CHECK_WAIT));
         let mut answers = match answers {
             Ok(answers) => answers.into_iter(),
-            Err(e) => vec![Err(CheckError::broken(e)); asked.len()].into_iter(),
+            Err(e) => vec![Err(CheckError::Broken(e)); asked.len()].into_iter(),
         };
         for verdict in verdicts.iter_mut().filter(|v| v.is_ok()) {
             *verdict = answers
                 .next()
-                .unwrap_or_else(|| Err(CheckError::broken("no answer")))
+                .unwrap_or_else(|| Err(CheckError::Broken("no answer".into())))
                 .map_err(|e| match e.is_broken() {
-                    true => CheckError::broken(format!("the program's check broke: {e}")),
-                    false => CheckError::new(format!("the program's check: {e}")),
+                    true => CheckError::Broken(format!("the program's check broke: {e}")),
+                    false => CheckError::Program(format!("the program's check: {e}")),
                 });
         }
         verdicts
@@ -721,7 +721,7 @@ impl Ready for WithProgram {
             .game
             .with_program(|p| p.render(&self.params, level_json, layout, CHECK_WAIT))
             .and_then(|drawn| drawn)
-            .map_err(|e| CheckError::new(format!("the program's picture: {e}")));
+            .map_err(|e| CheckError::Program(format!("the program's picture: {e}")));
         Some(drawn)
     }
 

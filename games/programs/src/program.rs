@@ -512,7 +512,7 @@ impl Program {
     ) -> Result<(), String> {
         self.check_many(params, &[level], wait)
             .pop()
-            .unwrap_or_else(|| Err(CheckError::broken("no answer")))
+            .unwrap_or_else(|| Err(CheckError::Broken("no answer".into())))
             .map_err(|e| e.to_string())
     }
 
@@ -547,23 +547,23 @@ impl Program {
             };
             verdicts.push(match answer {
                 Ok(ResponseBody::Check(CheckMessage { ok, reason })) if asked == "check" => {
-                    ok.then_some(()).ok_or_else(|| CheckError::new(reason))
+                    ok.then_some(()).ok_or(CheckError::Program(reason))
                 }
                 Ok(ResponseBody::Prepare(CheckMessage { ok, reason })) if asked == "prepare" => {
-                    ok.then_some(()).ok_or_else(|| CheckError::new(reason))
+                    ok.then_some(()).ok_or(CheckError::Program(reason))
                 }
                 Ok(ResponseBody::Error(e)) => {
-                    Err(CheckError::broken(format!("the program says: {e}")))
+                    Err(CheckError::Broken(format!("the program says: {e}")))
                 }
-                Ok(other) => Err(CheckError::broken(format!(
+                Ok(other) => Err(CheckError::Broken(format!(
                     "answered {asked} with {}",
                     kind(&other)
                 ))),
-                Err((true, _)) => Err(CheckError::broken(format!(
+                Err((true, _)) => Err(CheckError::Broken(format!(
                     "no answer within {} ms ({FLUSH_HINT})",
                     wait.as_millis()
                 ))),
-                Err((_, e)) => Err(CheckError::broken(e)),
+                Err((_, e)) => Err(CheckError::Broken(e)),
             });
         });
         verdicts
@@ -579,7 +579,7 @@ impl Program {
         };
         self.verdicts(&[body], wait)
             .pop()
-            .unwrap_or_else(|| Err(CheckError::broken("no answer")))
+            .unwrap_or_else(|| Err(CheckError::Broken("no answer".into())))
             .map_err(|e| e.to_string())
     }
 }
