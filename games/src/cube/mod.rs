@@ -14,11 +14,11 @@
 //! - the monk stands on a path cell; the exit must be walkable to be reached.
 
 mod agents;
-pub mod generate;
-pub mod geometry;
-pub mod level;
-pub mod replay;
-pub mod solve;
+mod generate;
+mod geometry;
+mod level;
+mod replay;
+mod solve;
 
 use crate::clock::Instant;
 

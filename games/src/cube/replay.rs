@@ -32,15 +32,6 @@ impl Position {
         Ok(Position { cells, monk, karma })
     }
 
-    /// The Top cells `(x, y)` the monk can walk to now (its own included).
-    pub fn reachable(&self) -> Vec<(usize, usize)> {
-        let reach = region(&self.cells, self.monk);
-        (0..9)
-            .filter(|i| reach >> i & 1 == 1)
-            .map(|i| (i % 3, i / 3))
-            .collect()
-    }
-
     /// Walks the monk to Top cell `(x, y)`.
     pub fn walk(&mut self, x: usize, y: usize) -> Result<(), String> {
         let target = y * 3 + x;
@@ -66,11 +57,6 @@ impl Position {
         self.cells = cells;
         self.karma += collect(&mut self.cells, reach);
         Ok(())
-    }
-
-    /// The karma collected so far.
-    pub fn karma(&self) -> u32 {
-        self.karma
     }
 }
 

@@ -29,7 +29,7 @@ use pregen_game_core::metrics::metric;
 mod agents;
 pub mod census;
 pub mod grade;
-pub mod layout;
+mod layout;
 pub mod level;
 pub mod mcts;
 pub mod planar;

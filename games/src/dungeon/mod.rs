@@ -21,10 +21,10 @@
 //! a real check, and the generator keeps a change only when it holds.
 
 mod agents;
-pub mod generate;
-pub mod level;
-pub mod replay;
-pub mod solve;
+mod generate;
+mod level;
+mod replay;
+mod solve;
 
 use crate::clock::Instant;
 

@@ -14,8 +14,8 @@
 
 mod agents;
 pub mod level;
-pub mod mcts;
-pub mod reverse;
+mod mcts;
+mod reverse;
 pub mod solve;
 
 #[cfg(test)]

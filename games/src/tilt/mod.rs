@@ -16,11 +16,11 @@
 //! - after the pulls, pairs meet; if any pair met, pulls and meetings repeat.
 
 mod agents;
-pub mod generate;
-pub mod level;
-pub mod replay;
+mod generate;
+mod level;
+mod replay;
 mod rules;
-pub mod solve;
+mod solve;
 
 use crate::clock::Instant;
 

@@ -9,7 +9,9 @@ use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 use hashbrown::hash_table::Entry;
-use rustc_hash::{FxBuildHasher, FxHashMap};
+use rustc_hash::FxBuildHasher;
+#[cfg(test)]
+use rustc_hash::FxHashMap;
 
 use super::level::{Dir, Level};
 use super::rules::{Board, State, StateKey, Step};
@@ -275,6 +277,7 @@ pub fn wins_within(level: &Level, moves: u32) -> bool {
 /// The source's verifier, kept as an independent cross-check of [`analyse`]:
 /// depth-first search with iterative deepening, pruning a state already seen
 /// with at least as many moves left. Returns the optimal move count up to `max_moves`.
+#[cfg(test)]
 pub fn iterative_deepening_moves(level: &Level, max_moves: u32) -> Option<u32> {
     let (board, start) = Board::new(level);
     if board.settle_start(&start) != Some(start) {
@@ -289,6 +292,7 @@ pub fn iterative_deepening_moves(level: &Level, max_moves: u32) -> Option<u32> {
     None
 }
 
+#[cfg(test)]
 fn deepen(board: &Board, state: &State, left: u32, seen: &mut FxHashMap<u128, u32>) -> bool {
     for d in Dir::ALL {
         if let Step::Moved(next) = board.tilt(state, d) {
