@@ -4,8 +4,8 @@ Usage: query.py PACK_DIR [QUERY.sql | 'SELECT ...' ...]
 
 The views `levels`, `rejects` and `campaigns` (analysis/sql/views.sql) are made
 first; each argument is then a file of analysis/sql/ (or any .sql file) or an
-SQL text, and its result is printed. With no query, every file of
-analysis/sql/ is run."""
+SQL text; every statement of it is run and each result printed, in order.
+With no query, every file of analysis/sql/ is run."""
 
 import sys
 from pathlib import Path
@@ -34,8 +34,11 @@ def main(pack, queries):
             path = SQL / query
         text = path.read_text() if path is not None else query
         print(f"-- {path.name if path is not None else 'query'}")
-        con.sql(text).show(max_rows=100, max_width=200)
-        print()
+        for statement in duckdb.extract_statements(text):
+            result = con.sql(statement.query)
+            if result is not None:
+                result.show(max_rows=100, max_width=200)
+            print()
 
 
 if __name__ == "__main__":

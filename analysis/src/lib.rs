@@ -565,6 +565,9 @@ mod tests {
     #[test]
     fn a_folder_without_success_is_not_a_pack() {
         let err = summarize(Path::new("/nonexistent-pack")).expect_err("no pack");
-        assert!(err.to_string().contains("not a complete pack"));
+        assert!(
+            err.to_string().contains("/nonexistent-pack does not exist"),
+            "{err}"
+        );
     }
 }

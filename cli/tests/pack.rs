@@ -866,3 +866,31 @@ fn strata_show_in_the_summary_the_report_and_the_manifest() {
     );
     assert!(text.contains("game: tilt -> synthetic"), "{text}");
 }
+
+/// `analysis/python/query.py` prints the result of every statement of a
+/// query, not the last alone.
+#[test]
+fn query_py_prints_every_statements_result() {
+    if !needs(&[Need::Python(&["duckdb"])]) {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pack = run_pack(dir.path(), &crate::common::job_text(30), 1);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../analysis/python/query.py");
+    let out = Command::new("python3")
+        .arg(script)
+        .arg(&pack)
+        .arg("SELECT count(*) AS first_count FROM levels; SELECT max(tier) AS second_tier FROM levels;")
+        .output()
+        .expect("python3");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("first_count") && stdout.contains("second_tier"),
+        "{stdout}"
+    );
+}

@@ -252,6 +252,20 @@ mod tests {
         let dir = PackDir::under(Path::new("/nonexistent"), "p");
         assert!(!dir.is_complete());
         let err = dir.require_complete().expect_err("no _SUCCESS");
-        assert!(err.to_string().contains("not a complete pack"), "{err}");
+        assert!(err.to_string().contains("does not exist"), "{err}");
+    }
+
+    /// A folder that is not a pack says which of the three it is: missing,
+    /// a run not finished, or no pack at all.
+    #[test]
+    fn a_folder_that_is_no_pack_says_why() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let says = |dir: &PackDir| dir.require_complete().expect_err("no pack").to_string();
+        let missing = PackDir::new(tmp.path().join("nowhere"));
+        assert!(says(&missing).contains("does not exist"));
+        let empty = PackDir::new(tmp.path());
+        assert!(says(&empty).contains("is not a pack (no _SUCCESS, no commit log)"));
+        std::fs::create_dir(empty.commit()).expect("commit folder");
+        assert!(says(&empty).contains("is the job still running?"));
     }
 }

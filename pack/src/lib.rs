@@ -40,6 +40,22 @@ pub use job::Job;
 pub use manifest::Manifest;
 pub use record::{Code, Reason, Refusal, SeedRecord, Status, refusal_key};
 
+/// Why `path` is not a complete pack, as its folder shows.
+fn not_a_pack(path: &std::path::Path) -> String {
+    let at = path.display();
+    if !path.exists() {
+        format!("{at} does not exist: give a pack's folder (`<out>/<pack>`)")
+    } else if !path.is_dir() {
+        format!("{at} is a file, not a pack's folder (`<out>/<pack>`)")
+    } else if dir::PackDir::new(path).commit().is_dir() {
+        format!("{at} is not a complete pack (no _SUCCESS; is the job still running?)")
+    } else {
+        format!(
+            "{at} is not a pack (no _SUCCESS, no commit log): give a pack's folder (`<out>/<pack>`)"
+        )
+    }
+}
+
 /// Errors reading or writing a pack.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -47,8 +63,9 @@ pub enum PackError {
     /// The job is invalid (the message names the field).
     #[error("invalid job: {0}")]
     Job(String),
-    /// The folder is not a complete pack.
-    #[error("{0} is not a complete pack (no _SUCCESS; is the job still running?)")]
+    /// The folder is not a complete pack: it does not exist, it is a run
+    /// not finished (a commit log, no `_SUCCESS`), or it is no pack.
+    #[error("{}", not_a_pack(.0))]
     NotAPack(PathBuf),
     /// A file system call failed.
     #[error("cannot {action} {}", path.display())]
