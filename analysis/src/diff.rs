@@ -33,6 +33,20 @@ struct Level {
     hash: String,
 }
 
+/// Tier moves written as a JSON object keyed `"FROM -> TO"`, in the tiers'
+/// order.
+fn moves_by_words<S: serde::Serializer>(
+    moves: &BTreeMap<(u32, u32), u64>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = serializer.serialize_map(Some(moves.len()))?;
+    for ((from, to), n) in moves {
+        map.serialize_entry(&format!("{from} -> {to}"), n)?;
+    }
+    map.end()
+}
+
 /// What differs between pack `a` (before) and pack `b` (after).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct PackDiff {
@@ -51,8 +65,10 @@ pub struct PackDiff {
     pub appeared: Changes,
     /// Seeds with a level only in `a`.
     pub vanished: Changes,
-    /// Seeds of the same level in both that changed tier: `(from, to) -> count`.
-    pub tier_moves: BTreeMap<String, u64>,
+    /// Seeds of the same level in both that changed tier, counted by (from,
+    /// to) in the tiers' order (in JSON keyed `"FROM -> TO"`).
+    #[serde(serialize_with = "moves_by_words")]
+    pub tier_moves: BTreeMap<(u32, u32), u64>,
     /// Per tier, the difficulty before and after.
     pub tiers: BTreeMap<u32, TierShift>,
 }
@@ -183,7 +199,7 @@ pub fn diff(a: &Path, b: &Path) -> Result<PackDiff, AnalysisError> {
                     st.same += 1;
                     out.same += 1;
                     if after.tier != before.tier {
-                        let key = format!("{} -> {}", before.tier, after.tier);
+                        let key = (before.tier, after.tier);
                         *out.tier_moves.entry(key).or_default() += 1;
                     }
                 }
@@ -416,9 +432,28 @@ impl fmt::Display for PackDiff {
         if self.tier_moves.is_empty() {
             writeln!(f, "\nno level of both packs changed tier")?;
         } else {
-            writeln!(f, "\nsame level, another tier (from -> to: levels)")?;
-            for (moved, n) in &self.tier_moves {
-                writeln!(f, "  {moved:>9}: {n}")?;
+            writeln!(
+                f,
+                "\nsame level, another tier: levels by tier in a (rows) and in b (columns)"
+            )?;
+            let froms: std::collections::BTreeSet<u32> =
+                self.tier_moves.keys().map(|&(a, _)| a).collect();
+            let tos: std::collections::BTreeSet<u32> =
+                self.tier_moves.keys().map(|&(_, b)| b).collect();
+            write!(f, "  {:>8}", "a \\ b")?;
+            for to in &tos {
+                write!(f, " {to:>6}")?;
+            }
+            writeln!(f)?;
+            for from in &froms {
+                write!(f, "  {from:>8}")?;
+                for to in &tos {
+                    match self.tier_moves.get(&(*from, *to)) {
+                        Some(n) => write!(f, " {n:>6}")?,
+                        None => write!(f, " {:>6}", ".")?,
+                    }
+                }
+                writeln!(f)?;
             }
         }
         let banded = self
@@ -477,5 +512,41 @@ impl fmt::Display for PackDiff {
             )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Tier moves read in the tiers' order, as a from/to matrix in text and
+    /// `"FROM -> TO"` keys in JSON: 2 -> 1 before 10 -> 7.
+    #[test]
+    fn tier_moves_are_in_the_tiers_order() {
+        let mut d = PackDiff::default();
+        d.tier_moves.insert((10, 7), 2);
+        d.tier_moves.insert((2, 1), 1);
+        d.tier_moves.insert((2, 3), 4);
+        let text = d.to_string();
+        let matrix: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.contains("levels by tier in a (rows)"))
+            .skip(1)
+            .take(3)
+            .collect();
+        assert_eq!(
+            matrix,
+            [
+                "     a \\ b      1      3      7",
+                "         2      1      4      .",
+                "        10      .      .      2",
+            ],
+            "{text}"
+        );
+        let json = serde_json::to_string(&d).expect("json");
+        assert!(
+            json.contains(r#""tier_moves":{"2 -> 1":1,"2 -> 3":4,"10 -> 7":2}"#),
+            "{json}"
+        );
     }
 }
