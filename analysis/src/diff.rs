@@ -70,6 +70,7 @@ pub struct PackDiff {
     #[serde(serialize_with = "moves_by_words")]
     pub tier_moves: BTreeMap<(u32, u32), u64>,
     /// Per tier, the difficulty before and after.
+    #[serde(serialize_with = "crate::by_tier_key")]
     pub tiers: BTreeMap<u32, TierShift>,
 }
 

@@ -85,7 +85,9 @@ pub struct Summary {
     pub seeds_computed: u64,
     /// Per stratum, in the job's order (one, unnamed, without strata).
     pub strata: Vec<StratumSummary>,
-    /// Accepted levels per tier.
+    /// Accepted levels per tier (in JSON keyed `NN`, as the manifest keys
+    /// them).
+    #[serde(serialize_with = "by_tier_key")]
     pub tiers: BTreeMap<u32, u64>,
     /// Seeds per status (accepted included).
     pub statuses: BTreeMap<String, u64>,
@@ -99,8 +101,23 @@ pub struct Summary {
     pub generate_ms: Percentiles,
     /// Verification ms of accepted levels.
     pub solve_ms: Percentiles,
-    /// Per tier: (min, max) difficulty; `[min, max]` in JSON.
+    /// Per tier: (min, max) difficulty; `[min, max]` in JSON, keyed `NN`.
+    #[serde(serialize_with = "by_tier_key")]
     pub tier_ranges: BTreeMap<u32, (f64, f64)>,
+}
+
+/// A map by tier written as a JSON object keyed `NN` (`"01"`), as the
+/// manifest's counts key tiers, in the tiers' order.
+pub(crate) fn by_tier_key<V: serde::Serialize, S: serde::Serializer>(
+    map: &BTreeMap<u32, V>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut out = serializer.serialize_map(Some(map.len()))?;
+    for (tier, value) in map {
+        out.serialize_entry(&pregen_pack::manifest::TierKey(*tier), value)?;
+    }
+    out.end()
 }
 
 /// One stratum's part of a [`Summary`].

@@ -261,6 +261,22 @@ fn independent_reader_sees_documented_schema() {
             .expect("summary --json is JSON");
     let tiers = json["tiers"].as_object().expect("tiers");
     assert_eq!(tiers.len(), summary.tiers.len());
+    // Tiers keyed as the manifest keys them.
+    let manifest = PackDir::new(&pack).read_manifest().expect("manifest");
+    let keyed: Vec<String> = manifest
+        .counts
+        .by_tier
+        .keys()
+        .map(|k| {
+            serde_json::to_value(k)
+                .expect("a key")
+                .as_str()
+                .expect("text")
+                .to_string()
+        })
+        .collect();
+    assert_eq!(tiers.keys().cloned().collect::<Vec<_>>(), keyed);
+    assert!(tiers.contains_key("01"), "{tiers:?}");
     assert_eq!(tiers.values().filter_map(|n| n.as_u64()).sum::<u64>(), 200);
     assert_eq!(json["statuses"]["accepted"], 200);
     assert_eq!(json["difficulty"]["count"], 200);
@@ -667,7 +683,7 @@ fn analysis_diff_names_what_changed_between_two_packs() {
         "--json lists every seed"
     );
     assert_eq!(
-        json["tiers"]["1"]["before"]["count"],
+        json["tiers"]["01"]["before"]["count"],
         d.tiers[&1].before.count
     );
 }
