@@ -754,9 +754,10 @@ fn a_retiered_pack_is_the_pack_its_model_makes_from_the_start() {
     let model_file = dir.path().join("moves.toml");
     std::fs::write(&model_file, model).expect("write the model");
     let retiered = dir.path().join("retiered");
+    // Named as the fresh run's pack below, for the two to be the same bytes.
     let retier = |pack: &std::path::Path, output: &std::path::Path| {
         crate::common::pregen()
-            .args(["retier", "--model"])
+            .args(["retier", "--name", "e2e", "--model"])
             .arg(&model_file)
             .arg("-o")
             .arg(output)
@@ -785,6 +786,7 @@ fn a_retiered_pack_is_the_pack_its_model_makes_from_the_start() {
         pregen_pack::Manifest::read(&p.join("manifest.json")).expect("manifest")
     };
     let (mr, mf) = (manifest(&retiered), manifest(&fresh));
+    let mr_job_id = mr.job_id.clone();
     assert_eq!(
         (mr.job_id, mr.rating, mr.counts),
         (mf.job_id, mf.rating, mf.counts)
@@ -794,6 +796,22 @@ fn a_retiered_pack_is_the_pack_its_model_makes_from_the_start() {
         r.release_sums,
         "the new model reorders the release"
     );
+    // By default the new pack is named after the old one and the model,
+    // and lies beside it.
+    let named = crate::common::pregen()
+        .args(["retier", "--model"])
+        .arg(&model_file)
+        .arg(&original)
+        .output()
+        .expect("run retier");
+    assert!(
+        named.status.success(),
+        "{}",
+        String::from_utf8_lossy(&named.stderr)
+    );
+    let beside = original.with_file_name("e2e-tilt-moves");
+    assert_eq!(manifest(&beside).pack, "e2e-tilt-moves");
+    assert_ne!(manifest(&beside).job_id, mr_job_id);
     // A folder that holds something is not overwritten.
     let again = retier(&original, &retiered);
     assert!(!again.status.success());

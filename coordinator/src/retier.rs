@@ -1,7 +1,8 @@
 //! Retuning without regenerating: a finished pack rated again by another
 //! model, from its commit log, without running one seed.
 //!
-//! The pack's job gets the new `[rating]` model (so a new job id); its commit
+//! The pack's job gets the new `[rating]` model and its new name (so a new
+//! job id); its commit
 //! log is replayed as a resume would (the same selection of seeds: the first
 //! `count` accepted in seed order, duplicates decided by seed), each selected
 //! record's difficulty is the new model's rating of its metrics and moves,
@@ -36,11 +37,11 @@ pub struct Retiered {
 }
 
 /// Rates the finished pack in `pack` again with the model whose TOML text is
-/// `model_text` and writes the new pack to `out` (a folder that must not
-/// hold anything yet).
+/// `model_text` and writes the new pack, named `name` (its job's `pack`), to
+/// `out` (a folder that must not hold anything yet).
 pub fn retier(
     pack: &Path,
-    model_text: &str,
+    (model_text, name): (&str, &str),
     out: &Path,
     options: WriteOptions,
 ) -> Result<Retiered, CoordinatorError> {
@@ -61,6 +62,7 @@ pub fn retier(
     let manifest = old_dir.read_manifest()?;
     let old_job = manifest.job.clone();
     let mut job = old_job.clone();
+    job.pack = name.to_string();
     job.rating = RatingSpec {
         model: String::new(),
         model_text: model_text.to_string(),

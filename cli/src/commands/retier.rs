@@ -15,10 +15,15 @@ pub struct RetierArgs {
     /// The rating model (TOML, docs/ratings.md) to rate its levels with.
     #[arg(long, value_name = "FILE")]
     model: PathBuf,
-    /// The new pack's folder (default: `<pack>-<model name>` beside it); it
-    /// must be new or empty.
+    /// The new pack's folder (default: its name, beside the pack); it must
+    /// be new or empty.
     #[arg(short, long, value_name = "DIR")]
     output: Option<PathBuf>,
+    /// The new pack's name (its job's `pack`, in its files, headers and
+    /// Parquet provenance; default: `<pack>-<model name>`), so that two
+    /// packs rated by two models do not share a name.
+    #[arg(long)]
+    name: Option<String>,
 }
 
 /// Rates and writes the new pack; prints where and how long it took.
@@ -26,27 +31,29 @@ pub fn run(args: RetierArgs) -> Result<()> {
     crate::init_logs("warn");
     let text = std::fs::read_to_string(&args.model)
         .with_context(|| format!("cannot read {}", args.model.display()))?;
-    let output = match args.output {
-        Some(o) => o,
+    let name = match args.name {
+        Some(name) => name,
         None => {
             let manifest = pregen_pack::PackDir::new(&args.pack).read_manifest()?;
             let game = manifest.job.game_kind()?;
             let model = game
                 .parse_model(&text)
                 .with_context(|| format!("model file {}", args.model.display()))?;
-            let name = args
-                .pack
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "pack".into());
-            args.pack.with_file_name(format!("{name}-{}", model.name))
+            format!("{}-{}", manifest.job.pack, model.name)
         }
     };
-    let done =
-        pregen_coordinator::retier::retier(&args.pack, &text, &output, WriteOptions::default())
-            .with_context(|| format!("model file {}", args.model.display()))?;
+    let output = args
+        .output
+        .unwrap_or_else(|| args.pack.with_file_name(&name));
+    let done = pregen_coordinator::retier::retier(
+        &args.pack,
+        (&text, &name),
+        &output,
+        WriteOptions::default(),
+    )
+    .with_context(|| format!("model file {}", args.model.display()))?;
     println!(
-        "retiered {} levels into {} in {:.1} s (job {})",
+        "retiered {} levels into {} (pack {name}) in {:.1} s (job {})",
         done.levels,
         output.display(),
         done.elapsed.as_secs_f64(),
