@@ -128,7 +128,48 @@ fn render_draws_a_level_as_svg_and_png() {
     );
     let svgs = std::fs::read_dir(&all).expect("folder").count() as u64;
     assert_eq!(svgs, summary.tiers.values().sum::<u64>());
-    assert!(all.join(format!("sokoban-{seed:020}.svg")).exists());
+    let tier_of_seed = pregen_analysis::picture::find_levels(&pack, &[seed].into())
+        .expect("the level")[&seed]
+        .tier;
+    let named = std::fs::read_dir(&all)
+        .expect("folder")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .find(|n| n.ends_with(&format!("-sokoban-{seed:020}.svg")))
+        .expect("the seed's picture");
+    assert!(
+        named.starts_with(&format!("tier-{tier_of_seed:02}-rank-")),
+        "{named}"
+    );
+
+    // A contact sheet of a tier's hardest: its 3 hardest (all, when it holds
+    // fewer), named by rank.
+    let hardest = dir.path().join("hardest");
+    let out = render(&["--tier", "1", "--hardest", "3", "-o"], &hardest, &pack);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut names: Vec<String> = std::fs::read_dir(&hardest)
+        .expect("folder")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    let n = summary.tiers[&1];
+    let kept = n.min(3);
+    let ranks: Vec<String> = (n - kept + 1..=n)
+        .map(|r| format!("tier-01-rank-{r:05}-"))
+        .collect();
+    assert_eq!(names.len() as u64, kept, "{names:?}");
+    for (name, rank) in names.iter().zip(&ranks) {
+        assert!(name.starts_with(rank), "{name} is not {rank}");
+    }
+    let out = render(
+        &["--seeds", &seed.to_string(), "--hardest", "3", "-o"],
+        &hardest,
+        &pack,
+    );
+    assert!(!out.status.success(), "--hardest needs a tier or all");
 }
 
 #[test]

@@ -78,9 +78,22 @@ fn render_one(
 }
 
 /// The pictures of the levels `pick` takes, one file each in a folder.
+/// Which of each tier's picked levels `render` draws.
+#[derive(Clone, Copy)]
+enum Keep {
+    All,
+    Hardest(usize),
+    Easiest(usize),
+}
+
+/// Draws the levels `pick` takes (for a tier or all, only those `keep`
+/// keeps of each tier), one file each: by a tier, named by the level's rank
+/// in it (`tier-03-rank-00042-<level_id>.svg`, easiest first, so a listing
+/// reads in order), by seeds, by level id.
 fn render_many(
     pack: &std::path::Path,
     pick: &Pick,
+    keep: Keep,
     output: Option<PathBuf>,
     format: Format,
     scale: f64,
@@ -105,13 +118,37 @@ fn render_many(
     });
     std::fs::create_dir_all(&folder)
         .with_context(|| format!("cannot create {}", folder.display()))?;
+    // Each tier's levels in rank order (difficulty, then seed), with ranks.
+    let mut ranked: Vec<(usize, &pregen_analysis::picture::PackLevel)> = Vec::new();
+    let mut by_tier: std::collections::BTreeMap<u32, Vec<_>> = std::collections::BTreeMap::new();
     for level in found.values() {
-        let path = folder.join(format!("{}.{}", level.level_id, format.extension()));
+        by_tier.entry(level.tier).or_default().push(level);
+    }
+    for levels in by_tier.values_mut() {
+        levels.sort_by(|a, b| {
+            a.difficulty
+                .total_cmp(&b.difficulty)
+                .then(a.seed.cmp(&b.seed))
+        });
+        let n = levels.len();
+        let (from, to) = match keep {
+            Keep::All => (0, n),
+            Keep::Hardest(k) => (n.saturating_sub(k), n),
+            Keep::Easiest(k) => (0, k.min(n)),
+        };
+        ranked.extend((from..to).map(|i| (i + 1, levels[i])));
+    }
+    for &(rank, level) in &ranked {
+        let name = match pick {
+            Pick::Seeds(_) => level.level_id.clone(),
+            _ => format!("tier-{:02}-rank-{rank:05}-{}", level.tier, level.level_id),
+        };
+        let path = folder.join(format!("{name}.{}", format.extension()));
         let bytes = format.picture(level, scale)?;
         std::fs::write(&path, &bytes)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
-    eprintln!("wrote {} pictures to {}", found.len(), folder.display());
+    eprintln!("wrote {} pictures to {}", ranked.len(), folder.display());
     Ok(())
 }
 
@@ -180,6 +217,12 @@ pub enum AnalysisCommand {
         /// Every level of the pack.
         #[arg(long)]
         all: bool,
+        /// With `--tier` or `--all`: only each tier's N hardest levels.
+        #[arg(long, value_name = "N", conflicts_with = "easiest")]
+        hardest: Option<usize>,
+        /// With `--tier` or `--all`: only each tier's N easiest levels.
+        #[arg(long, value_name = "N")]
+        easiest: Option<usize>,
         /// With `--seed`: the picture's file, `.svg` or `.png` (default
         /// `<level_id>.svg`; `-` for SVG on standard output). Otherwise the
         /// folder to write into (default `<pack>-pictures`, created).
@@ -244,6 +287,8 @@ pub fn run(command: AnalysisCommand) -> Result<()> {
             seeds,
             tier,
             all,
+            hardest,
+            easiest,
             output,
             format,
             scale,
@@ -259,7 +304,15 @@ pub fn run(command: AnalysisCommand) -> Result<()> {
                         (None, true) => Pick::All,
                         (None, false) => Pick::Seeds(seeds.into_iter().collect()),
                     };
-                    render_many(&pack, &pick, output, format, scale)
+                    let keep = match (hardest, easiest) {
+                        (Some(n), _) => Keep::Hardest(n),
+                        (None, Some(n)) => Keep::Easiest(n),
+                        (None, None) => Keep::All,
+                    };
+                    if !matches!(keep, Keep::All) && matches!(pick, Pick::Seeds(_)) {
+                        bail!("--hardest and --easiest go with --tier or --all");
+                    }
+                    render_many(&pack, &pick, keep, output, format, scale)
                 }
             }
         }
