@@ -47,6 +47,12 @@ REJECTS = expected("rejects")
 
 
 def check_schema(name, schema, expected):
+    # Every column says what it holds, in its field metadata (docs/schema.json's
+    # words), as pyarrow reads the files.
+    docs = {c["name"]: c["doc"] for c in SCHEMA[name]["columns"]} if name in SCHEMA else {}
+    for f in schema if docs else []:
+        said = (f.metadata or {}).get(b"description", b"").decode()
+        assert said == docs[f.name], f"{name}.{f.name}: description {said!r} != {docs[f.name]!r}"
     got = {f.name: f.type for f in schema}
     assert list(got) == list(expected), f"{name}: columns {list(got)} != {list(expected)}"
     for col, typ in expected.items():
@@ -104,6 +110,8 @@ def main(pack):
     for path in sorted(pack.glob("*/**/*.parquet")):
         check_statistics(path)
         check_metadata(path, manifest)
+    for path in sorted((pack / "levels").glob("*.parquet")):
+        check_lookups(path, table)
 
     assert (pack / "_SUCCESS").exists()
     check_sql(pack, manifest, rejects.num_rows)
@@ -126,6 +134,24 @@ def check_provenance(name, rows, manifest):
     for column, value in want.items():
         values = set(rows.column(column).to_pylist())
         assert values <= {value}, f"{name}.{column}: {values} != {value}"
+
+
+def check_lookups(path, levels):
+    """A level looked up by its hash or id: each row group of a levels file
+    has a bloom filter on `level_hash` and `level_id` (DuckDB reads the
+    footer), and a lookup by hash finds the level."""
+    import duckdb
+
+    rows = duckdb.sql(
+        f"SELECT path_in_schema, bloom_filter_offset, bloom_filter_length FROM parquet_metadata('{path}') "
+        "WHERE path_in_schema IN ('level_hash', 'level_id')"
+    ).fetchall()
+    assert rows and all(offset is not None and length for _, offset, length in rows), f"{path.name}: {rows}"
+    some = levels.column("level_hash")[0].as_py()
+    found = duckdb.sql(
+        f"SELECT count(*) FROM read_parquet('{path.parent}/*.parquet') WHERE level_hash = '{some}'"
+    ).fetchall()[0][0]
+    assert found == 1, f"{some}: {found} levels"
 
 
 def check_metadata(path, manifest):

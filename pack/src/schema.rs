@@ -80,6 +80,9 @@ pub struct Column {
     /// dictionary, which would be as large as the column and cost its
     /// building.
     pub never_repeats: bool,
+    /// Whether readers look a row up by its value (a level by its hash or
+    /// id): the column gets a bloom filter per row group.
+    pub looked_up: bool,
 }
 
 const fn col(name: &'static str, kind: ColumnType, doc: &'static str) -> Column {
@@ -88,6 +91,7 @@ const fn col(name: &'static str, kind: ColumnType, doc: &'static str) -> Column 
         kind,
         doc,
         never_repeats: false,
+        looked_up: false,
     }
 }
 
@@ -96,6 +100,15 @@ const fn distinct(name: &'static str, kind: ColumnType, doc: &'static str) -> Co
     Column {
         never_repeats: true,
         ..col(name, kind, doc)
+    }
+}
+
+/// A text column whose values never repeat, by which a reader looks a row
+/// up.
+const fn key(name: &'static str, doc: &'static str) -> Column {
+    Column {
+        looked_up: true,
+        ..unique(name, doc)
     }
 }
 
@@ -228,7 +241,7 @@ pub const LEVELS: Table = Table {
             UInt64,
             "the seed; (game, params, seed) rebuilds the level",
         ),
-        unique(c::LEVEL_ID, "`<game>-<seed, 20 digits>`"),
+        key(c::LEVEL_ID, "`<game>-<seed, 20 digits>`"),
         col(
             c::TIER,
             Int32,
@@ -244,7 +257,7 @@ pub const LEVELS: Table = Table {
         unique(c::LAYOUT, "text layout, rendered from the level"),
         unique(c::LEVEL_JSON, "JSON form (parses back into the level)"),
         unique(c::SOLUTION, "solution in the game's notation"),
-        unique(c::LEVEL_HASH, "SHA-256 of `level_json`, lower-case hex"),
+        key(c::LEVEL_HASH, "SHA-256 of `level_json`, lower-case hex"),
         distinct(
             c::GENERATE_MS,
             Float64,
@@ -353,12 +366,21 @@ pub const CAMPAIGNS: Table = Table {
 pub const TABLES: &[Table] = &[LEVELS, REJECTS, CAMPAIGNS];
 
 impl Table {
-    /// The Arrow schema (no column is nullable).
+    /// The Arrow schema (no column is nullable), each field's meaning in
+    /// its metadata under `description` (what pyarrow's `field.metadata`
+    /// and Spark's column comments read).
     pub fn schema(&self) -> SchemaRef {
         Arc::new(Schema::new(
             self.columns
                 .iter()
-                .map(|c| Field::new(c.name, c.kind.arrow(), false))
+                .map(|c| {
+                    Field::new(c.name, c.kind.arrow(), false).with_metadata(
+                        std::collections::HashMap::from([(
+                            "description".to_string(),
+                            c.doc.to_string(),
+                        )]),
+                    )
+                })
                 .collect::<Vec<_>>(),
         ))
     }
@@ -464,7 +486,21 @@ pub fn dictionary() -> String {
     );
     let keys: Vec<String> = METADATA_KEYS.iter().map(|k| format!("`{k}`")).collect();
     md.push_str(&keys.join(", "));
-    md.push_str(".\n");
+    md.push_str(
+        ". Every column carries its meaning (the table's words below) in its field \
+         metadata under `description` (pyarrow's `field.metadata`), and the columns a \
+         level is looked up by (",
+    );
+    let looked_up: Vec<String> = TABLES
+        .iter()
+        .flat_map(|t| t.columns.iter().filter(|c| c.looked_up))
+        .map(|c| format!("`{}`", c.name))
+        .collect();
+    md.push_str(&looked_up.join(", "));
+    md.push_str(
+        ") have a bloom filter in each row group, so that a reader that uses them \
+         (DuckDB, DataFusion, Spark) skips the row groups that cannot hold the value.\n",
+    );
     for t in TABLES {
         let path = match t.name {
             "levels" => "levels/tier-NN-part-KKKKK.parquet",

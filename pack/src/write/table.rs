@@ -115,6 +115,16 @@ impl TableFile {
         for column in table.columns.iter().filter(|c| c.never_repeats) {
             props = props.set_column_dictionary_enabled(ColumnPath::from(column.name), false);
         }
+        // A level looked up by its hash or id reads the row groups whose
+        // bloom filter may hold it, not every one (sized for a full row
+        // group at 1% false positives).
+        for column in table.columns.iter().filter(|c| c.looked_up) {
+            let path = ColumnPath::from(column.name);
+            props = props
+                .set_column_bloom_filter_enabled(path.clone(), true)
+                .set_column_bloom_filter_fpp(path.clone(), 0.01)
+                .set_column_bloom_filter_max_ndv(path, options.rows_per_group.max(1) as u64);
+        }
         let file = HashingFile::create_parquet(root, path)?;
         let writer =
             ArrowWriter::try_new(file, table.schema(), Some(props.build())).map_err(parquet)?;
