@@ -230,7 +230,8 @@ fn rating(html: &mut String, model: &Model) {
     let _ = writeln!(
         html,
         "<h2>Rating</h2>\n<p>Difficulty is the rating model <b>{}</b> v{} (SHA-256 {}): {}. \
-         It is the bias ({}) plus the terms below; the gallery's captions show each level's.</p>",
+         It is the bias ({}) plus the terms below; the gallery's captions show each level's \
+         value of each feature and what its term adds (`solutions 4 -> +2`).</p>",
         escape(&model.name),
         model.version,
         escape(model.sha256().get(..12).unwrap_or_default()),
@@ -291,14 +292,14 @@ fn terms_of(game: &str, model: Option<&Model>, level: Option<&Level>) -> String 
     if let Some(model) = model
         && let Ok(parts) = model.contributions(Model::features(&metrics, level.moves))
     {
-        let named: Vec<String> = std::iter::once(format!("bias {}", short(model.bias)))
-            .chain(
-                model
-                    .terms
-                    .iter()
-                    .zip(parts)
-                    .map(|(t, p)| format!("{} {}", t.feature, short(p))),
-            )
+        // Each term as the level's value of its feature and what the term
+        // adds to the difficulty: `solutions 4 -> +2`.
+        let feature = Model::features(&metrics, level.moves);
+        let named: Vec<String> = std::iter::once(format!("bias {}", signed(model.bias)))
+            .chain(model.terms.iter().zip(parts).map(|(t, p)| {
+                let value = feature(&t.feature).map_or("-".to_string(), short);
+                format!("{} {value} -> {}", t.feature, signed(p))
+            }))
             .collect();
         let _ = write!(tail, "; terms: {}", named.join(", "));
     }
@@ -520,6 +521,15 @@ fn tiers_table(html: &mut String, levels: &[Level]) {
 }
 
 /// A number in at most four significant digits, without needless zeros.
+/// A contribution with its sign, a zero as `+0` (never `-0`).
+fn signed(v: f64) -> String {
+    match v {
+        0.0 => "+0".into(),
+        v if v > 0.0 => format!("+{}", short(v)),
+        v => short(v),
+    }
+}
+
 fn short(v: f64) -> String {
     if v == 0.0 || !v.is_finite() {
         return format!("{v}");
@@ -749,6 +759,37 @@ mod tests {
         assert_eq!(short(0.001234), "0.001234");
         assert_eq!(short(2.0), "2");
         assert_eq!(short(0.0), "0");
+    }
+
+    /// A caption shows each feature's value and what its term adds, signed,
+    /// never `-0`.
+    #[test]
+    fn captions_show_value_and_contribution() {
+        let model = Model::parse(
+            "name = \"m\"\nversion = 1\ngame = \"tilt\"\n\
+             [[terms]]\nfeature = \"moves\"\nweight = 0.5\n\
+             [[terms]]\nfeature = \"states\"\nweight = -0.25\n\
+             [[terms]]\nfeature = \"optimal_solutions\"\nweight = -1.0\n",
+            "tilt",
+            pregen_games::GameKind::from_name("tilt")
+                .expect("tilt")
+                .metric_docs(),
+        )
+        .expect("a model");
+        let level = Level {
+            tier: 1,
+            seed: 7,
+            difficulty: 0.0,
+            moves: 4,
+            optimal: true,
+            ms: 1.0,
+            metrics: vec![("states".into(), 8.0), ("optimal_solutions".into(), 0.0)],
+        };
+        let tail = terms_of("tilt", Some(&model), Some(&level));
+        assert_eq!(
+            tail,
+            "; terms: bias +0, moves 4 -> +2, states 8 -> -2, optimal_solutions 0 -> +0"
+        );
     }
 
     #[test]
