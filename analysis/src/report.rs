@@ -10,7 +10,7 @@ use std::path::Path;
 
 use arrow_array::cast::AsArray;
 use pregen_games::Game;
-use pregen_games::rating::{Model, Term, Transform};
+use pregen_games::rating::Model;
 use pregen_games::sokoban::Sokoban;
 use pregen_pack::read::{
     f64_column, metrics_column, read_batches, text_column, u32_column, u64_column,
@@ -243,7 +243,7 @@ fn rating(html: &mut String, model: &Model) {
         let _ = writeln!(
             html,
             "<tr><td>{}</td><td>{}</td><td style=\"text-align:left\">{}</td></tr>",
-            escape(&shape(t)),
+            escape(&t.shape()),
             t.weight,
             escape(&t.about)
         );
@@ -255,25 +255,6 @@ fn rating(html: &mut String, model: &Model) {
             let _ = writeln!(html, "<li>{}</li>", escape(line));
         }
         html.push_str("</ul>\n");
-    }
-}
-
-/// A term's value as a formula, e.g. `log2(1 + push_nodes)`.
-fn shape(t: &Term) -> String {
-    let mut x = t.feature.clone();
-    if let Some(m) = &t.minus {
-        x = format!("{x} - {m}");
-    }
-    if let Some(c) = t.from {
-        x = format!("{c} - {x}");
-    }
-    if let Some(c) = t.below {
-        x = format!("max(0, {c} - {x})");
-    }
-    match t.transform {
-        Transform::Identity => x,
-        Transform::Log2 => format!("log2 max(1, {x})"),
-        Transform::Log2OnePlus => format!("log2(1 + {x})"),
     }
 }
 

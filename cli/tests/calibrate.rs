@@ -33,6 +33,7 @@ fn calibrate(args: &[String], out: &Path) -> (Vec<(String, f64, f64)>, String) {
     let rows = stdout
         .lines()
         .skip(2)
+        .filter(|l| l.starts_with('|'))
         .map(|l| {
             let cells: Vec<&str> = l.split('|').map(str::trim).collect();
             (cells[1].to_string(), auc(cells[2]), auc(cells[3]))
@@ -114,6 +115,22 @@ fn calibrate_reads_another_games_release_files() {
     assert_eq!(*base, 1.0, "the tiers are cut by the built-in model");
     assert!(*fitted > 0.9, "{rows:?}");
     assert!(model.contains("game = \"tilt\""), "{model}");
+    // The base rates these tiers perfectly (it cut them): the verdict says
+    // the fit is not better, and each term's words are its fitted weight's.
+    assert!(
+        model.contains(
+            "# verdict: better than tilt-default on 0 of 1 measures; not on AUC hard vs easy"
+        ),
+        "{model}"
+    );
+    assert!(
+        model.contains("to the difficulty per unit of moves (fitted)"),
+        "{model}"
+    );
+    assert!(
+        !model.contains("doubling"),
+        "the base's words are gone: {model}"
+    );
 }
 
 /// Labels from playtests, by level id of a pack: classes by name, or solve

@@ -109,6 +109,55 @@ pub fn run(args: CalibrateArgs) -> Result<()> {
         ));
     }
     print!("{table}");
+    // The verdict: on how many measures the fitted model agrees better than
+    // the base, and whether their intervals overlap.
+    let better: Vec<String> = fitted
+        .base_agreement
+        .iter()
+        .zip(&fitted.agreement)
+        .filter(|(b, f)| f.value > b.value)
+        .map(|(b, _)| what(b))
+        .collect();
+    let apart = fitted
+        .base_agreement
+        .iter()
+        .zip(&fitted.agreement)
+        .filter(|(b, f)| f.interval.0 > b.interval.1 || b.interval.0 > f.interval.1)
+        .count();
+    let (n, k) = (fitted.agreement.len(), better.len());
+    let verdict = if k == n {
+        let noise = match apart {
+            0 => ", within the noise of these levels (every interval overlaps the base's)".into(),
+            m => format!(" ({m} with intervals apart from the base's)"),
+        };
+        format!(
+            "verdict: better than {} on {k} of {n} measures{noise}",
+            base.name
+        )
+    } else {
+        let worse: Vec<String> = fitted
+            .base_agreement
+            .iter()
+            .zip(&fitted.agreement)
+            .filter(|(b, f)| f.value <= b.value)
+            .map(|(b, _)| what(b))
+            .collect();
+        format!(
+            "verdict: better than {} on {k} of {n} measures; not on {}: keep the base for \
+             those, or label more levels",
+            base.name,
+            worse.join(", ")
+        )
+    };
+    println!("{verdict}");
+    // Each term's meaning from its fitted weight, not the base's words.
+    for term in &mut fitted.model.terms {
+        term.about = format!(
+            "{:+.4} to the difficulty per unit of {} (fitted)",
+            term.weight,
+            term.shape()
+        );
+    }
     fitted.model.agreement = fitted
         .agreement
         .iter()
@@ -131,13 +180,14 @@ pub fn run(args: CalibrateArgs) -> Result<()> {
         Labels::Values => "values (the difficulty reads on their scale)".to_string(),
     };
     fitted.model.about = format!(
-        "{}, weights fitted by `pregen analysis calibrate` to {} levels labelled by {scale}",
-        base.about.trim_end_matches('.'),
+        "{}'s terms, weights fitted by `pregen analysis calibrate` to {} levels labelled by \
+         {scale}",
+        base.name,
         levels.len(),
     );
     let header = format!(
         "Fitted by `pregen analysis calibrate` from {}; its agreement, 95% bootstrap \
-         intervals:\n{}",
+         intervals:\n{}\n{verdict}",
         base.name,
         fitted.model.agreement.join("\n")
     );

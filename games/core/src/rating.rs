@@ -71,6 +71,27 @@ pub struct Term {
     pub about: String,
 }
 
+impl Term {
+    /// The term's value as a formula, e.g. `log2(1 + push_nodes)`.
+    pub fn shape(&self) -> String {
+        let mut x = self.feature.clone();
+        if let Some(m) = &self.minus {
+            x = format!("{x} - {m}");
+        }
+        if let Some(c) = self.from {
+            x = format!("{c} - {x}");
+        }
+        if let Some(c) = self.below {
+            x = format!("max(0, {c} - {x})");
+        }
+        match self.transform {
+            Transform::Identity => x,
+            Transform::Log2 => format!("log2 max(1, {x})"),
+            Transform::Log2OnePlus => format!("log2(1 + {x})"),
+        }
+    }
+}
+
 /// How a term's value is shaped before its weight.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Transform {
