@@ -90,9 +90,9 @@ def main(pack):
     assert keys, "no level carries a metric"
     documented = {m["name"] for m in SCHEMA["metrics"][manifest["job"]["game"]]}
     assert keys <= documented, f"metric keys not in docs/schema.json: {sorted(keys - documented)}"
-    # Every flag of `metrics` is in `flags`, as a boolean of the same value.
+    # Every flag of `metrics` is in `metric_flags`, as a boolean of the same value.
     flag_keys = {m["name"] for m in SCHEMA["metrics"][manifest["job"]["game"]] if m["unit"] == "flag"}
-    for metrics, flags in zip(table.column("metrics").to_pylist(), table.column("flags").to_pylist()):
+    for metrics, flags in zip(table.column("metrics").to_pylist(), table.column("metric_flags").to_pylist()):
         want = {k: v != 0.0 for k, v in metrics if k in flag_keys}
         assert dict(flags) == want, f"flags {flags} are not the metrics' flags {want}"
 
@@ -235,7 +235,7 @@ def check_pandas(pack, manifest, accepted):
     assert len(df) == accepted, len(df)
     assert pd.api.types.is_integer_dtype(df["tier"]), f"pandas reads tier as {df['tier'].dtype}"
     assert pd.api.types.is_bool_dtype(df["moves_optimal"]), f"pandas reads moves_optimal as {df['moves_optimal'].dtype}"
-    for row in df["flags"]:
+    for row in df.metric_flags:
         assert all(isinstance(v, bool) for _, v in row), f"pandas reads a flag as not a bool: {row}"
     top = manifest["counts"]["tiers"]
     assert sorted(df["tier"].unique()) == list(range(1, top + 1))

@@ -166,8 +166,8 @@ pub mod columns {
     pub const ATTEMPT: &str = "attempt";
     /// `metrics`.
     pub const METRICS: &str = "metrics";
-    /// `flags`.
-    pub const FLAGS: &str = "flags";
+    /// `metric_flags` (not `flags`, which pandas' `DataFrame.flags` shadows).
+    pub const FLAGS: &str = "metric_flags";
     /// `stratum`.
     pub const STRATUM: &str = "stratum";
     /// `stratum_name`.
@@ -287,7 +287,7 @@ pub const LEVELS: Table = Table {
         col(
             c::FLAGS,
             FlagsMap,
-            "the figures of `metrics` whose unit is `flag`, as booleans",
+            "the figures of `metrics` whose unit is `flag`, as booleans (not named `flags`, which pandas' `DataFrame.flags` shadows: `df.metric_flags` is the column)",
         ),
         STRATUM,
         STRATUM_NAME,
@@ -418,7 +418,7 @@ impl Table {
     }
 }
 
-/// The builder of a `flags` column.
+/// The builder of a `metric_flags` column.
 pub fn flags_builder() -> MapBuilder<StringBuilder, BooleanBuilder> {
     MapBuilder::new(None, StringBuilder::new(), BooleanBuilder::new())
 }

@@ -27,7 +27,7 @@ impl MetricDoc {
     /// The unit of a figure that is 0 or 1.
     pub const FLAG: &'static str = "flag";
 
-    /// Whether the figure is 0 or 1 (the levels' `flags` column holds it as
+    /// Whether the figure is 0 or 1 (the levels' `metric_flags` column holds it as
     /// a boolean too).
     pub fn is_flag(&self) -> bool {
         self.unit == Self::FLAG
