@@ -928,3 +928,41 @@ fn query_py_prints_every_statements_result() {
         "{stdout}"
     );
 }
+
+/// The data dictionary documents every field of a written manifest, and no
+/// field a manifest does not have (a game program's `program` aside).
+#[test]
+fn the_data_dictionary_documents_the_manifest() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pack = run_pack(dir.path(), &crate::common::job_text(30), 1);
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(PackDir::new(&pack).manifest()).expect("read"))
+            .expect("json");
+    let documented: HashSet<&str> = pregen_pack::schema::MANIFEST_FIELDS
+        .iter()
+        .map(|(field, _)| *field)
+        .collect();
+    let mut found = HashSet::new();
+    for (key, value) in manifest.as_object().expect("an object") {
+        match value.as_object() {
+            Some(fields) if !["job", "files", "program"].contains(&key.as_str()) => {
+                found.extend(fields.keys().map(|f| format!("{key}.{f}")));
+            }
+            _ => {
+                found.insert(key.clone());
+            }
+        }
+    }
+    for field in &found {
+        assert!(
+            documented.contains(field.as_str()),
+            "`{field}` is not in the dictionary"
+        );
+    }
+    for field in documented.iter().filter(|f| **f != "program") {
+        assert!(
+            found.contains(*field),
+            "the dictionary has `{field}`, the manifest not"
+        );
+    }
+}

@@ -362,6 +362,85 @@ pub const CAMPAIGNS: Table = Table {
     sorted_by: &[c::CAMPAIGN, c::POSITION],
 };
 
+/// Every field of `manifest.json` (`pack::manifest::Manifest`), by its
+/// path (`counts.by_tier`), with what it holds: the data dictionary's
+/// section on the manifest. A test holds it to a written manifest's keys.
+pub const MANIFEST_FIELDS: &[(&str, &str)] = &[
+    ("counts.accepted", "accepted levels in the pack"),
+    (
+        "counts.by_tier",
+        "accepted levels per tier, keyed `NN` (`\"01\"`)",
+    ),
+    (
+        "counts.by_status",
+        "seeds per status (`accepted`, `error`, `rejected`, `timeout`, `unsolvable`; a status no seed has is left out), the seeds past the pack's last level computed included",
+    ),
+    ("counts.campaigns", "campaigns drawn"),
+    ("counts.tiers", "tiers of the scheme"),
+    (
+        "cross_check.share",
+        "the share of seeds sampled for a second run",
+    ),
+    (
+        "cross_check.confirmed",
+        "seeds of the pack whose result a second run confirmed",
+    ),
+    (
+        "cross_check.disputes",
+        "seeds of the pack on which two results disagreed (the coordinator's own run decided)",
+    ),
+    (
+        "cross_check.refused",
+        "workers refused for a result the cross-check disproved, each with the seed and what differed",
+    ),
+    (
+        "files",
+        "every file written before the manifest (path in the pack -> SHA-256)",
+    ),
+    (
+        "job",
+        "the job as run (its fields as the job file's, every default filled in)",
+    ),
+    (
+        "job_id",
+        "the job's id: the first 16 hex digits of the SHA-256 of its canonical JSON",
+    ),
+    (
+        "machine_dependent",
+        "whether a watchdog timeout made the pack depend on the machine",
+    ),
+    (
+        "mismatches",
+        "results that disagreed with an earlier result for the same seed",
+    ),
+    ("pack", "the pack's name"),
+    (
+        "program",
+        "for a game program: its description (name, version, params' defaults, text format, rating model, metrics and its own reason codes, each with its meaning)",
+    ),
+    ("rating.name", "the rating model's name"),
+    ("rating.version", "the rating model's version"),
+    ("rating.sha256", "the SHA-256 of the rating model's text"),
+    ("seeds.first", "the job's first seed"),
+    ("seeds.last", "the last seed recorded"),
+    (
+        "seeds.tried",
+        "seeds the pack holds (its levels and rejects)",
+    ),
+    (
+        "seeds.computed",
+        "seeds the job's runs computed, those past each stratum's last level included (a fact of the runs)",
+    ),
+    (
+        "strata",
+        "the strata, each with `name`, `first_seed`, `count`, merged `params`, `band` (if any), `seeds` (of the pack) and `computed`",
+    ),
+    ("timeouts", "seeds whose verdict was a watchdog timeout"),
+    ("versions.generator", "the games' generator version"),
+    ("versions.pregen", "pregen's version"),
+    ("versions.protocol", "the wire protocol's version"),
+];
+
 /// Every table, in the schema file's order.
 pub const TABLES: &[Table] = &[LEVELS, REJECTS, CAMPAIGNS];
 
@@ -445,6 +524,10 @@ pub fn describe() -> serde_json::Value {
         .collect();
     let mut schema = serde_json::Value::Object(tables);
     schema["metadata_keys"] = serde_json::json!(METADATA_KEYS);
+    schema["manifest"] = MANIFEST_FIELDS
+        .iter()
+        .map(|(field, doc)| serde_json::json!({ "field": field, "doc": doc }))
+        .collect();
     let code = |c: &Code, game: Option<&str>| {
         let mut entry = serde_json::json!({ "code": c.as_str(), "status": c.status().as_str(), "doc": c.doc() });
         if let Some(game) = game {
@@ -524,6 +607,15 @@ pub fn dictionary() -> String {
                 c.doc
             ));
         }
+    }
+    md.push_str(
+        "\n## The manifest (`manifest.json`)\n\nWhat the pack is and how it was made, \
+         written last but `_SUCCESS`. A release archive's manifest holds the same but the \
+         facts of one run (`cross_check`, `mismatches`, `seeds.computed`, `strata[].computed`) \
+         and lists the archive's files.\n\n| field | meaning |\n|---|---|\n",
+    );
+    for (field, doc) in MANIFEST_FIELDS {
+        md.push_str(&format!("| `{field}` | {doc} |\n"));
     }
     md.push_str(
         "\n## Reason codes\n\nThe words of the rejects table's `reason` column, each with \
