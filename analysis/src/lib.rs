@@ -13,7 +13,7 @@ use std::path::Path;
 use pregen_games::Candidate;
 use pregen_pack::durable::sha256_file;
 use pregen_pack::read::{
-    bool_column, f64_column, metrics_column, read_batches, text_column, u32_column,
+    bool_column, f64_column, metrics_column, read_batches, text_column, u32_column, u64_column,
 };
 use pregen_pack::schema::columns as c;
 use pregen_pack::{PackDir, PackError, refusal_key};
@@ -288,7 +288,8 @@ pub fn verify_with(dir: &Path, program_dir: Option<&Path>) -> Result<Verified, A
 
 /// The levels of the pack in `dir` (of one tier, or all), in tier and then
 /// difficulty order, as a collection file in the game's text form: each level
-/// headed by a `;` line with its id, seed, tier and difficulty. For sokoban
+/// headed by the `; id` line a release's level files give it (id, seed,
+/// tier, rank in the tier and in the pack, difficulty, moves). For sokoban
 /// this is an XSB collection.
 pub fn print_levels(dir: &Path, tier: Option<u32>) -> Result<String, AnalysisError> {
     use std::fmt::Write;
@@ -305,7 +306,19 @@ pub fn print_levels(dir: &Path, tier: Option<u32>) -> Result<String, AnalysisErr
             format!("the pack has no tier {wanted} (its tiers: {first} to {last})"),
         ));
     }
+    // Ranks run on across the tiers: a tier printed alone starts after the
+    // levels of the tiers before it, as the manifest counts them.
+    let by_tier = pack.read_manifest()?.counts.by_tier;
+    let mut overall: u64 = match tier {
+        Some(wanted) => by_tier
+            .iter()
+            .filter(|(k, _)| k.0 < wanted)
+            .map(|(_, n)| n)
+            .sum(),
+        None => 0,
+    };
     let mut out = String::new();
+    let mut rank = (0, 0);
     for (t, part) in parts {
         if tier.is_some_and(|wanted| wanted != t) {
             continue;
@@ -314,11 +327,32 @@ pub fn print_levels(dir: &Path, tier: Option<u32>) -> Result<String, AnalysisErr
             let text = |name: &str| text_column(&batch, name, &part);
             let (id, layout) = (text(c::LEVEL_ID)?, text(c::LAYOUT)?);
             let difficulty = f64_column(&batch, c::DIFFICULTY, &part)?;
+            let (seed, moves) = (
+                u64_column(&batch, c::SEED, &part)?,
+                f64_column(&batch, c::MOVES, &part)?,
+            );
+            let optimal = bool_column(&batch, c::MOVES_OPTIMAL, &part)?;
             for (i, d) in difficulty.iter().enumerate() {
                 if !out.is_empty() {
                     out.push('\n');
                 }
-                let _ = writeln!(out, "; {} tier {t} difficulty {d}", id.value(i));
+                rank = match rank {
+                    (tier_of, r) if tier_of == t => (t, r + 1),
+                    _ => (t, 1),
+                };
+                overall += 1;
+                let best = match !optimal[i] {
+                    true => " (best found)",
+                    false => "",
+                };
+                let _ = writeln!(
+                    out,
+                    "; id {} seed {} tier {t} rank {} overall {overall} difficulty {d} moves {}{best}",
+                    id.value(i),
+                    seed[i],
+                    rank.1,
+                    moves[i],
+                );
                 out.push_str(layout.value(i));
                 if !layout.value(i).ends_with('\n') {
                     out.push('\n');

@@ -152,8 +152,8 @@ fn calibrate_takes_a_packs_levels_labelled_by_id() {
     let rated: Vec<(String, f64)> = listing
         .lines()
         .filter_map(|l| {
-            // `; ID tier N difficulty D`
-            let words: Vec<&str> = l.strip_prefix("; ")?.split_whitespace().collect();
+            // `; id ID seed S tier N rank R overall O difficulty D moves M`
+            let words: Vec<&str> = l.strip_prefix("; id ")?.split_whitespace().collect();
             let id = words.first().filter(|w| w.starts_with("tilt-"))?;
             let d = words
                 .iter()

@@ -38,7 +38,7 @@ fn a_seed(pack: &Path) -> u64 {
     let text = pregen_stdout(&["analysis", "levels", "--tier", "1"], pack);
     let id = text
         .lines()
-        .find_map(|l| l.strip_prefix("; "))
+        .find_map(|l| l.strip_prefix("; id "))
         .and_then(|l| l.split_whitespace().next())
         .expect("a level id");
     id.rsplit('-')

@@ -956,3 +956,23 @@ fn release_verify_is_the_same_on_any_threads_and_samples_by_id() {
         .expect("a count of regenerated seeds");
     assert!((1..100).contains(&regenerated), "{stdout}");
 }
+
+/// `analysis levels` heads each level with the very `; id` line its release
+/// file gives it: one header format, ranks included.
+#[test]
+fn analysis_levels_and_release_files_share_their_headers() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pack = run_pack(dir.path(), &job(""), 1);
+    let ids = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.starts_with("; id "))
+            .map(str::to_string)
+            .collect()
+    };
+    for tier in ["1", "3"] {
+        let listed = crate::common::pregen_stdout(&["analysis", "levels", "--tier", tier], &pack);
+        let released = read(&pack.join(format!("release/tier-0{tier}.txt")));
+        assert_eq!(ids(&listed), ids(&released), "tier {tier}");
+        assert!(!ids(&listed).is_empty());
+    }
+}
