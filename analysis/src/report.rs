@@ -111,6 +111,7 @@ pub fn report_with(dir: &Path, play: Option<&str>) -> Result<String, AnalysisErr
             _ => terms,
         }
     };
+    legend(&mut html, &manifest.job.game);
     gallery(&mut html, &picks, &found, &terms);
     charts(&mut html, &levels, &rejects, &campaigns);
     campaign_strip(&mut html, &strip, &found, &terms);
@@ -119,7 +120,7 @@ pub fn report_with(dir: &Path, play: Option<&str>) -> Result<String, AnalysisErr
 }
 
 const STYLE: &str = "
-body { font: 15px/1.45 system-ui, sans-serif; max-width: 980px; margin: 2em auto; padding: 0 1em; color: #1d1d1f; }
+body { font: 15px/1.45 system-ui, sans-serif; max-width: 1220px; margin: 2em auto; padding: 0 1em; color: #1d1d1f; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.15em; margin-top: 2em; }
 table { border-collapse: collapse; margin: 0.5em 0; font-variant-numeric: tabular-nums; }
 th, td { padding: 0.2em 0.7em; border-bottom: 1px solid #ddd; text-align: right; }
@@ -134,6 +135,10 @@ th:first-child, td:first-child { text-align: left; }
 figure { margin: 0; }
 figure svg.level { width: 100%; height: auto; max-height: 300px; display: block; }
 figcaption { font-size: 12px; color: #444; margin-top: 0.2em; }
+table.tiers { font-size: 13px; }
+table.tiers th, table.tiers td { padding: 0.2em 0.45em; }
+table.tiers th { vertical-align: bottom; }
+.legend span { display: inline-flex; align-items: center; gap: 0.3em; margin: 0 1.2em 0.4em 0; font-size: 13px; }
 ";
 
 /// Per tier, the seeds of its easiest, median and hardest level.
@@ -213,6 +218,25 @@ fn campaign_strip(
     html.push_str("</div>\n");
 }
 
+/// What the pictures' tiles mean: each kind of tile of the game, drawn by
+/// its own palette, with its meaning (none for a game program, whose
+/// pictures are its own).
+fn legend(html: &mut String, game: &str) {
+    let kinds = picture::legend(game);
+    if kinds.is_empty() {
+        return;
+    }
+    html.push_str("<h2>Legend</h2>\n<p class=\"legend\">");
+    for (swatch, meaning) in kinds {
+        let _ = write!(html, "<span>{swatch} {}</span>", escape(meaning));
+    }
+    let _ = writeln!(
+        html,
+        "</p>\n<p>The text form and the rules: <code>docs/{}.md</code> in pregen's repository.</p>",
+        escape(game)
+    );
+}
+
 /// A level drawn with its caption: what it is here, then the one heading
 /// every level has (its picture's title too): id, tier, difficulty, moves.
 fn figure(html: &mut String, level: &picture::PackLevel, what: &str, terms: &str) {
@@ -231,7 +255,7 @@ fn rating(html: &mut String, model: &Model) {
         html,
         "<h2>Rating</h2>\n<p>Difficulty is the rating model <b>{}</b> v{} (SHA-256 {}): {}. \
          It is the bias ({}) plus the terms below; the gallery's captions show each level's \
-         value of each feature and what its term adds (`solutions 4 -> +2`).</p>",
+         value of each feature and what its term adds (<code>solutions 4 -&gt; +2</code>).</p>",
         escape(&model.name),
         model.version,
         escape(model.sha256().get(..12).unwrap_or_default()),
@@ -466,11 +490,13 @@ fn tiers_table(html: &mut String, levels: &[Level]) {
     html.push_str(
         "<h2>Tiers</h2>\n<p>Difficulty (min, median, max), optimal moves (median), the share \
          of levels whose move count is proven optimal, and the mean of each of the game's \
-         metrics.</p>\n<div style=\"overflow-x: auto\"><table>\n<tr><th>tier</th><th>levels</th>\
+         metrics.</p>\n<div style=\"overflow-x: auto\"><table class=\"tiers\">\n<tr><th>tier</th><th>levels</th>\
          <th>min</th><th>median</th><th>max</th><th>moves</th><th>optimal</th>",
     );
+    // A metric's name may break after each `_`, so that the table fits the
+    // page rather than scrolling.
     for name in &metric_names {
-        let _ = write!(html, "<th>{}</th>", escape(name));
+        let _ = write!(html, "<th>{}</th>", escape(name).replace('_', "_<wbr>"));
     }
     html.push_str("</tr>\n");
     for (tier, tier_levels) in &by_tier {

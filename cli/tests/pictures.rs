@@ -228,6 +228,13 @@ fn every_games_report_shows_its_levels_in_chromium() {
             "{game}: pictures in the rendered page"
         );
         assert!(dom.contains("Campaign 1, level by level"), "{game}");
+        // The legend: each kind of the game's tiles drawn and named.
+        assert!(dom.contains("<h2>Legend</h2>"), "{game}: a legend");
+        assert_eq!(
+            dom.matches("class=\"swatch\"").count(),
+            pregen_analysis::picture::legend(game).len(),
+            "{game}: every kind in the legend"
+        );
         let png = std::fs::read(&shot).expect("a screenshot");
         assert!(
             png.len() > 20_000,
