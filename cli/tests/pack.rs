@@ -323,7 +323,9 @@ fn the_html_report_shows_the_packs_figures() {
     let pictures = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"level\"";
     assert_eq!(html.matches(charts).count(), 5);
     assert_eq!(html.matches(pictures).count(), 3 * 10 + 10);
-    assert_eq!(html.matches("</svg>").count(), 5 + 3 * 10 + 10);
+    let swatches = pregen_analysis::picture::legend("tilt").len();
+    assert_eq!(html.matches("class=\"swatch\"").count(), swatches);
+    assert_eq!(html.matches("</svg>").count(), 5 + 3 * 10 + 10 + swatches);
     // The difficulty chart's columns hold every level once.
     let start = html.find(charts).expect("chart");
     let first_chart = &html[start..start + html[start..].find("</svg>").expect("end")];
