@@ -83,6 +83,9 @@ pub struct Column {
     /// Whether readers look a row up by its value (a level by its hash or
     /// id): the column gets a bloom filter per row group.
     pub looked_up: bool,
+    /// Whether a row may have no value (SQL's NULL): the rejects' `reason`
+    /// of a seed with no reason (unsolvable, timeout) alone.
+    pub nullable: bool,
 }
 
 const fn col(name: &'static str, kind: ColumnType, doc: &'static str) -> Column {
@@ -92,6 +95,7 @@ const fn col(name: &'static str, kind: ColumnType, doc: &'static str) -> Column 
         doc,
         never_repeats: false,
         looked_up: false,
+        nullable: false,
     }
 }
 
@@ -308,11 +312,14 @@ pub const REJECTS: Table = Table {
             Text,
             "`unsolvable`, `timeout`, `rejected` or `error`",
         ),
-        col(
-            c::REASON,
-            Text,
-            "why, as a code without numbers (`too easy`, `budget exhausted`, `duplicate`...: the list below; empty for unsolvable and timeout)",
-        ),
+        Column {
+            nullable: true,
+            ..col(
+                c::REASON,
+                Text,
+                "why, as a code without numbers (`too easy`, `budget exhausted`, `duplicate`...: the list below); null for unsolvable and timeout, which have none",
+            )
+        },
         col(
             c::REASON_DETAIL,
             Text,
@@ -445,7 +452,8 @@ pub const MANIFEST_FIELDS: &[(&str, &str)] = &[
 pub const TABLES: &[Table] = &[LEVELS, REJECTS, CAMPAIGNS];
 
 impl Table {
-    /// The Arrow schema (no column is nullable), each field's meaning in
+    /// The Arrow schema (no column is nullable but a reason a seed may lack:
+    /// [`Column::nullable`]), each field's meaning in
     /// its metadata under `description` (what pyarrow's `field.metadata`
     /// and Spark's column comments read).
     pub fn schema(&self) -> SchemaRef {
@@ -453,7 +461,7 @@ impl Table {
             self.columns
                 .iter()
                 .map(|c| {
-                    Field::new(c.name, c.kind.arrow(), false).with_metadata(
+                    Field::new(c.name, c.kind.arrow(), c.nullable).with_metadata(
                         std::collections::HashMap::from([(
                             "description".to_string(),
                             c.doc.to_string(),

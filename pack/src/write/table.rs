@@ -338,11 +338,11 @@ pub(super) fn rejects_columns(job: &Job, rejects: &[SeedRecord]) -> Vec<(&'stati
         ),
         (
             c::REASON,
-            strings(
+            Arc::new(StringArray::from_iter(
                 rejects
                     .iter()
-                    .map(|r| r.reason.as_ref().map_or("", |r| r.code.as_str())),
-            ),
+                    .map(|r| r.reason.as_ref().map(|r| r.code.as_str())),
+            )) as ArrayRef,
         ),
         (
             c::REASON_DETAIL,
