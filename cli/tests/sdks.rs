@@ -218,3 +218,69 @@ fn each_sdk_reads_seeds_above_2_pow_53_exactly() {
         );
     }
 }
+
+/// docs/external.md's shortest path, as written, for each SDK: the example,
+/// its job and its SDK copied into a folder of one's own, run, verified.
+#[test]
+fn the_newcomers_path_works_as_written() {
+    for (need, program, job, sdk, pack) in [
+        (
+            PYTHON,
+            "rushhour.py",
+            "rushhour.toml",
+            "python/pregen_game.py",
+            "rushhour",
+        ),
+        (
+            Need::Node,
+            "lightsout.js",
+            "lightsout.toml",
+            "node/pregen_game.js",
+            "lightsout",
+        ),
+    ] {
+        if !needs(&[need]) {
+            continue;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mine = dir.path().join("mygame");
+        std::fs::create_dir(&mine).expect("mkdir mygame");
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+        for from in [
+            format!("{root}/examples/external/{program}"),
+            format!("{root}/examples/external/{job}"),
+            format!("{root}/sdk/{sdk}"),
+        ] {
+            let name = std::path::Path::new(&from).file_name().expect("a name");
+            std::fs::copy(&from, mine.join(name)).expect("cp");
+        }
+        let run = pregen()
+            .current_dir(dir.path())
+            .args([
+                "run",
+                "--no-progress",
+                &format!("mygame/{job}"),
+                "--count",
+                "20",
+            ])
+            .output()
+            .expect("pregen run");
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let verify = pregen()
+            .current_dir(dir.path())
+            .args(["analysis", "verify", &format!("out/{pack}")])
+            .output()
+            .expect("pregen analysis verify");
+        let said = String::from_utf8_lossy(&verify.stdout);
+        assert!(
+            verify.status.success(),
+            "{said}{}",
+            String::from_utf8_lossy(&verify.stderr)
+        );
+        assert!(said.starts_with("20 levels"), "{said}");
+    }
+}
