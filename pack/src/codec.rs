@@ -159,18 +159,73 @@ fn put_str(tag: u32, value: &str, out: &mut Vec<u8>) {
     out.extend_from_slice(value.as_bytes());
 }
 
+/// Why bytes are not a stored record.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    /// The bytes are not the message.
+    #[error("{0}")]
+    NotAMessage(String),
+    /// A status number no status has.
+    #[error("unknown status {0}")]
+    UnknownStatus(u32),
+    /// A reason code number no code has.
+    #[error("unknown reason code {0}")]
+    UnknownCode(u32),
+    /// A reason line (an older log's) of no known code.
+    #[error("unknown reason `{0}`")]
+    UnknownReason(String),
+    /// `rejected` or `error` without a reason.
+    #[error("status {0} without a reason")]
+    NoReason(Status),
+    /// A reason on a seed whose status takes none.
+    #[error("status {status} with the reason `{reason}`")]
+    NeedlessReason {
+        /// The status.
+        status: Status,
+        /// The reason.
+        reason: Reason,
+    },
+    /// A reason code of the other status.
+    #[error("status {status} with the reason code `{code}`")]
+    CodeOfAnotherStatus {
+        /// The status.
+        status: Status,
+        /// The code.
+        code: crate::record::Code,
+    },
+    /// A level whose metric names and values differ in number.
+    #[error("metric names and values differ in number")]
+    Metrics,
+    /// A level on a seed not accepted, or an accepted seed without one.
+    #[error("a {status} seed with{} a level", if *.with { "" } else { "out" })]
+    Level {
+        /// The status.
+        status: Status,
+        /// Whether it has a level.
+        with: bool,
+    },
+}
+
 /// A record from its binary form, or why it is not one.
-pub fn decode(bytes: &[u8]) -> Result<SeedRecord, String> {
-    let proto = RecordProto::decode(bytes).map_err(|e| e.to_string())?;
-    let status = Status::from_number(proto.status)
-        .ok_or_else(|| format!("unknown status {}", proto.status))?;
+pub fn decode(bytes: &[u8]) -> Result<SeedRecord, DecodeError> {
+    let proto = RecordProto::decode(bytes).map_err(|e| DecodeError::NotAMessage(e.to_string()))?;
+    let status =
+        Status::from_number(proto.status).ok_or(DecodeError::UnknownStatus(proto.status))?;
     let reason = reason_of(&proto)?;
     let refused = matches!(status, Status::Rejected | Status::Error);
     match &reason {
-        None if refused => return Err(format!("status {status} without a reason")),
-        Some(r) if !refused => return Err(format!("status {status} with the reason `{r}`")),
+        None if refused => return Err(DecodeError::NoReason(status)),
+        Some(r) if !refused => {
+            return Err(DecodeError::NeedlessReason {
+                status,
+                reason: r.clone(),
+            });
+        }
         Some(r) if r.code.status() != status => {
-            return Err(format!("status {status} with the reason code `{}`", r.code));
+            return Err(DecodeError::CodeOfAnotherStatus {
+                status,
+                code: r.code,
+            });
         }
         _ => {}
     }
@@ -178,7 +233,7 @@ pub fn decode(bytes: &[u8]) -> Result<SeedRecord, String> {
         None => None,
         Some(l) => {
             if l.metric_names.len() != l.metric_values.len() {
-                return Err("metric names and values differ in number".into());
+                return Err(DecodeError::Metrics);
             }
             Some(LevelRecord {
                 difficulty: l.difficulty,
@@ -194,9 +249,10 @@ pub fn decode(bytes: &[u8]) -> Result<SeedRecord, String> {
         }
     };
     if level.is_some() != (status == Status::Accepted) {
-        return Err(format!("a {status} seed with{} a level", {
-            if level.is_some() { "" } else { "out" }
-        }));
+        return Err(DecodeError::Level {
+            status,
+            with: level.is_some(),
+        });
     }
     Ok(SeedRecord {
         seed: proto.seed,
@@ -213,10 +269,10 @@ pub fn decode(bytes: &[u8]) -> Result<SeedRecord, String> {
 
 /// The reason a stored record carries: its code and detail, or, in a log
 /// written before typed reasons, its one line.
-fn reason_of(proto: &RecordProto) -> Result<Option<Reason>, String> {
+fn reason_of(proto: &RecordProto) -> Result<Option<Reason>, DecodeError> {
     if proto.reason_code != 0 {
         let code = pregen_games::code_of_number(proto.reason_code)
-            .ok_or_else(|| format!("unknown reason code {}", proto.reason_code))?;
+            .ok_or(DecodeError::UnknownCode(proto.reason_code))?;
         return Ok(Some(Reason::new(code, proto.reason_detail.clone())));
     }
     if proto.reason_line.is_empty() {
@@ -224,7 +280,7 @@ fn reason_of(proto: &RecordProto) -> Result<Option<Reason>, String> {
     }
     Reason::parse_line(&proto.reason_line, pregen_games::code_of_word)
         .map(Some)
-        .ok_or_else(|| format!("unknown reason `{}`", proto.reason_line))
+        .ok_or_else(|| DecodeError::UnknownReason(proto.reason_line.clone()))
 }
 
 #[cfg(test)]
@@ -403,7 +459,10 @@ mod tests {
         };
         encode(&bad, &mut bytes);
         let err = decode(&bytes).expect_err("a rejected seed has no level");
-        assert!(err.contains("rejected seed with a level"), "{err}");
+        assert!(
+            err.to_string().contains("rejected seed with a level"),
+            "{err}"
+        );
         let unsolvable = SeedRecord {
             status: Status::Unsolvable,
             level: None,
@@ -430,7 +489,7 @@ mod tests {
             bytes.clear();
             encode(&record, &mut bytes);
             let err = decode(&bytes).expect_err("refused");
-            assert!(err.contains(says), "{err}");
+            assert!(err.to_string().contains(says), "{err}");
         }
         let unknown = RecordProto {
             status: status_code(Status::Rejected),
@@ -438,7 +497,7 @@ mod tests {
             ..RecordProto::default()
         };
         let err = decode(&unknown.encode_to_vec()).expect_err("unknown code");
-        assert_eq!(err, "unknown reason code 250");
+        assert_eq!(err, DecodeError::UnknownCode(250));
     }
 
     #[test]
@@ -459,6 +518,6 @@ mod tests {
             ..old
         };
         let err = decode(&unknown.encode_to_vec()).expect_err("unknown code");
-        assert_eq!(err, "unknown reason `bored: 3`");
+        assert_eq!(err, DecodeError::UnknownReason("bored: 3".into()));
     }
 }

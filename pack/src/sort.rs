@@ -52,7 +52,7 @@ impl Spill for SeedRecord {
     }
 
     fn decode(bytes: Vec<u8>) -> Result<Self, String> {
-        codec::decode(&bytes)
+        codec::decode(&bytes).map_err(|e| e.to_string())
     }
 }
 

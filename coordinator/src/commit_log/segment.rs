@@ -65,7 +65,9 @@ impl Entry {
     /// An entry from its kind and payload.
     pub(super) fn decode(kind: u8, payload: &[u8]) -> Result<Entry, String> {
         match kind {
-            KIND_RESULT => codec::decode(payload).map(Entry::Result),
+            KIND_RESULT => codec::decode(payload)
+                .map(Entry::Result)
+                .map_err(|e| e.to_string()),
             KIND_REFUSED => serde_json::from_slice::<Refusal>(payload)
                 .map(|r| Entry::Refused {
                     worker: r.worker,

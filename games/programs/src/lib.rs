@@ -393,13 +393,13 @@ impl OutcomeMessage {
     /// level or reason (or with what it should not have), an unknown reason
     /// code or one of the other status, a time that is not a duration.
     /// `own` are the program's own codes ([`Description::codes`]).
-    pub fn into_outcome(self, own: &[Code]) -> Result<Outcome, String> {
+    pub fn into_outcome(self, own: &[Code]) -> Result<Outcome, OutcomeError> {
         for (name, ms) in [
             ("generate_ms", self.generate_ms),
             ("solve_ms", self.solve_ms),
         ] {
             if !(ms.is_finite() && ms >= 0.0) {
-                return Err(format!("{name} is {ms}, not a duration"));
+                return Err(OutcomeError::NotADuration { name, ms });
             }
         }
         let reason = match self.reason_code {
@@ -407,39 +407,37 @@ impl OutcomeMessage {
             Some(word) => {
                 let code = Code::common(&word)
                     .or_else(|| own.iter().copied().find(|c| c.as_str() == word))
-                    .ok_or_else(|| {
-                        format!("unknown reason code `{word}` (not a common one, nor one the description declares)")
-                    })?;
+                    .ok_or(OutcomeError::UnknownCode(word))?;
                 Some(Reason::new(code, self.reason_detail))
             }
         };
         let result = match (self.status, self.level, reason) {
             (Status::Accepted, Some(level), None) => {
                 if !level.difficulty.is_finite() || level.metrics.values().any(|v| !v.is_finite()) {
-                    return Err("a level with a number that is not finite".into());
+                    return Err(OutcomeError::NotFinite);
                 }
                 if let Some(fault) = layout_fault(&level.layout) {
-                    return Err(fault);
+                    return Err(OutcomeError::Layout(fault));
                 }
                 Ok(level)
             }
-            (Status::Accepted, None, _) => return Err("accepted without a level".into()),
-            (status, Some(_), _) => return Err(format!("a level with status {status}")),
+            (Status::Accepted, None, _) => return Err(OutcomeError::AcceptedWithoutLevel),
+            (status, Some(_), _) => return Err(OutcomeError::LevelWithStatus(status)),
             (Status::Unsolvable, None, None) => Err(Rejection::Unsolvable),
             (Status::Timeout, None, None) => Err(Rejection::Timeout),
             (status @ (Status::Rejected | Status::Error), None, Some(reason)) => {
                 if reason.code.status() != status {
-                    return Err(format!(
-                        "reason code `{}` with status {status}",
-                        reason.code
-                    ));
+                    return Err(OutcomeError::CodeOfAnotherStatus {
+                        code: reason.code,
+                        status,
+                    });
                 }
                 Err(Rejection::Refused(reason))
             }
             (status @ (Status::Rejected | Status::Error), None, None) => {
-                return Err(format!("status {status} without a reason_code"));
+                return Err(OutcomeError::NoReason(status));
             }
-            (status, None, Some(_)) => return Err(format!("a reason_code with status {status}")),
+            (status, None, Some(_)) => return Err(OutcomeError::ReasonWithStatus(status)),
         };
         Ok(Outcome {
             result,
@@ -448,6 +446,49 @@ impl OutcomeMessage {
             nodes: self.nodes,
         })
     }
+}
+
+/// What is wrong with an outcome a program stated
+/// ([`OutcomeMessage::into_outcome`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum OutcomeError {
+    /// A time that is not a duration.
+    #[error("{name} is {ms}, not a duration")]
+    NotADuration {
+        /// `generate_ms` or `solve_ms`.
+        name: &'static str,
+        /// What it is.
+        ms: f64,
+    },
+    /// A reason code that is neither common nor the description's.
+    #[error("unknown reason code `{0}` (not a common one, nor one the description declares)")]
+    UnknownCode(String),
+    /// A level whose difficulty or a metric is not a finite number.
+    #[error("a level with a number that is not finite")]
+    NotFinite,
+    /// A layout no release can hold ([`layout_fault`]).
+    #[error("{0}")]
+    Layout(String),
+    /// `accepted` without a level.
+    #[error("accepted without a level")]
+    AcceptedWithoutLevel,
+    /// A level with another status than `accepted`.
+    #[error("a level with status {0}")]
+    LevelWithStatus(Status),
+    /// A reason code of the other status.
+    #[error("reason code `{code}` with status {status}")]
+    CodeOfAnotherStatus {
+        /// The code.
+        code: Code,
+        /// The status stated.
+        status: Status,
+    },
+    /// `rejected` or `error` without a reason code.
+    #[error("status {0} without a reason_code")]
+    NoReason(Status),
+    /// A reason code with a status that takes none.
+    #[error("a reason_code with status {0}")]
+    ReasonWithStatus(Status),
 }
 
 /// What keeps a layout out of a release's text files, which hold levels
@@ -473,11 +514,21 @@ pub fn layout_fault(layout: &str) -> Option<String> {
 
 /// A response line as the program wrote it, read: `Err` says what is wrong
 /// with it, quoting its start.
-pub fn read_response(line: &str) -> Result<Response, String> {
-    serde_json::from_str(line).map_err(|e| {
-        let head: String = line.chars().take(80).collect();
-        format!("a response that is not a message (`{head}`): {e}")
+pub fn read_response(line: &str) -> Result<Response, NotAMessage> {
+    serde_json::from_str(line).map_err(|e| NotAMessage {
+        head: line.chars().take(80).collect(),
+        why: e.to_string(),
     })
+}
+
+/// A response line that is not a message of the protocol.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a response that is not a message (`{head}`): {why}")]
+pub struct NotAMessage {
+    /// The line's start (80 characters at most).
+    pub head: String,
+    /// What the JSON reader said.
+    pub why: String,
 }
 
 #[cfg(test)]

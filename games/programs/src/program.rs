@@ -380,7 +380,7 @@ impl Program {
                 return Err((true, format!("no answer in time ({FLUSH_HINT})")));
             }
         };
-        let response = super::read_response(&text).map_err(|e| (false, e))?;
+        let response = super::read_response(&text).map_err(|e| (false, e.to_string()))?;
         if response.id != id {
             return Err((
                 false,

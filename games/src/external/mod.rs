@@ -31,9 +31,9 @@ impl GameKind {
 }
 
 /// The description of built-in `game` as its program would give it.
-pub fn describe(game: GameKind) -> Result<Description, String> {
+pub fn describe(game: GameKind) -> Description {
     let params = game.default_params();
-    Ok(Description {
+    Description {
         protocol: PROTOCOL,
         name: game.name().to_string(),
         version: crate::GENERATOR_VERSION.to_string(),
@@ -61,7 +61,7 @@ pub fn describe(game: GameKind) -> Result<Description, String> {
                 meaning: c.doc().into(),
             })
             .collect(),
-    })
+    }
 }
 
 /// Serves built-in `game` over the protocol: a request a line from `input`,
@@ -126,10 +126,7 @@ fn answer(
         RequestBody::Describe { protocol } if protocol != PROTOCOL => ResponseBody::Error(format!(
             "this game speaks protocol {PROTOCOL}, not {protocol}"
         )),
-        RequestBody::Describe { .. } => match describe(game) {
-            Ok(d) => ResponseBody::Describe(d),
-            Err(e) => ResponseBody::Error(e),
-        },
+        RequestBody::Describe { .. } => ResponseBody::Describe(describe(game)),
         RequestBody::Generate {
             seed,
             params,

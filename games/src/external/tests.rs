@@ -142,7 +142,7 @@ fn an_outcome_that_does_not_hold_together_is_refused() {
     ];
     for (message, says) in cases {
         let err = message.into_outcome(&[]).expect_err(says);
-        assert!(err.contains(says), "{err} / {says}");
+        assert!(err.to_string().contains(says), "{err} / {says}");
     }
 }
 
