@@ -125,11 +125,13 @@ def main(pack):
 
 
 def check_provenance(name, rows, manifest):
-    """Every row names its pack, job and generator, as the manifest does."""
+    """Every row names its pack, job, generator and rating model, as the manifest does."""
+    rating = manifest["rating"]
     want = {
         "pack": manifest["pack"],
         "job_id": manifest["job_id"],
         "generator": manifest["versions"]["generator"],
+        "rating_model": f"{rating['name']} v{rating['version']} {rating['sha256']}",
     }
     for column, value in want.items():
         values = set(rows.column(column).to_pylist())

@@ -194,6 +194,8 @@ pub mod columns {
     pub const JOB_ID: &str = "job_id";
     /// `generator`.
     pub const GENERATOR: &str = "generator";
+    /// `rating_model`.
+    pub const RATING_MODEL: &str = "rating_model";
 }
 
 /// The pack's name: in every table, so that rows of several packs read together
@@ -210,6 +212,14 @@ const GENERATOR: Column = col(
     c::GENERATOR,
     Text,
     "the generator version that made and judged the levels",
+);
+
+/// The rating model: in every table, so that levels of packs rated by two
+/// models read together stay apart.
+const RATING_MODEL: Column = col(
+    c::RATING_MODEL,
+    Text,
+    "the rating model that gave the levels their difficulty: `NAME vVERSION SHA256` (the manifest's `rating`, the footer's `pregen.rating_model`)",
 );
 
 /// The Parquet key-value metadata keys every file carries, beside the columns
@@ -298,6 +308,7 @@ pub const LEVELS: Table = Table {
         PACK,
         JOB_ID,
         GENERATOR,
+        RATING_MODEL,
     ],
     sorted_by: &[c::DIFFICULTY, c::SEED],
 };
@@ -343,6 +354,7 @@ pub const REJECTS: Table = Table {
         PACK,
         JOB_ID,
         GENERATOR,
+        RATING_MODEL,
     ],
     sorted_by: &[c::SEED],
 };
@@ -365,6 +377,7 @@ pub const CAMPAIGNS: Table = Table {
         PACK,
         JOB_ID,
         GENERATOR,
+        RATING_MODEL,
     ],
     sorted_by: &[c::CAMPAIGN, c::POSITION],
 };

@@ -68,12 +68,13 @@ impl Stamp {
     }
 
     /// The provenance columns of a batch of `rows` rows.
-    pub(super) fn columns(&self, rows: usize) -> [(&'static str, ArrayRef); 3] {
+    pub(super) fn columns(&self, rows: usize) -> [(&'static str, ArrayRef); 4] {
         let repeat = |v: &str| -> ArrayRef { Arc::new(StringArray::from(vec![v; rows])) };
         [
             (c::PACK, repeat(&self.pack)),
             (c::JOB_ID, repeat(&self.job_id)),
             (c::GENERATOR, repeat(&self.generator)),
+            (c::RATING_MODEL, repeat(&self.rating_label)),
         ]
     }
 }
