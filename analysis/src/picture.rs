@@ -54,8 +54,8 @@ enum Piece {
 
 /// One tile: its ground (none: outside the level), a piece, a letter.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-struct Tile {
-    ground: Option<&'static str>,
+pub(crate) struct Tile {
+    pub(crate) ground: Option<&'static str>,
     piece: Option<Piece>,
     label: Option<char>,
 }
@@ -94,8 +94,8 @@ fn index(c: char, first: char, last: char) -> Option<usize> {
 }
 
 /// The grid as tiles, with a game's rules of reading it.
-struct Grid {
-    cells: Vec<Vec<char>>,
+pub(crate) struct Grid {
+    pub(crate) cells: Vec<Vec<char>>,
 }
 
 impl Grid {
@@ -123,7 +123,7 @@ impl Grid {
 
 /// A game's way of drawing its text form.
 pub struct Palette {
-    tile: TileFn,
+    pub(crate) tile: TileFn,
 }
 
 fn tilt(_: &Grid, _: i64, _: i64, c: char) -> Tile {
@@ -243,7 +243,7 @@ type TileFn = fn(&Grid, i64, i64, char) -> Tile;
 /// Each game's tiles, by the registry's names. A game without an entry is
 /// drawn with `neutral`; a test holds every registered game to an entry,
 /// except the synthetic load-test game, which has no levels to look at.
-const PALETTES: &[(&str, TileFn)] = &[
+pub(crate) const PALETTES: &[(&str, TileFn)] = &[
     (Cube::NAME, cube),
     (Doors::NAME, doors),
     (Dungeon::NAME, dungeon),
@@ -251,113 +251,7 @@ const PALETTES: &[(&str, TileFn)] = &[
     (Tilt::NAME, tilt),
 ];
 
-/// What each kind of tile of a game means, by a character that draws it
-/// (docs/<game>.md's text layout): the report's legend.
-const LEGENDS: &[(&str, &[(char, &str)])] = &[
-    (
-        Tilt::NAME,
-        &[
-            ('#', "wall"),
-            ('.', "floor"),
-            ('~', "puddle"),
-            ('1', "fruit (the digit pairs it)"),
-            ('S', "stone"),
-            ('C', "car"),
-            ('B', "barrel"),
-            ('s', "stone on a puddle"),
-            ('H', "hedgehog"),
-            ('>', "anteater, facing that way"),
-        ],
-    ),
-    (
-        Sokoban::NAME,
-        &[
-            ('#', "wall"),
-            (' ', "floor"),
-            ('.', "goal"),
-            ('$', "box"),
-            ('*', "box on a goal"),
-            ('@', "player"),
-            ('+', "player on a goal"),
-        ],
-    ),
-    (
-        Cube::NAME,
-        &[
-            ('.', "path"),
-            ('#', "obstacle"),
-            ('k', "karma"),
-            ('s', "soldier"),
-            ('M', "the monk"),
-        ],
-    ),
-    (
-        Doors::NAME,
-        &[
-            ('#', "wall"),
-            ('1', "a room's floor (each room its colour)"),
-            ('+', "unlocked door"),
-            ('A', "door of colour 1 (each colour its own)"),
-            ('a', "button of colour 1"),
-            ('@', "start"),
-            ('^', "exit tunnel"),
-            ('p', "person"),
-            ('x', "drone"),
-        ],
-    ),
-    (
-        Dungeon::NAME,
-        &[
-            ('#', "wall"),
-            ('.', "floor"),
-            ('S', "start"),
-            ('E', "exit"),
-            ('a', "key"),
-            ('0', "switch"),
-            ('+', "door"),
-            ('>', "one-way drop"),
-            ('A', "door locked by that key"),
-            ('=', "door a switch controls"),
-        ],
-    ),
-];
-
-/// What each tile of `game` means, with its picture (an SVG of one tile,
-/// drawn by the game's own palette): empty for a game without a legend.
-pub fn legend(game: &str) -> Vec<(String, &'static str)> {
-    let palette = palette(game);
-    let Some((_, kinds)) = LEGENDS.iter().find(|(name, _)| *name == game) else {
-        return Vec::new();
-    };
-    kinds
-        .iter()
-        .map(|&(c, meaning)| {
-            let grid = Grid {
-                cells: vec![vec![c]],
-            };
-            let tile = (palette.tile)(&grid, 0, 0, c);
-            let mut svg = format!(
-                "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"swatch\" viewBox=\"0 0 {TILE} \
-                 {TILE}\" width=\"20\" height=\"20\" role=\"img\" aria-label=\"{m}\">",
-                m = escape(meaning)
-            );
-            if let Some(colour) = tile.ground {
-                let _ = write!(
-                    svg,
-                    "<rect width=\"{TILE}\" height=\"{TILE}\" fill=\"{colour}\"/>"
-                );
-            } else {
-                let _ = write!(
-                    svg,
-                    "<rect width=\"{TILE}\" height=\"{TILE}\" fill=\"none\" stroke=\"#ccc\"/>"
-                );
-            }
-            draw_piece(&mut svg, tile, 0.0, 0.0);
-            svg.push_str("</svg>");
-            (svg, meaning)
-        })
-        .collect()
-}
+pub use crate::legend::legend;
 
 /// The palette of `game` (a neutral one for a game without its own).
 pub fn palette(game: &str) -> Palette {
@@ -476,7 +370,7 @@ fn mark_outside(grid: &mut Grid) {
 /// A cell outside a sokoban level's walls.
 const OUTSIDE: char = '\u{1}';
 
-fn draw_piece(svg: &mut String, tile: Tile, x: f64, y: f64) {
+pub(crate) fn draw_piece(svg: &mut String, tile: Tile, x: f64, y: f64) {
     let (cx, cy, r) = (x + TILE / 2.0, y + TILE / 2.0, TILE * 0.36);
     match tile.piece {
         None => {}
@@ -912,24 +806,6 @@ mod tests {
                 game.name()
             );
         }
-    }
-
-    /// Every game with a palette has a legend, each of its kinds drawn by
-    /// the palette (a swatch with something on it) and named.
-    #[test]
-    fn every_game_with_a_palette_has_a_legend() {
-        for (game, _) in PALETTES {
-            let kinds = legend(game);
-            assert!(kinds.len() >= 4, "{game}: {kinds:?}");
-            for (swatch, meaning) in kinds {
-                assert!(
-                    swatch.starts_with("<svg") && swatch.contains("<rect"),
-                    "{game}"
-                );
-                assert!(!meaning.is_empty());
-            }
-        }
-        assert!(legend("a program's game").is_empty());
     }
 
     fn tiles(svg: &str, what: &str) -> usize {
