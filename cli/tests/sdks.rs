@@ -10,7 +10,7 @@ use pregen_games::{Rejection, Status};
 use pregen_pack::PackDir;
 
 use crate::common::needs::{Need, PYTHON, needs};
-use crate::common::{PackContent, pregen, pregen_stdout, run_pack};
+use crate::common::{PackContent, pregen, pregen_stdout, run_pack, succeeds};
 
 /// An SDK's example: its command and the job that runs it.
 struct Example {
@@ -124,18 +124,12 @@ fn each_sdks_example_makes_a_verified_pack_the_designers_tools_take() {
 fn designers_tools(job: &Path, pack: &Path) {
     let release = pack.join("release");
     let tier = |n: u32| release.join(format!("tier-{n:02}.txt"));
-    let out = pregen()
-        .args(["solve", "--job"])
-        .arg(job)
-        .arg(tier(1))
-        .arg(tier(10))
-        .output()
-        .expect("run pregen");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
+    let stdout = succeeds(
+        pregen()
+            .args(["solve", "--job"])
+            .arg(job)
+            .arg(tier(1))
+            .arg(tier(10)),
     );
     let rows: Vec<&str> = stdout.lines().skip(1).collect();
     assert!(!rows.is_empty());
@@ -146,35 +140,25 @@ fn designers_tools(job: &Path, pack: &Path) {
     }
     let classes = |tiers: [u32; 3]| tiers.map(|t| tier(t).display().to_string()).join(",");
     let model = pack.with_file_name("calibrated.toml");
-    let out = pregen()
-        .args(["analysis", "calibrate", "--folds", "2", "--job"])
-        .arg(job)
-        .arg("--class")
-        .arg(format!("easy={}", classes([1, 2, 3])))
-        .arg("--class")
-        .arg(format!("hard={}", classes([8, 9, 10])))
-        .arg("-o")
-        .arg(&model)
-        .output()
-        .expect("run pregen");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeds(
+        pregen()
+            .args(["analysis", "calibrate", "--folds", "2", "--job"])
+            .arg(job)
+            .arg("--class")
+            .arg(format!("easy={}", classes([1, 2, 3])))
+            .arg("--class")
+            .arg(format!("hard={}", classes([8, 9, 10])))
+            .arg("-o")
+            .arg(&model),
     );
     let retiered = pack.with_file_name("retiered");
-    let out = pregen()
-        .args(["retier", "--model"])
-        .arg(&model)
-        .arg("-o")
-        .arg(&retiered)
-        .arg(pack)
-        .output()
-        .expect("run pregen");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeds(
+        pregen()
+            .args(["retier", "--model"])
+            .arg(&model)
+            .arg("-o")
+            .arg(&retiered)
+            .arg(pack),
     );
     assert!(PackDir::new(&retiered).is_complete());
 }
@@ -254,33 +238,15 @@ fn the_newcomers_path_works_as_written() {
             let name = std::path::Path::new(&from).file_name().expect("a name");
             std::fs::copy(&from, mine.join(name)).expect("cp");
         }
-        let run = pregen()
-            .current_dir(dir.path())
-            .args([
-                "run",
-                "--no-progress",
-                &format!("mygame/{job}"),
-                "--count",
-                "20",
-            ])
-            .output()
-            .expect("pregen run");
-        assert!(
-            run.status.success(),
-            "{}",
-            String::from_utf8_lossy(&run.stderr)
-        );
-        let verify = pregen()
-            .current_dir(dir.path())
-            .args(["analysis", "verify", &format!("out/{pack}")])
-            .output()
-            .expect("pregen analysis verify");
-        let said = String::from_utf8_lossy(&verify.stdout);
-        assert!(
-            verify.status.success(),
-            "{said}{}",
-            String::from_utf8_lossy(&verify.stderr)
-        );
+        let at = |args: &[&str]| succeeds(pregen().current_dir(dir.path()).args(args));
+        at(&[
+            "run",
+            "--no-progress",
+            &format!("mygame/{job}"),
+            "--count",
+            "20",
+        ]);
+        let said = at(&["analysis", "verify", &format!("out/{pack}")]);
         assert!(said.starts_with("20 levels"), "{said}");
     }
 }

@@ -39,15 +39,21 @@ pub fn write_job(dir: &Path, text: &str) -> PathBuf {
     path
 }
 
-/// Runs `pregen` with `args` and a file; its stdout, after checking it succeeded.
-pub fn pregen_stdout(args: &[&str], path: &Path) -> String {
-    let out = pregen().args(args).arg(path).output().expect("run pregen");
+/// Runs `command` to its end; its stdout, after checking it succeeded (its
+/// stderr in the failure).
+pub fn succeeds(command: &mut Command) -> String {
+    let out = command.output().expect("run the command");
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).expect("utf-8")
+}
+
+/// Runs `pregen` with `args` and a file; its stdout, after checking it succeeded.
+pub fn pregen_stdout(args: &[&str], path: &Path) -> String {
+    succeeds(pregen().args(args).arg(path))
 }
 
 /// `pregen analysis report PACK -o PAGE` with `flags`: the page's HTML.
