@@ -1,6 +1,6 @@
 //! The HTML report of a pack (`pregen analysis report PACK`): one self-contained
 //! page (inline CSS and SVG, no scripts, nothing fetched) with the pack's
-//! overview, a table per tier with the game's metrics, and charts of
+//! overview, the tiers side by side with the game's metrics, and charts of
 //! difficulty, moves, rejections, times and the campaigns' difficulty ramp.
 //! Everything is read from the pack's files, like [`crate::summarize`].
 
@@ -137,7 +137,7 @@ figure svg.level { width: 100%; height: auto; max-height: 300px; display: block;
 figcaption { font-size: 12px; color: #444; margin-top: 0.2em; }
 table.tiers { font-size: 13px; }
 table.tiers th, table.tiers td { padding: 0.2em 0.45em; }
-table.tiers th { vertical-align: bottom; }
+table.tiers th:first-child { text-align: left; }
 .legend span { display: inline-flex; align-items: center; gap: 0.3em; margin: 0 1.2em 0.4em 0; font-size: 13px; }
 ";
 
@@ -476,53 +476,78 @@ fn strata_table(html: &mut String, summary: &crate::Summary) {
     html.push_str("</table>\n");
 }
 
+/// The tiers side by side, a column each, and a row per figure: the table's
+/// width follows the tier count (ten at most by default), not the game's
+/// metric count, so every game's table fits the page.
 fn tiers_table(html: &mut String, levels: &[Level]) {
     let mut by_tier: BTreeMap<u32, Vec<&Level>> = BTreeMap::new();
     for l in levels {
         by_tier.entry(l.tier).or_default().push(l);
     }
-    // A metric named as a column of its own (sokoban's `moves`) is shown once.
+    // A metric named as a row of its own (sokoban's `moves`) is shown once.
     let metric_names: std::collections::BTreeSet<&str> = levels
         .iter()
         .flat_map(|l| l.metrics.iter().map(|(k, _)| k.as_str()))
         .filter(|k| !["moves", "difficulty", "levels", "optimal"].contains(k))
         .collect();
     html.push_str(
-        "<h2>Tiers</h2>\n<p>Difficulty (min, median, max), optimal moves (median), the share \
-         of levels whose move count is proven optimal, and the mean of each of the game's \
-         metrics.</p>\n<div style=\"overflow-x: auto\"><table class=\"tiers\">\n<tr><th>tier</th><th>levels</th>\
-         <th>min</th><th>median</th><th>max</th><th>moves</th><th>optimal</th>",
+        "<h2>Tiers</h2>\n<p>Per tier: difficulty (min, median, max), optimal moves (median), \
+         the share of levels whose move count is proven optimal, and the mean of each of the \
+         game's metrics.</p>\n<div style=\"overflow-x: auto\"><table class=\"tiers\">\n<tr><th>tier</th>",
     );
-    // A metric's name may break after each `_`, so that the table fits the
-    // page rather than scrolling.
-    for name in &metric_names {
-        let _ = write!(html, "<th>{}</th>", escape(name).replace('_', "_<wbr>"));
+    for tier in by_tier.keys() {
+        let _ = write!(html, "<th>{tier:02}</th>");
     }
     html.push_str("</tr>\n");
-    for (tier, tier_levels) in &by_tier {
-        let d = Percentiles::of(tier_levels.iter().map(|l| l.difficulty).collect());
-        let m = Percentiles::of(tier_levels.iter().map(|l| f64::from(l.moves)).collect());
-        let optimal = tier_levels.iter().filter(|l| l.optimal).count();
-        let _ = write!(
-            html,
-            "<tr><td>{tier:02}</td><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td>\
-             <td>{}</td><td>{:.0}%</td>",
-            tier_levels.len(),
-            d.min,
-            d.p50,
-            d.max,
-            m.p50,
-            100.0 * optimal as f64 / tier_levels.len().max(1) as f64
-        );
-        for name in &metric_names {
-            let values: Vec<f64> = tier_levels
-                .iter()
-                .filter_map(|l| l.metrics.iter().find(|(k, _)| k == name).map(|p| p.1))
-                .collect();
-            let mean = values.iter().sum::<f64>() / values.len().max(1) as f64;
-            let _ = write!(html, "<td>{}</td>", short(mean));
+    let difficulty: Vec<Percentiles> = by_tier
+        .values()
+        .map(|t| Percentiles::of(t.iter().map(|l| l.difficulty).collect()))
+        .collect();
+    let mut row = |name: &str, cells: &mut dyn Iterator<Item = String>| {
+        let _ = write!(html, "<tr><th>{name}</th>");
+        for cell in cells {
+            let _ = write!(html, "<td>{cell}</td>");
         }
         html.push_str("</tr>\n");
+    };
+    row("levels", &mut by_tier.values().map(|t| t.len().to_string()));
+    row(
+        "difficulty min",
+        &mut difficulty.iter().map(|d| format!("{:.3}", d.min)),
+    );
+    row(
+        "difficulty median",
+        &mut difficulty.iter().map(|d| format!("{:.3}", d.p50)),
+    );
+    row(
+        "difficulty max",
+        &mut difficulty.iter().map(|d| format!("{:.3}", d.max)),
+    );
+    row(
+        "moves (median)",
+        &mut by_tier.values().map(|t| {
+            let moves = Percentiles::of(t.iter().map(|l| f64::from(l.moves)).collect());
+            moves.p50.to_string()
+        }),
+    );
+    row(
+        "optimal",
+        &mut by_tier.values().map(|t| {
+            let optimal = t.iter().filter(|l| l.optimal).count();
+            format!("{:.0}%", 100.0 * optimal as f64 / t.len().max(1) as f64)
+        }),
+    );
+    for name in &metric_names {
+        row(
+            &escape(name),
+            &mut by_tier.values().map(|t| {
+                let values: Vec<f64> = t
+                    .iter()
+                    .filter_map(|l| l.metrics.iter().find(|(k, _)| k == name).map(|p| p.1))
+                    .collect();
+                short(values.iter().sum::<f64>() / values.len().max(1) as f64)
+            }),
+        );
     }
     html.push_str("</table></div>\n");
 }

@@ -241,5 +241,63 @@ fn every_games_report_shows_its_levels_in_chromium() {
             "{game}: the screenshot is {} bytes",
             png.len()
         );
+        fits_1280_pixels(
+            game,
+            &dir.path().join(format!("chromium-{game}-1280")),
+            &html,
+        );
     }
+}
+
+/// The report laid out by Chromium in a window 1280 pixels wide: the page
+/// needs no sideways scrolling, and no table (the tiers' metrics are the
+/// widest) is cut or scrolls inside its box. A copy of the page measures
+/// itself with a script and writes the figures into its DOM.
+fn fits_1280_pixels(game: &str, profile: &Path, html: &str) {
+    const MEASURE: &str = r#"<script>
+const fit = [];
+for (const table of document.querySelectorAll("table")) {
+  const box = table.parentElement;
+  const right = table.getBoundingClientRect().right;
+  if (right > window.innerWidth || table.scrollWidth > box.clientWidth) {
+    fit.push(table.className + " " + Math.round(right) + " " + table.scrollWidth + "/" + box.clientWidth);
+  }
+}
+document.body.setAttribute("data-measured",
+  window.innerWidth + " " + document.documentElement.scrollWidth + " " +
+  document.querySelectorAll("table").length + " [" + fit.join("; ") + "]");
+</script>"#;
+    let measured_page = profile.with_extension("html");
+    let page = html.replacen("</body>", &format!("{MEASURE}</body>"), 1);
+    assert_ne!(page.len(), html.len(), "{game}: the report has a </body>");
+    std::fs::write(&measured_page, page).expect("write the measured page");
+    let run =
+        crate::common::browser::page_dom(profile, &measured_page, &["--window-size=1280,900"]);
+    let dom = String::from_utf8_lossy(&run.stdout);
+    let measured = dom
+        .split("data-measured=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| {
+            panic!(
+                "{game}: the page measured itself\n{}",
+                String::from_utf8_lossy(&run.stderr)
+            )
+        });
+    let (window, rest) = measured.split_once(' ').expect("window width");
+    let (page_width, rest) = rest.split_once(' ').expect("page width");
+    let (tables, cut) = rest.split_once(' ').expect("tables");
+    assert_eq!(window, "1280", "{game}: the window is 1280 pixels wide");
+    assert!(
+        page_width.parse::<u32>().expect("a width") <= 1280,
+        "{game}: the page is {page_width} pixels wide at 1280"
+    );
+    assert!(
+        tables.parse::<u32>().expect("a count") >= 2,
+        "{game}: tables measured"
+    );
+    assert_eq!(
+        cut, "[]",
+        "{game}: tables wider than their box at 1280 pixels"
+    );
 }
