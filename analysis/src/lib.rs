@@ -20,7 +20,6 @@ use pregen_pack::{PackDir, PackError, refusal_key};
 
 pub mod calibrate;
 pub mod diff;
-mod legend;
 pub mod picture;
 mod report;
 pub mod svg;

@@ -48,14 +48,27 @@ struct Reject {
     ms: f64,
 }
 
+/// Where a pack's `release/` is seen from the play page at `page`: the page
+/// itself when it lies in a folder named `release`, else beside it.
+fn seeds_from(page: &str) -> &'static str {
+    let folder = Path::new(page).parent().and_then(|p| p.file_name());
+    if folder.is_some_and(|f| f == "release") {
+        ""
+    } else {
+        "../release/"
+    }
+}
+
 /// Builds the report of the pack in `dir`.
 pub fn report(dir: &Path) -> Result<String, AnalysisError> {
     report_with(dir, None)
 }
 
-/// [`report`], each level drawn linked to the play page at `play` (docs/web.md:
-/// `play.html?seeds=seeds/tier-NN.txt&seed=N`, relative to where the report
-/// is opened) when given.
+/// [`report`], each level drawn linked to the play page at `play` (docs/web.md,
+/// relative to where the report is opened) when given: `PAGE?seeds=S&seed=N`,
+/// with `S` the tier's seed file seen from the page, as `pregen web` lays it
+/// out: `../release/seeds/tier-NN.txt` from a folder beside the release
+/// (`PACK/web/play.html`), `seeds/tier-NN.txt` from the release itself.
 pub fn report_with(dir: &Path, play: Option<&str>) -> Result<String, AnalysisError> {
     let pack = PackDir::new(dir);
     pack.require_complete()?;
@@ -104,8 +117,9 @@ pub fn report_with(dir: &Path, play: Option<&str>) -> Result<String, AnalysisErr
         );
         match (play, found.get(&seed)) {
             (Some(page), Some(level)) => format!(
-                "{terms} <a href=\"{}?seeds=seeds/tier-{:02}.txt&amp;seed={seed}\">play</a>",
+                "{terms} <a href=\"{}?seeds={}seeds/tier-{:02}.txt&amp;seed={seed}\">play</a>",
                 escape(page),
+                seeds_from(page),
                 level.tier
             ),
             _ => terms,

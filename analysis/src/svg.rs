@@ -51,21 +51,7 @@ pub struct Series {
     pub colour: String,
 }
 
-/// Text for SVG and HTML: `&`, `<`, `>` and quotes escaped.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use pregen_pictures::escape;
 
 /// Axis ticks from 0 covering `max`: steps of 1, 2 or 5 times a power of ten,
 /// about five of them.

@@ -14,7 +14,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 use tokio_util::sync::CancellationToken;
 
 use commands::{
-    analysis, archive, census, game_server, load_test, release, retier, run, serve, solve, worker,
+    analysis, archive, census, game_server, load_test, release, retier, run, serve, solve, web,
+    worker,
 };
 
 /// Pregenerates verified puzzle levels: a coordinator hands seed ranges to
@@ -106,6 +107,11 @@ enum Command {
     /// lines: describe, generate, check; docs/external.md): the answers a game
     /// program in any language gives, given by pregen's own game.
     GameServer(game_server::GameServerArgs),
+    /// Write the games in the browser into a folder: the WebAssembly module
+    /// this binary carries, `pregen.js` and the pages that rebuild a
+    /// seed-only release and play its levels (docs/web.md). No Rust
+    /// toolchain needed; serve the folder beside a release, not in it.
+    Web(web::WebArgs),
     /// Read a finished pack.
     Analysis {
         #[command(subcommand)]
@@ -136,6 +142,7 @@ async fn main() {
             init_logs("warn");
             game_server::run(args)
         }
+        Command::Web(args) => web::run(args),
         Command::Analysis { command } => {
             init_logs("warn");
             analysis::run(command)

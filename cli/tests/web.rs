@@ -1,55 +1,21 @@
-//! The games in the browser (web/): the WebAssembly build, and its two pages
-//! in headless Chromium, on a real pack's release: a seed-only release
-//! rebuilt in a page, every hash matching; a level played in a page, its
-//! solution replayed move by move to a win.
+//! The games in the browser (web/), as `pregen web` writes them from the
+//! binary, beside a real pack's release, in headless Chromium: a seed-only
+//! release rebuilt in a page, every hash matching; a level of every game
+//! opened at once, drawn as the report draws it, its solution replayed move
+//! by move to a win.
 
 use crate::common::needs::{Need, needs};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use crate::common::browser::page_dom;
 use crate::common::run_pack;
 
-/// The workspace's folder.
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the workspace")
-        .to_path_buf()
-}
-
-/// Builds `pregen_web.wasm` once (in a target folder of its own, so that it
-/// never waits on the tests' build) and gives its path.
-fn build_wasm() -> PathBuf {
-    static WASM: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    WASM.get_or_init(build).clone()
-}
-
-fn build() -> PathBuf {
-    let target = workspace().join("target/wasm-build");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .current_dir(workspace())
-        .args([
-            "build",
-            "--locked",
-            "-p",
-            "pregen-web",
-            "--target",
-            "wasm32-unknown-unknown",
-            "--profile",
-            "wasm",
-        ])
-        .env("CARGO_TARGET_DIR", &target)
-        .output()
-        .expect("run cargo");
-    assert!(
-        out.status.success(),
-        "the WebAssembly build failed (is the target installed? \
-         `rustup target add wasm32-unknown-unknown`): {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    target.join("wasm32-unknown-unknown/wasm/pregen_web.wasm")
+/// `pregen web DIR`: the bundle the binary carries, written out.
+fn write_bundle(dir: &Path) {
+    crate::common::succeeds(crate::common::pregen().arg("web").arg(dir));
+    for file in ["pregen_web.wasm", "pregen.js", "play.html", "rebuild.html"] {
+        assert!(dir.join(file).is_file(), "{file} written");
+    }
 }
 
 /// The text of the element with `id` in a dumped DOM.
@@ -76,15 +42,12 @@ fn a_seed_only_release_is_rebuilt_and_played_in_chromium() {
                [tiers]\nscheme = \"equal\"\ncount = 2\n";
     let pack = run_pack(dir.path(), job, 1);
     let release = pack.join("release");
-    std::fs::copy(build_wasm(), release.join("pregen_web.wasm")).expect("copy the wasm");
-    for page in ["pregen.js", "rebuild.html", "play.html"] {
-        std::fs::copy(workspace().join("web/page").join(page), release.join(page))
-            .expect("copy the page");
-    }
+    let web = pack.join("web");
+    write_bundle(&web);
     let open = |page: &str, profile: &str| {
         let shown = page_dom(
             &dir.path().join(profile),
-            &release.join(page),
+            &web.join(page),
             &[
                 "--allow-file-access-from-files",
                 "--virtual-time-budget=30000",
@@ -98,10 +61,12 @@ fn a_seed_only_release_is_rebuilt_and_played_in_chromium() {
         let seeds = std::fs::read_to_string(release.join(format!("seeds/tier-{tier}.txt")))
             .expect("seed file");
         let count = seeds.lines().count() - 1;
-        let dom = open(
-            &format!("rebuild.html?sync=1&seeds=seeds/tier-{tier}.txt"),
-            &format!("rebuild-{tier}"),
-        );
+        // The first tier is the pages' default.
+        let page = match tier {
+            "01" => "rebuild.html?sync=1".to_string(),
+            _ => format!("rebuild.html?sync=1&seeds=../release/seeds/tier-{tier}.txt"),
+        };
+        let dom = open(&page, &format!("rebuild-{tier}"));
         let status = element(&dom, "status");
         assert!(
             status.starts_with(&format!(
@@ -132,7 +97,7 @@ fn a_seed_only_release_is_rebuilt_and_played_in_chromium() {
     let html = crate::common::report_html(
         &pack,
         &pack.join("report.html"),
-        &["--play", "release/play.html"],
+        &["--play", "web/play.html"],
     );
     let link = html
         .split("<a href=\"")
@@ -141,7 +106,7 @@ fn a_seed_only_release_is_rebuilt_and_played_in_chromium() {
         .expect("a play link")
         .replace("&amp;", "&");
     assert!(
-        link.starts_with("release/play.html?seeds=seeds/tier-"),
+        link.starts_with("web/play.html?seeds=../release/seeds/tier-"),
         "{link}"
     );
     let seed = link.rsplit("seed=").next().expect("a seed").to_string();
@@ -160,6 +125,82 @@ fn a_seed_only_release_is_rebuilt_and_played_in_chromium() {
     );
     assert!(
         !element(&dom, "board").trim().is_empty(),
-        "the board is drawn: {dom}"
+        "the board in text: {dom}"
     );
+    assert!(
+        dom.contains(
+            "<div id=\"picture\"><svg xmlns=\"http://www.w3.org/2000/svg\" class=\"level\""
+        ),
+        "the board drawn: {dom}"
+    );
+    // The bundle goes beside a release, never into it.
+    let refused = crate::common::pregen()
+        .arg("web")
+        .arg(release.join("web"))
+        .output()
+        .expect("pregen web");
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("is in the release folder"));
+}
+
+/// Every game's level opened at once in the play page (no `seed=`: the seed
+/// file's first, and only it, made), drawn as the report draws it, with the
+/// file's levels to choose from, and its solution played to a win.
+#[test]
+fn a_level_of_every_game_is_drawn_and_played_in_chromium() {
+    if !needs(&[Need::Wasm, Need::Chromium]) {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    for game in ["tilt", "sokoban", "cube", "doors", "dungeon"] {
+        let root = dir.path().join(game);
+        let pack = run_pack(
+            &root,
+            &format!(
+                "pack = \"e2e\"\ngame = \"{game}\"\ncount = 3\n[tiers]\nscheme = \"equal\"\ncount = 1\n"
+            ),
+            1,
+        );
+        let web = pack.join("web");
+        write_bundle(&web);
+        let seeds = std::fs::read_to_string(pack.join("release/seeds/tier-01.txt")).expect("seeds");
+        let first = seeds
+            .lines()
+            .nth(1)
+            .and_then(|l| l.split(' ').next())
+            .expect("a seed");
+        let shown = page_dom(
+            &root.join("chromium"),
+            &web.join("play.html?sync=1"),
+            &["--allow-file-access-from-files"],
+        );
+        let dom = String::from_utf8_lossy(&shown.stdout).into_owned();
+        let status = element(&dom, "status");
+        assert!(
+            status.starts_with("solution wins; after its"),
+            "{game}: {status}"
+        );
+        assert!(status.ends_with("moves: won"), "{game}: {status}");
+        assert!(
+            element(&dom, "title").starts_with(&format!("{game}-{first}: ")),
+            "{game}: {dom}"
+        );
+        assert!(
+            dom.contains(
+                "<div id=\"picture\"><svg xmlns=\"http://www.w3.org/2000/svg\" class=\"level\""
+            ),
+            "{game}: the level drawn: {dom}"
+        );
+        assert_eq!(
+            dom.matches("<option ").count(),
+            seeds.lines().count() - 1,
+            "{game}: every level of the file to choose from"
+        );
+        if ["cube", "doors", "dungeon"].contains(&game) {
+            assert!(
+                !element(&dom, "position").trim().is_empty(),
+                "{game}: the position in words"
+            );
+        }
+    }
 }

@@ -3,9 +3,15 @@
 //
 //   const pregen = await Pregen.load("pregen_web.wasm");   // or Pregen.loadSync
 //   pregen.regenerate(seedFileText)          // {levels: [...], matching}
-//   pregen.level("tilt", params, seed, maxNodes)
+//   pregen.regenerate(seedFileText, ["7"])   // only these seeds
+//   pregen.level("tilt", params, "7", maxNodes)
 //   pregen.check("tilt", levelJson, solution) // {ok, reason}
-//   pregen.play("tilt", levelJson, moves)     // {text, won} or {error}
+//   pregen.play("tilt", levelJson, moves)     // {text, svg, won} or {error}
+//   pregen.picture("tilt", layout, title)     // {svg}
+//
+// Seeds may be given as strings of digits, which stay exact past 2^53
+// (where JavaScript's numbers round); answers carry `seed_text` beside
+// `seed` for the same reason.
 "use strict";
 
 var Pregen = (function () {
@@ -50,6 +56,9 @@ var Pregen = (function () {
     };
     this.play = function (game, levelJson, moves) {
       return request({ op: "play", game: game, level_json: levelJson, moves: moves });
+    };
+    this.picture = function (game, layout, title) {
+      return request({ op: "picture", game: game, layout: layout, title: title || "" });
     };
   }
 

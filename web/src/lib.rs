@@ -21,6 +21,7 @@ use std::cell::RefCell;
 
 use pregen_games::seeds::SeedFile;
 use pregen_games::{Budget, Candidate, GameKind};
+use pregen_pictures::level_svg;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -29,23 +30,27 @@ use serde_json::{Value, json};
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Request {
     /// Every level of a seed file (`release/seeds/tier-NN.txt`), each made
-    /// again and checked against its hash: `{"levels": [{seed, level_hash,
-    /// matches, layout, level_json, solution, moves}], "matching": n}`.
+    /// again and checked against its hash: `{"levels": [{seed, seed_text,
+    /// level_hash, listed_hash, matches, layout, level_json, solution,
+    /// moves, difficulty}], "matching": n}` (`seed_text`: the seed's digits,
+    /// exact in JavaScript past 2^53).
     Regenerate {
         /// The seed file's text.
         seed_file: String,
-        /// Only these seeds of it (all when left out).
+        /// Only these seeds of it (all when left out), as numbers or
+        /// strings of digits.
         #[serde(default)]
-        seeds: Option<Vec<u64>>,
+        seeds: Option<Vec<Seed>>,
     },
-    /// One level made from its seed: the level, as `regenerate` gives it.
+    /// One level made from its seed: the level, as `regenerate` gives it,
+    /// with its picture (`svg`).
     Level {
         /// The game.
         game: String,
         /// The stratum's params.
         params: Value,
-        /// The seed.
-        seed: u64,
+        /// The seed, as a number or a string of digits.
+        seed: Seed,
         /// The node budget (the seed file's `max_nodes`).
         max_nodes: u64,
     },
@@ -60,8 +65,9 @@ pub enum Request {
         solution: String,
     },
     /// The state after `moves` (a prefix of a solution, or a player's own):
-    /// `{"text": the board in the game's text form, "won": bool}`, or an
-    /// `error` naming the move that is not legal.
+    /// `{"text": the board in the game's text form, "svg": its picture,
+    /// "won": bool}`, or an `error` naming the move that is not legal
+    /// (counted from 1).
     Play {
         /// The game.
         game: String,
@@ -70,6 +76,38 @@ pub enum Request {
         /// The moves so far.
         moves: String,
     },
+    /// A level's picture from its text form, as the HTML report draws it:
+    /// `{"svg": "<svg ...>"}`.
+    Picture {
+        /// The game.
+        game: String,
+        /// The level's text form.
+        layout: String,
+        /// The picture's accessible name.
+        #[serde(default)]
+        title: String,
+    },
+}
+
+/// A seed as a JSON number or, for seeds past 2^53 that JavaScript's
+/// numbers cannot hold exactly, as a string of its digits.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Seed {
+    /// A JSON number.
+    Number(u64),
+    /// A string of decimal digits.
+    Digits(String),
+}
+
+impl Seed {
+    /// The seed, or why the string is not one.
+    pub fn value(&self) -> Result<u64, String> {
+        match self {
+            Seed::Number(n) => Ok(*n),
+            Seed::Digits(d) => d.parse().map_err(|_| format!("`{d}` is not a seed")),
+        }
+    }
 }
 
 /// The answer to a request, as JSON.
@@ -89,6 +127,10 @@ fn handle(request: Request) -> Result<Value, String> {
         Request::Regenerate { seed_file, seeds } => {
             let mut file = SeedFile::parse(&seed_file).map_err(|e| e.to_string())?;
             if let Some(only) = seeds {
+                let only = only
+                    .iter()
+                    .map(Seed::value)
+                    .collect::<Result<Vec<u64>, String>>()?;
                 file.levels.retain(|(seed, _)| only.contains(seed));
             }
             let listed = file.levels.clone();
@@ -113,13 +155,21 @@ fn handle(request: Request) -> Result<Value, String> {
             seed,
             max_nodes,
         } => {
-            let game = GameKind::from_name(&game).map_err(|e| e.to_string())?;
-            let prepared = game.prepare(&params).map_err(|e| e.to_string())?;
+            let seed = seed.value()?;
+            let kind = GameKind::from_name(&game).map_err(|e| e.to_string())?;
+            let prepared = kind.prepare(&params).map_err(|e| e.to_string())?;
             let level = prepared
                 .run(seed, &Budget::nodes(max_nodes))
                 .result
                 .map_err(|r| format!("seed {seed} makes no level: {r}"))?;
-            Ok(level_json(seed, &level))
+            let mut made = level_json(seed, &level);
+            made["svg"] = json!(level_svg(
+                &game,
+                &level.layout,
+                &format!("{game}-{seed}"),
+                1.0
+            ));
+            Ok(made)
         }
         Request::Check {
             game,
@@ -137,18 +187,40 @@ fn handle(request: Request) -> Result<Value, String> {
             level_json,
             moves,
         } => {
-            let game = GameKind::from_name(&game).map_err(|e| e.to_string())?;
-            let (text, won) = game
+            let kind = GameKind::from_name(&game).map_err(|e| e.to_string())?;
+            let (text, won) = kind
                 .play_json(&level_json, &moves)
                 .map_err(|e| e.to_string())?;
-            Ok(json!({ "text": text, "won": won }))
+            // The games whose position is not on the board say it in words
+            // above the board, after which a blank line (a layout holds none).
+            let board = text.split_once("\n\n").map_or(text.as_str(), |(_, b)| b);
+            let svg = level_svg(&game, board, &format!("after {} moves", count(&moves)), 1.0);
+            Ok(json!({ "text": text, "svg": svg, "won": won }))
         }
+        Request::Picture {
+            game,
+            layout,
+            title,
+        } => {
+            GameKind::from_name(&game).map_err(|e| e.to_string())?;
+            Ok(json!({ "svg": level_svg(&game, &layout, &title, 1.0) }))
+        }
+    }
+}
+
+/// How many moves `moves` holds: tokens apart when spaced, else letters.
+fn count(moves: &str) -> usize {
+    if moves.trim().contains(char::is_whitespace) {
+        moves.split_whitespace().count()
+    } else {
+        moves.trim().chars().count()
     }
 }
 
 fn level_json(seed: u64, level: &Candidate) -> Value {
     json!({
         "seed": seed,
+        "seed_text": seed.to_string(),
         "level_hash": level.level_hash,
         "layout": level.layout,
         "level_json": level.level_json,

@@ -11,6 +11,7 @@ pub mod retier;
 pub mod run;
 pub mod serve;
 pub mod solve;
+pub mod web;
 pub mod worker;
 
 use std::path::Path;

@@ -56,7 +56,8 @@ pub enum GameError {
     #[error("cannot regenerate: {0}")]
     Regenerate(String),
     /// A solution does not solve the level under the rules.
-    #[error("replay failed at move {index}: {message}")]
+    /// Shown with the move counted from 1, as a player counts.
+    #[error("replay failed at move {}: {message}", index + 1)]
     Replay {
         /// 0-based index of the offending move.
         index: usize,

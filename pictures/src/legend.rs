@@ -10,8 +10,7 @@ use pregen_games::dungeon::Dungeon;
 use pregen_games::sokoban::Sokoban;
 use pregen_games::tilt::Tilt;
 
-use crate::picture::{Grid, TILE, draw_piece, palette};
-use crate::svg::escape;
+use crate::{Grid, TILE, draw_piece, escape, palette};
 
 /// What each kind of tile of a game means, by a character that draws it
 /// (docs/<game>.md's text layout): the report's legend.
@@ -124,7 +123,7 @@ pub fn legend(game: &str) -> Vec<(String, &'static str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::picture::PALETTES;
+    use crate::PALETTES;
 
     /// Every game with a palette has a legend, each of its kinds drawn by
     /// the palette (a swatch with something on it) and named.
