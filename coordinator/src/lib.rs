@@ -150,9 +150,9 @@ pub enum ResumeError {
     },
     /// A segment of an older commit-log format, which this build does not read.
     #[error(
-        "{}: written by an older pregen (commit-log format {version}), whose checksums anyone \
-         can recompute; finish the run with that version, or move the commit folder away to \
-         start afresh",
+        "{}: written by an older pregen (commit-log format {version}), which this build does \
+         not read; finish the run with that version, or move the commit folder away to start \
+         afresh",
         path.display()
     )]
     OlderFormat {

@@ -1,8 +1,15 @@
 //! The binary form of a [`SeedRecord`]: a protobuf message (prost), as the
 //! commit log stores it and the external sort spills it. Every field reads
-//! back bit for bit (floats as their 64 bits), and a message that does not
-//! decode, or decodes to something no record can be (an unknown status, a
-//! level on a seed that was not accepted), is refused.
+//! back bit for bit (floats as their 64 bits; a metric of -0 reads back as
+//! 0, as it does from the wire), and a message that does not decode, or
+//! decodes to something no record can be (an unknown status, a level on a
+//! seed that was not accepted), is refused.
+//!
+//! A stored level is the wire's message: `LevelProto` is `pregen.v1.Level`
+//! field for field (pregen.proto), and a test in the coordinator, which
+//! has both, holds the log's bytes of a level to the wire's encoding of it
+//! and back. A new field of a stored level is added to the wire's `Level`
+//! and here alike.
 
 use prost::Message;
 use prost::encoding::WireType;
@@ -39,7 +46,7 @@ struct RecordProto {
     reason_detail: String,
 }
 
-/// An accepted level on disk.
+/// An accepted level on disk: `pregen.v1.Level` of the wire.
 #[derive(Clone, PartialEq, Message)]
 struct LevelProto {
     #[prost(double, tag = "1")]
@@ -54,14 +61,14 @@ struct LevelProto {
     level_json: String,
     #[prost(string, tag = "6")]
     solution: String,
-    #[prost(string, repeated, tag = "7")]
-    metric_names: Vec<String>,
-    #[prost(double, repeated, tag = "8")]
-    metric_values: Vec<f64>,
-    #[prost(string, tag = "9")]
+    #[prost(btree_map = "string, double", tag = "7")]
+    metrics: std::collections::BTreeMap<String, f64>,
+    /// SHA-256 of the level's JSON form, hex.
+    #[prost(string, tag = "8")]
     level_hash: String,
-    #[prost(string, optional, tag = "10")]
-    canonical: Option<String>,
+    /// SHA-256 of its canonical form, hex; empty for a game without one.
+    #[prost(string, tag = "9")]
+    canonical: String,
 }
 
 fn status_code(status: Status) -> u32 {
@@ -126,22 +133,26 @@ fn encode_level(level: &LevelRecord, out: &mut Vec<u8>) {
     encode_str(4, &level.layout, out);
     encode_str(5, &level.level_json, out);
     encode_str(6, &level.solution, out);
-    for name in level.metrics.keys() {
-        // Repeated strings are written one field each, empty ones too.
-        put_str(7, name, out);
-    }
-    if !level.metrics.is_empty() {
-        // Packed, as proto3 writes repeated numbers.
-        encode_key(8, WireType::LengthDelimited, out);
-        encode_varint(8 * level.metrics.len() as u64, out);
-        for value in level.metrics.values() {
-            out.extend_from_slice(&value.to_le_bytes());
+    for (name, value) in &level.metrics {
+        // A map entry is a message of key 1 and value 2, each left out at
+        // its default (an empty name, a value equal to 0), as prost writes
+        // it.
+        let key_len = if name.is_empty() {
+            0
+        } else {
+            1 + prost::encoding::encoded_len_varint(name.len() as u64) + name.len()
+        };
+        let value_len = if *value == 0.0 { 0 } else { 9 };
+        encode_key(7, WireType::LengthDelimited, out);
+        encode_varint((key_len + value_len) as u64, out);
+        encode_str(1, name, out);
+        if *value != 0.0 {
+            double::encode(2, value, out);
         }
     }
-    encode_str(9, &level.level_hash, out);
+    encode_str(8, &level.level_hash, out);
     if let Some(canonical) = &level.canonical {
-        // Optional: written when present, even empty.
-        put_str(10, canonical, out);
+        encode_str(9, canonical, out);
     }
 }
 
@@ -193,9 +204,6 @@ pub enum DecodeError {
         /// The code.
         code: crate::record::Code,
     },
-    /// A level whose metric names and values differ in number.
-    #[error("metric names and values differ in number")]
-    Metrics,
     /// A level on a seed not accepted, or an accepted seed without one.
     #[error("a {status} seed with{} a level", if *.with { "" } else { "out" })]
     Level {
@@ -229,25 +237,17 @@ pub fn decode(bytes: &[u8]) -> Result<SeedRecord, DecodeError> {
         }
         _ => {}
     }
-    let level = match proto.level {
-        None => None,
-        Some(l) => {
-            if l.metric_names.len() != l.metric_values.len() {
-                return Err(DecodeError::Metrics);
-            }
-            Some(LevelRecord {
-                difficulty: l.difficulty,
-                moves: l.moves,
-                moves_optimal: l.moves_optimal,
-                layout: l.layout,
-                level_json: l.level_json,
-                solution: l.solution,
-                metrics: l.metric_names.into_iter().zip(l.metric_values).collect(),
-                level_hash: l.level_hash,
-                canonical: l.canonical,
-            })
-        }
-    };
+    let level = proto.level.map(|l| LevelRecord {
+        difficulty: l.difficulty,
+        moves: l.moves,
+        moves_optimal: l.moves_optimal,
+        layout: l.layout,
+        level_json: l.level_json,
+        solution: l.solution,
+        metrics: l.metrics,
+        level_hash: l.level_hash,
+        canonical: Some(l.canonical).filter(|c| !c.is_empty()),
+    });
     if level.is_some() != (status == Status::Accepted) {
         return Err(DecodeError::Level {
             status,
@@ -306,10 +306,9 @@ mod tests {
                 layout: l.layout.clone(),
                 level_json: l.level_json.clone(),
                 solution: l.solution.clone(),
-                metric_names: l.metrics.keys().cloned().collect(),
-                metric_values: l.metrics.values().copied().collect(),
+                metrics: l.metrics.clone(),
                 level_hash: l.level_hash.clone(),
-                canonical: l.canonical.clone(),
+                canonical: l.canonical.clone().unwrap_or_default(),
             }),
             generate_ms: record.generate_ms,
             solve_ms: record.solve_ms,

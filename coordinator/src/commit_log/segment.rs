@@ -1,7 +1,8 @@
-//! The segment format (version 5): a header line, then a zstd body of
+//! The segment format (version 6): a header line, then a zstd body of
 //! length-delimited entries sealed by the header's keyed checksum
-//! ([`LogKey::seal`]). Segments of older versions carry checksums anyone can
-//! recompute, and are refused.
+//! ([`LogKey::seal`]), a level stored as the wire's message. Segments of
+//! older versions are refused: those before 5 carry checksums anyone can
+//! recompute, and 5 laid levels out in a form of its own.
 
 use std::fs;
 use std::io::{ErrorKind, Read};
@@ -17,7 +18,7 @@ use super::{Entry, Mode, segment_name};
 use crate::{CoordinatorError, ResumeError};
 
 /// The segment format this build writes.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 /// The zstd level of segment bodies: level 1 compresses a run's segments
 /// about half again as fast as level 3, for 5 to 9% more bytes.
 pub(super) const ZSTD_LEVEL: i32 = 1;

@@ -353,3 +353,85 @@ fn segments_rewritten_without_the_key_are_refused() {
     let err = error(dir.path(), &job(5));
     assert!(err.contains("cross-check.key is missing"), "{err}");
 }
+
+/// The commit log stores a level as the wire's `pregen.v1.Level`: the
+/// log's bytes of a level are the wire's encoding of it, and the wire's
+/// bytes read back through the log's decoder as the same level. One
+/// schema for a stored level, whichever way it came.
+#[test]
+fn a_stored_level_is_the_wires_message() {
+    use pregen_proto::v1::Level;
+    use prost::Message;
+
+    /// A record's field 4, the level, and nothing else of it.
+    #[derive(Clone, PartialEq, prost::Message)]
+    struct LevelField {
+        #[prost(message, optional, tag = "4")]
+        level: Option<Level>,
+    }
+
+    let levels = [
+        pregen_games::Candidate {
+            difficulty: 0.1 + 0.2,
+            moves: 17,
+            moves_optimal: true,
+            layout: "#####\n#1.2#\n#####\n".into(),
+            level_json: "{\"w\":5}".into(),
+            solution: "LRUD".into(),
+            metrics: [
+                ("states", 120.0),
+                ("zero", 0.0),
+                ("share", -0.25),
+                ("", 3.0),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+            level_hash: "ab".repeat(32),
+            canonical: Some("cd".repeat(32)),
+        },
+        pregen_games::Candidate {
+            difficulty: 0.0,
+            moves: 0,
+            moves_optimal: false,
+            layout: String::new(),
+            level_json: String::new(),
+            solution: String::new(),
+            metrics: Default::default(),
+            level_hash: String::new(),
+            canonical: None,
+        },
+    ];
+    for level in levels {
+        let record = SeedRecord {
+            status: Status::Accepted,
+            level: Some(level.clone()),
+            ..record(9)
+        };
+        let mut log = Vec::new();
+        pregen_pack::codec::encode(&record, &mut log);
+        let wire = Level::from(level.clone());
+        let stored = LevelField::decode(&log[..])
+            .expect("the log's record")
+            .level;
+        assert_eq!(
+            stored.clone().map(|l| l.encode_to_vec()),
+            Some(wire.encode_to_vec()),
+            "the log's level is the wire's bytes"
+        );
+        assert_eq!(stored, Some(wire.clone()));
+        // The wire's bytes in a record's place read back as the level.
+        let mut bytes = Vec::new();
+        pregen_pack::codec::encode(
+            &SeedRecord {
+                level: None,
+                ..record.clone()
+            },
+            &mut bytes,
+        );
+        bytes.extend(LevelField { level: Some(wire) }.encode_to_vec());
+        let back = pregen_pack::codec::decode(&bytes).expect("decodes");
+        assert_eq!(back.level, Some(level));
+        assert_eq!(back, record);
+    }
+}
