@@ -37,9 +37,10 @@ if [ -n "$missing" ]; then
     apt-get update -qq && apt-get install -y -qq $missing
 fi
 podman() { command podman --runtime runc --cgroup-manager=cgroupfs "$@"; }
-# The containers take this shell's limits (podman's own default open-file
-# limit may be above what the machine allows).
-run_flags=(--ulimit host --network host)
+# Limits a container may take: podman's defaults (a million open files,
+# 32768 processes) are above what an unprivileged sandbox lets runc set.
+files=$(ulimit -Hn)
+run_flags=(--network host --ulimit "nofile=$files:$files" --ulimit nproc=4096:4096)
 
 step_started=$(date +%s)
 step() {
@@ -121,7 +122,9 @@ chown 10001:10001 "$work/run/image"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 token=container-test-token
 names=(pregen-coordinator pregen-worker-1 pregen-worker-2)
-cleanup() { podman rm -f "${names[@]}" >/dev/null 2>&1 || true; }
+cleanup() {
+    for name in "${names[@]}"; do podman rm -f "$name" >/dev/null 2>&1 || true; done
+}
 trap cleanup EXIT
 cleanup
 podman run -d --name pregen-coordinator "${run_flags[@]}" -e PREGEN_TOKEN=$token \
@@ -144,6 +147,15 @@ for i in 1 2; do timeout 60 podman wait "pregen-worker-$i" >/dev/null || true; d
 step "coordinator and two workers from the image"
 
 python3 "$repo/deploy/slurm/test/same_pack.py" "$work/run/native/container" "$work/run/image/container"
+# Both workers took part.
+python3 - "$work/run/image/container/levels" <<'EOF'
+import collections, sys
+import pyarrow.dataset as ds
+workers = collections.Counter(
+    w.split("#")[0] for w in ds.dataset(sys.argv[1], format="parquet").to_table(columns=["worker"]).column("worker").to_pylist())
+assert set(workers) == {"container-1", "container-2"}, workers
+print("levels by worker:", dict(sorted(workers.items())))
+EOF
 "$PREGEN" archive "$work/run/native/container" -o "$work/native.tar.zst" 2>/dev/null
 "$PREGEN" archive "$work/run/image/container" -o "$work/image.tar.zst" 2>/dev/null
 cmp "$work/native.tar.zst" "$work/image.tar.zst"
