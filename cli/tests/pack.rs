@@ -304,12 +304,25 @@ fn the_html_report_shows_the_packs_figures() {
     let seeds: u64 = summary.statuses.values().sum();
     assert!(html.contains(&format!("<td>seeds in the pack</td><td>{seeds}</td>")));
     assert_eq!(seeds, summary.seeds_in_pack);
-    for (tier, n) in &summary.tiers {
-        assert!(
-            html.contains(&format!("<tr><td>{tier:02}</td><td>{n}</td>")),
-            "tier {tier} row"
-        );
-    }
+    // The tiers side by side: a column each, the levels of each in a row.
+    let tiers: String = summary
+        .tiers
+        .keys()
+        .map(|t| format!("<th>{t:02}</th>"))
+        .collect();
+    let counts: String = summary
+        .tiers
+        .values()
+        .map(|n| format!("<td>{n}</td>"))
+        .collect();
+    assert!(
+        html.contains(&format!("<tr><th>tier</th>{tiers}</tr>")),
+        "the tiers' columns"
+    );
+    assert!(
+        html.contains(&format!("<tr><th>levels</th>{counts}</tr>")),
+        "the tiers' levels"
+    );
     for (reason, n) in &summary.reasons {
         let tooltip = format!(
             "<title>{}: {n}</title>",
