@@ -112,8 +112,15 @@ fn build_module(workspace: &Path, out: &Path) -> Result<Vec<u8>, String> {
             "wasm",
         ])
         .env("CARGO_TARGET_DIR", &target_dir);
-    // This build's flags are for the host, not for the module.
-    for host_only in ["RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_TARGET"] {
+    // This build's flags are for the host, not for the module; and a
+    // workspace wrapper (clippy's driver under `cargo clippy`) would make
+    // the module's build differ from one command to the next.
+    for host_only in [
+        "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "CARGO_BUILD_TARGET",
+        "RUSTC_WORKSPACE_WRAPPER",
+    ] {
         build.env_remove(host_only);
     }
     let made = build
