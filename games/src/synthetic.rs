@@ -347,9 +347,9 @@ impl Game for Synthetic {
             count += 1;
         }
         if count != level.moves {
-            return Err(GameError::Replay {
-                index: count as usize,
-                message: format!("{count} moves of {} do not win", level.moves),
+            return Err(GameError::NotWon {
+                moves: count as usize,
+                message: format!("the level takes {}", level.moves),
             });
         }
         Ok(())

@@ -56,6 +56,18 @@ pub enum GameError {
     #[error("cannot regenerate: {0}")]
     Regenerate(String),
     /// A solution does not solve the level under the rules.
+    /// A level that breaks the game's rules before any move (no monk, a
+    /// door to nowhere): no move of it can be played.
+    #[error("the level breaks the rules: {0}")]
+    Level(String),
+    /// Every move of a solution was legal, but the last did not win.
+    #[error("the solution's {moves} moves do not win: {message}")]
+    NotWon {
+        /// The solution's moves.
+        moves: usize,
+        /// What is left undone.
+        message: String,
+    },
     /// Shown with the move counted from 1, as a player counts.
     #[error("replay failed at move {}: {message}", index + 1)]
     Replay {

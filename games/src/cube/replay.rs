@@ -83,7 +83,10 @@ pub fn replay(level: &Level, solution: &str) -> Result<(), GameError> {
             return Ok(());
         }
     }
-    fail(tokens.len(), "the solution does not reach the exit".into())
+    Err(GameError::NotWon {
+        moves: tokens.len(),
+        message: "the solution does not reach the exit".into(),
+    })
 }
 
 /// The cube as `moves` leave it, each legal: its net with the monk's cell
@@ -111,10 +114,8 @@ pub fn play(level: &Level, moves: &str) -> Result<(String, bool), GameError> {
 
 /// The start of play on a well-formed level.
 fn start(level: &Level) -> Result<Position, GameError> {
-    level
-        .check()
-        .map_err(|message| GameError::Replay { index: 0, message })?;
-    Position::start(level).map_err(|message| GameError::Replay { index: 0, message })
+    level.check().map_err(GameError::Level)?;
+    Position::start(level).map_err(GameError::Level)
 }
 
 /// Plays move `index`, `token`: a walk `@x,y` (`Ok(true)`) or a turn.

@@ -424,8 +424,8 @@ impl Level {
     pub fn replay(&self, solution: &str) -> Result<(), GameError> {
         match self.play(solution)? {
             (_, true) => Ok(()),
-            _ => Err(GameError::Replay {
-                index: solution.split_whitespace().count(),
+            _ => Err(GameError::NotWon {
+                moves: solution.split_whitespace().count(),
                 message: "the player is not out: not in room 0 with the required colour".into(),
             }),
         }

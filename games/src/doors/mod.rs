@@ -739,10 +739,7 @@ impl Game for Doors {
     }
 
     fn replay(puzzle: &Puzzle, solution: &str) -> Result<(), GameError> {
-        puzzle
-            .level
-            .check()
-            .map_err(|message| GameError::Replay { index: 0, message })?;
+        puzzle.level.check().map_err(GameError::Level)?;
         puzzle.level.replay(solution)
     }
 
@@ -751,7 +748,7 @@ impl Game for Doors {
             puzzle
                 .level
                 .check()
-                .map_err(|message| GameError::Replay { index: 0, message })
+                .map_err(GameError::Level)
                 .and_then(|()| puzzle.level.play(moves))
                 .map(|(said, out)| (format!("{said}\n\n{}", puzzle.level.to_text()), out)),
         )

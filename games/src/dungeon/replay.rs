@@ -100,8 +100,8 @@ pub fn replay(level: &Level, solution: &str) -> Result<(), GameError> {
     let tokens = solution.split_whitespace().count();
     match play(level, solution)? {
         (_, true) => Ok(()),
-        _ => Err(GameError::Replay {
-            index: tokens,
+        _ => Err(GameError::NotWon {
+            moves: tokens,
             message: "the solution does not reach the exit".into(),
         }),
     }
@@ -111,9 +111,7 @@ pub fn replay(level: &Level, solution: &str) -> Result<(), GameError> {
 /// player's room, the keys held and the switches on, above the level's
 /// text; and whether the player is out.
 pub fn play(level: &Level, moves: &str) -> Result<(Play, bool), GameError> {
-    level
-        .check()
-        .map_err(|message| GameError::Replay { index: 0, message })?;
+    level.check().map_err(GameError::Level)?;
     let mut play = Play::start(level);
     let mut out = false;
     for (index, token) in moves.split_whitespace().enumerate() {

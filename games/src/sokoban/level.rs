@@ -375,8 +375,8 @@ impl Level {
         if end.solved() {
             Ok(())
         } else {
-            Err(GameError::Replay {
-                index: solution.chars().filter(|c| !c.is_whitespace()).count(),
+            Err(GameError::NotWon {
+                moves: solution.chars().filter(|c| !c.is_whitespace()).count(),
                 message: "boxes remain off their goals".into(),
             })
         }

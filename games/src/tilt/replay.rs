@@ -17,8 +17,8 @@ struct Object {
 pub fn replay(level: &Level, solution: &str) -> Result<(), GameError> {
     match fruits_left(&objects_after(level, solution)?) {
         0 => Ok(()),
-        n => Err(GameError::Replay {
-            index: solution.chars().count(),
+        n => Err(GameError::NotWon {
+            moves: solution.chars().count(),
             message: format!("{n} fruits are left after the last move"),
         }),
     }
