@@ -58,11 +58,7 @@ impl Percentiles {
             return Self::default();
         }
         values.sort_by(f64::total_cmp);
-        let at = |q: f64| {
-            let rank = q * (values.len() - 1) as f64;
-            let (lo, hi) = (rank.floor() as usize, rank.ceil() as usize);
-            values[lo] + (values[hi] - values[lo]) * (rank - lo as f64)
-        };
+        let at = |q: f64| quantile(&values, q);
         Percentiles {
             count: values.len(),
             min: values[0],
@@ -73,6 +69,14 @@ impl Percentiles {
             mean: values.iter().sum::<f64>() / values.len() as f64,
         }
     }
+}
+
+/// The `q` quantile (0 to 1) of `sorted` (ascending, not empty), between
+/// its two nearest ranks.
+pub fn quantile(sorted: &[f64], q: f64) -> f64 {
+    let rank = q * (sorted.len() - 1) as f64;
+    let (lo, hi) = (rank.floor() as usize, rank.ceil() as usize);
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - lo as f64)
 }
 
 /// A pack's statistics (`analysis summary`, and as JSON with `--json`).

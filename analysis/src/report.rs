@@ -744,7 +744,9 @@ fn reasons_chart(html: &mut String, rejects: &[Reject]) {
     ));
 }
 
-/// The campaigns' difficulty ramp: min, mean and max by position.
+/// The campaigns' difficulty ramp: the median and the middle 80% by
+/// position. Not the extremes: one outlier a position would stretch the
+/// axis and flatten the ramp a player feels; the table of tiers has them.
 fn campaign_chart(html: &mut String, campaigns: &[Slot]) {
     let mut by_position: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
     for s in campaigns {
@@ -753,18 +755,22 @@ fn campaign_chart(html: &mut String, campaigns: &[Slot]) {
             .or_default()
             .push(s.difficulty);
     }
+    for values in by_position.values_mut() {
+        values.sort_by(f64::total_cmp);
+    }
     let xs: Vec<f64> = by_position.keys().map(|&p| f64::from(p)).collect();
-    let stat = |f: &dyn Fn(&Percentiles) -> f64| -> Vec<f64> {
+    let at = |q: f64| -> Vec<f64> {
         by_position
             .values()
-            .map(|d| f(&Percentiles::of(d.clone())))
+            .map(|d| crate::quantile(d, q))
             .collect()
     };
     html.push_str("<h2>Campaigns</h2>\n");
     let _ = writeln!(
         html,
         "<p>{} campaigns of {} levels; level i of every campaign is drawn from difficulty \
-         group i.</p>",
+         group i. The lines are the median difficulty at each position and the 10th and \
+         90th percentiles around it.</p>",
         by_position.values().next().map_or(0, Vec::len),
         by_position.len()
     );
@@ -775,18 +781,18 @@ fn campaign_chart(html: &mut String, campaigns: &[Slot]) {
         &xs,
         &[
             Series {
-                name: "max".into(),
-                values: stat(&|p| p.max),
+                name: "90th percentile".into(),
+                values: at(0.9),
                 colour: PALETTE[8].into(),
             },
             Series {
-                name: "mean".into(),
-                values: stat(&|p| p.mean),
+                name: "median".into(),
+                values: at(0.5),
                 colour: PALETTE[4].into(),
             },
             Series {
-                name: "min".into(),
-                values: stat(&|p| p.min),
+                name: "10th percentile".into(),
+                values: at(0.1),
                 colour: PALETTE[0].into(),
             },
         ],

@@ -348,6 +348,31 @@ fn the_html_report_shows_the_packs_figures() {
         .filter_map(|t| t.split(": ").nth(1)?.split(' ').next()?.parse::<f64>().ok())
         .sum();
     assert_eq!(counted, 200.0);
+    // The campaigns' ramp, the last chart: at every position the median
+    // lies between the 10th and 90th percentiles, and it rises from the
+    // first position to the last.
+    let ramp = &html[html.rfind(charts).expect("the ramp")..];
+    let series = |name: &str| -> Vec<f64> {
+        ramp.split(&format!("<title>{name} at "))
+            .skip(1)
+            .filter_map(|t| t.split(": ").nth(1)?.split('<').next()?.parse().ok())
+            .collect()
+    };
+    let (low, median, high) = (
+        series("10th percentile"),
+        series("median"),
+        series("90th percentile"),
+    );
+    assert!(median.len() >= 2, "{ramp}");
+    assert_eq!((low.len(), high.len()), (median.len(), median.len()));
+    for i in 0..median.len() {
+        assert!(
+            low[i] <= median[i] && median[i] <= high[i],
+            "position {}",
+            i + 1
+        );
+    }
+    assert!(median[median.len() - 1] > median[0], "{median:?}");
     // Self-contained: nothing to fetch, nothing to run.
     for outside in ["<script", "src=", "href=", "@import"] {
         assert!(!html.contains(outside), "{outside}");
