@@ -838,16 +838,11 @@ fn a_retiered_pack_is_the_pack_its_model_makes_from_the_start() {
     );
     // By default the new pack is named after the old one and the model,
     // and lies beside it.
-    let named = crate::common::pregen()
-        .args(["retier", "--model"])
-        .arg(&model_file)
-        .arg(&original)
-        .output()
-        .expect("run retier");
-    assert!(
-        named.status.success(),
-        "{}",
-        String::from_utf8_lossy(&named.stderr)
+    crate::common::succeeds(
+        pregen()
+            .args(["retier", "--model"])
+            .arg(&model_file)
+            .arg(&original),
     );
     let beside = original.with_file_name("e2e-tilt-moves");
     assert_eq!(manifest(&beside).pack, "e2e-tilt-moves");
@@ -951,18 +946,9 @@ fn query_py_prints_every_statements_result() {
     let dir = tempfile::tempdir().expect("tempdir");
     let pack = run_pack(dir.path(), &crate::common::job_text(30), 1);
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../analysis/python/query.py");
-    let out = Command::new("python3")
-        .arg(script)
-        .arg(&pack)
-        .arg("SELECT count(*) AS first_count FROM levels; SELECT max(tier) AS second_tier FROM levels;")
-        .output()
-        .expect("python3");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = crate::common::succeeds(Command::new("python3").arg(script).arg(&pack).arg(
+        "SELECT count(*) AS first_count FROM levels; SELECT max(tier) AS second_tier FROM levels;",
+    ));
     assert!(
         stdout.contains("first_count") && stdout.contains("second_tier"),
         "{stdout}"

@@ -59,6 +59,16 @@ fn render(args: &[&str], out: &Path, pack: &Path) -> Output {
         .expect("render")
 }
 
+/// [`render`], which must succeed.
+fn rendered(args: &[&str], out: &Path, pack: &Path) {
+    let done = render(args, out, pack);
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+}
+
 /// `pregen analysis render ARGS PACK`.
 fn render_to_stdout(args: &[&str], pack: &Path) -> Output {
     pregen()
@@ -82,12 +92,7 @@ fn render_draws_a_level_as_svg_and_png() {
     assert!(svg.contains(&format!("sokoban-{seed:020}")), "titled");
     assert!(svg.contains("<circle"), "the player is drawn");
     let png = dir.path().join("level.png");
-    let out = render(&["--seed", &seed.to_string(), "-o"], &png, &pack);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    rendered(&["--seed", &seed.to_string(), "-o"], &png, &pack);
     let bytes = std::fs::read(&png).expect("png written");
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
 
@@ -110,22 +115,12 @@ fn render_draws_a_level_as_svg_and_png() {
 
     // Many at once: a tier, or every level, into a folder.
     let tier_one = dir.path().join("tier-1");
-    let out = render(&["--tier", "1", "--format", "png", "-o"], &tier_one, &pack);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    rendered(&["--tier", "1", "--format", "png", "-o"], &tier_one, &pack);
     let summary = pregen_analysis::summarize(&pack).expect("summary");
     let pictures: Vec<_> = std::fs::read_dir(&tier_one).expect("folder").collect();
     assert_eq!(pictures.len() as u64, summary.tiers[&1]);
     let all = dir.path().join("all");
-    let out = render(&["--all", "-o"], &all, &pack);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    rendered(&["--all", "-o"], &all, &pack);
     let svgs = std::fs::read_dir(&all).expect("folder").count() as u64;
     assert_eq!(svgs, summary.tiers.values().sum::<u64>());
     let tier_of_seed = pregen_analysis::picture::find_levels(&pack, &[seed].into())
@@ -144,12 +139,7 @@ fn render_draws_a_level_as_svg_and_png() {
     // A contact sheet of a tier's hardest: its 3 hardest (all, when it holds
     // fewer), named by rank.
     let hardest = dir.path().join("hardest");
-    let out = render(&["--tier", "1", "--hardest", "3", "-o"], &hardest, &pack);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    rendered(&["--tier", "1", "--hardest", "3", "-o"], &hardest, &pack);
     let mut names: Vec<String> = std::fs::read_dir(&hardest)
         .expect("folder")
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
