@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use pregen_games::GameKind;
 use pregen_pack::Job;
 use pregen_pack::job::TierScheme;
 use pregen_pack::write::{SORT_MEMORY, WriteOptions};
@@ -74,8 +75,10 @@ impl JobArgs {
         }
     }
 
-    /// The job: the file, then the flags over it, validated.
-    pub fn load(&self) -> Result<Job> {
+    /// The job: the file, then the flags over it, validated; with its game
+    /// program's game (`None` for a built-in game), which keeps the program
+    /// running while the caller holds it.
+    pub fn load(&self) -> Result<(Job, Option<GameKind>)> {
         let mut table = match &self.job {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
@@ -158,8 +161,9 @@ impl JobArgs {
             job.params.insert(k.trim().to_string(), value);
         }
         job.validate().context("job after flags")?;
-        job.resolve_program(self.job.as_deref().and_then(std::path::Path::parent))
+        let program = job
+            .resolve_program(self.job.as_deref().and_then(std::path::Path::parent))
             .context("the job's game program")?;
-        Ok(job)
+        Ok((job, program))
     }
 }

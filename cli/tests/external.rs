@@ -233,7 +233,7 @@ fn the_python_example_makes_a_verified_pack_whatever_fails() {
         files: Vec::new(),
     })
     .expect("the example starts");
-    let levels = seeds.regenerate_with(program).expect("regenerates");
+    let levels = seeds.regenerate_with(&program).expect("regenerates");
     assert_eq!(levels.len() as u64, seeds.header.levels);
 
     let pack = serve_with_a_worker_killed(&dir.path().join("serve"), &job, LIMIT);

@@ -7,6 +7,7 @@
 
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, LazyLock};
 
 use crate::agents::Figures;
 use crate::cube::Cube;
@@ -23,23 +24,26 @@ pub use pregen_game_core::registration::{
 };
 
 /// Every game, in name order.
-static GAMES: &[&dyn Registered] = &[
-    &Entry::<Cube>::NEW,
-    &Entry::<Doors>::NEW,
-    &Entry::<Dungeon>::NEW,
-    &Entry::<Sokoban>::NEW,
-    &Entry::<Synthetic>::NEW,
-    &Entry::<Tilt>::NEW,
-];
+static GAMES: LazyLock<[Arc<dyn Registered>; 6]> = LazyLock::new(|| {
+    [
+        Arc::new(Entry::<Cube>::NEW),
+        Arc::new(Entry::<Doors>::NEW),
+        Arc::new(Entry::<Dungeon>::NEW),
+        Arc::new(Entry::<Sokoban>::NEW),
+        Arc::new(Entry::<Synthetic>::NEW),
+        Arc::new(Entry::<Tilt>::NEW),
+    ]
+});
 
-/// A game chosen by name, its params not yet given.
-#[derive(Clone, Copy)]
-pub struct GameKind(pub(crate) &'static dyn Registered);
+/// A game chosen by name, its params not yet given: a handle on the
+/// registry's entry (a game program's lives while a handle does).
+#[derive(Clone)]
+pub struct GameKind(pub(crate) Arc<dyn Registered>);
 
 impl GameKind {
-    /// Every game, in name order.
+    /// Every built-in game, in name order.
     pub fn all() -> impl Iterator<Item = GameKind> {
-        GAMES.iter().map(|&g| GameKind(g))
+        GAMES.iter().map(|g| GameKind(g.clone()))
     }
 
     /// Looks a game up by its job-file name.
@@ -48,10 +52,7 @@ impl GameKind {
             .find(|g| g.name() == name)
             .ok_or_else(|| GameError::UnknownGame {
                 name: name.to_string(),
-                known: Self::all()
-                    .map(GameKind::name)
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                known: Self::all().map(|g| g.name()).collect::<Vec<_>>().join(", "),
             })
     }
 
@@ -61,30 +62,31 @@ impl GameKind {
     }
 
     /// The job-file name.
-    pub fn name(self) -> &'static str {
+    pub fn name(&self) -> &'static str {
         self.0.name()
     }
 
     /// Every key the game's `metrics` map may hold, with unit and meaning.
-    pub fn metric_docs(self) -> &'static [MetricDoc] {
+    pub fn metric_docs(&self) -> &[MetricDoc] {
         self.0.metric_docs()
     }
 
     /// Parses and checks a params object (unknown fields are refused) into
     /// the game ready to run seeds.
-    pub fn prepare(self, params: &serde_json::Value) -> Result<PreparedGame, GameError> {
-        self.0
-            .prepare(params)
-            .map(|ready| PreparedGame { kind: self, ready })
+    pub fn prepare(&self, params: &serde_json::Value) -> Result<PreparedGame, GameError> {
+        self.0.clone().prepare(params).map(|ready| PreparedGame {
+            kind: self.clone(),
+            ready,
+        })
     }
 
     /// The params' defaults, as a JSON object.
-    pub fn default_params(self) -> serde_json::Value {
+    pub fn default_params(&self) -> serde_json::Value {
         self.0.default_params()
     }
 
     /// Checks a params object for this game.
-    pub fn validate_params(self, params: &serde_json::Value) -> Result<(), GameError> {
+    pub fn validate_params(&self, params: &serde_json::Value) -> Result<(), GameError> {
         self.prepare(params).map(drop)
     }
 
@@ -94,7 +96,7 @@ impl GameKind {
     /// `each` hears of each level as soon as it is done. `Err` only when the
     /// file holds no level at all; a malformed level is one verdict.
     pub fn solve_text(
-        self,
+        &self,
         text: &str,
         budget: &dyn Fn() -> Budget,
         each: &mut dyn FnMut(LevelVerdict),
@@ -103,87 +105,85 @@ impl GameKind {
     }
 
     /// Replays a stored level (JSON form) with its solution.
-    pub fn replay_json(self, level_json: &str, solution: &str) -> Result<(), GameError> {
+    pub fn replay_json(&self, level_json: &str, solution: &str) -> Result<(), GameError> {
         self.0.replay_json(level_json, solution)
     }
 
     /// The board after `moves` on the level of `level_json`, in the game's
     /// text form, and whether it is won: each move must be legal. A game
     /// that does not show its state between moves says so.
-    pub fn play_json(self, level_json: &str, moves: &str) -> Result<(String, bool), GameError> {
+    pub fn play_json(&self, level_json: &str, moves: &str) -> Result<(String, bool), GameError> {
         self.0.play_json(level_json, moves)
     }
 
     /// The JSON form of a level read from its text form (a release file's
     /// level): what its `level_hash` hashes. A game program's text form is
     /// its own, so for it this is an error.
-    pub fn text_to_json(self, text: &str) -> Result<String, GameError> {
+    pub fn text_to_json(&self, text: &str) -> Result<String, GameError> {
         self.0.text_to_json(text)
     }
 
     /// What the agents make of a stored level ([`crate::agents`]): the
     /// figures its metrics hold, computed again (`None`: no agents).
-    pub fn play_agents(self, c: &Candidate) -> Result<Option<Figures>, CheckError> {
+    pub fn play_agents(&self, c: &Candidate) -> Result<Option<Figures>, CheckError> {
         self.0.play_agents(c)
     }
 
     /// The reason codes the game gives beyond [`Code::COMMON`].
-    pub fn reasons(self) -> &'static [Code] {
+    pub fn reasons(&self) -> &[Code] {
         self.0.reasons()
     }
 
     /// The code this game gives under `word`: a common one or its own.
-    pub fn code(self, word: &str) -> Option<Code> {
+    pub fn code(&self, word: &str) -> Option<Code> {
         Code::common(word).or_else(|| self.reasons().iter().copied().find(|c| c.as_str() == word))
     }
 
     /// Whether the game may give reasons of `code`.
-    pub fn gives(self, code: Code) -> bool {
+    pub fn gives(&self, code: Code) -> bool {
         Code::COMMON.contains(&code) || self.reasons().contains(&code)
     }
 
     /// The text of the game's built-in rating model.
-    pub fn model_text(self) -> &'static str {
+    pub fn model_text(&self) -> &str {
         self.0.rating_model()
     }
 
     /// Whether the game is a program run over the game protocol
     /// ([`crate::external`]) rather than compiled in.
-    pub fn is_external(self) -> bool {
+    pub fn is_external(&self) -> bool {
         self.0.is_external()
     }
 
     /// The game's built-in rating model (`games/models/<game>.toml`).
-    pub fn default_model(self) -> Result<Model, RatingError> {
+    pub fn default_model(&self) -> Result<Model, RatingError> {
         self.parse_model(self.0.rating_model())
     }
 
     /// Reads a rating model for this game from its TOML text, its features
     /// checked against the game's metrics.
-    pub fn parse_model(self, text: &str) -> Result<Model, RatingError> {
+    pub fn parse_model(&self, text: &str) -> Result<Model, RatingError> {
         Model::parse(text, self.name(), self.0.metric_docs())
     }
 }
 
 /// The code of the first game's that `find` finds: the common codes and
-/// the built-in games' first, then (only if none is) the game programs'
-/// registered in this process.
+/// the built-in games' first, then (only if none is) those game programs
+/// have declared in this process.
 fn find_code(find: impl Fn(&Code) -> bool) -> Option<Code> {
     let built_in = Code::COMMON
         .iter()
         .chain(GAMES.iter().flat_map(|g| g.reasons()))
         .find(|c| find(c));
     built_in.copied().or_else(|| {
-        pregen_game_programs::registered()
+        pregen_game_programs::declared_codes()
             .into_iter()
-            .flat_map(|g| g.reasons())
             .find(|c| find(c))
-            .copied()
     })
 }
 
 /// The code numbered `number`: a common one, or one of a built-in game or of
-/// a game program registered in this process (the wire and the commit log
+/// a game program started in this process (the wire and the commit log
 /// carry codes by number).
 pub fn code_of_number(number: u32) -> Option<Code> {
     find_code(|c| c.number() == number)
@@ -225,7 +225,7 @@ pub struct PreparedGame {
 impl PreparedGame {
     /// The game.
     pub fn kind(&self) -> GameKind {
-        self.kind
+        self.kind.clone()
     }
 
     /// This game with its levels refused when outside `band`, as early as
@@ -494,13 +494,13 @@ mod tests {
 
     #[test]
     fn every_game_is_found_by_its_name() {
-        let names: Vec<&str> = GameKind::all().map(GameKind::name).collect();
+        let names: Vec<&str> = GameKind::all().map(|g| g.name()).collect();
         assert_eq!(
             names,
             ["cube", "doors", "dungeon", "sokoban", "synthetic", "tilt"]
         );
         for name in names {
-            assert_eq!(GameKind::from_name(name).map(GameKind::name), Ok(name));
+            assert_eq!(GameKind::from_name(name).map(|g| g.name()), Ok(name));
         }
         let err = GameKind::from_name("chess").expect_err("unknown");
         assert!(
@@ -718,7 +718,8 @@ mod tests {
             .expect("an mcts level");
         levels.push((mcts, level));
         for (game, level) in levels {
-            let docs = game.kind().metric_docs();
+            let kind = game.kind();
+            let docs = kind.metric_docs();
             for key in level.metrics.keys() {
                 assert!(
                     docs.iter().any(|d| d.name == key),
@@ -731,7 +732,8 @@ mod tests {
             names.dedup();
             assert_eq!(names.len(), docs.len(), "{}: a key twice", game.kind());
         }
-        let doors = GameKind::from_name("doors").expect("doors").metric_docs();
+        let doors = GameKind::from_name("doors").expect("doors");
+        let doors = doors.metric_docs();
         for (criterion, _) in crate::doors::grade::CRITERIA {
             let key = crate::doors::criterion_metric(criterion);
             assert!(doors.iter().any(|d| d.name == key), "doors: `{key}`");

@@ -103,13 +103,13 @@ impl SeedFile {
                 self.header.generator
             )));
         }
-        self.regenerate_with(GameKind::from_name(&self.header.game)?)
+        self.regenerate_with(&GameKind::from_name(&self.header.game)?)
     }
 
     /// [`SeedFile::regenerate`] by `game`: a built-in game, or a game
     /// program ([`GameKind::external`]) that must be the one that made the
     /// file (its name and version).
-    pub fn regenerate_with(&self, game: GameKind) -> Result<Vec<Candidate>, GameError> {
+    pub fn regenerate_with(&self, game: &GameKind) -> Result<Vec<Candidate>, GameError> {
         let made = self.remake(game)?;
         for ((seed, hash), (level, matches)) in self.levels.iter().zip(&made) {
             if !matches {
@@ -125,7 +125,7 @@ impl SeedFile {
     /// Every level made again by `game` (which must be the file's game, of
     /// the generator that made it), in order, with whether its hash is the
     /// listed one; a seed that makes no level is an error naming it.
-    pub fn remake(&self, game: GameKind) -> Result<Vec<(Candidate, bool)>, GameError> {
+    pub fn remake(&self, game: &GameKind) -> Result<Vec<(Candidate, bool)>, GameError> {
         let h = &self.header;
         let made_by = match game.description() {
             Some(d) => format!("{} {}", d.name, d.version),

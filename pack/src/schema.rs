@@ -559,9 +559,13 @@ pub fn describe() -> serde_json::Value {
     schema["reason_codes"] = Code::COMMON
         .iter()
         .map(|c| code(c, None))
-        .chain(
-            GameKind::all().flat_map(|g| g.reasons().iter().map(move |c| code(c, Some(g.name())))),
-        )
+        .chain(GameKind::all().flat_map(|g| {
+            let name = g.name();
+            g.reasons()
+                .to_vec()
+                .into_iter()
+                .map(move |c| code(&c, Some(name)))
+        }))
         .collect();
     schema["metrics"] = GameKind::all()
         .map(|game| {

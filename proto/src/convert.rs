@@ -326,8 +326,8 @@ mod tests {
         use crate::v1::ReasonCode;
         let built_in: Vec<Code> = Code::COMMON
             .iter()
-            .chain(pregen_games::GameKind::all().flat_map(|g| g.reasons()))
             .copied()
+            .chain(pregen_games::GameKind::all().flat_map(|g| g.reasons().to_vec()))
             .collect();
         let highest = built_in.iter().map(|c| c.number()).max().unwrap_or(0);
         for n in 1..=highest + 5 {

@@ -135,7 +135,7 @@ fn handle(request: Request) -> Result<Value, String> {
             }
             let listed = file.levels.clone();
             let game = GameKind::from_name(&file.header.game).map_err(|e| e.to_string())?;
-            let made = file.remake(game).map_err(|e| e.to_string())?;
+            let made = file.remake(&game).map_err(|e| e.to_string())?;
             let matching = made.iter().filter(|(_, m)| *m).count();
             let levels: Vec<Value> = listed
                 .iter()

@@ -40,7 +40,7 @@ pub fn level_text(data: &[u8]) {
         return;
     };
     let games: Vec<GameKind> = GameKind::all().collect();
-    let game = games[pick as usize % games.len()];
+    let game = &games[pick as usize % games.len()];
     let Ok(text) = std::str::from_utf8(rest) else {
         return;
     };

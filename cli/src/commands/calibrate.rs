@@ -75,11 +75,11 @@ pub struct CalibrateArgs {
 /// Reads or solves the labelled levels, fits, prints and writes.
 pub fn run(args: CalibrateArgs) -> Result<()> {
     let game = super::solve::game_of(args.game.as_deref(), args.job.as_deref())?;
-    let base = super::solve::read_model(game, args.model.as_deref())?;
+    let base = super::solve::read_model(&game, args.model.as_deref())?;
     let (levels, names, labels) = match (&args.pack, &args.labels) {
         (Some(pack), Some(csv)) => from_pack(&base, pack, csv, &args.order, args.values)?,
         _ => {
-            let (levels, names) = from_files(game, &base, &args.classes, args.time_limit)?;
+            let (levels, names) = from_files(&game, &base, &args.classes, args.time_limit)?;
             (levels, names, Labels::Classes)
         }
     };
@@ -200,7 +200,7 @@ pub fn run(args: CalibrateArgs) -> Result<()> {
 /// Levels of `--class` files, solved: each with its class index; the class
 /// names in order.
 fn from_files(
-    game: GameKind,
+    game: &GameKind,
     base: &Model,
     classes: &[String],
     time_limit: f64,

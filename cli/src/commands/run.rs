@@ -42,7 +42,8 @@ pub struct RunArgs {
 /// Runs the job with local workers until the pack is written.
 pub async fn run(args: RunArgs) -> Result<()> {
     crate::init_logs("warn");
-    let job = args.job.load()?;
+    // The program's game is held for the run: its program starts once.
+    let (job, _program) = args.job.load()?;
     if args.workers == 0 {
         bail!("--workers must be at least 1 (use `pregen serve` for remote workers only)");
     }

@@ -64,7 +64,8 @@ pub struct ServeArgs {
 /// Serves the job; prints `listening on ADDR` once workers may connect.
 pub async fn run(args: ServeArgs) -> Result<()> {
     crate::init_logs("info");
-    let job = args.job.load()?;
+    // The program's game is held while serving: its program starts once.
+    let (job, _program) = args.job.load()?;
     if args.token.is_empty() {
         bail!("--token (or PREGEN_TOKEN) must not be empty");
     }

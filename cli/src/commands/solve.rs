@@ -65,7 +65,7 @@ pub fn run(args: SolveArgs) -> Result<()> {
         files,
     } = args;
     let game = game_of(game.as_deref(), job.as_deref())?;
-    let model = read_model(game, model.as_deref())?;
+    let model = read_model(&game, model.as_deref())?;
     let term_names: Vec<String> = std::iter::once("\tbias".to_string())
         .chain(model.terms.iter().map(|t| format!("\tterm:{}", t.feature)))
         .collect();
@@ -231,7 +231,7 @@ pub fn game_of(name: Option<&str>, job: Option<&Path>) -> Result<GameKind> {
     }
 }
 
-pub fn read_model(game: GameKind, path: Option<&Path>) -> Result<Model> {
+pub fn read_model(game: &GameKind, path: Option<&Path>) -> Result<Model> {
     let Some(path) = path else {
         return Ok(game.default_model()?);
     };

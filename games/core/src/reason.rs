@@ -119,6 +119,24 @@ common_codes! {
         "A level whose difficulty lies outside its stratum's `difficulty` band (the coordinator's verdict; the detail gives the difficulty and the band).";
 }
 
+/// `text` as a `&'static str`, one allocation per distinct text for the
+/// process's life: how a game program's name, reason words and metric docs
+/// become the `Copy` identifiers ([`Code`], [`crate::MetricDoc`]) that
+/// counts and tables key by. The texts are few and short (a program's
+/// description), and a program registered again, or another of the same
+/// names, adds nothing; the program itself is not held here.
+pub fn intern(text: &str) -> &'static str {
+    static TEXTS: std::sync::Mutex<std::collections::BTreeSet<&'static str>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut texts = TEXTS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&known) = texts.get(text) {
+        return known;
+    }
+    let text: &'static str = Box::leak(text.to_string().into_boxed_str());
+    texts.insert(text);
+    text
+}
+
 impl Code {
     /// A code: its number (never 0), its word (without `:`), the status its
     /// reasons go with (`rejected` or `error`) and what it means. A game

@@ -173,9 +173,9 @@ pub enum Verdict {
 }
 
 /// What a registry needs of a game, as an object: a built-in game's
-/// [`Entry`], or a game program's driver. Registered games live for the
-/// whole process.
-pub trait Registered: Sync + 'static {
+/// [`Entry`], or a game program's driver. A registry holds each in an
+/// [`Arc`](std::sync::Arc): a game program's lives while a job uses it.
+pub trait Registered: Send + Sync + 'static {
     /// Whether the game is a game program's (run in a process of its own).
     fn is_external(&self) -> bool {
         false
@@ -183,18 +183,22 @@ pub trait Registered: Sync + 'static {
     /// The game as [`Any`](std::any::Any), so a registry can reach what
     /// only one kind of game has (a program's description).
     fn as_any(&self) -> &dyn std::any::Any;
-    /// The game's name in job files.
+    /// The game's name in job files (a program's is interned, as reason
+    /// codes' words are: see [`crate::reason::intern`]).
     fn name(&self) -> &'static str;
     /// Every key its levels' metrics may hold.
-    fn metric_docs(&self) -> &'static [MetricDoc];
+    fn metric_docs(&self) -> &[MetricDoc];
     /// The reason codes it gives beyond the common ones.
-    fn reasons(&self) -> &'static [Code];
+    fn reasons(&self) -> &[Code];
     /// Its built-in rating model, as TOML.
-    fn rating_model(&self) -> &'static str;
+    fn rating_model(&self) -> &str;
     /// Its default params, as JSON.
     fn default_params(&self) -> serde_json::Value;
     /// The game with `params` parsed and checked.
-    fn prepare(&'static self, params: &serde_json::Value) -> Result<Box<dyn Ready>, GameError>;
+    fn prepare(
+        self: std::sync::Arc<Self>,
+        params: &serde_json::Value,
+    ) -> Result<Box<dyn Ready>, GameError>;
     /// Solves every level of a file in the game's text form, each under a
     /// fresh `budget`, telling `each` what became of it.
     fn solve_text(
@@ -393,19 +397,22 @@ impl<G: Game> Registered for Entry<G> {
         G::NAME
     }
 
-    fn metric_docs(&self) -> &'static [MetricDoc] {
+    fn metric_docs(&self) -> &[MetricDoc] {
         G::METRICS
     }
 
-    fn reasons(&self) -> &'static [Code] {
+    fn reasons(&self) -> &[Code] {
         G::REASONS
     }
 
-    fn rating_model(&self) -> &'static str {
+    fn rating_model(&self) -> &str {
         G::RATING_MODEL
     }
 
-    fn prepare(&'static self, params: &serde_json::Value) -> Result<Box<dyn Ready>, GameError> {
+    fn prepare(
+        self: std::sync::Arc<Self>,
+        params: &serde_json::Value,
+    ) -> Result<Box<dyn Ready>, GameError> {
         let parsed: G::Params =
             serde_json::from_value(params.clone()).map_err(|e| GameError::Params {
                 game: G::NAME,

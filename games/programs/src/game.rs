@@ -20,7 +20,7 @@ use pregen_game_core::clock::Instant;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
@@ -28,7 +28,7 @@ use sha2::{Digest, Sha256};
 use super::{Description, Program, ProgramError};
 use pregen_game_core::agents::Figures;
 use pregen_game_core::rating::Model;
-use pregen_game_core::reason::Code;
+use pregen_game_core::reason::{Code, intern};
 use pregen_game_core::registration::{CheckError, LevelVerdict, Ready, Registered, Verdict};
 use pregen_game_core::{
     Budget, Candidate, GameError, MetricDoc, Outcome, Rejection, Solved, sha256_hex,
@@ -172,36 +172,28 @@ fn moves_model(name: &str) -> String {
     )
 }
 
-/// The programs registered in this process.
-static PROGRAMS: Mutex<Vec<&'static External>> = Mutex::new(Vec::new());
+/// The programs registered in this process and still in use: held weakly,
+/// so that a program no job uses any more is dropped, its processes with it.
+static PROGRAMS: Mutex<Vec<Weak<External>>> = Mutex::new(Vec::new());
 
-/// The game the program of `spec` is: started (once per process and
-/// spec), described, its description checked (a name, metric keys without
-/// repeats, a rating model over them), and registered for the process's
-/// life.
-pub fn register(spec: &ProgramSpec) -> Result<&'static dyn Registered, ProgramError> {
+/// The game the program of `spec` is: started (once per spec while any
+/// [`Arc`] of it lives), described, its description checked (a name, metric
+/// keys without repeats, a rating model over them), and registered.
+pub fn register(spec: &ProgramSpec) -> Result<Arc<dyn Registered>, ProgramError> {
     let mut known = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(found) = known.iter().find(|e| e.spec == *spec) {
-        return Ok(*found);
+    known.retain(|e| e.strong_count() > 0);
+    let live: Vec<Arc<External>> = known.iter().filter_map(Weak::upgrade).collect();
+    if let Some(found) = live.iter().find(|e| e.spec == *spec) {
+        return Ok(found.clone());
     }
     let (program, description) = Program::start(&spec.command, Some(spec.dir.clone()))?;
     let external = External::new(spec.clone(), description, program)?;
-    for code in external.reasons {
-        let other = known
-            .iter()
-            .flat_map(|e| e.reasons.iter())
-            .find(|c| c.number() == code.number() && c.as_str() != code.as_str());
-        if let Some(other) = other {
-            return Err(ProgramError::Describe {
-                command: spec.command.join(" "),
-                problem: format!(
-                    "its reason `{code}` has the number of another program's `{other}`; rename one"
-                ),
-            });
-        }
-    }
-    let external: &'static External = Box::leak(Box::new(external));
-    known.push(external);
+    super::declare(&external.reasons).map_err(|problem| ProgramError::Describe {
+        command: spec.command.join(" "),
+        problem,
+    })?;
+    let external = Arc::new(external);
+    known.push(Arc::downgrade(&external));
     Ok(external)
 }
 
@@ -231,18 +223,9 @@ fn levels_of_text(text: &str) -> Vec<(String, String)> {
     levels
 }
 
-/// The game programs registered in this process, in the order they were.
-pub fn registered() -> Vec<&'static dyn Registered> {
-    let known = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
-    known
-        .iter()
-        .map(|&e| e as &'static dyn Registered)
-        .collect()
-}
-
 /// The description of a game program's game (`None` for a game that is
 /// not a program's).
-pub fn description(game: &'static dyn Registered) -> Option<&'static Description> {
+pub fn description(game: &dyn Registered) -> Option<&Description> {
     game.as_any()
         .downcast_ref::<External>()
         .map(|external| &external.description)
@@ -252,20 +235,20 @@ pub fn description(game: &'static dyn Registered) -> Option<&'static Description
 struct External {
     spec: ProgramSpec,
     description: Description,
+    /// The description's name, interned.
     name: &'static str,
-    metrics: &'static [MetricDoc],
-    reasons: &'static [Code],
-    model: &'static str,
+    /// The description's metrics (their texts interned).
+    metrics: Vec<MetricDoc>,
+    /// Its reasons as codes (their texts interned).
+    reasons: Vec<Code>,
+    /// Its rating model as TOML (the moves model when it gives none).
+    model: String,
     /// The processes.
     pool: Mutex<Pool>,
     /// Rung when a process goes back to the pool.
     freed: Condvar,
     /// Microseconds a seed takes, as last measured (0: not yet).
     seed_micros: AtomicU64,
-}
-
-fn leak(text: &str) -> &'static str {
-    Box::leak(text.to_string().into_boxed_str())
 }
 
 impl External {
@@ -299,28 +282,26 @@ impl External {
         if let Some(twice) = names.windows(2).find(|w| w[0] == w[1]) {
             return Err(problem(format!("metric `{}` is listed twice", twice[0])));
         }
-        let metrics: &'static [MetricDoc] = Box::leak(
-            d.metrics
-                .iter()
-                .map(|m| MetricDoc {
-                    name: leak(&m.name),
-                    unit: leak(&m.unit),
-                    doc: leak(&m.doc),
-                })
-                .collect::<Vec<_>>()
-                .into_boxed_slice(),
-        );
+        let metrics: Vec<MetricDoc> = d
+            .metrics
+            .iter()
+            .map(|m| MetricDoc {
+                name: intern(&m.name),
+                unit: intern(&m.unit),
+                doc: intern(&m.doc),
+            })
+            .collect();
         let model = match d.rating_model.as_str() {
             "" => moves_model(&d.name),
             text => text.to_string(),
         };
-        Model::parse(&model, &d.name, metrics)
+        Model::parse(&model, &d.name, &metrics)
             .map_err(|e| problem(format!("its rating model: {e}")))?;
         let reasons = d.codes().map_err(problem)?;
         Ok(External {
-            reasons: Box::leak(reasons.into_boxed_slice()),
-            name: leak(&d.name),
-            model: leak(&model),
+            reasons,
+            name: intern(&d.name),
+            model,
             metrics,
             spec,
             description,
@@ -433,23 +414,23 @@ impl Registered for External {
         self.name
     }
 
-    fn reasons(&self) -> &'static [Code] {
-        self.reasons
+    fn reasons(&self) -> &[Code] {
+        &self.reasons
     }
 
-    fn metric_docs(&self) -> &'static [MetricDoc] {
-        self.metrics
+    fn metric_docs(&self) -> &[MetricDoc] {
+        &self.metrics
     }
 
-    fn rating_model(&self) -> &'static str {
-        self.model
+    fn rating_model(&self) -> &str {
+        &self.model
     }
 
     fn default_params(&self) -> serde_json::Value {
         self.description.params.clone()
     }
 
-    fn prepare(&'static self, params: &serde_json::Value) -> Result<Box<dyn Ready>, GameError> {
+    fn prepare(self: Arc<Self>, params: &serde_json::Value) -> Result<Box<dyn Ready>, GameError> {
         let refused = |message: String| GameError::Params {
             game: self.name,
             message,
@@ -473,7 +454,7 @@ impl Registered for External {
         self.with_program(|p| p.prepare(params, CHECK_WAIT))
             .and_then(|taken| taken)
             .map_err(refused)?;
-        let model = Model::parse(self.model, self.name, self.metrics)
+        let model = Model::parse(&self.model, self.name, &self.metrics)
             .map_err(|e| refused(e.to_string()))?;
         Ok(Box::new(WithProgram {
             game: self,
@@ -562,7 +543,7 @@ impl Registered for External {
 
 /// A registered program with one parameter set.
 struct WithProgram {
-    game: &'static External,
+    game: Arc<External>,
     params: serde_json::Value,
     model: Model,
 }

@@ -33,15 +33,14 @@
 mod game;
 mod program;
 
-use std::sync::Mutex;
-
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
 use pregen_game_core::game::{Candidate, Outcome, Rejection};
-use pregen_game_core::reason::{Code, Reason, Status};
+use pregen_game_core::reason::{Code, Reason, Status, intern};
+use std::sync::Mutex;
 
-pub use game::{ProgramSpec, description, identity, register, registered};
+pub use game::{ProgramSpec, description, identity, register};
 pub use program::{Program, ProgramError, stop_all};
 
 /// The protocol's version: a program that declares another is refused.
@@ -207,10 +206,6 @@ fn program_code_number(game: &str, word: &str) -> u32 {
 /// The most reason codes a program may declare.
 pub const MAX_REASONS: usize = 100;
 
-/// The codes already made from descriptions, by game, word, status and
-/// meaning: a code's text lives as long as the process, made once.
-static DECLARED: Mutex<Vec<Code>> = Mutex::new(Vec::new());
-
 impl Description {
     /// The program's own reason codes, checked: words of 1 to 64 characters
     /// without `:` or a line break, none a common code's word, none twice,
@@ -260,28 +255,47 @@ impl Description {
     }
 }
 
-/// The code of `entry` of game `game`, made once per process.
+/// Every code a program has declared in this process: identifiers, like
+/// the common codes, kept after the program is gone so that a stored
+/// number still reads back ([`declared_codes`]).
+static DECLARED: Mutex<Vec<Code>> = Mutex::new(Vec::new());
+
+/// The code of `entry` of game `game` (its texts interned).
 fn declared(game: &str, entry: &ReasonEntry) -> Code {
-    let number = program_code_number(game, &entry.word);
-    let mut known = DECLARED.lock().unwrap_or_else(|e| e.into_inner());
-    let same = |c: &&Code| {
-        c.number() == number
-            && c.as_str() == entry.word
-            && c.status() == entry.status
-            && c.doc() == entry.meaning
-    };
-    if let Some(code) = known.iter().find(same) {
-        return *code;
-    }
-    let leak = |text: &str| -> &'static str { Box::leak(text.to_string().into_boxed_str()) };
-    let code = Code::new(
-        number,
-        leak(&entry.word),
+    Code::new(
+        program_code_number(game, &entry.word),
+        intern(&entry.word),
         entry.status,
-        leak(&entry.meaning),
-    );
-    known.push(code);
-    code
+        intern(&entry.meaning),
+    )
+}
+
+/// The codes game programs have declared in this process, in the order
+/// they first were.
+pub fn declared_codes() -> Vec<Code> {
+    DECLARED.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// Takes `codes` among the declared ones, unless one has the number of
+/// another declared code with another word.
+pub(crate) fn declare(codes: &[Code]) -> Result<(), String> {
+    let mut known = DECLARED.lock().unwrap_or_else(|e| e.into_inner());
+    for code in codes {
+        let other = known
+            .iter()
+            .find(|c| c.number() == code.number() && c.as_str() != code.as_str());
+        if let Some(other) = other {
+            return Err(format!(
+                "its reason `{code}` has the number of another program's `{other}`; rename one"
+            ));
+        }
+    }
+    for &code in codes {
+        if !known.contains(&code) {
+            known.push(code);
+        }
+    }
+    Ok(())
 }
 
 /// A description's `rating_model`: TOML text as it is, or a JSON object

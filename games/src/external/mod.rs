@@ -16,22 +16,23 @@ use crate::registry::{GameKind, PreparedGame};
 use crate::{Budget, Candidate};
 
 impl GameKind {
-    /// The game the program of `spec` is: started (once per process and
-    /// spec), described, its description checked, and registered
-    /// ([`register`]).
+    /// The game the program of `spec` is: started (once per spec while a
+    /// handle on it lives), described, its description checked, and
+    /// registered ([`register`]). Dropping the last handle stops its
+    /// processes.
     pub fn external(spec: &ProgramSpec) -> Result<GameKind, ProgramError> {
         register(spec).map(GameKind)
     }
 
     /// The description of an external game's program (`None` for a
     /// built-in game).
-    pub fn description(self) -> Option<&'static Description> {
-        description(self.0)
+    pub fn description(&self) -> Option<&Description> {
+        description(self.0.as_ref())
     }
 }
 
 /// The description of built-in `game` as its program would give it.
-pub fn describe(game: GameKind) -> Description {
+pub fn describe(game: &GameKind) -> Description {
     let params = game.default_params();
     Description {
         protocol: PROTOCOL,
@@ -92,7 +93,7 @@ pub fn serve<R: Read>(
                 },
                 Ok(request) => Response {
                     id: request.id,
-                    body: answer(game, &mut prepared, request.body),
+                    body: answer(&game, &mut prepared, request.body),
                 },
             };
             serde_json::to_writer(&mut output, &response).map_err(std::io::Error::other)?;
@@ -106,12 +107,12 @@ pub fn serve<R: Read>(
 
 /// The answer of built-in `game` to one request.
 fn answer(
-    game: GameKind,
+    game: &GameKind,
     prepared: &mut BTreeMap<String, PreparedGame>,
     body: RequestBody,
 ) -> ResponseBody {
     fn ready<'a>(
-        game: GameKind,
+        game: &GameKind,
         prepared: &'a mut BTreeMap<String, PreparedGame>,
         params: &serde_json::Value,
     ) -> Result<&'a PreparedGame, String> {

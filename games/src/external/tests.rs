@@ -328,6 +328,54 @@ fn a_concurrent_program_runs_as_one_process() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A program lives while a handle on its game does: registering it again
+/// meanwhile gives the same program (one process); once the last handle is
+/// dropped its process is stopped, and registering starts it anew. Its
+/// reason code still reads back by number after it is gone, as a stored
+/// outcome's would.
+#[test]
+fn a_program_lives_while_its_game_is_held() {
+    let dir = std::env::temp_dir().join(format!("pregen-held-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let id = "id=$(echo \"$line\" | sed 's/.*\"id\":\\([0-9]*\\).*/\\1/')";
+    let script = format!(
+        "echo $$ >> pids\nread line\n{id}\n\
+         echo \"{{\\\"id\\\":$id,\\\"describe\\\":{{\\\"protocol\\\":1,\\\"name\\\":\\\"held\\\",\\\"version\\\":\\\"1\\\",\\\"text_format\\\":\\\"x\\\",\\\"params\\\":{{}},\\\"metrics\\\":[],\\\"reasons\\\":[{{\\\"word\\\":\\\"no spark\\\",\\\"status\\\":\\\"rejected\\\",\\\"meaning\\\":\\\"nothing lit\\\"}}]}}}}\"\n\
+         while read line; do\n{id}\n\
+         echo \"{{\\\"id\\\":$id,\\\"prepare\\\":{{\\\"ok\\\":true}}}}\"\n\
+         done\n"
+    );
+    std::fs::write(dir.join("held.sh"), script).expect("script");
+    let spec = ProgramSpec {
+        command: vec!["sh".into(), "held.sh".into()],
+        dir: dir.clone(),
+        files: Vec::new(),
+    };
+    let pids = || {
+        std::fs::read_to_string(dir.join("pids"))
+            .expect("pids")
+            .lines()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let game = GameKind::external(&spec).expect("starts");
+    let code = game.code("no spark").expect("its own code");
+    let again = GameKind::external(&spec).expect("the same");
+    assert_eq!(pids().len(), 1, "one program while held: {:?}", pids());
+    let prepared = game.prepare(&serde_json::json!({})).expect("params");
+    drop((game, again));
+    let first = pids()[0].clone();
+    assert!(alive(&first), "a prepared game holds its program");
+    drop(prepared);
+    assert!(!alive(&first), "the last handle dropped stops the program");
+    assert_eq!(crate::registry::code_of_number(code.number()), Some(code));
+    let restarted = GameKind::external(&spec).expect("starts again");
+    assert_eq!(restarted.code("no spark"), Some(code));
+    assert_eq!(pids().len(), 2, "started anew: {:?}", pids());
+    drop(restarted);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A program's identity is its files' bytes: kept for files unchanged on
 /// disk, read anew once one changes.
 #[test]

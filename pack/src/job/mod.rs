@@ -377,10 +377,12 @@ impl Job {
     /// file's folder), its identity computed (and held to the job's when it
     /// gives one), the program started and described, its name and version
     /// recorded, every stratum's params and the rating model checked by it.
-    /// The only step that runs a program: [`Job::parse`] never does.
-    pub fn resolve_program(&mut self, base: Option<&Path>) -> Result<(), PackError> {
+    /// The only step that runs a program: [`Job::parse`] never does. Gives
+    /// the program's game, which keeps it running while it is held (a
+    /// caller that runs the job holds it, so the program starts once).
+    pub fn resolve_program(&mut self, base: Option<&Path>) -> Result<Option<GameKind>, PackError> {
         if !self.is_external() {
-            return Ok(());
+            return Ok(None);
         }
         let Some(spec) = self.external.as_mut() else {
             return bad(
@@ -429,12 +431,12 @@ impl Job {
                 "checker",
             )?;
         }
-        self.validate_params_with(game)?;
+        self.validate_params_with(&game)?;
         if let Some(checker) = self.checker_kind()? {
-            self.validate_params_with(checker)?;
+            self.validate_params_with(&checker)?;
         }
         self.rating_model()?;
-        Ok(())
+        Ok(Some(game))
     }
 
     /// Parses and validates job TOML.
@@ -563,7 +565,7 @@ impl Job {
     }
 
     /// The game, known valid after [`Job::validate`]. A game program is
-    /// started (once per process) if it is not running yet.
+    /// started if no handle on it is held yet.
     pub fn game_kind(&self) -> Result<GameKind, PackError> {
         match &self.external {
             Some(spec) if self.is_external() => GameKind::external(&spec.program())

@@ -123,7 +123,7 @@ impl Job {
     }
 
     /// Every stratum's params (the job's own without strata), checked by `game`.
-    pub(super) fn validate_params_with(&self, game: GameKind) -> Result<(), PackError> {
+    pub(super) fn validate_params_with(&self, game: &GameKind) -> Result<(), PackError> {
         if self.strata.is_empty()
             && let Err(e) = game.validate_params(&self.params_json())
         {
@@ -151,7 +151,7 @@ impl Job {
             );
         }
         if let Some(game) = game {
-            self.validate_params_with(game)?;
+            self.validate_params_with(&game)?;
         }
         for (i, plan) in self
             .plan()

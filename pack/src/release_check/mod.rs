@@ -257,7 +257,7 @@ fn verify_source(
     let seeds = regenerate(
         source,
         &listed,
-        (games.0, job.game_name(), model.as_ref()),
+        (&games.0, job.game_name(), model.as_ref()),
         sample,
         &mut report,
     );
@@ -425,7 +425,7 @@ const CHUNK: usize = 64;
 fn regenerate(
     source: &Source,
     listed: &[String],
-    (game, game_name, model): (GameKind, &str, Option<&Model>),
+    (game, game_name, model): (&GameKind, &str, Option<&Model>),
     sample: Sample,
     report: &mut ReleaseReport,
 ) -> Seeds {

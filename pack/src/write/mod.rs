@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use pregen_games::{GameKind, sha256_hex};
+use pregen_games::sha256_hex;
 
 use crate::PackError;
 use crate::dir::{self, PackDir};
@@ -291,8 +291,7 @@ impl PackWriter {
             program: job
                 .game_kind()
                 .ok()
-                .and_then(GameKind::description)
-                .cloned(),
+                .and_then(|game| game.description().cloned()),
             pack: job.pack.clone(),
             job_id: job.id(),
             job: job.clone(),
