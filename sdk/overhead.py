@@ -5,6 +5,12 @@ through the SDK over the protocol (a process fed every request, its answers
 read), in alternating rounds. Prints, per SDK, the median seconds of each
 and the ratio plain / SDK (1.0: the SDK costs nothing).
 
+A third run in each round is the floor: the same SDK and example, its
+`generate` answering with levels made before the clock starts, so the game
+costs nothing and what is left is the protocol (reading each request,
+writing each answer through the pipe) and the SDK. It bounds the ratio any
+SDK could reach for a game this fast: plain / (plain + floor).
+
     python3 sdk/overhead.py [SEEDS] [ROUNDS] [python|node ...]
 
 SEEDS is the Python example's (2,000 by default, about 8 s); the Node
@@ -53,6 +59,52 @@ console.log(Number(process.hrtime.bigint() - started) / 1e9);
 """
 
 
+CANNED_PYTHON = """
+import sys
+sys.path.insert(0, {examples!r})
+import pregen_game as pg
+from rushhour import RushHour
+game = RushHour()
+params = game.full_params({{}})
+made = []
+for seed in range(400):
+    try:
+        made.append(game.generate(seed, params, 200000))
+    except (pg.Rejected, pg.Unsolvable) as e:
+        made.append(e)
+class Canned(RushHour):
+    def generate(self, seed, params, max_nodes):
+        answer = made[seed % len(made)]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+pg.serve(Canned())
+"""
+
+CANNED_NODE = """
+const pg = require({sdk!r});
+const game = require({game!r});
+const params = {{ ...game.params }};
+const made = [];
+for (let seed = 0n; seed < 400n; seed++) {{
+  try {{ made.push(game.generate(seed, params, 200000)); }} catch (e) {{ made.push(e); }}
+}}
+pg.serve({{ ...game, generate(seed) {{
+  const answer = made[Number(seed % 400n)];
+  if (answer instanceof Error) throw answer;
+  return answer;
+}} }});
+"""
+
+
+def canned(language):
+    """The command of the example with canned levels."""
+    if language == "python":
+        return [sys.executable, "-c", CANNED_PYTHON.format(examples=EXAMPLES)]
+    return ["node", "-e", CANNED_NODE.format(sdk=os.path.join(EXAMPLES, "pregen_game.js"),
+                                             game=os.path.join(EXAMPLES, "lightsout.js"))]
+
+
 def plain(language, seeds):
     if language == "python":
         code = PLAIN_PYTHON.format(examples=EXAMPLES, seeds=seeds)
@@ -99,16 +151,22 @@ def main():
         if language not in only:
             continue
         seeds = base * scale
-        plains, sdks, ratios = [], [], []
+        plains, sdks, ratios, floors, bounds = [], [], [], [], []
         for _ in range(rounds):
             p = plain(language, seeds)
             s = through_sdk(command, seeds)
+            f = through_sdk(canned(language), seeds)
             plains.append(p)
             sdks.append(s)
             ratios.append(p / s)
-        print(f"{language}: {seeds} seeds, {rounds} rounds: plain {statistics.median(plains):.3f} s, "
-              f"through the SDK {statistics.median(sdks):.3f} s, plain / SDK {statistics.median(ratios):.3f} "
-              f"(min {min(ratios):.3f}, max {max(ratios):.3f})")
+            floors.append(f)
+            bounds.append(p / (p + f))
+        median = statistics.median
+        print(f"{language}: {seeds} seeds, {rounds} rounds: plain {median(plains):.3f} s, "
+              f"through the SDK {median(sdks):.3f} s, plain / SDK {median(ratios):.3f} "
+              f"(min {min(ratios):.3f}, max {max(ratios):.3f}); "
+              f"floor {median(floors):.3f} s ({median(floors) / seeds * 1e6:.1f} us a seed), "
+              f"best ratio for this game plain / (plain + floor) {median(bounds):.3f}")
 
 
 if __name__ == "__main__":
