@@ -255,7 +255,7 @@ impl Trust {
             false => Err(Refused::ForeignReason {
                 seed: record.seed,
                 code: reason.code,
-                game,
+                game: game.clone(),
             }),
         }
     }

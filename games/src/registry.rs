@@ -224,8 +224,8 @@ pub struct PreparedGame {
 
 impl PreparedGame {
     /// The game.
-    pub fn kind(&self) -> GameKind {
-        self.kind.clone()
+    pub fn kind(&self) -> &GameKind {
+        &self.kind
     }
 
     /// This game with its levels refused when outside `band`, as early as
@@ -635,7 +635,7 @@ mod tests {
         let cube = GameKind::from_name("cube").expect("cube");
         let (_, level) = first_levels()
             .into_iter()
-            .find(|(g, _)| g.kind() == cube)
+            .find(|(g, _)| *g.kind() == cube)
             .expect("a cube level");
         let text = format!("{}garbage\n", level.layout);
         let err = crate::cube::Cube::from_text(&text).expect_err("trailing text");
