@@ -68,6 +68,9 @@ pub fn retier(
         model_text: model_text.to_string(),
     };
     job.validate()?;
+    // A game program's game, held while the pack is rated and written: the
+    // program starts once.
+    let _program = job.game_kind()?;
     let model = job.rating_model()?;
     if out.exists() && std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_some()) {
         return Err(ResumeError::NotEmpty {

@@ -36,12 +36,24 @@ pub(super) struct Stamp {
     pub(super) game: String,
     pub(super) rating: RatingFacts,
     pub(super) rating_label: String,
+    /// The game's metrics that are flags (the levels' `metric_flags`),
+    /// asked of the game once: a game program's game is not held between
+    /// batches.
+    pub(super) flag_keys: Vec<&'static str>,
 }
 
 impl Stamp {
     pub(super) fn of(job: &Job) -> Result<Stamp, PackError> {
         let rating = RatingFacts::of(&job.rating_model()?);
+        let flag_keys = job
+            .game_kind()?
+            .metric_docs()
+            .iter()
+            .filter(|m| m.is_flag())
+            .map(|m| m.name)
+            .collect();
         Ok(Stamp {
+            flag_keys,
             pack: job.pack.clone(),
             job_id: job.id(),
             generator: pregen_games::GENERATOR_VERSION.to_string(),
@@ -215,7 +227,7 @@ pub(super) fn strings<'a>(it: impl Iterator<Item = &'a str>) -> ArrayRef {
 
 /// The levels table of a batch of one tier's levels.
 pub(super) fn levels_columns(
-    game: &str,
+    (game, flag_keys): (&str, &[&str]),
     job: &Job,
     tier: u32,
     records: &[SeedRecord],
@@ -224,16 +236,6 @@ pub(super) fn levels_columns(
         .iter()
         .filter_map(|r| Some((r, r.accepted()?)))
         .collect();
-    let flag_keys: Vec<&str> = job
-        .game_kind()
-        .map(|g| {
-            g.metric_docs()
-                .iter()
-                .filter(|m| m.is_flag())
-                .map(|m| m.name)
-                .collect()
-        })
-        .unwrap_or_default();
     let arrow = |source| PackError::Arrow {
         path: dir::LEVELS.into(),
         source,

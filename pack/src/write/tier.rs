@@ -373,7 +373,7 @@ impl TierFiles {
             }
         };
         table.write(levels_columns(
-            &self.job_game,
+            (&self.job_game, &self.stamp.flag_keys),
             &self.stratum_of,
             self.tier,
             &self.batch,
