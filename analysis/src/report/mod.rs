@@ -75,6 +75,10 @@ pub fn report_with(dir: &Path, play: Option<&str>) -> Result<String, AnalysisErr
     let pack = PackDir::new(dir);
     pack.require_complete()?;
     let manifest = pack.read_manifest()?;
+    // A game program's game, held while the report is made (its rating
+    // model, its pictures): the program starts once. A program that cannot
+    // start leaves the report without its model and draws from text.
+    let _program = manifest.job.game_kind().ok();
     let levels = read_levels(&pack)?;
     let rejects = read_rejects(dir)?;
     let campaigns = read_campaigns(dir)?;

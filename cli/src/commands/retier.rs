@@ -31,10 +31,14 @@ pub fn run(args: RetierArgs) -> Result<()> {
     crate::init_logs("warn");
     let text = std::fs::read_to_string(&args.model)
         .with_context(|| format!("cannot read {}", args.model.display()))?;
+    let manifest = pregen_pack::PackDir::new(&args.pack).read_manifest();
+    // The pack's game, held while it is retiered: a game program starts once.
+    // (A pack that cannot be read is refused below, with the reason.)
+    let _program = manifest.as_ref().ok().and_then(|m| m.job.game_kind().ok());
     let name = match args.name {
         Some(name) => name,
         None => {
-            let manifest = pregen_pack::PackDir::new(&args.pack).read_manifest()?;
+            let manifest = manifest?;
             let game = manifest.job.game_kind()?;
             let model = game
                 .parse_model(&text)
