@@ -175,11 +175,9 @@ fn find_code(find: impl Fn(&Code) -> bool) -> Option<Code> {
         .iter()
         .chain(GAMES.iter().flat_map(|g| g.reasons()))
         .find(|c| find(c));
-    built_in.copied().or_else(|| {
-        pregen_game_programs::declared_codes()
-            .into_iter()
-            .find(|c| find(c))
-    })
+    built_in
+        .copied()
+        .or_else(|| pregen_game_programs::find_declared(find))
 }
 
 /// The code numbered `number`: a common one, or one of a built-in game or of

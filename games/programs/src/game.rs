@@ -182,9 +182,12 @@ static PROGRAMS: Mutex<Vec<Weak<External>>> = Mutex::new(Vec::new());
 pub fn register(spec: &ProgramSpec) -> Result<Arc<dyn Registered>, ProgramError> {
     let mut known = PROGRAMS.lock().unwrap_or_else(|e| e.into_inner());
     known.retain(|e| e.strong_count() > 0);
-    let live: Vec<Arc<External>> = known.iter().filter_map(Weak::upgrade).collect();
-    if let Some(found) = live.iter().find(|e| e.spec == *spec) {
-        return Ok(found.clone());
+    if let Some(found) = known
+        .iter()
+        .filter_map(Weak::upgrade)
+        .find(|e| e.spec == *spec)
+    {
+        return Ok(found);
     }
     let (program, description) = Program::start(&spec.command, Some(spec.dir.clone()))?;
     let external = External::new(spec.clone(), description, program)?;

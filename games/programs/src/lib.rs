@@ -33,12 +33,13 @@
 mod game;
 mod program;
 
+use std::sync::Mutex;
+
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
 use pregen_game_core::game::{Candidate, Outcome, Rejection};
 use pregen_game_core::reason::{Code, Reason, Status, intern};
-use std::sync::Mutex;
 
 pub use game::{ProgramSpec, description, identity, register};
 pub use program::{Program, ProgramError, stop_all};
@@ -257,7 +258,7 @@ impl Description {
 
 /// Every code a program has declared in this process: identifiers, like
 /// the common codes, kept after the program is gone so that a stored
-/// number still reads back ([`declared_codes`]).
+/// number still reads back ([`find_declared`]).
 static DECLARED: Mutex<Vec<Code>> = Mutex::new(Vec::new());
 
 /// The code of `entry` of game `game` (its texts interned).
@@ -270,10 +271,11 @@ fn declared(game: &str, entry: &ReasonEntry) -> Code {
     )
 }
 
-/// The codes game programs have declared in this process, in the order
-/// they first were.
-pub fn declared_codes() -> Vec<Code> {
-    DECLARED.lock().unwrap_or_else(|e| e.into_inner()).clone()
+/// The first code game programs have declared in this process (in the
+/// order they first were) that `find` finds.
+pub fn find_declared(find: impl Fn(&Code) -> bool) -> Option<Code> {
+    let known = DECLARED.lock().unwrap_or_else(|e| e.into_inner());
+    known.iter().copied().find(|c| find(c))
 }
 
 /// Takes `codes` among the declared ones, unless one has the number of
