@@ -16,7 +16,10 @@ SDK could reach for a game this fast: plain / (plain + floor).
 SEEDS is the Python example's (2,000 by default, about 8 s); the Node
 example's levels take a fiftieth of the time each, so it runs 20 times as
 many seeds, for a measure of the protocol rather than of the JIT's warm-up
-and the pipe's first fill (at 2,000 seeds a Node run lasts 0.08 s).
+and the pipe's first fill (at 2,000 seeds a Node run lasts 0.08 s). The
+Node example runs twice: on its default 5x5 boards (about 18 us a level)
+and on 8x8 boards (about 100 us a level, 5 times the seeds), the same SDK
+against a game of five times the cost a level.
 """
 
 import json
@@ -49,7 +52,7 @@ print(time.perf_counter() - started)
 PLAIN_NODE = """
 const pg = require({sdk!r});
 const game = require({game!r});
-const params = {{ ...game.params }};
+const params = {{ ...game.params, ...{params} }};
 const started = process.hrtime.bigint();
 for (let seed = 0n; seed < {seeds}n; seed++) {{
   try {{ game.generate(seed, params, 200000); }}
@@ -84,7 +87,7 @@ pg.serve(Canned())
 CANNED_NODE = """
 const pg = require({sdk!r});
 const game = require({game!r});
-const params = {{ ...game.params }};
+const params = {{ ...game.params, ...{params} }};
 const made = [];
 for (let seed = 0n; seed < 400n; seed++) {{
   try {{ made.push(game.generate(seed, params, 200000)); }} catch (e) {{ made.push(e); }}
@@ -97,28 +100,30 @@ pg.serve({{ ...game, generate(seed) {{
 """
 
 
-def canned(language):
+def canned(language, params):
     """The command of the example with canned levels."""
     if language == "python":
         return [sys.executable, "-c", CANNED_PYTHON.format(examples=EXAMPLES)]
     return ["node", "-e", CANNED_NODE.format(sdk=os.path.join(EXAMPLES, "pregen_game.js"),
-                                             game=os.path.join(EXAMPLES, "lightsout.js"))]
+                                             game=os.path.join(EXAMPLES, "lightsout.js"),
+                                             params=json.dumps(params))]
 
 
-def plain(language, seeds):
+def plain(language, seeds, params):
     if language == "python":
         code = PLAIN_PYTHON.format(examples=EXAMPLES, seeds=seeds)
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     else:
         code = PLAIN_NODE.format(sdk=os.path.join(EXAMPLES, "pregen_game.js"),
-                                 game=os.path.join(EXAMPLES, "lightsout.js"), seeds=seeds)
+                                 game=os.path.join(EXAMPLES, "lightsout.js"), seeds=seeds,
+                                 params=json.dumps(params))
         out = subprocess.run(["node", "-e", code], capture_output=True, text=True, check=True)
     return float(out.stdout.strip())
 
 
-def through_sdk(command, seeds):
+def through_sdk(command, seeds, params):
     requests = [json.dumps({"id": 1, "describe": {"protocol": 1}})]
-    requests += [json.dumps({"id": seed + 2, "generate": {"seed": seed, "params": {}, "max_nodes": 200000}})
+    requests += [json.dumps({"id": seed + 2, "generate": {"seed": seed, "params": params, "max_nodes": 200000}})
                  for seed in range(seeds)]
     data = ("\n".join(requests) + "\n").encode()
     process = subprocess.Popen(command, cwd=EXAMPLES, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -146,23 +151,28 @@ def main():
     base = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     only = set(sys.argv[3:]) or {"python", "node"}
-    languages = (("python", [sys.executable, "rushhour.py"], 1), ("node", ["node", "lightsout.js"], 20))
-    for language, command, scale in languages:
+    # (language, command, seeds per SEEDS, the example's params)
+    runs = (
+        ("python", [sys.executable, "rushhour.py"], 1, {}),
+        ("node", ["node", "lightsout.js"], 20, {}),
+        ("node", ["node", "lightsout.js"], 5, {"size": 8, "presses": 21}),
+    )
+    for language, command, scale, params in runs:
         if language not in only:
             continue
         seeds = base * scale
         plains, sdks, ratios, floors, bounds = [], [], [], [], []
         for _ in range(rounds):
-            p = plain(language, seeds)
-            s = through_sdk(command, seeds)
-            f = through_sdk(canned(language), seeds)
+            p = plain(language, seeds, params)
+            s = through_sdk(command, seeds, params)
+            f = through_sdk(canned(language, params), seeds, params)
             plains.append(p)
             sdks.append(s)
             ratios.append(p / s)
             floors.append(f)
             bounds.append(p / (p + f))
         median = statistics.median
-        print(f"{language}: {seeds} seeds, {rounds} rounds: plain {median(plains):.3f} s, "
+        print(f"{language} {json.dumps(params)}: {seeds} seeds, {rounds} rounds: plain {median(plains):.3f} s, "
               f"through the SDK {median(sdks):.3f} s, plain / SDK {median(ratios):.3f} "
               f"(min {min(ratios):.3f}, max {max(ratios):.3f}); "
               f"floor {median(floors):.3f} s ({median(floors) / seeds * 1e6:.1f} us a seed), "

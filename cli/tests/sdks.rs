@@ -203,6 +203,77 @@ fn each_sdk_reads_seeds_above_2_pow_53_exactly() {
     }
 }
 
+/// Each SDK answers a long batch (its requests written at once, as a
+/// worker writes a lease's) every one in order with its id, and ends
+/// quietly, with no error on stderr, when the reader goes away mid-batch.
+#[test]
+fn each_sdk_answers_a_long_batch_in_order_and_ends_quietly_when_unread() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    const REQUESTS: u64 = 5000;
+    let batch: String = (1..=REQUESTS)
+        .map(|id| format!("{{\"id\":{id},\"prepare\":{{\"params\":{{}}}}}}\n"))
+        .collect();
+    for example in &EXAMPLES {
+        if !needs(&[example.need]) {
+            continue;
+        }
+        let start = || {
+            let mut child = Command::new(example.command[0])
+                .arg(example.command[1])
+                .current_dir(example_dir())
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("starts");
+            let mut stdin = child.stdin.take().expect("stdin");
+            let batch = batch.clone();
+            // The program may end before it has read everything: a failed
+            // write is no fault here.
+            let writer = std::thread::spawn(move || {
+                let _ = stdin.write_all(batch.as_bytes());
+            });
+            (child, writer)
+        };
+
+        let (mut child, writer) = start();
+        let answers = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut ids = Vec::new();
+        for line in answers.lines() {
+            let answer: serde_json::Value =
+                serde_json::from_str(&line.expect("a line")).expect("an answer is JSON");
+            assert_eq!(answer["prepare"]["ok"], true, "{answer}");
+            ids.push(answer["id"].as_u64().expect("an id"));
+        }
+        writer.join().expect("writer");
+        assert!(child.wait().expect("wait").success());
+        assert_eq!(
+            ids,
+            (1..=REQUESTS).collect::<Vec<_>>(),
+            "{}",
+            example.command[1]
+        );
+
+        let (mut child, writer) = start();
+        let mut answers = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut first = String::new();
+        answers.read_line(&mut first).expect("the first answer");
+        assert!(first.contains("\"id\":1"), "{first}");
+        drop(answers);
+        writer.join().expect("writer");
+        let ended = child.wait_with_output().expect("wait");
+        let stderr = String::from_utf8_lossy(&ended.stderr);
+        assert!(
+            ended.status.success(),
+            "{}: {:?} {stderr}",
+            example.command[1],
+            ended.status
+        );
+        assert!(stderr.is_empty(), "{}: {stderr}", example.command[1]);
+    }
+}
+
 /// docs/external.md's shortest path, as written, for each SDK: the example,
 /// its job and its SDK copied into a folder of one's own, run, verified.
 #[test]

@@ -29,8 +29,9 @@
  *     });
  *
  * What this module does for you: reads requests as they come and answers
- * each in order with its id, writing a batch's answers at once (nothing is
- * left in a buffer); reads every seed from the line's own digits into a
+ * each in order with its id, writing answers 64 at a time and the rest at
+ * the end of what came in (nothing is left in a buffer), and ends quietly
+ * when pregen stops reading; reads every seed from the line's own digits into a
  * BigInt, since `JSON.parse` rounds numbers above 2^53; writes the level's
  * canonical JSON (keys sorted) and its SHA-256; times `generate` (split at
  * `solving()`); turns `Rejected`, `Unsolvable` and a thrown error into the
@@ -43,6 +44,9 @@ const crypto = require('crypto');
 const { performance } = require('perf_hooks');
 
 const PROTOCOL = 1;
+
+/** Answers written to stdout in one write, at most. */
+const ANSWERS_A_WRITE = 64;
 
 /** A key of a level's `metrics`: name, unit (`count`, `share`, `flag`...) and meaning. */
 function metric(name, unit, doc) {
@@ -281,13 +285,33 @@ function serve(game) {
     response.id = request && typeof request === 'object' && Number.isInteger(request.id) ? request.id : 0;
     return JSON.stringify(response) + '\n';
   };
+  // Answers go out ANSWERS_A_WRITE at a time, and the rest of what came in
+  // at its end: few writes, and answers do not wait in memory (where the
+  // collector would copy them again and again beside the game's own work).
   const take = (final) => {
-    const lines = pending.split('\n');
-    pending = final ? '' : lines.pop();
-    const out = [];
-    for (const line of lines) if (line.trim()) out.push(handle(line));
-    if (out.length) process.stdout.write(out.join(''));
+    let start = 0;
+    let out = '';
+    let count = 0;
+    for (let end = pending.indexOf('\n'); end >= 0; end = pending.indexOf('\n', start)) {
+      const line = pending.slice(start, end);
+      start = end + 1;
+      if (!line.trim()) continue;
+      out += handle(line);
+      if (++count === ANSWERS_A_WRITE) {
+        process.stdout.write(out);
+        out = '';
+        count = 0;
+      }
+    }
+    pending = pending.slice(start);
+    if (final && pending.trim()) out += handle(pending);
+    if (out) process.stdout.write(out);
   };
+  // pregen gone (it stopped reading): nothing is left to answer.
+  process.stdout.on('error', (e) => {
+    if (e.code !== 'EPIPE') throw e;
+    process.exit(0);
+  });
   process.stdin.setEncoding('utf8');
   process.stdin.on('data', (chunk) => {
     pending += chunk;

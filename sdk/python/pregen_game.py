@@ -38,8 +38,8 @@ buffer), reads seeds as Python integers (exact up to 2^64), writes the
 level's canonical JSON and its SHA-256, times `generate` (split at
 `solving()`), turns `Rejected`/`Unsolvable`/a raised exception into the
 outcome the protocol names, answers `prepare` from the params' keys and
-`check_params`, and answers an unknown request or a broken line with
-`error` without stopping.
+`check_params`, answers an unknown request or a broken line with
+`error` without stopping, and ends quietly when pregen stops reading.
 """
 
 import hashlib
@@ -315,23 +315,34 @@ def _lines(fd, flush):
     """The lines of `fd` as they come; `flush` runs whenever no whole line
     is waiting, before the read that may block."""
     pending = b""
+    start = 0  # where the next line begins in `pending`
     while True:
-        cut = pending.find(b"\n")
+        cut = pending.find(b"\n", start)
         while cut < 0:
             flush()
             chunk = os.read(fd, 1 << 16)
             if not chunk:
-                if pending.strip():
-                    yield pending
+                if pending[start:].strip():
+                    yield pending[start:]
                 return
-            pending += chunk
+            pending = pending[start:] + chunk
+            start = 0
             cut = pending.find(b"\n")
-        yield pending[:cut]
-        pending = pending[cut + 1:]
+        yield pending[start:cut]
+        start = cut + 1
 
 
 def serve(game, stdin=None, stdout=None):
-    """Answers requests from stdin on stdout until stdin ends."""
+    """Answers requests from stdin on stdout until stdin ends, or until
+    pregen stops reading (then quietly: nothing is left to answer)."""
+    try:
+        _serve(game, stdin, stdout)
+    except BrokenPipeError:
+        # The interpreter's own flush of stdout at exit would fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), (stdout or sys.stdout).fileno())
+
+
+def _serve(game, stdin, stdout):
     fd = (stdin or sys.stdin).fileno()
     out = stdout or sys.stdout.buffer
     waiting = []
