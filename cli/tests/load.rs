@@ -1,12 +1,14 @@
 //! A busy machine: the same job gives the same bytes beside a CPU hog as on
 //! a quiet machine, because a seed's watchdog counts the CPU time of the
-//! thread that runs it, not the wall clock that load stretches.
+//! thread that runs it (a game program's: of its process group), not the
+//! wall clock that load stretches.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::common::needs::{PYTHON, needs};
 use crate::common::run_pack;
 
 /// Threads that keep `per_core` times the machine's cores busy until
@@ -47,6 +49,41 @@ impl Drop for Hog {
             let _ = t.join();
         }
     }
+}
+
+/// The same for a game program (the Rush Hour example, in Python): its
+/// watchdog counts its process group's CPU time, so a busy machine fires
+/// it no more than a quiet one, and the release is the same bytes. (A
+/// wall-clock watchdog of three times the slowest seed fires beside this
+/// hog: the program gets a ninth of a core.)
+#[test]
+fn a_busy_machine_writes_the_same_pack_of_a_game_program() {
+    if !needs(&[PYTHON]) {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/external");
+    let job = |watchdog_ms: u64| {
+        format!(
+            "pack = \"e2e\"\ngame = \"external\"\ncount = 16\nseeds_per_lease = 4\n\
+             [external]\ncommand = [\"python3\", \"rushhour.py\"]\ndir = {examples:?}\n\
+             files = [\"rushhour.py\", \"pregen_game.py\"]\n\
+             [params]\nvehicles = 8\nmin_moves = 4\n\
+             [budget]\nmax_nodes = 200000\nwatchdog_ms = {watchdog_ms}\n\
+             [tiers]\nscheme = \"equal\"\ncount = 2\n"
+        )
+    };
+    let measured = run_pack(&dir.path().join("measure"), &job(600_000), 1);
+    let watchdog = (3.0 * slowest_seed_ms(&measured)).ceil().max(50.0) as u64;
+    let quiet = run_pack(&dir.path().join("quiet"), &job(watchdog), 1);
+    assert_eq!(timeouts(&quiet), 0, "watchdog {watchdog} ms");
+    let busy = {
+        let _hog = Hog::start(8);
+        run_pack(&dir.path().join("busy"), &job(watchdog), 1)
+    };
+    assert_eq!(timeouts(&busy), 0, "watchdog {watchdog} ms, busy");
+    let sums = |p: &Path| std::fs::read_to_string(p.join("release/SHA256SUMS")).expect("sums");
+    assert_eq!(sums(&quiet), sums(&busy), "the release differs under load");
 }
 
 /// The slowest seed of a pack (generation plus verification, ms), from its

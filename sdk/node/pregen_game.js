@@ -29,9 +29,10 @@
  *     });
  *
  * What this module does for you: reads requests as they come and answers
- * each in order with its id, writing answers 64 at a time and the rest at
- * the end of what came in (nothing is left in a buffer), and ends quietly
- * when pregen stops reading; reads every seed from the line's own digits into a
+ * each in order with its id, writing a fast game's answers a few at a time
+ * (at most 64, none held 5 ms) and a slow game's (1 ms or more an answer)
+ * each at once, nothing left in a buffer; ends quietly when pregen stops
+ * reading; reads every seed from the line's own digits into a
  * BigInt, since `JSON.parse` rounds numbers above 2^53; writes the level's
  * canonical JSON (keys sorted) and its SHA-256; times `generate` (split at
  * `solving()`); turns `Rejected`, `Unsolvable` and a thrown error into the
@@ -47,6 +48,10 @@ const PROTOCOL = 1;
 
 /** Answers written to stdout in one write, at most. */
 const ANSWERS_A_WRITE = 64;
+/** An answer that took this long to make (ms) is written at once. */
+const QUICK_MS = 1;
+/** The longest an answer is held to be written with later ones (ms). */
+const HOLD_MS = 5;
 
 /** A key of a level's `metrics`: name, unit (`count`, `share`, `flag`...) and meaning. */
 function metric(name, unit, doc) {
@@ -285,26 +290,37 @@ function serve(game) {
     response.id = request && typeof request === 'object' && Number.isInteger(request.id) ? request.id : 0;
     return JSON.stringify(response) + '\n';
   };
-  // Answers go out ANSWERS_A_WRITE at a time, and the rest of what came in
-  // at its end: few writes, and answers do not wait in memory (where the
-  // collector would copy them again and again beside the game's own work).
+  // pregen times each answer from the one before it (its watchdog), so an
+  // answer is written before the game starts on the next request, unless
+  // it took under QUICK_MS to make and the answers held with it are under
+  // HOLD_MS old and fewer than ANSWERS_A_WRITE: a fast game's answers go
+  // out a few at a time, a slow game's each at once. (Answers held longer
+  // would also sit in memory, where the collector copies them again and
+  // again beside the game's own work.)
   const take = (final) => {
     let start = 0;
     let out = '';
     let count = 0;
-    for (let end = pending.indexOf('\n'); end >= 0; end = pending.indexOf('\n', start)) {
-      const line = pending.slice(start, end);
-      start = end + 1;
-      if (!line.trim()) continue;
+    let heldSince = 0;
+    const answer = (line) => {
+      const began = performance.now();
+      if (!count) heldSince = began;
       out += handle(line);
-      if (++count === ANSWERS_A_WRITE) {
+      count++;
+      const now = performance.now();
+      if (now - began >= QUICK_MS || now - heldSince >= HOLD_MS || count === ANSWERS_A_WRITE) {
         process.stdout.write(out);
         out = '';
         count = 0;
       }
+    };
+    for (let end = pending.indexOf('\n'); end >= 0; end = pending.indexOf('\n', start)) {
+      const line = pending.slice(start, end);
+      start = end + 1;
+      if (line.trim()) answer(line);
     }
     pending = pending.slice(start);
-    if (final && pending.trim()) out += handle(pending);
+    if (final && pending.trim()) answer(pending);
     if (out) process.stdout.write(out);
   };
   // pregen gone (it stopped reading): nothing is left to answer.

@@ -32,10 +32,12 @@ stdin and stdout (docs/external.md):
         pg.serve(Coins())
 
 What this module does for you: reads requests as they come (a batch waits
-in stdin), answers each in order with its id, flushes only when no further
-request is waiting (so batches cost few writes, and no answer is left in a
-buffer), reads seeds as Python integers (exact up to 2^64), writes the
-level's canonical JSON and its SHA-256, times `generate` (split at
+in stdin), answers each in order with its id, flushes when no further
+request is waiting and after any answer that took 1 ms or more to make or
+that has waited 5 ms (so a fast game's batches cost few writes, no answer is
+left in a buffer, and none waits while the game works on the next), reads
+seeds as Python integers (exact up to 2^64), writes the level's canonical
+JSON and its SHA-256, times `generate` (split at
 `solving()`), turns `Rejected`/`Unsolvable`/a raised exception into the
 outcome the protocol names, answers `prepare` from the params' keys and
 `check_params`, answers an unknown request or a broken line with
@@ -342,10 +344,20 @@ def serve(game, stdin=None, stdout=None):
         os.dup2(os.open(os.devnull, os.O_WRONLY), (stdout or sys.stdout).fileno())
 
 
+# pregen times each answer from the one before it (its watchdog), so an
+# answer is written before the game starts on the next request, unless it
+# took under QUICK seconds to make and the answers held with it are under
+# HOLD seconds old: a fast game's answers go out a few at a time, a slow
+# game's each at once.
+QUICK = 0.001
+HOLD = 0.005
+
+
 def _serve(game, stdin, stdout):
     fd = (stdin or sys.stdin).fileno()
     out = stdout or sys.stdout.buffer
     waiting = []
+    held_since = [0.0]  # when the oldest waiting answer was made
 
     def flush():
         if waiting:
@@ -356,6 +368,7 @@ def _serve(game, stdin, stdout):
     for line in _lines(fd, flush):
         if not line.strip():
             continue
+        began = time.perf_counter()
         request = None
         try:
             request = json.loads(line)
@@ -363,5 +376,10 @@ def _serve(game, stdin, stdout):
         except Exception as e:  # a broken request, or the game's fault: its error
             response = {"error": f"{type(e).__name__}: {e}"[:1000]}
         response["id"] = request.get("id", 0) if isinstance(request, dict) else 0
+        if not waiting:
+            held_since[0] = began
         waiting.append(json.dumps(response, separators=(",", ":")).encode() + b"\n")
+        now = time.perf_counter()
+        if now - began >= QUICK or now - held_since[0] >= HOLD:
+            flush()
     flush()

@@ -30,6 +30,7 @@
 //! This crate is the game programs' driver: it knows the core's traits
 //! (`pregen-game-core`), not the built-in games.
 
+mod cpu;
 mod game;
 mod program;
 

@@ -100,6 +100,102 @@ enum Line {
 /// Why an exchange failed: whether the clock ran out, and what happened.
 type Broken = (bool, String);
 
+/// Why an answer is waited for no longer.
+#[derive(Debug)]
+enum Overtime {
+    /// The program used its watchdog's worth of CPU time.
+    Cpu(Duration),
+    /// It did no work for its watchdog's worth of wall time: it waits for
+    /// input (its answer left in its buffer) or sleeps.
+    Idle,
+    /// [`WALL_FACTOR`] times its watchdog went by on the wall clock.
+    Wall(Duration),
+}
+
+/// The wall time after which a program that keeps working is no longer
+/// waited for, in watchdogs: a guard against a machine so busy that the
+/// program barely runs (its CPU time is what the watchdog counts).
+const WALL_FACTOR: u32 = 20;
+
+/// The share of its watchdog that a program's answer is waited for before
+/// its CPU time is read (an answer sooner costs no look at `/proc`); that
+/// first share is counted as if all of it were the program's CPU time.
+const FIRST_LOOK: u32 = 10;
+
+impl Running {
+    /// The program's next line, for work that began at `since`, waited for
+    /// while the program works: until it has used `wait` of CPU time (its
+    /// process group's, [`crate::cpu`]), or for `wait` of wall time once it
+    /// does no work, or for [`WALL_FACTOR`] times `wait` in all. Where CPU
+    /// time is not known, or is not one answer's (`cpu_per_answer` false: a
+    /// `concurrent` program works on several at once), for `wait` of wall
+    /// time.
+    fn next_line(
+        &self,
+        since: Instant,
+        wait: Duration,
+        cpu_per_answer: bool,
+    ) -> Result<Line, Overtime> {
+        let group = self.child.id();
+        let wall_deadline = since + wait;
+        let mut look_at = since + wait / FIRST_LOOK;
+        // The usage at the first look and when, and at the last look.
+        let mut first: Option<(crate::cpu::Usage, Instant)> = None;
+        let mut last: Option<crate::cpu::Usage> = None;
+        loop {
+            match self
+                .lines
+                .recv_timeout(look_at.saturating_duration_since(Instant::now()))
+            {
+                Ok(line) => return Ok(line),
+                Err(RecvTimeoutError::Disconnected) => return Ok(Line::Closed),
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+            let now = Instant::now();
+            let usage = cpu_per_answer
+                .then(|| crate::cpu::group_usage(group))
+                .flatten();
+            let Some(usage) = usage else {
+                if now >= wall_deadline {
+                    return Err(Overtime::Idle);
+                }
+                look_at = wall_deadline;
+                continue;
+            };
+            let Some((at_first, first_at)) = first else {
+                first = Some((usage, now));
+                last = Some(usage);
+                look_at = wall_deadline.max(now);
+                continue;
+            };
+            // Its CPU time since the first look, and all the wall time
+            // before it (at most what it used then).
+            let used =
+                usage.cpu.saturating_sub(at_first.cpu) + first_at.saturating_duration_since(since);
+            if used >= wait {
+                return Err(Overtime::Cpu(used));
+            }
+            let waited = now.saturating_duration_since(since);
+            if waited >= wait * WALL_FACTOR {
+                return Err(Overtime::Wall(waited));
+            }
+            let idle = !usage.working && last.is_some_and(|l| usage.cpu <= l.cpu);
+            if idle && now >= wall_deadline {
+                return Err(Overtime::Idle);
+            }
+            last = Some(usage);
+            // Looked at again when it may have used the rest, or once more
+            // past the wall deadline, whichever comes first.
+            let rest = (wait - used).max(wait / FIRST_LOOK);
+            look_at = if now < wall_deadline {
+                wall_deadline.min(now + rest)
+            } else {
+                now + rest
+            };
+        }
+    }
+}
+
 impl Program {
     /// Starts `command` (program and arguments) in `dir` and reads its
     /// description; refuses a program of another protocol by name.
@@ -285,7 +381,7 @@ impl Program {
             let mut broke = false;
             for (i, body) in bodies.iter().enumerate().skip(next) {
                 let id = first_id + (i - next) as u64;
-                let result = self.receive(id, body, clock + wait);
+                let result = self.receive(id, body, clock, wait);
                 broke = result.is_err();
                 each(i, result);
                 if broke {
@@ -336,13 +432,17 @@ impl Program {
         })
     }
 
-    /// The response to request `id` (whose body is `body`), by `deadline`.
+    /// The response to request `id` (whose body is `body`), whose work
+    /// began at `since`, within `wait` of the program's time
+    /// ([`Running::next_line`]).
     fn receive(
         &mut self,
         id: u64,
         body: &RequestBody,
-        deadline: Instant,
+        since: Instant,
+        wait: Duration,
     ) -> Result<ResponseBody, Broken> {
+        let cpu_per_answer = !self.description.as_ref().is_some_and(|d| d.concurrent);
         let running = self
             .running
             .as_mut()
@@ -350,15 +450,12 @@ impl Program {
         if let RequestBody::Generate { seed, .. } = body {
             running.seed.store(*seed, Ordering::Relaxed);
         }
-        let text = match running
-            .lines
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-        {
+        let text = match running.next_line(since, wait, cpu_per_answer) {
             Ok(Line::Text(text)) => text,
             Ok(Line::TooLong) => {
                 return Err((false, format!("a response line over {MAX_LINE} bytes")));
             }
-            Ok(Line::Closed) | Err(RecvTimeoutError::Disconnected) => {
+            Ok(Line::Closed) => {
                 // It closed its stdout: it has ended, or will never answer.
                 // Never waited for past a moment (the caller stops it).
                 let until = Instant::now() + EXIT_WAIT;
@@ -376,8 +473,26 @@ impl Program {
                     format!("the program ended before answering ({status})"),
                 ));
             }
-            Err(RecvTimeoutError::Timeout) => {
-                return Err((true, format!("no answer in time ({FLUSH_HINT})")));
+            Err(Overtime::Idle) => {
+                let wait = wait.as_millis();
+                return Err((true, format!("no answer within {wait} ms ({FLUSH_HINT})")));
+            }
+            Err(Overtime::Cpu(used)) => {
+                let wait = wait.as_millis();
+                return Err((
+                    true,
+                    format!("no answer within {wait} ms of its CPU time ({used:.1?} used)"),
+                ));
+            }
+            Err(Overtime::Wall(waited)) => {
+                let wait = wait.as_millis();
+                return Err((
+                    true,
+                    format!(
+                        "no answer in {waited:.1?} of wall time, {WALL_FACTOR} times its \
+                         {wait} ms, on a machine too busy to let it run"
+                    ),
+                ));
             }
         };
         let response = super::read_response(&text).map_err(|e| (false, e.to_string()))?;
@@ -559,10 +674,6 @@ impl Program {
                     "answered {asked} with {}",
                     kind(&other)
                 ))),
-                Err((true, _)) => Err(CheckError::Broken(format!(
-                    "no answer within {} ms ({FLUSH_HINT})",
-                    wait.as_millis()
-                ))),
                 Err((_, e)) => Err(CheckError::Broken(e)),
             });
         });
@@ -604,11 +715,7 @@ impl Program {
             Ok(ResponseBody::Render(picture)) => Ok(picture.svg),
             Ok(ResponseBody::Error(e)) => Err(format!("the program says: {e}")),
             Ok(other) => Err(format!("answered render with {}", kind(&other))),
-            Err((true, _)) => Err(format!(
-                "no picture within {} ms ({FLUSH_HINT})",
-                wait.as_millis()
-            )),
-            Err((_, e)) => Err(e),
+            Err((_, e)) => Err(format!("no picture: {e}")),
         }
     }
 }

@@ -148,7 +148,9 @@ fn an_outcome_that_does_not_hold_together_is_refused() {
 
 /// A program written as a shell script: it describes itself (as `name`),
 /// then answers each `generate` with the next of `answers` (`-` reads the
-/// request and says nothing; `exit` ends the process).
+/// request and says nothing; `exit` ends the process; `spin N ANSWER`
+/// counts to N, work for the CPU, then answers ANSWER; `spin` alone works
+/// for ever).
 fn script(dir: &std::path::Path, name: &str, answers: &[&str]) -> Vec<String> {
     let describe = format!(
         r#"{{"id":ID,"describe":{{"protocol":1,"name":"{name}","version":"1","text_format":"x","params":{{}},"metrics":[]}}}}"#
@@ -163,6 +165,14 @@ fn script(dir: &std::path::Path, name: &str, answers: &[&str]) -> Vec<String> {
         match *answer {
             "-" => body.push_str("sleep 30\n"),
             "exit" => body.push_str("exit 3\n"),
+            "spin" => body.push_str("while :; do :; done\n"),
+            a if a.starts_with("spin ") => {
+                let (count, answer) = a["spin ".len()..].split_once(' ').expect("spin N ANSWER");
+                body.push_str(&format!(
+                    "i=0; while [ $i -lt {count} ]; do i=$((i+1)); done\n\
+                     echo '{answer}' | sed \"s/ID/$id/\"\n"
+                ));
+            }
             a => body.push_str(&format!("echo '{a}' | sed \"s/ID/$id/\"\n")),
         }
     }
@@ -239,6 +249,105 @@ fn a_broken_program_fails_its_seed_not_the_worker() {
             .contains("protocol 0; this pregen speaks 1"),
         "{refused}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A program's watchdog counts the CPU time of its process group, as a
+/// built-in game's counts its thread's: one held back by a busy core (its
+/// wall time several times its watchdog) answers, one that works past its
+/// watchdog does not, and one that does no work is waited for its
+/// watchdog's wall time, with the hint to flush.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_programs_watchdog_counts_its_cpu_time_not_a_busy_cores_wall_time() {
+    use std::os::unix::process::CommandExt;
+    use std::time::Instant;
+    let dir = std::env::temp_dir().join(format!("pregen-cpu-watchdog-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let work = format!("spin 200000 {}", rejected_json());
+    let pinned = |command: Vec<String>| -> Vec<String> {
+        ["taskset", "-c", "0"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(command)
+            .collect()
+    };
+    let command = pinned(script(&dir, "work", &[&work, &work]));
+    let (mut program, _) = Program::start(&command, None).expect("starts");
+    let too_easy =
+        |o: &crate::Outcome| matches!(&o.result, Err(r) if r.code() == Some(Code::TooEasy));
+
+    // Quiet: its wall time is about its CPU time.
+    let started = Instant::now();
+    let quiet = program.generate(1, &serde_json::json!({}), 100, Duration::from_secs(60));
+    let alone = started.elapsed();
+    assert!(too_easy(&quiet), "{:?}", quiet.result);
+    let watchdog = (alone * 3).max(Duration::from_millis(100));
+
+    // Eight busy loops on its core: a ninth of the core each. Each in a
+    // process group of its own, killed whole (`timeout` and its loop), and
+    // ended by `timeout` should this test be killed first.
+    struct Hogs(Vec<std::process::Child>);
+    impl Drop for Hogs {
+        fn drop(&mut self) {
+            for hog in &mut self.0 {
+                let group = format!("kill -9 -{}", hog.id());
+                let _ = std::process::Command::new("sh")
+                    .args(["-c", &group])
+                    .status();
+                let _ = hog.wait();
+            }
+        }
+    }
+    let hogs = Hogs(
+        (0..8)
+            .map(|_| {
+                std::process::Command::new("taskset")
+                    .args([
+                        "-c",
+                        "0",
+                        "timeout",
+                        "120",
+                        "sh",
+                        "-c",
+                        "while :; do :; done",
+                    ])
+                    .process_group(0)
+                    .spawn()
+                    .expect("a hog")
+            })
+            .collect(),
+    );
+    let started = Instant::now();
+    let busy = program.generate(2, &serde_json::json!({}), 100, watchdog);
+    let stretched = started.elapsed();
+    drop(hogs);
+    assert!(
+        too_easy(&busy),
+        "{:?}: {stretched:?} of wall time, watchdog {watchdog:?}",
+        busy.result
+    );
+    assert!(
+        stretched > watchdog,
+        "the hogs did not hold it back ({stretched:?}, watchdog {watchdog:?}): the test shows nothing"
+    );
+
+    // Working past its watchdog, and doing nothing: each named.
+    for (name, answer, says) in [
+        ("forever", "spin", "of its CPU time"),
+        ("asleep", "-", "flush it at once"),
+    ] {
+        let (mut program, _) =
+            Program::start(&script(&dir, name, &[answer]), None).expect("starts");
+        let refused = program
+            .prepare(&serde_json::json!({}), Duration::from_millis(300))
+            .expect_err(name);
+        assert!(
+            refused.contains("no answer within 300 ms"),
+            "{name}: {refused}"
+        );
+        assert!(refused.contains(says), "{name}: {refused}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
