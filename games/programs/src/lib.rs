@@ -30,9 +30,9 @@
 //! This crate is the game programs' driver: it knows the core's traits
 //! (`pregen-game-core`), not the built-in games.
 
-mod cpu;
 mod game;
 mod program;
+mod watchdog;
 
 use std::sync::Mutex;
 

@@ -11,10 +11,11 @@ use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, SyncSender, channel, sync_channel};
+use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 use std::time::Duration;
 
 use super::{CheckMessage, Description, MAX_LINE, PROTOCOL, Request, RequestBody, ResponseBody};
+use crate::watchdog::{self, Overtime, WALL_FACTOR};
 use pregen_game_core::game::{Candidate, Outcome, Rejection};
 use pregen_game_core::reason::Code;
 use pregen_game_core::registration::CheckError;
@@ -99,102 +100,6 @@ enum Line {
 
 /// Why an exchange failed: whether the clock ran out, and what happened.
 type Broken = (bool, String);
-
-/// Why an answer is waited for no longer.
-#[derive(Debug)]
-enum Overtime {
-    /// The program used its watchdog's worth of CPU time.
-    Cpu(Duration),
-    /// It did no work for its watchdog's worth of wall time: it waits for
-    /// input (its answer left in its buffer) or sleeps.
-    Idle,
-    /// [`WALL_FACTOR`] times its watchdog went by on the wall clock.
-    Wall(Duration),
-}
-
-/// The wall time after which a program that keeps working is no longer
-/// waited for, in watchdogs: a guard against a machine so busy that the
-/// program barely runs (its CPU time is what the watchdog counts).
-const WALL_FACTOR: u32 = 20;
-
-/// The share of its watchdog that a program's answer is waited for before
-/// its CPU time is read (an answer sooner costs no look at `/proc`); that
-/// first share is counted as if all of it were the program's CPU time.
-const FIRST_LOOK: u32 = 10;
-
-impl Running {
-    /// The program's next line, for work that began at `since`, waited for
-    /// while the program works: until it has used `wait` of CPU time (its
-    /// process group's, [`crate::cpu`]), or for `wait` of wall time once it
-    /// does no work, or for [`WALL_FACTOR`] times `wait` in all. Where CPU
-    /// time is not known, or is not one answer's (`cpu_per_answer` false: a
-    /// `concurrent` program works on several at once), for `wait` of wall
-    /// time.
-    fn next_line(
-        &self,
-        since: Instant,
-        wait: Duration,
-        cpu_per_answer: bool,
-    ) -> Result<Line, Overtime> {
-        let group = self.child.id();
-        let wall_deadline = since + wait;
-        let mut look_at = since + wait / FIRST_LOOK;
-        // The usage at the first look and when, and at the last look.
-        let mut first: Option<(crate::cpu::Usage, Instant)> = None;
-        let mut last: Option<crate::cpu::Usage> = None;
-        loop {
-            match self
-                .lines
-                .recv_timeout(look_at.saturating_duration_since(Instant::now()))
-            {
-                Ok(line) => return Ok(line),
-                Err(RecvTimeoutError::Disconnected) => return Ok(Line::Closed),
-                Err(RecvTimeoutError::Timeout) => {}
-            }
-            let now = Instant::now();
-            let usage = cpu_per_answer
-                .then(|| crate::cpu::group_usage(group))
-                .flatten();
-            let Some(usage) = usage else {
-                if now >= wall_deadline {
-                    return Err(Overtime::Idle);
-                }
-                look_at = wall_deadline;
-                continue;
-            };
-            let Some((at_first, first_at)) = first else {
-                first = Some((usage, now));
-                last = Some(usage);
-                look_at = wall_deadline.max(now);
-                continue;
-            };
-            // Its CPU time since the first look, and all the wall time
-            // before it (at most what it used then).
-            let used =
-                usage.cpu.saturating_sub(at_first.cpu) + first_at.saturating_duration_since(since);
-            if used >= wait {
-                return Err(Overtime::Cpu(used));
-            }
-            let waited = now.saturating_duration_since(since);
-            if waited >= wait * WALL_FACTOR {
-                return Err(Overtime::Wall(waited));
-            }
-            let idle = !usage.working && last.is_some_and(|l| usage.cpu <= l.cpu);
-            if idle && now >= wall_deadline {
-                return Err(Overtime::Idle);
-            }
-            last = Some(usage);
-            // Looked at again when it may have used the rest, or once more
-            // past the wall deadline, whichever comes first.
-            let rest = (wait - used).max(wait / FIRST_LOOK);
-            look_at = if now < wall_deadline {
-                wall_deadline.min(now + rest)
-            } else {
-                now + rest
-            };
-        }
-    }
-}
 
 impl Program {
     /// Starts `command` (program and arguments) in `dir` and reads its
@@ -434,7 +339,7 @@ impl Program {
 
     /// The response to request `id` (whose body is `body`), whose work
     /// began at `since`, within `wait` of the program's time
-    /// ([`Running::next_line`]).
+    /// ([`watchdog::next`]).
     fn receive(
         &mut self,
         id: u64,
@@ -450,12 +355,18 @@ impl Program {
         if let RequestBody::Generate { seed, .. } = body {
             running.seed.store(*seed, Ordering::Relaxed);
         }
-        let text = match running.next_line(since, wait, cpu_per_answer) {
-            Ok(Line::Text(text)) => text,
-            Ok(Line::TooLong) => {
+        let text = match watchdog::next(
+            &running.lines,
+            running.child.id(),
+            since,
+            wait,
+            cpu_per_answer,
+        ) {
+            Ok(Some(Line::Text(text))) => text,
+            Ok(Some(Line::TooLong)) => {
                 return Err((false, format!("a response line over {MAX_LINE} bytes")));
             }
-            Ok(Line::Closed) => {
+            Ok(Some(Line::Closed) | None) => {
                 // It closed its stdout: it has ended, or will never answer.
                 // Never waited for past a moment (the caller stops it).
                 let until = Instant::now() + EXIT_WAIT;

@@ -1,30 +1,121 @@
-//! What a game program's processes are doing, for its watchdog: the CPU
-//! time its process group has used, and whether any of it is running or
-//! waiting for a core. Read from `/proc` (Linux); elsewhere not known, and
-//! the watchdog counts wall time.
+//! The watchdog of a game program's answer: the answer is waited for while
+//! the program works, up to the watchdog's worth of the CPU time of its
+//! process group (its process and what it forks), read from `/proc`
+//! (Linux); elsewhere the watchdog counts wall time.
 //!
 //! A busy machine stretches a program's wall time but not its CPU time, so
 //! a watchdog that counts CPU time fires on a busy machine only where it
 //! fires on a quiet one, as a built-in game's does
 //! (`pregen_game_core::clock::thread_cpu`).
 
+use pregen_game_core::clock::Instant;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::Duration;
+
+/// Why an answer is waited for no longer.
+#[derive(Debug)]
+pub(crate) enum Overtime {
+    /// The program used its watchdog's worth of CPU time.
+    Cpu(Duration),
+    /// It did no work for its watchdog's worth of wall time: it waits for
+    /// input (its answer left in its buffer) or sleeps.
+    Idle,
+    /// [`WALL_FACTOR`] times its watchdog went by on the wall clock.
+    Wall(Duration),
+}
+
+/// The wall time after which a program that keeps working is no longer
+/// waited for, in watchdogs: a guard against a machine so busy that the
+/// program barely runs (its CPU time is what the watchdog counts).
+pub(crate) const WALL_FACTOR: u32 = 20;
+
+/// The share of its watchdog that a program's answer is waited for before
+/// its CPU time is read (an answer sooner costs no look at `/proc`); that
+/// first share is counted as if all of it were the program's CPU time.
+const FIRST_LOOK: u32 = 10;
+
+/// The program's next line from `lines` (`None`: the reader ended), for
+/// work that began at `since`, waited for while the program (process group
+/// `group`) works: until it has used `wait` of CPU time, or for `wait` of
+/// wall time once it does no work, or for [`WALL_FACTOR`] times `wait` in
+/// all. Where CPU time is not known, or is not one answer's
+/// (`cpu_per_answer` false: a `concurrent` program works on several at
+/// once), for `wait` of wall time.
+pub(crate) fn next<T>(
+    lines: &Receiver<T>,
+    group: u32,
+    since: Instant,
+    wait: Duration,
+    cpu_per_answer: bool,
+) -> Result<Option<T>, Overtime> {
+    let wall_deadline = since + wait;
+    let mut look_at = since + wait / FIRST_LOOK;
+    // The usage at the first look and when, and at the last look.
+    let mut first: Option<(Usage, Instant)> = None;
+    let mut last: Option<Usage> = None;
+    loop {
+        match lines.recv_timeout(look_at.saturating_duration_since(Instant::now())) {
+            Ok(line) => return Ok(Some(line)),
+            Err(RecvTimeoutError::Disconnected) => return Ok(None),
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+        let now = Instant::now();
+        let usage = cpu_per_answer.then(|| group_usage(group)).flatten();
+        let Some(usage) = usage else {
+            if now >= wall_deadline {
+                return Err(Overtime::Idle);
+            }
+            look_at = wall_deadline;
+            continue;
+        };
+        let Some((at_first, first_at)) = first else {
+            first = Some((usage, now));
+            last = Some(usage);
+            look_at = wall_deadline.max(now);
+            continue;
+        };
+        // Its CPU time since the first look, and all the wall time
+        // before it (at most what it used then).
+        let used =
+            usage.cpu.saturating_sub(at_first.cpu) + first_at.saturating_duration_since(since);
+        if used >= wait {
+            return Err(Overtime::Cpu(used));
+        }
+        let waited = now.saturating_duration_since(since);
+        if waited >= wait * WALL_FACTOR {
+            return Err(Overtime::Wall(waited));
+        }
+        let idle = !usage.working && last.is_some_and(|l| usage.cpu <= l.cpu);
+        if idle && now >= wall_deadline {
+            return Err(Overtime::Idle);
+        }
+        last = Some(usage);
+        // Looked at again when it may have used the rest, or once more
+        // past the wall deadline, whichever comes first.
+        let rest = (wait - used).max(wait / FIRST_LOOK);
+        look_at = if now < wall_deadline {
+            wall_deadline.min(now + rest)
+        } else {
+            now + rest
+        };
+    }
+}
 
 /// A program's process group at one moment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Usage {
+struct Usage {
     /// The CPU time (user and system) its processes have used, with their
     /// children's that they have waited for.
-    pub cpu: Duration,
+    cpu: Duration,
     /// Whether any of its processes is running, waiting for a core, or in
     /// an uninterruptible wait (disk): working, as opposed to waiting for
     /// input or sleeping.
-    pub working: bool,
+    working: bool,
 }
 
 /// The usage of process group `group`, or `None` where it cannot be read.
 #[cfg(target_os = "linux")]
-pub(crate) fn group_usage(group: u32) -> Option<Usage> {
+fn group_usage(group: u32) -> Option<Usage> {
     let ticks = rustix::param::clock_ticks_per_second();
     if ticks == 0 {
         return None;
@@ -61,7 +152,7 @@ pub(crate) fn group_usage(group: u32) -> Option<Usage> {
 
 /// Not known here.
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn group_usage(_group: u32) -> Option<Usage> {
+fn group_usage(_group: u32) -> Option<Usage> {
     None
 }
 
