@@ -357,7 +357,7 @@ def _serve(game, stdin, stdout):
     fd = (stdin or sys.stdin).fileno()
     out = stdout or sys.stdout.buffer
     waiting = []
-    held_since = [0.0]  # when the oldest waiting answer was made
+    held_since = 0.0  # when the oldest waiting answer was begun
 
     def flush():
         if waiting:
@@ -377,9 +377,9 @@ def _serve(game, stdin, stdout):
             response = {"error": f"{type(e).__name__}: {e}"[:1000]}
         response["id"] = request.get("id", 0) if isinstance(request, dict) else 0
         if not waiting:
-            held_since[0] = began
+            held_since = began
         waiting.append(json.dumps(response, separators=(",", ":")).encode() + b"\n")
         now = time.perf_counter()
-        if now - began >= QUICK or now - held_since[0] >= HOLD:
+        if now - began >= QUICK or now - held_since >= HOLD:
             flush()
     flush()

@@ -15,15 +15,10 @@ use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 use std::time::Duration;
 
 use super::{CheckMessage, Description, MAX_LINE, PROTOCOL, Request, RequestBody, ResponseBody};
-use crate::watchdog::{self, Overtime, WALL_FACTOR};
+use crate::watchdog;
 use pregen_game_core::game::{Candidate, Outcome, Rejection};
 use pregen_game_core::reason::Code;
 use pregen_game_core::registration::CheckError;
-
-/// What an answer not heard in time most often means.
-const FLUSH_HINT: &str = "a program must write each answer as one line on stdout and flush \
-                          it at once (Python: `print(..., flush=True)`), or its answers wait \
-                          in its buffer";
 
 /// How long a program may take to describe itself.
 const DESCRIBE_WAIT: Duration = Duration::from_secs(30);
@@ -384,27 +379,7 @@ impl Program {
                     format!("the program ended before answering ({status})"),
                 ));
             }
-            Err(Overtime::Idle) => {
-                let wait = wait.as_millis();
-                return Err((true, format!("no answer within {wait} ms ({FLUSH_HINT})")));
-            }
-            Err(Overtime::Cpu(used)) => {
-                let wait = wait.as_millis();
-                return Err((
-                    true,
-                    format!("no answer within {wait} ms of its CPU time ({used:.1?} used)"),
-                ));
-            }
-            Err(Overtime::Wall(waited)) => {
-                let wait = wait.as_millis();
-                return Err((
-                    true,
-                    format!(
-                        "no answer in {waited:.1?} of wall time, {WALL_FACTOR} times its \
-                         {wait} ms, on a machine too busy to let it run"
-                    ),
-                ));
-            }
+            Err(overtime) => return Err((true, overtime.message(wait))),
         };
         let response = super::read_response(&text).map_err(|e| (false, e.to_string()))?;
         if response.id != id {

@@ -24,10 +24,32 @@ pub(crate) enum Overtime {
     Wall(Duration),
 }
 
+/// What an answer not heard in time most often means.
+const FLUSH_HINT: &str = "a program must write each answer as one line on stdout and flush \
+                          it at once (Python: `print(..., flush=True)`), or its answers wait \
+                          in its buffer";
+
+impl Overtime {
+    /// What went wrong, for a watchdog of `wait`.
+    pub(crate) fn message(&self, wait: Duration) -> String {
+        let wait = wait.as_millis();
+        match self {
+            Overtime::Idle => format!("no answer within {wait} ms ({FLUSH_HINT})"),
+            Overtime::Cpu(used) => {
+                format!("no answer within {wait} ms of its CPU time ({used:.1?} used)")
+            }
+            Overtime::Wall(waited) => format!(
+                "no answer in {waited:.1?} of wall time, {WALL_FACTOR} times its {wait} ms, \
+                 on a machine too busy to let it run"
+            ),
+        }
+    }
+}
+
 /// The wall time after which a program that keeps working is no longer
 /// waited for, in watchdogs: a guard against a machine so busy that the
 /// program barely runs (its CPU time is what the watchdog counts).
-pub(crate) const WALL_FACTOR: u32 = 20;
+const WALL_FACTOR: u32 = 20;
 
 /// The share of its watchdog that a program's answer is waited for before
 /// its CPU time is read (an answer sooner costs no look at `/proc`); that
