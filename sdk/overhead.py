@@ -3,13 +3,15 @@
 plain loop in its own language (the game's `generate` called directly) and
 through the SDK over the protocol (a process fed every request, its answers
 read), in alternating rounds. Prints, per SDK, the median seconds of each
-and the ratio plain / SDK (1.0: the SDK costs nothing).
+and the ratio plain / SDK.
 
-A third run in each round is the floor: the same SDK and example, its
-`generate` answering with levels made before the clock starts, so the game
-costs nothing and what is left is the protocol (reading each request,
-writing each answer through the pipe) and the SDK. It bounds the ratio any
-SDK could reach for a game this fast: plain / (plain + floor).
+A third run in each round serves the same example through a protocol loop
+written by hand, without the SDK: each request read with the language's
+JSON parser, the game's `generate` called and timed, its outcome written as
+JSON, answers written in one write a read (Node) or flushed one by one
+(Python). It is what the protocol costs any program of this language and
+this game, SDK or not: plain / by hand. By hand / SDK is what the SDK costs
+beyond it (1.0: nothing).
 
     python3 sdk/overhead.py [SEEDS] [ROUNDS] [python|node ...]
 
@@ -62,51 +64,85 @@ console.log(Number(process.hrtime.bigint() - started) / 1e9);
 """
 
 
-CANNED_PYTHON = """
-import sys
+BY_HAND_PYTHON = """
+import json, sys, time
 sys.path.insert(0, {examples!r})
 import pregen_game as pg
 from rushhour import RushHour
 game = RushHour()
-params = game.full_params({{}})
-made = []
-for seed in range(400):
-    try:
-        made.append(game.generate(seed, params, 200000))
-    except (pg.Rejected, pg.Unsolvable) as e:
-        made.append(e)
-class Canned(RushHour):
-    def generate(self, seed, params, max_nodes):
-        answer = made[seed % len(made)]
-        if isinstance(answer, Exception):
-            raise answer
-        return answer
-pg.serve(Canned())
+defaults = game.full_params({{}})
+for line in sys.stdin.buffer:
+    request = json.loads(line)
+    if "describe" in request:
+        answer = {{"describe": game.description()}}
+    else:
+        g = request["generate"]
+        params = {{**defaults, **g["params"]}}
+        started = time.perf_counter()
+        try:
+            level = game.generate(g["seed"], params, g["max_nodes"])
+            outcome = {{"status": "accepted", "level": level.to_json(), "nodes": level.nodes}}
+        except pg.Rejected as e:
+            outcome = {{"status": e.status, "reason_code": e.code, "reason_detail": e.detail, "nodes": e.nodes}}
+        except pg.Unsolvable as e:
+            outcome = {{"status": "unsolvable", "nodes": e.nodes}}
+        outcome["generate_ms"] = round((time.perf_counter() - started) * 1e3, 3)
+        outcome["solve_ms"] = 0
+        answer = {{"outcome": outcome}}
+    answer["id"] = request["id"]
+    sys.stdout.write(json.dumps(answer, separators=(",", ":")) + "\\n")
+    sys.stdout.flush()
 """
 
-CANNED_NODE = """
+BY_HAND_NODE = """
 const pg = require({sdk!r});
 const game = require({game!r});
-const params = {{ ...game.params, ...{params} }};
-const made = [];
-for (let seed = 0n; seed < 400n; seed++) {{
-  try {{ made.push(game.generate(seed, params, 200000)); }} catch (e) {{ made.push(e); }}
-}}
-pg.serve({{ ...game, generate(seed) {{
-  const answer = made[Number(seed % 400n)];
-  if (answer instanceof Error) throw answer;
-  return answer;
-}} }});
+let pending = '';
+const answer = (line) => {{
+  const request = JSON.parse(line);
+  let out;
+  if (request.describe) out = {{ describe: {{ protocol: 1, name: game.name }} }};
+  else {{
+    const g = request.generate;
+    const params = {{ ...game.params, ...g.params }};
+    const started = performance.now();
+    let outcome;
+    try {{
+      const made = game.generate(BigInt(g.seed), params, g.max_nodes);
+      outcome = {{ status: 'accepted', level: made.level, nodes: made.nodes }};
+    }} catch (e) {{
+      if (e instanceof pg.Rejected) outcome = {{ status: e.status, reason_code: e.code, reason_detail: e.detail, nodes: e.nodes }};
+      else if (e instanceof pg.Unsolvable) outcome = {{ status: 'unsolvable', nodes: e.nodes }};
+      else throw e;
+    }}
+    outcome.generate_ms = Math.round((performance.now() - started) * 1e3) / 1e3;
+    outcome.solve_ms = 0;
+    out = {{ outcome }};
+  }}
+  out.id = request.id;
+  return JSON.stringify(out) + '\\n';
+}};
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (chunk) => {{
+  pending += chunk;
+  let out = '';
+  let start = 0;
+  for (let end = pending.indexOf('\\n'); end >= 0; end = pending.indexOf('\\n', start)) {{
+    out += answer(pending.slice(start, end));
+    start = end + 1;
+  }}
+  pending = pending.slice(start);
+  if (out) process.stdout.write(out);
+}});
 """
 
 
-def canned(language, params):
-    """The command of the example with canned levels."""
+def by_hand(language):
+    """The command of the example served by a protocol loop written by hand."""
     if language == "python":
-        return [sys.executable, "-c", CANNED_PYTHON.format(examples=EXAMPLES)]
-    return ["node", "-e", CANNED_NODE.format(sdk=os.path.join(EXAMPLES, "pregen_game.js"),
-                                             game=os.path.join(EXAMPLES, "lightsout.js"),
-                                             params=json.dumps(params))]
+        return [sys.executable, "-c", BY_HAND_PYTHON.format(examples=EXAMPLES)]
+    return ["node", "-e", BY_HAND_NODE.format(sdk=os.path.join(EXAMPLES, "pregen_game.js"),
+                                              game=os.path.join(EXAMPLES, "lightsout.js"))]
 
 
 def plain(language, seeds, params):
@@ -121,7 +157,8 @@ def plain(language, seeds, params):
     return float(out.stdout.strip())
 
 
-def through_sdk(command, seeds, params):
+def served(command, seeds, params):
+    """Seconds for a process of `command` to answer `seeds` generate requests."""
     requests = [json.dumps({"id": 1, "describe": {"protocol": 1}})]
     requests += [json.dumps({"id": seed + 2, "generate": {"seed": seed, "params": params, "max_nodes": 200000}})
                  for seed in range(seeds)]
@@ -161,22 +198,23 @@ def main():
         if language not in only:
             continue
         seeds = base * scale
-        plains, sdks, ratios, floors, bounds = [], [], [], [], []
+        plains, sdks, hands, ratios, protocol, own = [], [], [], [], [], []
         for _ in range(rounds):
             p = plain(language, seeds, params)
-            s = through_sdk(command, seeds, params)
-            f = through_sdk(canned(language, params), seeds, params)
+            s = served(command, seeds, params)
+            h = served(by_hand(language), seeds, params)
             plains.append(p)
             sdks.append(s)
+            hands.append(h)
             ratios.append(p / s)
-            floors.append(f)
-            bounds.append(p / (p + f))
+            protocol.append(p / h)
+            own.append(h / s)
         median = statistics.median
         print(f"{language} {json.dumps(params)}: {seeds} seeds, {rounds} rounds: plain {median(plains):.3f} s, "
-              f"through the SDK {median(sdks):.3f} s, plain / SDK {median(ratios):.3f} "
-              f"(min {min(ratios):.3f}, max {max(ratios):.3f}); "
-              f"floor {median(floors):.3f} s ({median(floors) / seeds * 1e6:.1f} us a seed), "
-              f"best ratio for this game plain / (plain + floor) {median(bounds):.3f}")
+              f"through the SDK {median(sdks):.3f} s, by hand {median(hands):.3f} s; "
+              f"plain / SDK {median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f}); "
+              f"plain / by hand {median(protocol):.3f} (min {min(protocol):.3f}, max {max(protocol):.3f}); "
+              f"by hand / SDK {median(own):.3f} (min {min(own):.3f}, max {max(own):.3f})")
 
 
 if __name__ == "__main__":
