@@ -92,8 +92,9 @@ fn went_wrong(progress: &pregen_coordinator::scheduler::Progress) {
     }
     if wrong.iter().any(|(r, _)| r.status == Status::Timeout) {
         eprintln!(
-            "  (a timeout depends on the machine: the watchdog limits a seed's CPU time, and \
-             a game program's wall time; the seeds are listed in the manifest)"
+            "  (a timeout depends on the machine: the watchdog limits a seed's CPU time, a \
+             game program's that of its processes; the seeds are listed in the manifest, and \
+             a game program's timeouts in the log with the limit each met)"
         );
     }
     if wrong

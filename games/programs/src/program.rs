@@ -475,6 +475,7 @@ impl Program {
     ) {
         let mut started = Instant::now();
         let codes = self.codes.clone();
+        let program = self.label();
         self.pipeline(bodies, watchdog, &mut |i, answer| {
             let seed = label(i);
             let failed = |result: Result<Candidate, Rejection>| Outcome {
@@ -495,7 +496,14 @@ impl Program {
                     "{seed}: answered with {}",
                     kind(&other)
                 )))),
-                Err((true, _)) => failed(Err(Rejection::Timeout)),
+                Err((true, e)) => {
+                    // The record says `timeout`; which of the watchdog's
+                    // limits it met (CPU time, doing nothing, the wall
+                    // clock's cap) is said here. A timeout restarts the
+                    // process, which bounds how often this is said.
+                    tracing::warn!(target: "pregen::program", program, "{seed}: timeout: {e}");
+                    failed(Err(Rejection::Timeout))
+                }
                 Err((false, e)) => failed(Err(protocol(format!("{seed}: {e}")))),
             };
             each(i, outcome);

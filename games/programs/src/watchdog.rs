@@ -32,15 +32,20 @@ const FLUSH_HINT: &str = "a program must write each answer as one line on stdout
 impl Overtime {
     /// What went wrong, for a watchdog of `wait`.
     pub(crate) fn message(&self, wait: Duration) -> String {
-        let wait = wait.as_millis();
+        // Whole milliseconds, rounded: a watchdog given as a deadline
+        // comes a few microseconds short.
+        let wait = (wait.as_secs_f64() * 1e3).round();
         match self {
             Overtime::Idle => format!("no answer within {wait} ms ({FLUSH_HINT})"),
-            Overtime::Cpu(used) => {
-                format!("no answer within {wait} ms of its CPU time ({used:.1?} used)")
-            }
+            Overtime::Cpu(used) => format!(
+                "no answer within {wait} ms of its CPU time ({:.0} ms used, counted in the \
+                 kernel's clock ticks)",
+                used.as_secs_f64() * 1e3
+            ),
             Overtime::Wall(waited) => format!(
-                "no answer in {waited:.1?} of wall time, {WALL_FACTOR} times its {wait} ms, \
-                 on a machine too busy to let it run"
+                "no answer in {:.1} s of wall time, {WALL_FACTOR} times its {wait} ms, on a \
+                 machine too busy to let it run",
+                waited.as_secs_f64()
             ),
         }
     }
@@ -70,6 +75,18 @@ pub(crate) fn next<T>(
     wait: Duration,
     cpu_per_answer: bool,
 ) -> Result<Option<T>, Overtime> {
+    wait_for(lines, since, wait, &mut || {
+        cpu_per_answer.then(|| group_usage(group)).flatten()
+    })
+}
+
+/// [`next`], the program's usage read by `usage` at each look.
+fn wait_for<T>(
+    lines: &Receiver<T>,
+    since: Instant,
+    wait: Duration,
+    usage: &mut dyn FnMut() -> Option<Usage>,
+) -> Result<Option<T>, Overtime> {
     let wall_deadline = since + wait;
     let mut look_at = since + wait / FIRST_LOOK;
     // The usage at the first look and when, and at the last look.
@@ -82,8 +99,7 @@ pub(crate) fn next<T>(
             Err(RecvTimeoutError::Timeout) => {}
         }
         let now = Instant::now();
-        let usage = cpu_per_answer.then(|| group_usage(group)).flatten();
-        let Some(usage) = usage else {
+        let Some(usage) = usage() else {
             if now >= wall_deadline {
                 return Err(Overtime::Idle);
             }
@@ -107,7 +123,11 @@ pub(crate) fn next<T>(
         if waited >= wait * WALL_FACTOR {
             return Err(Overtime::Wall(waited));
         }
-        let idle = !usage.working && last.is_some_and(|l| usage.cpu <= l.cpu);
+        // Doing nothing at two looks in a row, its CPU time still: a
+        // program found waiting just once may have written its answer a
+        // moment ago (the last of a batch), which the reader has yet to
+        // hand over; the look between gives it the time.
+        let idle = !usage.working && last.is_some_and(|l| !l.working && usage.cpu <= l.cpu);
         if idle && now >= wall_deadline {
             return Err(Overtime::Idle);
         }
@@ -225,6 +245,47 @@ mod tests {
         );
         assert_eq!(parse_stat("4242 (sh) S 1"), None);
         assert_eq!(parse_stat("no parenthesis"), None);
+    }
+
+    /// Answers `wait_for` with the usages of `looks`, one a look (the
+    /// last for any look after), and the line sent at look `line_at`
+    /// (counted from 1), if any.
+    fn watch(looks: &[Usage], line_at: Option<usize>) -> Result<Option<&'static str>, Overtime> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut looked = 0;
+        let mut tx = Some(tx);
+        wait_for(&rx, Instant::now(), Duration::from_millis(20), &mut || {
+            looked += 1;
+            if line_at == Some(looked) {
+                // Sent while the watchdog looks: the reader hands the line
+                // over a moment after the program went back to waiting.
+                let _ = tx.take().map(|tx| tx.send("answer"));
+            }
+            Some(looks[(looked - 1).min(looks.len() - 1)])
+        })
+    }
+
+    const fn usage(cpu_ms: u64, working: bool) -> Usage {
+        Usage {
+            cpu: Duration::from_millis(cpu_ms),
+            working,
+        }
+    }
+
+    #[test]
+    fn a_program_that_has_just_answered_is_not_taken_for_an_idle_one() {
+        // Working at the first two looks; at the third, past the deadline,
+        // waiting for input with its answer written but not yet handed
+        // over: one look later the answer is there.
+        let looks = [usage(100, true), usage(110, true), usage(110, false)];
+        assert!(matches!(watch(&looks, Some(3)), Ok(Some("answer"))));
+        // Doing nothing at two looks in a row, its CPU time still: idle.
+        assert!(matches!(watch(&looks, None), Err(Overtime::Idle)));
+        let asleep = [usage(100, false)];
+        assert!(matches!(watch(&asleep, None), Err(Overtime::Idle)));
+        // Working past the watchdog's CPU time.
+        let busy = [usage(100, true), usage(130, true)];
+        assert!(matches!(watch(&busy, None), Err(Overtime::Cpu(_))));
     }
 
     #[cfg(target_os = "linux")]
