@@ -30,8 +30,9 @@
  *
  * What this module does for you: reads requests as they come and answers
  * each in order with its id, writing a fast game's answers a few at a time
- * (at most 64, none held 5 ms) and a slow game's (1 ms or more an answer)
- * each at once, nothing left in a buffer; ends quietly when pregen stops
+ * (at most 64, written once the first held has waited 5 ms; a quick answer
+ * may wait while the next is made) and a slow game's (1 ms or more an
+ * answer) each at once, nothing left in a buffer; ends quietly when pregen stops
  * reading; reads every seed from the line's own digits into a
  * BigInt, since `JSON.parse` rounds numbers above 2^53; writes the level's
  * canonical JSON (keys sorted) and its SHA-256; times `generate` (split at

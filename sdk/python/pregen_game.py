@@ -34,8 +34,9 @@ stdin and stdout (docs/external.md):
 What this module does for you: reads requests as they come (a batch waits
 in stdin), answers each in order with its id, flushes when no further
 request is waiting and after any answer that took 1 ms or more to make or
-that has waited 5 ms (so a fast game's batches cost few writes, no answer is
-left in a buffer, and none waits while the game works on the next), reads
+once the answers held have waited 5 ms (so a fast game's batches cost few
+writes and no answer is left in a buffer; an answer made in under 1 ms may
+wait while the game makes the next), reads
 seeds as Python integers (exact up to 2^64), writes the level's canonical
 JSON and its SHA-256, times `generate` (split at
 `solving()`), turns `Rejected`/`Unsolvable`/a raised exception into the
