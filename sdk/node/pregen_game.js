@@ -226,11 +226,23 @@ function outcome(make) {
   return body;
 }
 
-/** The request's seed, read exactly from the line's digits. */
-function exactSeed(line) {
-  const found = /"seed"\s*:\s*(\d+)/.exec(line);
-  if (!found) throw new Error('a generate request without a seed');
-  return BigInt(found[1]);
+/**
+ * The seed of a generate request `g` (`line` its text), exact: a seed
+ * `JSON.parse` read exactly (below 2^53) as it is; a larger one from the
+ * line's own digits, those whose number `JSON.parse` read (so a `"seed"`
+ * key elsewhere in the line, in the params, is never taken for it).
+ */
+function exactSeed(g, line) {
+  const read = g.seed;
+  if (Number.isSafeInteger(read) && read >= 0) return BigInt(read);
+  if (typeof read !== 'number' || !Number.isInteger(read) || read < 0) {
+    throw new Error('a generate request without a seed (a whole number, 0 or more)');
+  }
+  for (const found of line.matchAll(/"seed"\s*:\s*(\d+)/g)) {
+    const digits = BigInt(found[1]);
+    if (Number(digits) === read) return digits;
+  }
+  throw new Error('a generate request whose seed cannot be read exactly');
 }
 
 function answer(game, request, line) {
@@ -242,7 +254,7 @@ function answer(game, request, line) {
   }
   if (request.generate) {
     const g = request.generate;
-    const seed = exactSeed(line);
+    const seed = exactSeed(g, line);
     const params = fullParams(game, g.params || {});
     return { outcome: outcome(() => game.generate(seed, params, g.max_nodes || 0)) };
   }
