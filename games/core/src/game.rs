@@ -318,6 +318,20 @@ impl Budget {
         }
     }
 
+    /// What is left of the watchdog (`None`: there is none): of the CPU
+    /// time of the thread that made the budget where it is known, so that
+    /// the time the thread waited for a core before handing the seed to a
+    /// game program is not taken from the program's watchdog; else of the
+    /// wall clock.
+    pub fn watchdog_left(&self) -> Option<Duration> {
+        match (self.cpu_deadline, crate::clock::thread_cpu()) {
+            (Some(deadline), Some(used)) => Some(deadline.saturating_sub(used)),
+            _ => self
+                .deadline
+                .map(|d| d.saturating_duration_since(Instant::now())),
+        }
+    }
+
     /// Whether the caller's time limit has passed.
     pub fn out_of_time(&self) -> bool {
         self.time_limit.is_some_and(|d| Instant::now() >= d)
@@ -807,5 +821,25 @@ mod tests {
         assert_eq!(shape.to_string(), "a 3x3 level in a 4x4 job");
         let count = Misfit::from(within(2, "moves", 3, 9).expect_err("too few"));
         assert_eq!(count.to_string(), "too easy: 2 moves < min_moves 3");
+    }
+
+    /// Time the thread spends off a core (here asleep, on a busy machine
+    /// waiting for one) before it hands a seed to a game program is not
+    /// taken from the program's watchdog; CPU time it spends is.
+    #[cfg(unix)]
+    #[test]
+    fn a_watchdog_left_counts_the_threads_cpu_time_not_its_wall_time() {
+        let watchdog = Duration::from_millis(200);
+        let budget = Budget::watched(1, watchdog);
+        std::thread::sleep(Duration::from_millis(120));
+        let left = budget.watchdog_left().expect("a watchdog");
+        assert!(left > Duration::from_millis(180), "{left:?}");
+        let until = crate::clock::thread_cpu().expect("known") + Duration::from_millis(60);
+        while crate::clock::thread_cpu().expect("known") < until {
+            std::hint::black_box(0u64);
+        }
+        let left = budget.watchdog_left().expect("a watchdog");
+        assert!(left <= Duration::from_millis(140), "{left:?}");
+        assert_eq!(Budget::nodes(1).watchdog_left(), None);
     }
 }

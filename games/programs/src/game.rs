@@ -485,9 +485,7 @@ impl Registered for External {
         }
         for (title, layout) in levels {
             let budget = budget();
-            let watchdog = budget
-                .deadline
-                .map_or(NO_WATCHDOG, |d| d.saturating_duration_since(Instant::now()));
+            let watchdog = budget.watchdog_left().unwrap_or(NO_WATCHDOG);
             let mut outcome = None;
             self.with_program(|p| {
                 p.solve_many(&[layout], budget.max_nodes, watchdog, &mut |_, o| {
@@ -600,9 +598,7 @@ impl Ready for WithProgram {
     ) {
         let started = Instant::now();
         let budget = budget();
-        let wait = budget
-            .deadline
-            .map_or(NO_WATCHDOG, |d| d.saturating_duration_since(started));
+        let wait = budget.watchdog_left().unwrap_or(NO_WATCHDOG);
         let ran = self.game.with_program(|p| {
             p.generate_many(
                 seeds,
@@ -637,9 +633,7 @@ impl Ready for WithProgram {
             Ok(mut program) => {
                 for &seed in seeds {
                     let budget = budget();
-                    let wait = budget
-                        .deadline
-                        .map_or(NO_WATCHDOG, |d| d.saturating_duration_since(Instant::now()));
+                    let wait = budget.watchdog_left().unwrap_or(NO_WATCHDOG);
                     program.generate_many(
                         &[seed],
                         &self.params,
