@@ -81,6 +81,8 @@ struct Running {
     lines: Receiver<Line>,
     /// The seed whose answer is awaited ([`NO_SEED`]: none), for the log.
     seed: Arc<AtomicU64>,
+    /// What it wrote that has yet to reach `lines`, for the watchdog.
+    unread: Arc<watchdog::Unread>,
 }
 
 /// [`Running::seed`] when no seed's answer is awaited.
@@ -173,9 +175,13 @@ impl Program {
         let (tx, lines) = sync_channel(LINES_AHEAD);
         let seed = Arc::new(AtomicU64::new(NO_SEED));
         let (label, working_on) = (self.label(), seed.clone());
+        let unread = Arc::new(watchdog::Unread::new(&stdout));
+        let reading = unread.clone();
         let threads = [
             thread("pregen-program-in", move || write_requests(stdin, to_write)),
-            thread("pregen-program-out", move || read_lines(stdout, tx)),
+            thread("pregen-program-out", move || {
+                read_lines(stdout, tx, &reading)
+            }),
             thread("pregen-program-err", move || {
                 log_stderr(stderr, &label, &working_on)
             }),
@@ -192,6 +198,7 @@ impl Program {
             requests,
             lines,
             seed,
+            unread,
         });
         // Every process describes itself first, the same each time.
         let said = self.describe()?;
@@ -353,6 +360,7 @@ impl Program {
         let text = match watchdog::next(
             &running.lines,
             running.child.id(),
+            &running.unread,
             since,
             wait,
             cpu_per_answer,
@@ -755,13 +763,19 @@ fn printable(text: &str) -> String {
 }
 
 /// Hands the program's stdout on, a line at a time, each at most
-/// [`MAX_LINE`] bytes (a longer one is reported and ends the reading).
-fn read_lines(stdout: impl Read, tx: SyncSender<Line>) {
+/// [`MAX_LINE`] bytes (a longer one is reported and ends the reading),
+/// saying in `unread` while it holds a line not yet handed over.
+fn read_lines(stdout: impl Read, tx: SyncSender<Line>, unread: &watchdog::Unread) {
     let mut reader = BufReader::new(stdout);
     loop {
+        // A whole line already read is held; a part of one is not (the
+        // program has yet to end it).
+        unread.holding(reader.buffer().contains(&b'\n'));
         let mut buf = Vec::new();
         let mut limited = (&mut reader).take(MAX_LINE as u64 + 1);
-        match limited.read_until(b'\n', &mut buf) {
+        let read = limited.read_until(b'\n', &mut buf);
+        unread.holding(true);
+        match read {
             Ok(0) | Err(_) => {
                 let _ = tx.send(Line::Closed);
                 return;

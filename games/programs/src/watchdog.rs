@@ -61,22 +61,70 @@ const WALL_FACTOR: u32 = 20;
 /// first share is counted as if all of it were the program's CPU time.
 const FIRST_LOOK: u32 = 10;
 
+/// What a program has written that pregen has yet to take: bytes in its
+/// stdout's pipe, or a line the reader has read and not yet handed over. A
+/// program that waits with its answer on the way is not idle, however long
+/// a busy machine keeps the reader off a core.
+pub(crate) struct Unread {
+    /// A second handle on the read end of the program's stdout.
+    #[cfg(unix)]
+    pipe: Option<std::os::fd::OwnedFd>,
+    /// Set by the reader from the moment a read returns until its lines are
+    /// handed over.
+    holding: std::sync::atomic::AtomicBool,
+}
+
+impl Unread {
+    /// For the program whose stdout is `stdout`.
+    pub(crate) fn new(stdout: &std::process::ChildStdout) -> Self {
+        Self {
+            #[cfg(unix)]
+            pipe: std::os::fd::AsFd::as_fd(stdout).try_clone_to_owned().ok(),
+            holding: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// The reader holds bytes of the program's (`true`), or none that make
+    /// a line (`false`).
+    pub(crate) fn holding(&self, holding: bool) {
+        self.holding
+            .store(holding, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether anything the program wrote is still on its way to pregen.
+    fn any(&self) -> bool {
+        if self.holding.load(std::sync::atomic::Ordering::Relaxed) {
+            return true;
+        }
+        #[cfg(unix)]
+        if let Some(pipe) = &self.pipe {
+            return rustix::io::ioctl_fionread(pipe).is_ok_and(|n| n > 0);
+        }
+        false
+    }
+}
+
 /// The program's next line from `lines` (`None`: the reader ended), for
 /// work that began at `since`, waited for while the program (process group
 /// `group`) works: until it has used `wait` of CPU time, or for `wait` of
-/// wall time once it does no work, or for [`WALL_FACTOR`] times `wait` in
-/// all. Where CPU time is not known, or is not one answer's
-/// (`cpu_per_answer` false: a `concurrent` program works on several at
-/// once), for `wait` of wall time.
+/// wall time once it does no work and nothing it wrote is on its way
+/// (`unread`), or for [`WALL_FACTOR`] times `wait` in all. Where CPU time
+/// is not known, or is not one answer's (`cpu_per_answer` false: a
+/// `concurrent` program works on several at once), for `wait` of wall time.
 pub(crate) fn next<T>(
     lines: &Receiver<T>,
     group: u32,
+    unread: &Unread,
     since: Instant,
     wait: Duration,
     cpu_per_answer: bool,
 ) -> Result<Option<T>, Overtime> {
     wait_for(lines, since, wait, &mut || {
-        cpu_per_answer.then(|| group_usage(group)).flatten()
+        let usage = cpu_per_answer.then(|| group_usage(group)).flatten()?;
+        Some(Usage {
+            working: usage.working || unread.any(),
+            ..usage
+        })
     })
 }
 
@@ -286,6 +334,46 @@ mod tests {
         // Working past the watchdog's CPU time.
         let busy = [usage(100, true), usage(130, true)];
         assert!(matches!(watch(&busy, None), Err(Overtime::Cpu(_))));
+    }
+
+    /// A program asleep with its answer written but not yet read (the
+    /// reader kept off a core) is not idle; once the answer is read and
+    /// none comes, it is.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_program_whose_answer_is_on_its_way_is_not_idle() {
+        use std::io::BufRead;
+        use std::os::unix::process::CommandExt;
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "echo answer; exec sleep 30"])
+            .stdout(std::process::Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .expect("sh");
+        let stdout = child.stdout.take().expect("stdout");
+        let unread = Unread::new(&stdout);
+        let group = child.id();
+        // No reader: the line stays in the pipe.
+        let (_tx, lines) = std::sync::mpsc::channel::<String>();
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(unread.any());
+        let wait = Duration::from_millis(20);
+        let on_its_way = next(&lines, group, &unread, Instant::now(), wait, true);
+        let mut reader = std::io::BufReader::new(stdout);
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("the answer");
+        assert_eq!(line, "answer\n");
+        assert!(!unread.any());
+        let gone = next(&lines, group, &unread, Instant::now(), wait, true);
+        unread.holding(true);
+        assert!(unread.any());
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(
+            matches!(on_its_way, Err(Overtime::Wall(_))),
+            "{on_its_way:?}"
+        );
+        assert!(matches!(gone, Err(Overtime::Idle)), "{gone:?}");
     }
 
     #[cfg(target_os = "linux")]
