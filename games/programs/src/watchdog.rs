@@ -9,6 +9,7 @@
 //! (`pregen_game_core::clock::thread_cpu`).
 
 use pregen_game_core::clock::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::Duration;
 
@@ -71,7 +72,7 @@ pub(crate) struct Unread {
     pipe: Option<std::os::fd::OwnedFd>,
     /// Set by the reader from the moment a read returns until its lines are
     /// handed over.
-    holding: std::sync::atomic::AtomicBool,
+    holding: AtomicBool,
 }
 
 impl Unread {
@@ -80,20 +81,19 @@ impl Unread {
         Self {
             #[cfg(unix)]
             pipe: std::os::fd::AsFd::as_fd(stdout).try_clone_to_owned().ok(),
-            holding: std::sync::atomic::AtomicBool::new(false),
+            holding: AtomicBool::new(false),
         }
     }
 
     /// The reader holds bytes of the program's (`true`), or none that make
     /// a line (`false`).
     pub(crate) fn holding(&self, holding: bool) {
-        self.holding
-            .store(holding, std::sync::atomic::Ordering::Relaxed);
+        self.holding.store(holding, Ordering::Relaxed);
     }
 
     /// Whether anything the program wrote is still on its way to pregen.
     fn any(&self) -> bool {
-        if self.holding.load(std::sync::atomic::Ordering::Relaxed) {
+        if self.holding.load(Ordering::Relaxed) {
             return true;
         }
         #[cfg(unix)]
@@ -171,10 +171,10 @@ fn wait_for<T>(
         if waited >= wait * WALL_FACTOR {
             return Err(Overtime::Wall(waited));
         }
-        // Doing nothing at two looks in a row, its CPU time still: a
-        // program found waiting just once may have written its answer a
-        // moment ago (the last of a batch), which the reader has yet to
-        // hand over; the look between gives it the time.
+        // Doing nothing at two looks in a row, its CPU time still: an
+        // answer read in the instant before the reader says it holds it
+        // (`Unread`) is not taken for nothing; the look between gives the
+        // reader the time.
         let idle = !usage.working && last.is_some_and(|l| !l.working && usage.cpu <= l.cpu);
         if idle && now >= wall_deadline {
             return Err(Overtime::Idle);
