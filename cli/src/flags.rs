@@ -46,8 +46,11 @@ pub struct JobArgs {
     /// Search nodes per level.
     #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
     max_nodes: Option<u64>,
-    /// Watchdog per level (ms): the CPU time of the thread running it, so
-    /// a busy machine does not fire it (a game program's: wall time).
+    /// Watchdog per level (ms), in CPU time: a built-in game's is the CPU
+    /// time of the thread running the seed, a game program's that of its
+    /// processes (so a busy machine fires neither); a program that uses no
+    /// CPU for this long (asleep, or its answer unflushed) times out too,
+    /// and one kept off the CPU for 20 times this long.
     #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
     watchdog_ms: Option<u64>,
     /// Equal-size tiers.

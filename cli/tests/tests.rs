@@ -1,6 +1,7 @@
 //! End-to-end tests of the `pregen` pipeline: real processes, real loopback
 //! gRPC, real kills. One binary with modules.
 
+mod accidents;
 mod archive;
 mod bands;
 mod calibrate;

@@ -57,6 +57,18 @@ pub struct Dispute {
     pub running: bool,
 }
 
+/// A seed whose exchange with the game program broke on a worker; the
+/// coordinator's own run decides what it is.
+#[derive(Debug, Clone)]
+pub struct BrokenSeed {
+    /// The seed's stratum.
+    pub stratum: u32,
+    /// What broke, as the worker said it.
+    pub detail: String,
+    /// The coordinator runs it now.
+    pub running: bool,
+}
+
 /// The cross-check's state.
 #[derive(Debug)]
 pub struct CrossCheck {
@@ -69,6 +81,10 @@ pub struct CrossCheck {
     pub queue: VecDeque<u64>,
     /// Seeds with two disagreeing results.
     pub disputes: BTreeMap<u64, Dispute>,
+    /// Seeds whose exchange with the game program broke on a worker, even
+    /// asked alone (a crash, a kill, a broken message): nothing is recorded
+    /// of them until the coordinator's own run gives the seed's verdict.
+    pub broken: BTreeMap<u64, BrokenSeed>,
     refused: BTreeMap<String, String>,
     /// Seeds a second run confirmed, and seeds whose runs disagreed: kept
     /// by seed, each once (a refused worker's seeds run and are checked
@@ -88,6 +104,7 @@ impl CrossCheck {
             pending: BTreeMap::new(),
             queue: VecDeque::new(),
             disputes: BTreeMap::new(),
+            broken: BTreeMap::new(),
             refused: BTreeMap::new(),
             confirmed: HashSet::new(),
             disputed: HashSet::new(),
@@ -232,7 +249,7 @@ impl Claim {
 
 /// Whether a refusal's code is a broken exchange with a game program.
 pub fn is_broken(code: Option<pregen_games::Code>) -> bool {
-    code == Some(pregen_games::Code::Protocol)
+    code == Some(pregen_games::Code::Broken)
 }
 
 /// One result as a refusal names it.

@@ -169,7 +169,7 @@ fn settle_own_run(
                 %error,
                 "the coordinator could not run the seed; its results stand unchecked"
             );
-            shared.scheduler().coordinator_failed(seed);
+            shared.scheduler().coordinator_failed(seed, &error);
         }
     }
     shared.check_complete();

@@ -448,6 +448,30 @@ fn exhausted_message(e: &crate::scheduler::Exhausted, name: &str) -> String {
     )
 }
 
+/// The seeds that ended in an error, in words for a run that gave up:
+/// how many, and each reason's first seed and detail (empty when none did).
+fn errors_said(progress: &Progress) -> String {
+    let errors: u64 = progress
+        .rejected
+        .iter()
+        .filter(|(r, _)| r.status == pregen_pack::Status::Error)
+        .map(|(_, n)| n)
+        .sum();
+    if errors == 0 {
+        return String::new();
+    }
+    let firsts: Vec<String> = progress
+        .first_wrong
+        .iter()
+        .filter(|(r, _)| r.status == pregen_pack::Status::Error)
+        .map(|(_, (seed, said))| format!("seed {seed}: {said}"))
+        .collect();
+    format!(
+        ". {errors} of the seeds ended in an error; the first of each reason: {}",
+        firsts.join("; ")
+    )
+}
+
 /// A handle that reads a running job's counters, from any task.
 #[derive(Debug, Clone)]
 pub struct JobWatch {
@@ -553,7 +577,9 @@ impl RunningJob {
                 .filter(|p| !p.name.is_empty())
                 .map(|p| format!(" (stratum `{}`)", p.name))
                 .unwrap_or_default();
-            return Err(CoordinatorError::Exhausted(exhausted_message(&e, &name)));
+            let mut message = exhausted_message(&e, &name);
+            message.push_str(&errors_said(&self.shared.scheduler().progress()));
+            return Err(CoordinatorError::Exhausted(message));
         }
         let selection = self.shared.scheduler().take_selection().ok_or_else(|| {
             CoordinatorError::server("the pack's selection")("not complete".into())

@@ -39,7 +39,9 @@
  * `solving()`); turns `Rejected`, `Unsolvable` and a thrown error into the
  * outcome the protocol names; answers `prepare` from the params' keys and
  * `checkParams`; answers an unknown request or a broken line with `error`
- * and goes on.
+ * and goes on; keeps stdout to the protocol (from its loading, when pregen
+ * runs it), sending the game's `console.log` and `process.stdout.write` to
+ * stderr, each line written while a seed is made marked `[seed N] `.
  */
 
 const crypto = require('crypto');
@@ -151,7 +153,7 @@ function level({ level, layout, solution, moves, metrics = {}, optimal = true, c
   return { level: out, nodes };
 }
 
-const clock = { solving: null };
+const clock = { solving: null, seed: null };
 
 /** Marks where `generate` stops generating and starts solving. */
 function solving() {
@@ -256,7 +258,12 @@ function answer(game, request, line) {
     const g = request.generate;
     const seed = exactSeed(g, line);
     const params = fullParams(game, g.params || {});
-    return { outcome: outcome(() => game.generate(seed, params, g.max_nodes || 0)) };
+    clock.seed = seed;
+    try {
+      return { outcome: outcome(() => game.generate(seed, params, g.max_nodes || 0)) };
+    } finally {
+      clock.seed = null;
+    }
   }
   if (request.solve && typeof game.solve === 'function') {
     const r = request.solve;
@@ -288,8 +295,42 @@ function answer(game, request, line) {
   return { error: 'unknown request' };
 }
 
+/**
+ * What the game writes to stdout (`console.log`, `process.stdout.write`)
+ * goes to stderr, each line written while a seed is made starting with
+ * `[seed N] ` (pregen logs it with that seed): the protocol keeps stdout to
+ * itself, so a stray line is never read as an answer. Gives the write to
+ * the protocol's own stream.
+ */
+function keepStdout() {
+  const protocol = process.stdout.write.bind(process.stdout);
+  const marked = (stream) => {
+    const write = stream.write.bind(stream);
+    let atStart = true;
+    return (chunk, encoding, done) => {
+      const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
+      let out = text;
+      if (clock.seed !== null && text) {
+        const mark = `[seed ${clock.seed}] `;
+        out = text.split('\n').map((line, i) => (line && (i > 0 || atStart) ? mark + line : line)).join('\n');
+      }
+      if (text) atStart = text.endsWith('\n');
+      return write(out, typeof encoding === 'function' ? encoding : done);
+    };
+  };
+  process.stdout.write = marked(process.stderr);
+  process.stderr.write = marked(process.stderr);
+  return protocol;
+}
+
+// Under pregen (which sets PREGEN_GAME_PROTOCOL), the protocol takes stdout
+// as soon as this module is loaded: what the game logs before `serve` goes
+// to stderr too.
+let protocolWrite = process.env.PREGEN_GAME_PROTOCOL ? keepStdout() : null;
+
 /** Answers requests from stdin on stdout until stdin ends. */
 function serve(game) {
+  const send = protocolWrite || (protocolWrite = keepStdout());
   let pending = '';
   const handle = (line) => {
     let request = null;
@@ -322,7 +363,7 @@ function serve(game) {
       count++;
       const now = performance.now();
       if (now - began >= QUICK_MS || now - heldSince >= HOLD_MS || count === ANSWERS_A_WRITE) {
-        process.stdout.write(out);
+        send(out);
         out = '';
         count = 0;
       }
@@ -334,7 +375,7 @@ function serve(game) {
     }
     pending = pending.slice(start);
     if (final && pending.trim()) answer(pending);
-    if (out) process.stdout.write(out);
+    if (out) send(out);
   };
   // pregen gone (it stopped reading): nothing is left to answer.
   process.stdout.on('error', (e) => {

@@ -42,7 +42,10 @@ JSON and its SHA-256, times `generate` (split at
 `solving()`), turns `Rejected`/`Unsolvable`/a raised exception into the
 outcome the protocol names, answers `prepare` from the params' keys and
 `check_params`, answers an unknown request or a broken line with
-`error` without stopping, and ends quietly when pregen stops reading.
+`error` without stopping, ends quietly when pregen stops reading, and keeps
+stdout to the protocol (from its import, when pregen runs it): `print`,
+`sys.stdout` and whatever writes to file descriptor 1 go to stderr, each
+line written while a seed is made marked `[seed N] `.
 """
 
 import hashlib
@@ -154,7 +157,7 @@ def rng(seed):
     return random.Random(seed)
 
 
-_clock = {"start": 0.0, "solving": None}
+_clock = {"start": 0.0, "solving": None, "seed": None}
 
 
 def solving():
@@ -289,7 +292,11 @@ def _answer(game, request):
     if "generate" in request:
         g = request["generate"]
         seed, params = int(g["seed"]), game.full_params(g.get("params", {}))
-        return {"outcome": _outcome(lambda: game.generate(seed, params, g.get("max_nodes", 0)))}
+        _clock["seed"] = seed
+        try:
+            return {"outcome": _outcome(lambda: game.generate(seed, params, g.get("max_nodes", 0)))}
+        finally:
+            _clock["seed"] = None
     if "solve" in request and game.solve is not None:
         r = request["solve"]
         params = game.full_params(r.get("params", {}))
@@ -337,12 +344,73 @@ def _lines(fd, flush):
 
 def serve(game, stdin=None, stdout=None):
     """Answers requests from stdin on stdout until stdin ends, or until
-    pregen stops reading (then quietly: nothing is left to answer)."""
+    pregen stops reading (then quietly: nothing is left to answer).
+
+    The protocol keeps the process's stdout to itself: from here on,
+    `print`, `sys.stdout` and whatever writes to file descriptor 1 (a C
+    library, a child process) go to stderr, each line the game writes while
+    it makes a seed marked `[seed N]`, so that a stray line can never be
+    read as an answer."""
+    if stdout is None:
+        stdout = _protocol or _keep_stdout()
     try:
         _serve(game, stdin, stdout)
     except BrokenPipeError:
-        # The interpreter's own flush of stdout at exit would fail again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), (stdout or sys.stdout).fileno())
+        # The interpreter's own flush of the protocol's stream at exit would
+        # fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
+
+
+def _keep_stdout():
+    """The protocol's own stream: a copy of file descriptor 1, which then
+    becomes stderr, with `sys.stdout` and `sys.stderr` marking each line
+    with the seed being made."""
+    protocol = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    try:
+        sys.stdout.flush()  # what was printed before, now to stderr
+    except (OSError, ValueError):
+        pass
+    sys.stdout = _Marked(sys.stdout)
+    sys.stderr = _Marked(sys.stderr)
+    return protocol
+
+
+class _Marked:
+    """A text stream whose lines written while a seed is made start with
+    `[seed N] ` (pregen logs them with that seed)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self._at_start = True
+
+    def write(self, text):
+        seed = _clock["seed"]
+        if seed is None or not text:
+            self._at_start = text.endswith("\n") if text else self._at_start
+            return self._stream.write(text)
+        mark = f"[seed {seed}] "
+        lines = text.split("\n")
+        out = []
+        for i, line in enumerate(lines):
+            if line and (i > 0 or self._at_start):
+                line = mark + line
+            out.append(line)
+        self._at_start = text.endswith("\n")
+        self._stream.write("\n".join(out))
+        return len(text)
+
+    def flush(self):
+        self._stream.flush()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+# Under pregen (which sets PREGEN_GAME_PROTOCOL), the protocol takes stdout
+# as soon as this module is imported: what the game prints before `serve`
+# goes to stderr too.
+_protocol = _keep_stdout() if os.environ.get("PREGEN_GAME_PROTOCOL") else None
 
 
 # pregen times each answer from the one before it (its watchdog), so an

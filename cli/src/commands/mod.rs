@@ -88,7 +88,10 @@ fn went_wrong(progress: &pregen_coordinator::scheduler::Progress) {
         progress.seeds
     );
     for (refusal, n) in &wrong {
-        eprintln!("  {n:>8}  {refusal}");
+        match progress.first_wrong.get(*refusal) {
+            Some((seed, said)) => eprintln!("  {n:>8}  {refusal} (the first, seed {seed}: {said})"),
+            None => eprintln!("  {n:>8}  {refusal}"),
+        }
     }
     if wrong.iter().any(|(r, _)| r.status == Status::Timeout) {
         eprintln!(
@@ -102,8 +105,9 @@ fn went_wrong(progress: &pregen_coordinator::scheduler::Progress) {
         .any(|(r, _)| r.code == Some(pregen_games::Code::Protocol))
     {
         eprintln!(
-            "  (protocol: a game program crashed, was killed or broke the protocol on those \
-             seeds; its stderr is in the log)"
+            "  (protocol: the game program's answers to those seeds broke a rule of the \
+             protocol, which the first's detail names; its stderr lines are in the log, each \
+             with the seed that wrote it)"
         );
     }
 }

@@ -58,6 +58,7 @@ pub fn run(args: WebArgs) -> Result<()> {
             release.display()
         );
     }
+    refuse_a_programs_pack(&absolute)?;
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot make {}", dir.display()))?;
     for (name, bytes) in files {
         let path = dir.join(name);
@@ -77,5 +78,37 @@ pub fn run(args: WebArgs) -> Result<()> {
          web/rebuild.html; `?seeds=../release/seeds/tier-02.txt&seed=N` picks a seed file \
          and a level (docs/web.md)"
     );
+    Ok(())
+}
+
+/// Refuses pages beside the release of a game program's pack (`dir` in a
+/// folder whose `manifest.json` names a job of a program): the WebAssembly
+/// module carries the built-in games alone, so the pages would fail on
+/// every seed.
+fn refuse_a_programs_pack(dir: &std::path::Path) -> Result<()> {
+    let Some(pack) = dir.parent() else {
+        return Ok(());
+    };
+    let manifest = pack.join("manifest.json");
+    if !manifest.is_file() {
+        return Ok(());
+    }
+    let Ok(manifest) = pregen_pack::manifest::Manifest::read(&manifest) else {
+        return Ok(());
+    };
+    if manifest.job.is_external() {
+        bail!(
+            "{} is a pack of the game program `{}`: the browser pages rebuild and play the \
+             built-in games only ({}), which the binary carries compiled to WebAssembly; a \
+             program's levels are in its release files (JSON Lines with each level's JSON, and \
+             its own text form), for the studio's own client to load",
+            pack.display(),
+            manifest.job.game,
+            pregen_games::GameKind::all()
+                .map(|g| g.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     Ok(())
 }

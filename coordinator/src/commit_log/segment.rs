@@ -320,6 +320,23 @@ fn read_body(
         ));
     }
     let start = records.len();
+    if torn {
+        // Torn: the body's keyed checksum covers the whole of it, so no
+        // entry of what is left can be proven, and none is read: all are
+        // dropped and their seeds run again (a write cut short loses at
+        // most one segment's work). A shortened body is never taken, so an
+        // edit made without the key cannot pass as a torn write.
+        if mode == Mode::Repair {
+            tracing::warn!(file = %segment.path.display(), lost = header.records,
+                "a torn last segment: its entries are dropped and their seeds run again");
+            let bytes = SegmentEncoder::new(*segment.key)
+                .and_then(|mut encoder| encoder.encode(segment.job_id, segment.n, &[]))
+                .map_err(|e| CoordinatorError::server("re-encoding a torn segment")(e.into()))?;
+            let dir = segment.path.parent().unwrap_or(Path::new("."));
+            write_durably(dir, &segment_name(segment.n), &bytes)?;
+        }
+        return Ok(());
+    }
     let mut reader = zstd::stream::read::Decoder::with_buffer(rest)
         .map_err(|e| segment.damaged(format!("the body is not zstd ({e})")))?;
     let mut index = 0u64;
@@ -356,29 +373,13 @@ fn read_body(
     };
     let read = (records.len() - start) as u64;
     match outcome {
-        Ok(()) if read == header.records => {}
-        Ok(()) if !torn => {
-            return Err(segment.damaged(format!(
-                "{read} entries, the header says {}",
-                header.records
-            )));
-        }
-        Err(e) if !torn => return Err(segment.damaged(e)),
-        // Torn: the body's checksum covers the whole of it, so no entry of
-        // what is left can be proven; none is taken, and their seeds are
-        // run again (a write cut short loses at most one segment's work).
-        _ => records.truncate(start),
+        Ok(()) if read == header.records => Ok(()),
+        Ok(()) => Err(segment.damaged(format!(
+            "{read} entries, the header says {}",
+            header.records
+        ))),
+        Err(e) => Err(segment.damaged(e)),
     }
-    if torn && mode == Mode::Repair {
-        tracing::warn!(file = %segment.path.display(), lost = header.records,
-            "a torn last segment: its entries are dropped and their seeds run again");
-        let bytes = SegmentEncoder::new(*segment.key)
-            .and_then(|mut encoder| encoder.encode(segment.job_id, segment.n, &records[start..]))
-            .map_err(|e| CoordinatorError::server("re-encoding a torn segment")(e.into()))?;
-        let dir = segment.path.parent().unwrap_or(Path::new("."));
-        write_durably(dir, &segment_name(segment.n), &bytes)?;
-    }
-    Ok(())
 }
 
 /// Fills `buf` from `reader`; `false` at a clean end before its first byte.

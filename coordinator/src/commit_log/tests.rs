@@ -294,6 +294,31 @@ fn a_torn_last_segment_is_cut_back_and_the_log_goes_on() {
     assert!(err.contains("seg-00000002.bin: a body of"), "{err}");
 }
 
+/// A last segment edited without the key and recompressed shorter, its
+/// header kept, looks torn: nothing of it is taken (every entry decodes,
+/// but none is proven), and the repair re-seals none of them.
+#[test]
+fn a_shortened_last_segment_is_dropped_not_taken() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut log, _) = open(dir.path(), &job(5)).expect("open");
+    log.append(&[rec(1)]).expect("append");
+    let many: Vec<Entry> = (2..2_000).map(|seed| Entry::Result(record(seed))).collect();
+    log.append(&many).expect("append");
+    drop(log);
+    let seg2 = dir.path().join("seg-00000002.bin");
+    let bytes = fs::read(&seg2).expect("read");
+    let cut = bytes.iter().position(|&b| b == b'\n').expect("a header line") + 1;
+    let plain = zstd::decode_all(&bytes[cut..]).expect("the body is zstd");
+    let shorter = zstd::encode_all(&plain[..], 19).expect("zstd");
+    assert!(shorter.len() < bytes.len() - cut, "the forgery must be shorter");
+    fs::write(&seg2, [&bytes[..cut], &shorter[..]].concat()).expect("forge");
+    let (log, old) = open(dir.path(), &job(5)).expect("opens, dropping the segment");
+    assert_eq!(seeds(&old), [1], "no entry of a shortened segment is taken");
+    drop(log);
+    let (_, again) = open(dir.path(), &job(5)).expect("reopen");
+    assert_eq!(seeds(&again), [1], "and none was sealed again");
+}
+
 /// A forger who rewrites a segment consistently (its count, length and
 /// checksum recomputed) but cannot read the key: sealing it under a key of
 /// their own, or in the unkeyed form of format 4, is refused; so is a log

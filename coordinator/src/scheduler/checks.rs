@@ -11,7 +11,9 @@ use pregen_pack::{SeedRecord, Status};
 use super::strata::{seeds_wanted, stratum_index};
 use super::{CHECK_WINDOW, Scheduler};
 use crate::commit_log::Entry;
-use crate::cross_check::{COORDINATOR, CheckState, Claim, Dispute, describe, is_broken};
+use crate::cross_check::{
+    BrokenSeed, COORDINATOR, CheckState, Claim, Dispute, describe, is_broken,
+};
 use crate::verdicts::Verdict;
 
 impl Scheduler {
@@ -77,6 +79,42 @@ impl Scheduler {
             },
         );
         self.unflushed.push(Entry::Result(record));
+    }
+
+    /// A worker's result that is a broken exchange with the game program
+    /// (the seed broke even asked alone: a crash, a kill, a message that is
+    /// not one). It is no verdict: nothing of it is recorded, and the
+    /// coordinator runs the seed itself ([`Scheduler::coordinator_work`]);
+    /// if the seed breaks there too, the run stops naming it. A seed
+    /// already recorded keeps its verdict (a broken second run proves
+    /// nothing).
+    pub(super) fn broken_on_worker(&mut self, record: SeedRecord) {
+        let seed = record.seed;
+        if self.verdicts.contains(seed) || self.checks.broken.contains_key(&seed) {
+            return;
+        }
+        let Some(stratum) = self.stratum_of(seed) else {
+            return;
+        };
+        let detail = record
+            .reason
+            .as_ref()
+            .map_or_else(String::new, |r| r.detail.clone());
+        tracing::warn!(
+            seed,
+            worker = %record.worker,
+            %detail,
+            "the game program broke on a seed: the coordinator runs it to decide"
+        );
+        self.progress.broken += 1;
+        self.checks.broken.insert(
+            seed,
+            BrokenSeed {
+                stratum: stratum as u32,
+                detail,
+                running: false,
+            },
+        );
     }
 
     /// A recorded verdict as the cross-check judges it.
@@ -173,6 +211,10 @@ impl Scheduler {
             d.running = true;
             work.push((d.stratum, seed));
         }
+        for (&seed, b) in self.checks.broken.iter_mut().filter(|(_, b)| !b.running) {
+            b.running = true;
+            work.push((b.stratum, seed));
+        }
         // Up to two names of open sessions: enough to know whether a
         // worker other than the first one is there.
         let mut names: Vec<&str> = Vec::with_capacity(2);
@@ -211,6 +253,10 @@ impl Scheduler {
     /// seed disagrees with it is refused.
     pub fn coordinator_result(&mut self, record: SeedRecord) {
         let seed = record.seed;
+        if let Some(broken) = self.checks.broken.remove(&seed) {
+            self.settle_broken(broken, record);
+            return;
+        }
         if record.status == Status::Timeout || is_broken(record.reason.as_ref().map(|r| r.code)) {
             // Neither the watchdog nor a broken exchange with the
             // coordinator's own program process (a crash, an OOM kill) says
@@ -263,7 +309,15 @@ impl Scheduler {
 
     /// The coordinator could not run a seed of [`Scheduler::coordinator_work`]:
     /// its results stand unchecked (so that the pack is not held back).
-    pub fn coordinator_failed(&mut self, seed: u64) {
+    pub fn coordinator_failed(&mut self, seed: u64, error: &str) {
+        if let Some(broken) = self.checks.broken.remove(&seed) {
+            self.program_fails(format!(
+                "seed {seed}: the game program broke on it ({}), and the coordinator could not \
+                 run it: {error}",
+                broken.detail
+            ));
+            return;
+        }
         self.checks.disputes.remove(&seed);
         self.checks.pending.remove(&seed);
     }
@@ -297,5 +351,31 @@ impl Scheduler {
         // longer complete dropped from its leases.
         self.recount();
         self.requeue_holes();
+    }
+}
+
+impl Scheduler {
+    /// The coordinator's own run of a seed that broke on a worker: a
+    /// verdict is recorded as the seed's (the coordinator's run decides it,
+    /// as it decides a dispute); a seed that breaks here too is the
+    /// program's fault, and the run stops naming it.
+    fn settle_broken(&mut self, broken: BrokenSeed, record: SeedRecord) {
+        let seed = record.seed;
+        if is_broken(record.reason.as_ref().map(|r| r.code)) {
+            let here = record
+                .reason
+                .as_ref()
+                .map_or_else(String::new, |r| r.detail.clone());
+            self.program_fails(format!(
+                "the game program breaks on seed {seed} even asked alone, on a worker ({}) and \
+                 in the coordinator's own process ({here}): a crash, a kill, or a line on its \
+                 stdout that is not the answer (the log has its stderr, each line with its seed)",
+                broken.detail
+            ));
+            return;
+        }
+        if !self.verdicts.contains(seed) {
+            self.insert(record, Instant::now());
+        }
     }
 }

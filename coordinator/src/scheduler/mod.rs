@@ -33,7 +33,7 @@ use pregen_pack::job::Band;
 use pregen_pack::{Code, Refusal, SeedRecord, Status};
 
 use crate::commit_log::Entry;
-use crate::cross_check::{COORDINATOR, CheckState, Claim, CrossCheck, Pending};
+use crate::cross_check::{COORDINATOR, CheckState, Claim, CrossCheck, Pending, is_broken};
 use crate::verdicts::{Selection, Verdict, Verdicts, canonical_key};
 use leases::LeaseBook;
 use sessions::Sessions;
@@ -58,6 +58,9 @@ pub struct Progress {
     pub committed: u64,
     /// Non-accepted results by status and reason code.
     pub rejected: BTreeMap<Refusal, u64>,
+    /// For each reason an error or a timeout was recorded with: its first
+    /// seed, and the reason with its detail.
+    pub first_wrong: BTreeMap<Refusal, (u64, String)>,
     /// Results per worker name.
     pub per_worker: BTreeMap<String, u64>,
     /// Results that disagreed with an earlier result for the same seed.
@@ -72,6 +75,9 @@ pub struct Progress {
     pub speculative: u64,
     /// Results for seeds already recorded (re-issued or speculative leases).
     pub duplicate_results: u64,
+    /// Seeds whose exchange with the game program broke on a worker (not
+    /// recorded; the coordinator ran each itself).
+    pub broken: u64,
     /// What the cross-check did.
     pub cross_check: pregen_pack::manifest::CrossCheck,
     /// Seeds recorded per stratum (those past its pack's last level included).
@@ -115,10 +121,10 @@ pub const BAND_TRIES: u64 = 20_000;
 /// have the next queued.
 pub const MAX_LEASES_PER_SESSION: usize = 4;
 
-/// The circuit breaker: when this many seeds, the first of a run, all
-/// failed with an error (a game program that crashes on every seed, a
-/// params set it cannot run), the run stops saying so rather than run on
-/// for ever.
+/// The circuit breaker: when this many seeds ended in an error and no level
+/// has come in (a game program whose every level breaks a rule, a params
+/// set it cannot run; normal rejections between them do not reset it), the
+/// run stops with the first error's detail rather than run on for ever.
 pub const ERRORS_BEFORE_STOP: u64 = 1_000;
 
 /// Queued cross-checks looked at for one grant.
@@ -150,8 +156,12 @@ pub struct Scheduler {
     level_hasher: std::hash::RandomState,
     /// Why the job's program cannot make a pack, once known: the run ends.
     program_fault: Option<String>,
-    /// Whether every seed recorded so far failed with an error.
-    only_errors: bool,
+    /// Whether a level has come in (the circuit breaker is off).
+    level_seen: bool,
+    /// Seeds that ended in an error while no level had come in.
+    errors_before_level: u64,
+    /// The first error recorded, as (seed, reason and detail).
+    first_error: Option<(u64, String)>,
     /// Every entry replayed or handed to the log (the tests' log).
     #[cfg(test)]
     logged: Vec<Entry>,
@@ -196,7 +206,9 @@ impl Scheduler {
             level_seeds: HashMap::new(),
             level_hasher: std::hash::RandomState::new(),
             program_fault: None,
-            only_errors: true,
+            level_seen: false,
+            errors_before_level: 0,
+            first_error: None,
             #[cfg(test)]
             logged: Vec::new(),
         }
@@ -316,8 +328,10 @@ impl Scheduler {
     /// The job's program cannot make a pack (`fault` says why): the run
     /// ends with it (the first fault is the one named).
     pub fn program_fails(&mut self, fault: String) {
-        tracing::error!(%fault, "the game program cannot make a pack");
-        self.program_fault.get_or_insert(fault);
+        if self.program_fault.is_none() {
+            tracing::error!(%fault, "the game program cannot make a pack");
+            self.program_fault = Some(fault);
+        }
     }
 
     /// Hands a range to `session`.
@@ -509,6 +523,10 @@ impl Scheduler {
         }
         for ((_, mut record), attempt) in batch.into_iter().zip(attempts) {
             record.attempt = attempt;
+            if record.worker != COORDINATOR && is_broken(record.reason.as_ref().map(|r| r.code)) {
+                self.broken_on_worker(record);
+                continue;
+            }
             self.take_result(record, now);
         }
         Ok(())
@@ -551,6 +569,19 @@ impl Scheduler {
             return;
         }
         let mut verdict = self.verdicts.of(record);
+        if matches!(record.status, Status::Error | Status::Timeout) {
+            let said = record
+                .reason
+                .as_ref()
+                .map_or_else(|| record.status.to_string(), ToString::to_string);
+            if record.status == Status::Error && self.first_error.is_none() {
+                self.first_error = Some((record.seed, said.clone()));
+            }
+            self.progress
+                .first_wrong
+                .entry(verdict.refusal())
+                .or_insert((record.seed, said));
+        }
         let st = &mut self.strata[i];
         if let Some(reason) = record.reason.as_ref().filter(|r| r.code == Code::OutOfBand) {
             // Refused by its worker as soon as it was rated.
@@ -573,15 +604,25 @@ impl Scheduler {
             return;
         }
         self.progress.seeds += 1;
-        self.only_errors &= verdict.status == Status::Error;
-        if self.only_errors && self.progress.seeds >= ERRORS_BEFORE_STOP {
-            self.program_fails(format!(
-                "every one of the first {} seeds failed with an error (the last: {}): the game \
-                 cannot make levels as the job sets it; the rejects' reason_detail and the log \
-                 say why",
-                self.progress.seeds,
-                verdict.refusal()
-            ));
+        match verdict.status {
+            Status::Accepted => self.level_seen = true,
+            Status::Error if !self.level_seen => {
+                self.errors_before_level += 1;
+                if self.errors_before_level >= ERRORS_BEFORE_STOP {
+                    let first = self
+                        .first_error
+                        .as_ref()
+                        .map_or_else(|| verdict.refusal().to_string(), |(seed, detail)| {
+                            format!("seed {seed}: {detail}")
+                        });
+                    self.program_fails(format!(
+                        "{} seeds ended in an error and no level came in: the game cannot make \
+                         levels as the job sets it; the first error, {first}",
+                        self.errors_before_level
+                    ));
+                }
+            }
+            _ => {}
         }
         // The worker's name is allocated only when new.
         let worker = self.verdicts.worker(&verdict);

@@ -1017,31 +1017,81 @@ fn a_far_off_record_costs_nothing_on_resume() {
     assert_eq!((next.first_seed, next.seed_count), (105, 4));
 }
 
-/// a game that fails every seed (a program that crashes on each)
-/// stops the run after its first [`ERRORS_BEFORE_STOP`] seeds, saying so,
-/// instead of running for ever; one seed that is not an error disarms it.
+/// a game that fails every seed (a program whose every level breaks a
+/// rule) stops the run after [`ERRORS_BEFORE_STOP`] errors with no level
+/// come in, with the first error's detail, instead of running for ever;
+/// normal rejections between the errors do not reset it, one level disarms
+/// it.
 #[test]
 fn a_run_whose_every_seed_fails_stops() {
     let error = |seed: u64| SeedRecord {
         status: Status::Error,
-        reason: Some(Reason::new(Code::Protocol, "the program ended")),
+        reason: Some(Reason::new(
+            Code::Protocol,
+            format!("seed {seed}: the layout does not end with a newline"),
+        )),
         ..result(seed)
     };
-    let entries = (100..100 + ERRORS_BEFORE_STOP)
-        .map(|seed| Entry::Result(error(seed)))
+    let rejected = |seed: u64| SeedRecord {
+        status: Status::Rejected,
+        reason: Some(Reason::new(Code::TooEasy, "1 move")),
+        ..result(seed)
+    };
+    // Every other seed an error, the others rejected as too easy.
+    let entries = (100..100 + 2 * ERRORS_BEFORE_STOP)
+        .map(|seed| match seed % 2 {
+            0 => Entry::Result(error(seed)),
+            _ => Entry::Result(rejected(seed)),
+        })
         .collect();
     let s = Scheduler::new(config(10, 100), entries);
     assert!(s.is_finished());
     let fault = s.program_fault().expect("stopped");
     assert!(
-        fault.contains("every one of the first 1000 seeds"),
+        fault.starts_with("1000 seeds ended in an error and no level came in"),
         "{fault}"
     );
-    assert!(fault.contains("protocol"), "{fault}");
+    assert!(
+        fault.contains("the first error, seed 100: protocol: seed 100: the layout does not end"),
+        "{fault}"
+    );
 
-    let mut entries: Vec<Entry> = vec![Entry::Result(result(99 + ERRORS_BEFORE_STOP))];
-    entries.extend((100..99 + ERRORS_BEFORE_STOP).map(|seed| Entry::Result(error(seed))));
-    entries.push(Entry::Result(error(100 + ERRORS_BEFORE_STOP)));
+    // One level (seed 102 is accepted) among as many errors: no stop.
+    let mut entries: Vec<Entry> = vec![Entry::Result(result(102))];
+    entries.extend((103..103 + ERRORS_BEFORE_STOP).map(|seed| Entry::Result(error(seed))));
     let s = Scheduler::new(config(10_000, 100), entries);
     assert!(s.program_fault().is_none());
+}
+
+/// A worker's seed whose exchange with the game program broke is no
+/// verdict: nothing of it is recorded and the coordinator runs the seed
+/// itself; its own verdict is the seed's, and a seed that breaks there too
+/// stops the run naming it.
+#[test]
+fn a_seed_broken_on_a_worker_is_settled_by_the_coordinators_run() {
+    let broken = |seed: u64| SeedRecord {
+        status: Status::Error,
+        reason: Some(Reason::new(Code::Broken, "the program ended before answering")),
+        ..result(seed)
+    };
+    let now = Instant::now();
+    let mut s = Scheduler::new(config(10, 4), vec![]);
+    let l = lease(s.grant(1, now));
+    s.record(1, l.id, result(100)).expect("in lease");
+    s.record(1, l.id, broken(101)).expect("in lease");
+    s.record(1, l.id, broken(102)).expect("in lease");
+    assert_eq!(s.progress().seeds, 1, "the broken seeds are not recorded");
+    assert_eq!(s.progress().broken, 2);
+    assert!(!s.take_unflushed().iter().any(|e| matches!(e, Entry::Result(r) if r.seed != 100)));
+    let work = s.coordinator_work(now, Duration::ZERO);
+    assert_eq!(work, vec![(0, 101), (0, 102)]);
+    assert!(s.coordinator_work(now, Duration::ZERO).is_empty(), "handed out once");
+
+    s.coordinator_result(by(COORDINATOR, result(101)));
+    assert_eq!(s.progress().seeds, 2);
+    assert!(s.program_fault().is_none());
+    s.coordinator_result(by(COORDINATOR, broken(102)));
+    let fault = s.program_fault().expect("the run stops");
+    assert!(fault.contains("the game program breaks on seed 102 even asked alone"), "{fault}");
+    assert!(s.is_finished());
 }

@@ -112,11 +112,13 @@ common_codes! {
     Rating = 23, "rating failed", Error, "The rating model could not rate the level's metrics.";
     Internal = 24, "internal error", Error, "A game's internal check failed.";
     Protocol = 25, "protocol", Error,
-        "An external game program broke the protocol (the detail names the message).";
+        "An external game program's answer broke a rule of the protocol (the detail names the rule: a layout without its final newline, an unknown reason code, a wrong level hash, ...).";
     Oversize = 26, "oversize", Error,
         "The seed's outcome breaks a cap of the wire (a level, solution or reason too large, too many metrics): decided by the worker that made it.";
     OutOfBand = 27, "out of band", Rejected,
         "A level whose difficulty lies outside its stratum's `difficulty` band (the coordinator's verdict; the detail gives the difficulty and the band).";
+    Broken = 28, "broken", Error,
+        "The exchange with an external game program broke on the seed even asked alone (a crash, a kill, a line that is not the answer): never a seed's verdict in a pack; the coordinator runs the seed itself, and a seed that breaks there too stops the run.";
 }
 
 /// `text` as a `&'static str`, one allocation per distinct text for the

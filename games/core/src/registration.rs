@@ -278,7 +278,7 @@ pub fn outcome_difference(a: &Outcome, b: &Outcome) -> Option<String> {
     };
     match (&a.result, &b.result) {
         (Err(Rejection::Timeout), _) | (_, Err(Rejection::Timeout)) => None,
-        (Err(r), _) | (_, Err(r)) if r.code() == Some(Code::Protocol) => None,
+        (Err(r), _) | (_, Err(r)) if r.code() == Some(Code::Broken) => None,
         (Err(x), Err(y)) if x == y => None,
         (Ok(x), Ok(y)) => {
             let mut differs = Vec::new();

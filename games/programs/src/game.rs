@@ -248,6 +248,9 @@ struct External {
     model: String,
     /// The processes.
     pool: Mutex<Pool>,
+    /// Processes kept apart from the pool, for runs that must be another
+    /// process's ([`Ready::run_apart`]): started once, then reused.
+    apart: Mutex<Vec<Program>>,
     /// Rung when a process goes back to the pool.
     freed: Condvar,
     /// Microseconds a seed takes, as last measured (0: not yet).
@@ -313,6 +316,7 @@ impl External {
                 started: 1,
             }),
             freed: Condvar::new(),
+            apart: Mutex::new(Vec::new()),
             seed_micros: AtomicU64::new(0),
         })
     }
@@ -579,7 +583,7 @@ impl Ready for WithProgram {
         let mut outcome = None;
         self.run_many(&[seed], &|| *budget, &mut |_, o| outcome = Some(o));
         outcome.unwrap_or_else(|| Outcome {
-            result: Err(Rejection::refused(Code::Protocol, "no answer")),
+            result: Err(Rejection::refused(Code::Broken, "no answer")),
             generate_ms: 0.0,
             solve_ms: 0.0,
             nodes: 0,
@@ -614,7 +618,7 @@ impl Ready for WithProgram {
         if let Err(e) = ran {
             for &seed in seeds {
                 let outcome = Outcome {
-                    result: Err(Rejection::refused(Code::Protocol, e.clone())),
+                    result: Err(Rejection::refused(Code::Broken, e.clone())),
                     generate_ms: started.elapsed().as_secs_f64() * 1e3,
                     solve_ms: 0.0,
                     nodes: 0,
@@ -627,9 +631,11 @@ impl Ready for WithProgram {
 
     fn run_apart(&self, seeds: &[u64], budget: &dyn Fn() -> Budget) -> Option<Vec<Outcome>> {
         let mut outcomes: Vec<Outcome> = Vec::with_capacity(seeds.len());
-        // A process that cannot start answers nothing: there is nothing to
-        // compare (the pool's runs say why the program fails).
-        match self.game.start() {
+        // A process kept apart from the pool, warm after its first use. One
+        // that cannot start answers nothing: there is nothing to compare
+        // (the pool's runs say why the program fails).
+        let kept = self.game.apart.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        match kept.map_or_else(|| self.game.start(), Ok) {
             Ok(mut program) => {
                 for &seed in seeds {
                     let budget = budget();
@@ -645,6 +651,11 @@ impl Ready for WithProgram {
                         },
                     );
                 }
+                self.game
+                    .apart
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(program);
             }
             Err(_) => return None,
         }

@@ -37,10 +37,16 @@ const EXIT_WAIT: Duration = Duration::from_millis(200);
 #[derive(Debug, thiserror::Error)]
 pub enum ProgramError {
     /// It does not start.
-    #[error("cannot start `{command}`")]
+    #[error(
+        "cannot start `{command}` in {dir}: {source} (a job's program runs in the job file's \
+         folder, `external.dir` if set; a worker or `analysis verify` given `--program-dir` runs \
+         its copy there)"
+    )]
     Start {
         /// The command.
         command: String,
+        /// The folder it was started in.
+        dir: String,
         /// Why.
         #[source]
         source: std::io::Error,
@@ -69,6 +75,8 @@ pub struct Program {
     description: Option<Description>,
     /// The program's own reason codes, from its description.
     codes: Vec<Code>,
+    /// Batches broken and asked again alone ([`Program::pipeline`]).
+    rerun: u64,
 }
 
 /// The process and its pipes: requests go to a writer thread (the caller
@@ -79,8 +87,8 @@ struct Running {
     child: Child,
     requests: Sender<Vec<u8>>,
     lines: Receiver<Line>,
-    /// The seed whose answer is awaited ([`NO_SEED`]: none), for the log.
-    seed: Arc<AtomicU64>,
+    /// The seeds whose answers are owed, for the log of its stderr.
+    in_flight: Arc<InFlight>,
     /// What it wrote that has yet to reach `lines`, for the watchdog.
     unread: Arc<watchdog::Unread>,
 }
@@ -112,6 +120,7 @@ impl Program {
             next_id: 0,
             description: None,
             codes: Vec::new(),
+            rerun: 0,
         };
         program.spawn()?;
         let description = program
@@ -134,6 +143,15 @@ impl Program {
         self.command.join(" ")
     }
 
+    /// The folder the program starts in, for messages.
+    fn dir_label(&self) -> String {
+        match &self.dir {
+            Some(dir) => dir.display().to_string(),
+            None => std::env::current_dir()
+                .map_or_else(|_| "the current folder".into(), |d| d.display().to_string()),
+        }
+    }
+
     fn spawn(&mut self) -> Result<(), ProgramError> {
         if self.running.is_some() {
             return Ok(());
@@ -141,6 +159,7 @@ impl Program {
         let Some((exe, args)) = self.command.split_first() else {
             return Err(ProgramError::Start {
                 command: String::new(),
+                dir: self.dir_label(),
                 source: std::io::Error::other("an empty command"),
             });
         };
@@ -149,7 +168,9 @@ impl Program {
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .stderr(Stdio::piped())
+            // The SDKs then keep stdout to the protocol from their start.
+            .env("PREGEN_GAME_PROTOCOL", PROTOCOL.to_string());
         if let Some(dir) = &self.dir {
             command.current_dir(dir);
         }
@@ -159,6 +180,7 @@ impl Program {
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
         let start = |source| ProgramError::Start {
             command: self.label(),
+            dir: self.dir_label(),
             source,
         };
         let mut child = command.spawn().map_err(start)?;
@@ -173,8 +195,8 @@ impl Program {
         // and is then held by its own pipe; the next answer read is a stray
         // line, a protocol error that stops the process.
         let (tx, lines) = sync_channel(LINES_AHEAD);
-        let seed = Arc::new(AtomicU64::new(NO_SEED));
-        let (label, working_on) = (self.label(), seed.clone());
+        let in_flight = Arc::new(InFlight::new());
+        let (label, working_on) = (self.label(), in_flight.clone());
         let unread = Arc::new(watchdog::Unread::new(&stdout));
         let reading = unread.clone();
         let threads = [
@@ -197,7 +219,7 @@ impl Program {
             child,
             requests,
             lines,
-            seed,
+            in_flight,
             unread,
         });
         // Every process describes itself first, the same each time.
@@ -265,10 +287,16 @@ impl Program {
     /// Sends every request at once and hands each response to `each` (with
     /// the request's index) as it comes, in order: the program works through
     /// them without waiting for pregen between two. Each response has `wait`
-    /// from the moment the one before it was handled. When an exchange
-    /// breaks, that request gets the error, the process is stopped, and the
-    /// requests after it go to a new process; the caller sees the same
-    /// answers as if it had sent them one by one.
+    /// from the moment the one before it was handled.
+    ///
+    /// When an exchange breaks (a crash, a kill, a stray line, a timeout),
+    /// nothing that process still held counts: the process is stopped and
+    /// the requests from the broken one on are sent again alone, one at a
+    /// time, to a new process, each awaited before the next is written. An
+    /// answer stands only as the request gets it alone, so what a program
+    /// held in its buffers, or wrote by accident between two answers, never
+    /// decides which requests fail: the caller sees the answers the
+    /// requests get sent one by one.
     fn pipeline(
         &mut self,
         bodies: &[RequestBody],
@@ -276,35 +304,47 @@ impl Program {
         each: &mut dyn FnMut(usize, Result<ResponseBody, Broken>),
     ) {
         let mut next = 0;
+        let mut alone = bodies.len() == 1;
         while next < bodies.len() {
-            let first_id = self.next_id + 1;
-            if let Err(e) = self.send(&bodies[next..]) {
+            let end = if alone { next + 1 } else { bodies.len() };
+            let (from, first_id) = (next, self.next_id + 1);
+            if let Err(e) = self.send(&bodies[next..end]) {
                 self.stop();
-                each(next, Err(e));
-                next += 1;
+                if alone {
+                    each(next, Err(e));
+                    next += 1;
+                }
+                alone = true;
                 continue;
             }
             let mut clock = Instant::now();
-            let mut broke = false;
-            for (i, body) in bodies.iter().enumerate().skip(next) {
-                let id = first_id + (i - next) as u64;
+            for (i, body) in bodies.iter().enumerate().take(end).skip(next) {
+                let id = first_id + (i - from) as u64;
                 let result = self.receive(id, body, clock, wait);
-                broke = result.is_err();
-                each(i, result);
-                if broke {
+                if result.is_err() {
                     self.stop();
-                    next = i + 1;
-                    break;
+                    if !alone {
+                        // Asked again alone, from this one on.
+                        self.rerun += 1;
+                        alone = true;
+                        next = i;
+                        break;
+                    }
                 }
+                each(i, result);
+                next = i + 1;
                 clock = Instant::now();
-            }
-            if !broke {
-                next = bodies.len();
             }
         }
         if let Some(running) = &self.running {
-            running.seed.store(NO_SEED, Ordering::Relaxed);
+            running.in_flight.awaited.store(NO_SEED, Ordering::Relaxed);
         }
+    }
+
+    /// How many times a broken exchange had the rest of a batch asked
+    /// again alone.
+    pub fn reruns(&self) -> u64 {
+        self.rerun
     }
 
     /// Writes `bodies` as requests with the next ids (starting the process
@@ -329,7 +369,10 @@ impl Program {
             .as_ref()
             .ok_or_else(|| (false, "the program is not running".to_string()))?;
         if let Some(RequestBody::Generate { seed, .. }) = bodies.first() {
-            running.seed.store(*seed, Ordering::Relaxed);
+            running.in_flight.awaited.store(*seed, Ordering::Relaxed);
+        }
+        if let Some(RequestBody::Generate { seed, .. }) = bodies.last() {
+            running.in_flight.last_sent.store(*seed, Ordering::Relaxed);
         }
         running.requests.send(text).map_err(|_| {
             (
@@ -355,7 +398,7 @@ impl Program {
             .as_mut()
             .ok_or_else(|| (false, "the program is not running".to_string()))?;
         if let RequestBody::Generate { seed, .. } = body {
-            running.seed.store(*seed, Ordering::Relaxed);
+            running.in_flight.awaited.store(*seed, Ordering::Relaxed);
         }
         let text = match watchdog::next(
             &running.lines,
@@ -416,7 +459,7 @@ impl Program {
             outcome = Some(o)
         });
         outcome.unwrap_or_else(|| Outcome {
-            result: Err(protocol(format!("seed {seed}: no answer"))),
+            result: Err(broken(format!("seed {seed}: no answer"))),
             generate_ms: 0.0,
             solve_ms: 0.0,
             nodes: 0,
@@ -512,7 +555,7 @@ impl Program {
                     tracing::warn!(target: "pregen::program", program, "{seed}: timeout: {e}");
                     failed(Err(Rejection::Timeout))
                 }
-                Err((false, e)) => failed(Err(protocol(format!("{seed}: {e}")))),
+                Err((false, e)) => failed(Err(broken(format!("{seed}: {e}")))),
             };
             each(i, outcome);
             started = Instant::now();
@@ -664,9 +707,16 @@ pub fn stop_all() {
     drop(live);
 }
 
-/// A seed's failure in the exchange with its program.
+/// A seed's answer that breaks a rule of the protocol: its verdict (the
+/// same however often it is asked).
 fn protocol(detail: String) -> Rejection {
     Rejection::refused(Code::Protocol, detail)
+}
+
+/// A seed's exchange with its program that broke (a crash, a kill, a line
+/// that is not its answer): no verdict ([`Code::Broken`]).
+fn broken(detail: String) -> Rejection {
+    Rejection::refused(Code::Broken, detail)
 }
 
 /// The kind of a response, for messages.
@@ -704,28 +754,39 @@ fn write_requests(mut stdin: ChildStdin, requests: Receiver<Vec<u8>>) {
 /// program cannot fill the disk with pregen's log.
 const STDERR_LINES: u32 = 100;
 
+/// The most of one stderr line that is logged, in characters (escapes
+/// included): a longer line is cut there, its length said.
+const STDERR_LINE_CHARS: usize = 2_000;
+
 /// The window of [`STDERR_LINES`].
 const STDERR_WINDOW: Duration = Duration::from_secs(10);
 
-/// Logs the program's stderr, a line at a time (at most [`MAX_LINE`] bytes
-/// each, control characters escaped so that a `\r` cannot rewrite a log
-/// line), naming the program and the seed whose answer was awaited; at most
-/// [`STDERR_LINES`] lines per [`STDERR_WINDOW`], the rest counted.
-fn log_stderr(stderr: impl Read, program: &str, seed: &AtomicU64) {
+/// Logs the program's stderr, a line at a time (at most
+/// [`STDERR_LINE_CHARS`] of each, control characters escaped so that a `\r`
+/// cannot rewrite a log line), naming the program and the seed that wrote
+/// it: the one a line is marked with (`[seed N] `, as the SDKs mark what a
+/// game writes while it makes a seed), else the seed awaited when it is the
+/// only one in flight, else the seeds in flight; at most [`STDERR_LINES`]
+/// lines per [`STDERR_WINDOW`], the rest counted. Bytes past a line's first
+/// [`MAX_LINE`] are read and dropped, never held.
+fn log_stderr(stderr: impl Read, program: &str, in_flight: &InFlight) {
     let mut reader = BufReader::new(stderr);
     let (mut window, mut logged, mut dropped) = (Instant::now(), 0u32, 0u64);
+    let mut rest_of_line = false;
     loop {
         let mut buf = Vec::new();
-        match (&mut reader)
+        let read = (&mut reader)
             .take(MAX_LINE as u64)
-            .read_until(b'\n', &mut buf)
-        {
+            .read_until(b'\n', &mut buf);
+        let continued = std::mem::replace(&mut rest_of_line, buf.last() != Some(&b'\n'));
+        match read {
             Ok(0) | Err(_) => {
                 if dropped > 0 {
                     tracing::warn!(target: "pregen::program", program, dropped, "stderr lines not logged (too many)");
                 }
                 return;
             }
+            Ok(_) if continued => continue,
             Ok(_) => {
                 if window.elapsed() >= STDERR_WINDOW {
                     if dropped > 0 {
@@ -738,28 +799,86 @@ fn log_stderr(stderr: impl Read, program: &str, seed: &AtomicU64) {
                     continue;
                 }
                 logged += 1;
-                let line = printable(String::from_utf8_lossy(&buf).trim_end());
-                match seed.load(Ordering::Relaxed) {
-                    NO_SEED => tracing::warn!(target: "pregen::program", program, "{line}"),
-                    seed => tracing::warn!(target: "pregen::program", program, seed, "{line}"),
+                let text = String::from_utf8_lossy(&buf);
+                let (marked, text) = seed_mark(text.trim_end());
+                let mut line = printable(text, STDERR_LINE_CHARS);
+                if rest_of_line {
+                    line.push_str(&format!(" ... (a line of over {MAX_LINE} bytes, cut)"));
+                }
+                match marked.map_or_else(|| in_flight.seeds(), |seed| (seed, seed)) {
+                    (NO_SEED, _) => tracing::warn!(target: "pregen::program", program, "{line}"),
+                    (seed, last) if seed == last => {
+                        tracing::warn!(target: "pregen::program", program, seed, "{line}")
+                    }
+                    (first, last) => {
+                        let seeds = format!("{first}..={last}");
+                        tracing::warn!(target: "pregen::program", program, seeds, "{line}")
+                    }
                 }
             }
         }
     }
 }
 
+/// The seed a stderr line is marked with (`[seed N] ` before the text, as
+/// the SDKs write it), and the text after the mark.
+fn seed_mark(line: &str) -> (Option<u64>, &str) {
+    let marked = line.strip_prefix("[seed ").and_then(|rest| {
+        let (digits, text) = rest.split_once("] ")?;
+        Some((digits.parse::<u64>().ok()?, text))
+    });
+    match marked {
+        Some((seed, text)) => (Some(seed), text),
+        None => (None, line),
+    }
+}
+
+/// The seeds whose answers a process owes: the one awaited and the last
+/// sent ([`NO_SEED`]: none), for the log of its stderr.
+struct InFlight {
+    awaited: AtomicU64,
+    last_sent: AtomicU64,
+}
+
+impl InFlight {
+    fn new() -> Self {
+        InFlight {
+            awaited: AtomicU64::new(NO_SEED),
+            last_sent: AtomicU64::new(NO_SEED),
+        }
+    }
+
+    /// The seeds in flight, as (first, last): `(NO_SEED, _)` when none.
+    fn seeds(&self) -> (u64, u64) {
+        let awaited = self.awaited.load(Ordering::Relaxed);
+        let last = self.last_sent.load(Ordering::Relaxed);
+        match awaited {
+            NO_SEED => (NO_SEED, NO_SEED),
+            awaited => (awaited, last.max(awaited)),
+        }
+    }
+}
+
 /// `text` with its control characters escaped (`\r` as `\r`, others as
-/// `\u{..}`).
-fn printable(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| {
-            let escaped: Vec<char> = match c.is_control() {
-                true => c.escape_default().collect(),
-                false => vec![c],
-            };
-            escaped
-        })
-        .collect()
+/// `\u{..}`), cut at `most` characters with the length of the rest said.
+fn printable(text: &str, most: usize) -> String {
+    let mut out = String::new();
+    let mut count = 0;
+    for (at, c) in text.char_indices() {
+        let before = out.len();
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+        count += out[before..].chars().count();
+        if count > most {
+            out.truncate(before);
+            out.push_str(&format!(" ... ({} more bytes)", text.len() - at));
+            break;
+        }
+    }
+    out
 }
 
 /// Hands the program's stdout on, a line at a time, each at most

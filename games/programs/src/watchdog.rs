@@ -19,8 +19,10 @@ pub(crate) enum Overtime {
     /// The program used its watchdog's worth of CPU time.
     Cpu(Duration),
     /// It did no work for its watchdog's worth of wall time: it waits for
-    /// input (its answer left in its buffer) or sleeps.
-    Idle,
+    /// its next request (its answer left in its buffer: `Some(true)`), or
+    /// sleeps, waits on a lock or for I/O (`Some(false)`); `None` where
+    /// which is not known.
+    Idle(Option<bool>),
     /// [`WALL_FACTOR`] times its watchdog went by on the wall clock.
     Wall(Duration),
 }
@@ -37,7 +39,17 @@ impl Overtime {
         // comes a few microseconds short.
         let wait = (wait.as_secs_f64() * 1e3).round();
         match self {
-            Overtime::Idle => format!("no answer within {wait} ms ({FLUSH_HINT})"),
+            Overtime::Idle(Some(true)) => format!(
+                "no answer within {wait} ms: it used no CPU, waiting to read its next request \
+                 with this answer unwritten ({FLUSH_HINT})"
+            ),
+            Overtime::Idle(Some(false)) => format!(
+                "no answer: it used no CPU for {wait} ms (waiting: sleep, a lock, I/O)"
+            ),
+            Overtime::Idle(None) => format!(
+                "no answer: it used no CPU for {wait} ms (waiting: sleep, a lock, I/O, or for \
+                 its next request with this answer in its buffer: {FLUSH_HINT})"
+            ),
             Overtime::Cpu(used) => format!(
                 "no answer within {wait} ms of its CPU time ({:.0} ms used, counted in the \
                  kernel's clock ticks)",
@@ -119,13 +131,55 @@ pub(crate) fn next<T>(
     wait: Duration,
     cpu_per_answer: bool,
 ) -> Result<Option<T>, Overtime> {
-    wait_for(lines, since, wait, &mut || {
+    let waited = wait_for(lines, since, wait, &mut || {
         let usage = cpu_per_answer.then(|| group_usage(group)).flatten()?;
         Some(Usage {
             working: usage.working || unread.any(),
             ..usage
         })
-    })
+    });
+    match waited {
+        Err(Overtime::Idle(_)) => Err(Overtime::Idle(reads_stdin(group))),
+        other => other,
+    }
+}
+
+/// Whether process `pid` is blocked reading its stdin (a `read` of file
+/// descriptor 0, from `/proc/PID/syscall`); `None` where that is not known
+/// (another system call that may wait for input, such as `epoll_wait`, or
+/// no `/proc`).
+fn reads_stdin(pid: u32) -> Option<bool> {
+    // `read`, and the calls that wait for input on any descriptor, or for
+    // several (poll, select, epoll and their kin): whether stdin is among
+    // them is not said.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    const READ: &str = "0";
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    const POLLS: [&str; 7] = ["7", "23", "232", "270", "271", "281", "441"];
+    #[cfg(all(target_os = "linux", target_arch = "aarch64"))]
+    const READ: &str = "63";
+    #[cfg(all(target_os = "linux", target_arch = "aarch64"))]
+    const POLLS: [&str; 4] = ["22", "72", "73", "441"];
+    #[cfg(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    ))]
+    {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/syscall")).ok()?;
+        let mut words = text.split_whitespace();
+        let (call, fd) = (words.next()?, words.next()?);
+        return match call {
+            READ => Some(fd == "0x0"),
+            "running" => Some(false),
+            call if POLLS.contains(&call) => None,
+            _ => Some(false),
+        };
+    }
+    #[allow(unreachable_code)]
+    {
+        let _ = pid;
+        None
+    }
 }
 
 /// [`next`], the program's usage read by `usage` at each look.
@@ -149,7 +203,7 @@ fn wait_for<T>(
         let now = Instant::now();
         let Some(usage) = usage() else {
             if now >= wall_deadline {
-                return Err(Overtime::Idle);
+                return Err(Overtime::Idle(None));
             }
             look_at = wall_deadline;
             continue;
@@ -177,7 +231,7 @@ fn wait_for<T>(
         // reader the time.
         let idle = !usage.working && last.is_some_and(|l| !l.working && usage.cpu <= l.cpu);
         if idle && now >= wall_deadline {
-            return Err(Overtime::Idle);
+            return Err(Overtime::Idle(None));
         }
         last = Some(usage);
         // Looked at again when it may have used the rest, or once more
@@ -328,9 +382,9 @@ mod tests {
         let looks = [usage(100, true), usage(110, true), usage(110, false)];
         assert!(matches!(watch(&looks, Some(3)), Ok(Some("answer"))));
         // Doing nothing at two looks in a row, its CPU time still: idle.
-        assert!(matches!(watch(&looks, None), Err(Overtime::Idle)));
+        assert!(matches!(watch(&looks, None), Err(Overtime::Idle(_))));
         let asleep = [usage(100, false)];
-        assert!(matches!(watch(&asleep, None), Err(Overtime::Idle)));
+        assert!(matches!(watch(&asleep, None), Err(Overtime::Idle(_))));
         // Working past the watchdog's CPU time.
         let busy = [usage(100, true), usage(130, true)];
         assert!(matches!(watch(&busy, None), Err(Overtime::Cpu(_))));
@@ -373,7 +427,7 @@ mod tests {
             matches!(on_its_way, Err(Overtime::Wall(_))),
             "{on_its_way:?}"
         );
-        assert!(matches!(gone, Err(Overtime::Idle)), "{gone:?}");
+        assert!(matches!(gone, Err(Overtime::Idle(_))), "{gone:?}");
     }
 
     #[cfg(target_os = "linux")]

@@ -255,9 +255,10 @@ pub struct BudgetSpec {
     /// Search nodes per level; a level needing more is rejected (deterministic).
     pub max_nodes: u64,
     /// Watchdog per level in milliseconds; hitting it records `timeout`. A
-    /// built-in game counts the CPU time of the thread that runs the seed (a
-    /// busy machine does not fire it); a game program's answer is waited
-    /// for this long in wall time.
+    /// built-in game counts the CPU time of the thread that runs the seed, a
+    /// game program the CPU time of its processes (a busy machine fires
+    /// neither); a program that does no work for this long in wall time
+    /// (asleep, or its answer unflushed) times out too.
     pub watchdog_ms: u64,
 }
 

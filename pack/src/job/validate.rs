@@ -203,6 +203,28 @@ impl Job {
                 format!("{} leaves no room for the strata's seeds", self.first_seed),
             );
         }
+        if self.external.is_some() {
+            // A game program is sent seeds below 2^63 (docs/external.md):
+            // the highest a run may reach is the last stratum's limit.
+            let span = self.max_seeds.unwrap_or(STRATUM_SEEDS);
+            let reach = self
+                .first_seed
+                .saturating_add((self.strata.len().max(1) as u64 - 1) * STRATUM_SEEDS)
+                .saturating_add(span);
+            if reach > PROGRAM_SEED_LIMIT {
+                return bad(
+                    "first_seed",
+                    format!(
+                        "a game program's seeds must stay below 2^63 ({PROGRAM_SEED_LIMIT}); this \
+                         job may run seeds {} to {} ({} stratum(s) of up to {span} seeds each, \
+                         `max_seeds` or 2^40): start lower",
+                        self.first_seed,
+                        reach - 1,
+                        self.strata.len().max(1)
+                    ),
+                );
+            }
+        }
         if self.count == 0 || self.count > 100_000_000 {
             return bad("count", format!("{} must be 1..=100000000", self.count));
         }
@@ -320,3 +342,7 @@ fn non_finite(table: &toml::Table) -> Option<(String, f64)> {
         })
     })
 }
+
+/// The seeds a game program is sent are below this (2^63): a language
+/// whose integers are signed 64-bit reads every one.
+pub const PROGRAM_SEED_LIMIT: u64 = 1 << 63;
