@@ -14,6 +14,16 @@ this game, SDK or not: plain / by hand. By hand / SDK is what the SDK costs
 beyond it (1.0: nothing).
 
     python3 sdk/overhead.py [SEEDS] [ROUNDS] [python|node ...]
+    python3 sdk/overhead.py --packs PREGEN [ROUNDS]
+
+With `--packs`, each example makes a pack with `pregen run` (the binary
+PREGEN) at the job's defaults (one worker on every core, the determinism
+probe, the 1% cross-check, every level checked by the program in the
+coordinator's process), against a plain loop in the example's language
+over the same seeds that calls `generate` and, for each accepted level,
+`check` on the level read back from its JSON: CPU time (user and system)
+of each whole process tree, medians of ROUNDS (3 by default), and the
+ratio plain / pregen.
 
 SEEDS is the Python example's (2,000 by default, about 8 s); the Node
 example's levels take a fiftieth of the time each, so it runs 20 times as
@@ -184,7 +194,97 @@ def served(command, seeds, params):
     return took
 
 
+PLAIN_CHECKED_PYTHON = """
+import json, sys, time
+sys.path.insert(0, {examples!r})
+import pregen_game as pg
+from rushhour import RushHour
+game = RushHour()
+params = game.full_params({params})
+for seed in range({seeds}):
+    try:
+        level = json.loads(json.dumps(game.generate(seed, params, 200000).to_json()))
+    except (pg.Rejected, pg.Unsolvable):
+        continue
+    why = game.check(params, level)
+    assert not why, why
+"""
+
+PLAIN_CHECKED_NODE = """
+const pg = require({sdk!r});
+const game = require({game!r});
+const params = {{ ...game.params, ...{params} }};
+for (let seed = 0n; seed < {seeds}n; seed++) {{
+  let level;
+  try {{ level = JSON.parse(JSON.stringify(game.generate(seed, params, 200000).level)); }}
+  catch (e) {{ if (e instanceof pg.Rejected || e instanceof pg.Unsolvable) continue; throw e; }}
+  const why = game.check(params, level);
+  if (why) throw new Error(why);
+}}
+"""
+
+
+def children_cpu():
+    """CPU seconds (user and system) of every child process waited for."""
+    import resource
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def cpu_of(command, **kwargs):
+    """CPU seconds of `command`'s whole process tree."""
+    before = children_cpu()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kwargs)
+    return children_cpu() - before
+
+
+def packs(pregen, rounds):
+    """`pregen run` at the job's defaults against a plain loop with checks."""
+    import tempfile
+    examples = os.path.abspath(EXAMPLES)
+    cases = (
+        ("python", "Rush Hour", ["python3", "rushhour.py"], ["rushhour.py", "pregen_game.py"],
+         {"vehicles": 8, "min_moves": 5}, 1000),
+        ("node", "Lights Out 8x8", ["node", "lightsout.js"], ["lightsout.js", "pregen_game.js"],
+         {"size": 8, "presses": 21}, 20000),
+        ("node", "Lights Out 8x8", ["node", "lightsout.js"], ["lightsout.js", "pregen_game.js"],
+         {"size": 8, "presses": 21}, 2000),
+    )
+    for language, name, command, files, params, count in cases:
+        toml_params = "".join(f"{k} = {v}\n" for k, v in params.items())
+        job = (f'pack = "overhead"\ngame = "external"\ncount = {count}\n'
+               f"[external]\ncommand = {json.dumps(command)}\ndir = {json.dumps(examples)}\n"
+               f"files = {json.dumps(files)}\n[params]\n{toml_params}")
+        ours, theirs, ratios = [], [], []
+        for _ in range(rounds):
+            with tempfile.TemporaryDirectory() as out:
+                path = os.path.join(out, "job.toml")
+                with open(path, "w") as f:
+                    f.write(job)
+                ran = cpu_of([pregen, "run", "--no-progress", "--out", out, path])
+                with open(os.path.join(out, "overhead", "manifest.json")) as f:
+                    seeds = json.load(f)["seeds"]["tried"]
+            if language == "python":
+                code = PLAIN_CHECKED_PYTHON.format(examples=examples, seeds=seeds, params=params)
+                loop = cpu_of([sys.executable, "-c", code])
+            else:
+                code = PLAIN_CHECKED_NODE.format(sdk=os.path.join(examples, "pregen_game.js"),
+                                                 game=os.path.join(examples, "lightsout.js"),
+                                                 seeds=seeds, params=json.dumps(params))
+                loop = cpu_of(["node", "-e", code])
+            ours.append(ran)
+            theirs.append(loop)
+            ratios.append(loop / ran)
+        median = statistics.median
+        print(f"{name} ({language}), {count} levels ({seeds} seeds), {rounds} rounds: "
+              f"plain loop {median(theirs):.2f} s, pregen run {median(ours):.2f} s of CPU; "
+              f"plain / pregen {median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f})")
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--packs":
+        packs(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 3)
+        return
     base = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     only = set(sys.argv[3:]) or {"python", "node"}

@@ -120,8 +120,20 @@ fn each_sdks_example_makes_a_verified_pack_the_designers_tools_take() {
     }
 }
 
-/// `solve`, `calibrate` and `retier` on a game program's pack.
+/// `solve`, `calibrate` and `retier` on a game program's pack; `pregen web`
+/// refuses it.
 fn designers_tools(job: &Path, pack: &Path) {
+    // The browser pages carry the built-in games alone: refused, saying so.
+    let web = pregen()
+        .arg("web")
+        .arg(pack.join("web"))
+        .output()
+        .expect("run pregen web");
+    let said = String::from_utf8_lossy(&web.stderr);
+    assert!(!web.status.success(), "{said}");
+    assert!(said.contains("is a pack of the game program"), "{said}");
+    assert!(!pack.join("web").exists(), "nothing written");
+
     let release = pack.join("release");
     let tier = |n: u32| release.join(format!("tier-{n:02}.txt"));
     let stdout = succeeds(

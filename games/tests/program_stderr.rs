@@ -1,5 +1,5 @@
 //! A game program's stderr is logged line by line, with the program and the
-//! seed it was working on (a test binary of its own: it sets the process's
+//! seed that wrote it, each line cut to a bound (a test binary of its own: it sets the process's
 //! log subscriber).
 
 use std::io::Write;
@@ -38,7 +38,8 @@ fn a_programs_stderr_is_logged_with_its_seed() {
         &script,
         format!(
             "read line\n{id}\necho \"{{\\\"id\\\":$id,\\\"describe\\\":{{\\\"protocol\\\":1,\\\"name\\\":\\\"talks\\\",\\\"version\\\":\\\"1\\\",\\\"text_format\\\":\\\"x\\\",\\\"params\\\":{{}},\\\"metrics\\\":[]}}}}\"\n\
-             while read line; do\n{id}\necho 'thinking hard' >&2\nsleep 0.2\n\
+             while read line; do\n{id}\necho 'thinking hard' >&2\necho '[seed 99] marked line' >&2\n\
+             head -c 100000 /dev/zero | tr '\\000' '\\001' >&2\necho >&2\nsleep 0.2\n\
              echo \"{{\\\"id\\\":$id,\\\"outcome\\\":{{\\\"status\\\":\\\"unsolvable\\\",\\\"generate_ms\\\":1,\\\"solve_ms\\\":1,\\\"nodes\\\":0}}}}\"\ndone\n"
         ),
     )
@@ -63,6 +64,21 @@ fn a_programs_stderr_is_logged_with_its_seed() {
         .unwrap_or_else(|| panic!("the program's line is logged: {log}"));
     assert!(line.contains("seed=41"), "{line}");
     assert!(line.contains("talks.sh"), "{line}");
+    // A line the program marked with its seed is logged with that seed,
+    // the mark taken off.
+    let marked = log
+        .lines()
+        .find(|l| l.contains("marked line"))
+        .unwrap_or_else(|| panic!("the marked line is logged: {log}"));
+    assert!(marked.contains("seed=99"), "{marked}");
+    assert!(!marked.contains("[seed 99]"), "{marked}");
+    // A line of 100,000 control bytes (600,000 once escaped) is cut.
+    let long = log
+        .lines()
+        .find(|l| l.contains("\\u{1}"))
+        .unwrap_or_else(|| panic!("the long line is logged: {log}"));
+    assert!(long.len() < 3_000, "{} bytes logged", long.len());
+    assert!(long.contains("more bytes)"), "{long}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

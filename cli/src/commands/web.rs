@@ -42,9 +42,10 @@ fn bundle() -> Result<[(&'static str, &'static [u8]); 4]> {
 /// Writes the bundle into `dir` (each file whole, or not at all) and says
 /// how to open it.
 pub fn run(args: WebArgs) -> Result<()> {
-    let files = bundle()?;
     let dir = args.dir;
     let absolute = std::path::absolute(&dir).unwrap_or_else(|_| dir.clone());
+    refuse_a_programs_pack(&absolute)?;
+    let files = bundle()?;
     if let Some(release) = absolute
         .ancestors()
         .find(|d| d.join("SHA256SUMS").is_file())
@@ -58,7 +59,6 @@ pub fn run(args: WebArgs) -> Result<()> {
             release.display()
         );
     }
-    refuse_a_programs_pack(&absolute)?;
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot make {}", dir.display()))?;
     for (name, bytes) in files {
         let path = dir.join(name);

@@ -248,9 +248,10 @@ struct External {
     model: String,
     /// The processes.
     pool: Mutex<Pool>,
-    /// Processes kept apart from the pool, for runs that must be another
-    /// process's ([`Ready::run_apart`]): started once, then reused.
-    apart: Mutex<Vec<Program>>,
+    /// A process kept apart from the pool, for runs that must be another
+    /// process's ([`Ready::run_apart`]): started once, then reused, taken
+    /// in turn.
+    apart: Mutex<Option<Program>>,
     /// Rung when a process goes back to the pool.
     freed: Condvar,
     /// Microseconds a seed takes, as last measured (0: not yet).
@@ -316,7 +317,7 @@ impl External {
                 started: 1,
             }),
             freed: Condvar::new(),
-            apart: Mutex::new(Vec::new()),
+            apart: Mutex::new(None),
             seed_micros: AtomicU64::new(0),
         })
     }
@@ -348,41 +349,39 @@ impl External {
     }
 
     /// Runs `work` on an idle process, then gives the process back. When
-    /// none is idle another is started, except for a program that runs
-    /// several seeds at once (`concurrent`): it has one process, which the
-    /// threads take in turn.
+    /// none is idle another is started, up to one per core (a process works
+    /// on one seed at a time, so more would only start and warm processes
+    /// that take turns on the cores: a whole interpreter each); past that
+    /// the caller waits for one. A program that runs several seeds at once
+    /// (`concurrent`) has one process, which the threads take in turn.
     fn with_program<T>(&self, work: impl FnOnce(&mut Program) -> T) -> Result<T, String> {
+        let most = match self.description.concurrent {
+            true => 1,
+            false => std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+        };
         let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
         let idle = loop {
             if let Some(program) = pool.idle.pop() {
                 break Some(program);
             }
-            if !self.description.concurrent || pool.started == 0 {
+            if pool.started < most {
                 pool.started += 1;
                 break None;
             }
             pool = self.freed.wait(pool).unwrap_or_else(|e| e.into_inner());
         };
         drop(pool);
-        let mut program = match idle {
-            Some(program) => program,
-            None => match self.start() {
-                Ok(program) => program,
-                Err(e) => {
-                    self.pool.lock().unwrap_or_else(|e| e.into_inner()).started -= 1;
-                    self.freed.notify_one();
-                    return Err(e);
-                }
-            },
+        // Gives the process back, or its place when it is lost (a start
+        // that failed, a panic in `work`).
+        let mut taken = Taken {
+            game: self,
+            program: None,
         };
-        let result = work(&mut program);
-        self.pool
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .idle
-            .push(program);
-        self.freed.notify_one();
-        Ok(result)
+        let program = match idle {
+            Some(program) => program,
+            None => self.start()?,
+        };
+        Ok(work(taken.program.insert(program)))
     }
 
     /// Another process of the program, which must describe itself as the
@@ -397,6 +396,26 @@ impl External {
             ));
         }
         Ok(program)
+    }
+}
+
+/// A process taken from an [`External`]'s pool: given back when dropped,
+/// or (none held) its place freed.
+struct Taken<'a> {
+    game: &'a External,
+    program: Option<Program>,
+}
+
+impl Drop for Taken<'_> {
+    fn drop(&mut self) {
+        let mut pool = self.game.pool.lock().unwrap_or_else(|e| e.into_inner());
+        match self.program.take() {
+            // A process left mid-exchange by a panic is not given back.
+            Some(program) if !std::thread::panicking() => pool.idle.push(program),
+            _ => pool.started -= 1,
+        }
+        drop(pool);
+        self.game.freed.notify_one();
     }
 }
 
@@ -634,8 +653,12 @@ impl Ready for WithProgram {
         // A process kept apart from the pool, warm after its first use. One
         // that cannot start answers nothing: there is nothing to compare
         // (the pool's runs say why the program fails).
-        let kept = self.game.apart.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        match kept.map_or_else(|| self.game.start(), Ok) {
+        let mut apart = self.game.apart.lock().unwrap_or_else(|e| e.into_inner());
+        let kept = match apart.take() {
+            Some(program) => Ok(program),
+            None => self.game.start(),
+        };
+        match kept {
             Ok(mut program) => {
                 for &seed in seeds {
                     let budget = budget();
@@ -651,11 +674,7 @@ impl Ready for WithProgram {
                         },
                     );
                 }
-                self.game
-                    .apart
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(program);
+                *apart = Some(program);
             }
             Err(_) => return None,
         }

@@ -613,3 +613,56 @@ fn a_hostile_program_is_held_to_bounds_and_killed_whole() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The coordinator's runs apart from the pool (the determinism probe, the
+/// cross-check and disputes run each seed in a second process) reuse one
+/// warm process, never a process per seed: ten seeds run twice start two
+/// processes in all.
+#[test]
+fn runs_apart_from_the_pool_reuse_a_warm_process() {
+    let dir = std::env::temp_dir().join(format!("pregen-apart-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let id = "id=$(echo \"$line\" | sed 's/.*\"id\":\\([0-9]*\\).*/\\1/')";
+    let script = format!(
+        "echo $$ >> pids\nread line\n{id}\n\
+         echo \"{{\\\"id\\\":$id,\\\"describe\\\":{{\\\"protocol\\\":1,\\\"name\\\":\\\"apart\\\",\\\"version\\\":\\\"1\\\",\\\"text_format\\\":\\\"x\\\",\\\"params\\\":{{}},\\\"metrics\\\":[]}}}}\"\n\
+         while read line; do\n{id}\ncase \"$line\" in\n\
+         *prepare*) echo \"{{\\\"id\\\":$id,\\\"prepare\\\":{{\\\"ok\\\":true}}}}\" ;;\n\
+         *) echo \"{{\\\"id\\\":$id,\\\"outcome\\\":{{\\\"status\\\":\\\"unsolvable\\\",\\\"generate_ms\\\":1,\\\"solve_ms\\\":1,\\\"nodes\\\":0}}}}\" ;;\n\
+         esac\ndone\n"
+    );
+    std::fs::write(dir.join("apart.sh"), script).expect("script");
+    let game = GameKind::external(&ProgramSpec {
+        command: vec!["sh".into(), "apart.sh".into()],
+        dir: dir.clone(),
+        files: Vec::new(),
+    })
+    .expect("starts");
+    let prepared = game.prepare(&serde_json::json!({})).expect("params");
+    for seed in 0..10 {
+        let outcome = prepared
+            .run_twice(seed, &|| Budget::nodes(10))
+            .expect("one answer");
+        assert_eq!(outcome.result, Err(Rejection::Unsolvable));
+    }
+    let pids = std::fs::read_to_string(dir.join("pids")).expect("pids");
+    assert_eq!(pids.lines().count(), 2, "the pool's and one apart: {pids}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A program that cannot start says where it was started, why the system
+/// refused, and how to run a copy elsewhere.
+#[test]
+fn a_program_that_cannot_start_names_its_folder_and_the_cause() {
+    let dir = std::env::temp_dir().join(format!("pregen-nostart-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let command = vec!["./not-here.py".to_string()];
+    let Err(e) = Program::start(&command, Some(dir.clone())) else {
+        panic!("a missing program started");
+    };
+    let said = e.to_string();
+    assert!(said.contains(&format!("cannot start `./not-here.py` in {}", dir.display())), "{said}");
+    assert!(said.contains("No such file or directory"), "{said}");
+    assert!(said.contains("--program-dir"), "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

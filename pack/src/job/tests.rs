@@ -177,6 +177,30 @@ fn an_external_table_is_checked() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A game program is never sent a seed at or above 2^63: a job whose seeds
+/// could reach it is refused, naming the range.
+#[test]
+fn a_programs_job_stays_below_seed_2_pow_63() {
+    let job = |first: u64, max: &str| {
+        format!(
+            "pack = \"d\"\ncount = 10\nfirst_seed = {first}\n{max}game = \"external\"\n\
+             [external]\ncommand = [\"sh\", \"prog.sh\"]\n"
+        )
+    };
+    let near = (1u64 << 63) - (1 << 39);
+    check_err(
+        &job(near, ""),
+        &format!(
+            "field `first_seed`: a game program's seeds must stay below 2^63 \
+             (9223372036854775808); this job may run seeds {near} to {}",
+            near + (1 << 40) - 1
+        ),
+    );
+    Job::parse(&job(near, "max_seeds = 100000\n")).expect("within 2^63");
+    let tilt = job(near, "").replace("game = \"external\"\n[external]\ncommand = [\"sh\", \"prog.sh\"]\n", "game = \"tilt\"\n");
+    Job::parse(&tilt).expect("a built-in game takes any seed");
+}
+
 #[test]
 fn difficulty_bands_are_read_checked_and_inherited() {
     let text = "pack = \"p\"\ngame = \"tilt\"\ndifficulty = { min = 1.5 }\n\
