@@ -172,15 +172,18 @@ pub struct Verified {
 /// and the tiers are sorted by difficulty, each tier's levels no easier than
 /// the tier before.
 pub fn verify(dir: &Path) -> Result<Verified, AnalysisError> {
-    verify_with(dir, None)
+    verify_with(dir, pregen_pack::job::ProgramSource::Unnamed)
 }
 
-/// [`verify`], a game program's pack judged by the program in
-/// `program_dir` (held to the pack's identity: [`Job::with_program_dir`])
-/// instead of the folder it ran from.
+/// [`verify`], a game program's pack judged by the program `judge` names
+/// ([`ProgramSource`]: the receiver's job or copy of the program, never the
+/// command the manifest names).
 ///
-/// [`Job::with_program_dir`]: pregen_pack::Job::with_program_dir
-pub fn verify_with(dir: &Path, program_dir: Option<&Path>) -> Result<Verified, AnalysisError> {
+/// [`ProgramSource`]: pregen_pack::job::ProgramSource
+pub fn verify_with(
+    dir: &Path,
+    judge: pregen_pack::job::ProgramSource<'_>,
+) -> Result<Verified, AnalysisError> {
     let pack = PackDir::new(dir);
     pack.require_complete()?;
     let manifest = pack.read_manifest()?;
@@ -213,10 +216,9 @@ pub fn verify_with(dir: &Path, program_dir: Option<&Path>) -> Result<Verified, A
         }
     }
     // The levels' judge: the job's `[external] checker`, else its game.
-    let judging = match program_dir {
-        Some(dir) => manifest.job.with_program_dir(dir)?,
-        None => manifest.job.clone(),
-    };
+    let judging = manifest
+        .job
+        .judge_for_verify(&manifest.job_id, judge, None)?;
     let games: Vec<_> = judging
         .judging_strata()?
         .into_iter()

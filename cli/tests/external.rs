@@ -183,7 +183,9 @@ fn a_tilt_pack_through_the_protocol_is_the_native_pack() {
                 .is_some_and(|i| i.starts_with("sha256:")),
             "{manifest}"
         );
-        let verified = pregen_stdout(&["analysis", "verify"], &pack);
+        let job_file = dir.path().join(format!("w{workers}/job.toml"));
+        let job_file = job_file.to_str().expect("utf-8");
+        let verified = pregen_stdout(&["analysis", "verify", "--job", job_file], &pack);
         assert!(verified.starts_with("300 levels"), "{verified}");
     }
 }
@@ -202,11 +204,13 @@ fn the_python_example_makes_a_verified_pack_whatever_fails() {
     let reference = PackContent::read(&alone);
     assert_eq!(reference.levels.len(), 40);
     assert!(reference.levels.iter().all(|l| l.level_hash.len() == 64));
-    let verified = pregen_stdout(&["analysis", "verify"], &alone);
+    let job_file = dir.path().join("run/job.toml");
+    let mine = ["--job", job_file.to_str().expect("utf-8")];
+    let verified = pregen_stdout(&[&["analysis", "verify"][..], &mine].concat(), &alone);
     assert!(verified.starts_with("40 levels"), "{verified}");
     // The release too: its seed files regenerate through the program, and
     // the program checks every level of its level files.
-    let release = pregen_stdout(&["release", "verify"], &alone);
+    let release = pregen_stdout(&[&["release", "verify"][..], &mine].concat(), &alone);
     assert!(release.contains("40 regenerated"), "{release}");
     // Pictures are the program's own (its red car), in `render` and the report.
     let seed = reference.levels[0].seed.to_string();
@@ -361,7 +365,7 @@ fn a_release_that_carries_its_program_needs_nothing_beside_it() {
     );
     std::fs::remove_dir_all(&ran_from).expect("remove the program");
     for release in [&archive, &pack] {
-        let verified = pregen_stdout(&["release", "verify"], release);
+        let verified = pregen_stdout(&["release", "verify", "--trust-carried-program"], release);
         assert!(
             verified.contains("(the program the release carries)"),
             "{verified}"
@@ -371,7 +375,7 @@ fn a_release_that_carries_its_program_needs_nothing_beside_it() {
     let text = std::fs::read_to_string(&carried).expect("read");
     std::fs::write(&carried, text + "\n").expect("change the carried program");
     let changed = pregen()
-        .args(["release", "verify"])
+        .args(["release", "verify", "--trust-carried-program"])
         .arg(&pack)
         .output()
         .expect("run pregen");
@@ -544,13 +548,33 @@ fn an_independent_checker_judges_in_the_programs_place() {
         "command = [\"python3\", \"rushhour.py\"]",
         "command = [\"python3\", \"rushhour.py\", \"--lie\", \"check\"]",
     );
-    // Judging itself, the liar's pack passes: the program is the judge.
+    // Judging itself, the liar's pack passes when its own job is named: the
+    // program is the judge.
     let pack = run_pack(&dir.path().join("alone"), &liar, 1);
-    let said = pregen_stdout(&["analysis", "verify"], &pack);
+    let job_of = |name: &str| dir.path().join(name).join("job.toml");
+    let liars_job = job_of("alone");
+    let mine = ["--job", liars_job.to_str().expect("utf-8")];
+    let said = pregen_stdout(&[&["analysis", "verify"][..], &mine].concat(), &pack);
     assert!(
         said.contains("accepted by the game program's own check"),
         "{said}"
     );
+    // A receiver's copy of the honest program is never run with the
+    // arguments the pack names: the lie is refused, not judged by.
+    for command in [["analysis", "verify"], ["release", "verify"]] {
+        let out = pregen()
+            .args(command)
+            .args(["--program-dir", &example_dir()])
+            .arg(&pack)
+            .output()
+            .expect("run pregen");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{command:?}: {stderr}");
+        assert!(
+            stderr.contains("the pack runs its game program as `python3 rushhour.py --lie check`: it passes arguments"),
+            "{command:?}: {stderr}"
+        );
+    }
     // With the honest program as its checker, no level of it counts.
     let checked = liar.replace(
         "[params]",
@@ -565,12 +589,14 @@ fn an_independent_checker_judges_in_the_programs_place() {
         "checker = [\"python3\", \"rushhour.py\"]\n[params]",
     );
     let pack = run_pack(&dir.path().join("honest"), &honest, 1);
-    let said = pregen_stdout(&["analysis", "verify"], &pack);
+    let honest_job = job_of("honest");
+    let mine = ["--job", honest_job.to_str().expect("utf-8")];
+    let said = pregen_stdout(&[&["analysis", "verify"][..], &mine].concat(), &pack);
     assert!(
         said.contains("accepted by the job's checker program"),
         "{said}"
     );
-    let said = pregen_stdout(&["release", "verify"], &pack);
+    let said = pregen_stdout(&[&["release", "verify"][..], &mine].concat(), &pack);
     assert!(
         said.contains("accepted by the job's checker program"),
         "{said}"

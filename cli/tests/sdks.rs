@@ -90,12 +90,24 @@ fn each_sdks_example_makes_a_verified_pack_the_designers_tools_take() {
         let three = run_pack(&dir.path().join("three"), &job, 3);
         PackContent::read(&three).assert_same(&reference);
         assert!(!reference.levels.is_empty(), "{}", example.command[1]);
-        let verified = pregen_stdout(&["analysis", "verify"], &alone);
+        let job_file = dir.path().join("one/job.toml");
+        let mine = ["--job", job_file.to_str().expect("utf-8")];
+        let verified = pregen_stdout(&[&["analysis", "verify"][..], &mine].concat(), &alone);
         assert!(
             verified.starts_with(&format!("{} levels", reference.levels.len())),
             "{verified}"
         );
-        let release = pregen_stdout(&["release", "verify"], &alone);
+        let release = pregen_stdout(&[&["release", "verify"][..], &mine].concat(), &alone);
+        // Named by nothing, a program's pack is not judged: the command its
+        // manifest names is never run.
+        let unnamed = pregen()
+            .args(["release", "verify"])
+            .arg(&alone)
+            .output()
+            .expect("run pregen");
+        let said = String::from_utf8_lossy(&unnamed.stderr);
+        assert!(!unnamed.status.success(), "{said}");
+        assert!(said.contains("judged by a program you name"), "{said}");
         assert!(release.contains("regenerated"), "{release}");
         let own: Vec<_> = reference
             .reject_seeds
@@ -329,7 +341,7 @@ fn the_newcomers_path_works_as_written() {
             "--count",
             "20",
         ]);
-        let said = at(&["analysis", "verify", &format!("out/{pack}")]);
+        let said = at(&["analysis", "verify", "--program-dir", "mygame", &format!("out/{pack}")]);
         assert!(said.starts_with("20 levels"), "{said}");
     }
 }

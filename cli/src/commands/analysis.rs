@@ -169,11 +169,16 @@ pub enum AnalysisCommand {
     Verify {
         /// The pack's folder (`<out>/<pack>`).
         pack: PathBuf,
-        /// For a game program's pack: the folder holding the program (its
-        /// files must hash to the pack's identity), when it is not where the
-        /// job ran it from.
-        #[arg(long, value_name = "DIR")]
+        /// For a game program's pack: your copy of the program, in this
+        /// folder (its files must hash to the pack's identity; it is run
+        /// only as `FILE` or `INTERPRETER FILE`, no arguments). A program's
+        /// pack is judged only by a program you name: this or `--job`.
+        #[arg(long, value_name = "DIR", conflicts_with = "job")]
         program_dir: Option<PathBuf>,
+        /// For a game program's pack: the job file that made it (its id
+        /// must be the pack's); its program runs as the job says.
+        #[arg(long, value_name = "FILE")]
+        job: Option<PathBuf>,
     },
     /// Print the pack's levels in the game's text form (XSB for sokoban), as
     /// one collection file: tier by tier, easiest first, each headed by a `;`
@@ -330,8 +335,13 @@ pub fn run(command: AnalysisCommand) -> Result<()> {
                 Ok(())
             }
         }
-        AnalysisCommand::Verify { pack, program_dir } => {
-            let verified = pregen_analysis::verify_with(&pack, program_dir.as_deref())?;
+        AnalysisCommand::Verify {
+            pack,
+            program_dir,
+            job,
+        } => {
+            let judge = super::program_source(program_dir.as_deref(), job.as_deref(), false);
+            let verified = pregen_analysis::verify_with(&pack, judge)?;
             for (id, why) in &verified.failures {
                 eprintln!("{id}: {why}");
             }

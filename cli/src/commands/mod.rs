@@ -112,6 +112,22 @@ fn went_wrong(progress: &pregen_coordinator::scheduler::Progress) {
     }
 }
 
+/// Whose program judges a game program's pack in a verify, from its flags
+/// (clap keeps them apart).
+pub fn program_source<'a>(
+    program_dir: Option<&'a Path>,
+    job: Option<&'a Path>,
+    carried: bool,
+) -> pregen_pack::job::ProgramSource<'a> {
+    use pregen_pack::job::ProgramSource;
+    match (program_dir, job, carried) {
+        (Some(dir), _, _) => ProgramSource::Dir(dir),
+        (_, Some(job), _) => ProgramSource::Job(job),
+        (_, _, true) => ProgramSource::Carried,
+        _ => ProgramSource::Unnamed,
+    }
+}
+
 /// Writes to stdout; a reader that went away (`| head`) ends the output quietly.
 pub fn print_out(text: &str) -> Result<()> {
     use std::io::Write;

@@ -19,12 +19,24 @@ pub enum ReleaseCommand {
         /// A pack folder (`<out>/<pack>`), an unpacked release archive, or
         /// the `.tar.zst` archive itself.
         release: PathBuf,
-        /// For a game program's release: the folder holding the program
-        /// (its files must hash to the release's identity). Left out, the
-        /// program the release carries (`[release] program = true`) judges,
-        /// else the one at the folder the job ran it from.
-        #[arg(long, value_name = "DIR")]
+        /// For a game program's release: your copy of the program, in this
+        /// folder (its files must hash to the release's identity; it is run
+        /// only as `FILE` or `INTERPRETER FILE`, no arguments). A program's
+        /// release is judged only by a program you name: this, `--job` or
+        /// `--trust-carried-program`; never by the command its manifest
+        /// names.
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["job", "trust_carried_program"])]
         program_dir: Option<PathBuf>,
+        /// For a game program's release: the job file that made it (its id
+        /// must be the release's); its program runs as the job says.
+        #[arg(long, value_name = "FILE", conflicts_with = "trust_carried_program")]
+        job: Option<PathBuf>,
+        /// For a release that carries its program (`[release] program =
+        /// true`): judge with that copy. It is the sender's code, run as
+        /// `FILE` or `INTERPRETER FILE`: the check then proves the release
+        /// consistent with the judge it carries, not honest.
+        #[arg(long)]
+        trust_carried_program: bool,
         /// Threads that regenerate seeds and check levels (default: every
         /// core); the findings are the same with any number.
         #[arg(long)]
@@ -47,6 +59,8 @@ pub fn run(command: ReleaseCommand) -> Result<()> {
         ReleaseCommand::Verify {
             release,
             program_dir,
+            job,
+            trust_carried_program,
             threads,
             sums_only,
             sample,
@@ -59,13 +73,18 @@ pub fn run(command: ReleaseCommand) -> Result<()> {
                 .num_threads(threads)
                 .build()
                 .context("cannot start the check's threads")?;
-            let options = VerifyOptions { sums_only, sample };
+            let judge = super::program_source(
+                program_dir.as_deref(),
+                job.as_deref(),
+                trust_carried_program,
+            );
+            let options = VerifyOptions {
+                sums_only,
+                sample,
+                judge,
+            };
             let report = pool.install(|| {
-                pregen_pack::release_check::verify_release_with(
-                    &release,
-                    program_dir.as_deref(),
-                    options,
-                )
+                pregen_pack::release_check::verify_release_with(&release, options)
             })?;
             for (what, why) in &report.failures {
                 eprintln!("{what}: {why}");

@@ -23,7 +23,7 @@ use rayon::prelude::*;
 use serde::Deserialize;
 use sha2::Digest;
 
-use crate::job::Job;
+use crate::job::{Job, ProgramSource};
 use crate::{PackError, dir};
 
 mod account;
@@ -36,10 +36,12 @@ use entries::{Entry, campaign_of_file, is_level_file, jsonl_entries, text_entrie
 
 /// How much of a release a check looks at.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct VerifyOptions {
+pub struct VerifyOptions<'a> {
     /// Checksums only: every file against `SHA256SUMS`, no seed
     /// regenerated, no level checked.
     pub sums_only: bool,
+    /// Whose program judges a game program's release.
+    pub judge: ProgramSource<'a>,
     /// About this many levels checked, and their seeds regenerated, chosen
     /// by the SHA-256 of their ids: the same sample on every run and
     /// machine (`None`: every level).
@@ -107,6 +109,9 @@ pub struct ReleaseReport {
 #[derive(Deserialize)]
 struct Manifest {
     job: Job,
+    /// The job's id as the manifest states it (checked against the job).
+    #[serde(default)]
+    job_id: String,
     #[serde(default)]
     files: BTreeMap<String, String>,
     counts: Option<Counts>,
@@ -148,20 +153,18 @@ struct Seeds {
 /// `.tar.zst` archive). `Err` only when it is not a release at all; every
 /// other finding is in the report's failures.
 pub fn verify_release(path: &Path) -> Result<ReleaseReport, PackError> {
-    verify_release_with(path, None, VerifyOptions::default())
+    verify_release_with(path, VerifyOptions::default())
 }
 
 /// [`verify_release`] with `options`, a game program's release judged by
-/// the program in `program_dir` (held to the release's identity:
-/// [`Job::with_program_dir`]) instead of the folder it ran from. The work
-/// runs on the current rayon pool (its threads are the check's).
+/// the program `options.judge` names ([`ProgramSource`]). The work runs on
+/// the current rayon pool (its threads are the check's).
 pub fn verify_release_with(
     path: &Path,
-    program_dir: Option<&Path>,
-    options: VerifyOptions,
+    options: VerifyOptions<'_>,
 ) -> Result<ReleaseReport, PackError> {
     if path.is_file() {
-        return verify_source(path, &Source::archive(path)?, program_dir, options);
+        return verify_source(path, &Source::archive(path)?, options);
     }
     let root = if path.join(dir::MANIFEST).is_file() {
         path.to_path_buf()
@@ -177,15 +180,14 @@ pub fn verify_release_with(
             "is not a release: give a pack folder, an unpacked release archive or a .tar.zst archive",
         ));
     };
-    verify_source(&root, &Source::Folder(root.clone()), program_dir, options)
+    verify_source(&root, &Source::Folder(root.clone()), options)
 }
 
 /// Checks the release whose files `source` reads (`path` names it in errors).
 fn verify_source(
     path: &Path,
     source: &Source,
-    program_dir: Option<&Path>,
-    options: VerifyOptions,
+    options: VerifyOptions<'_>,
 ) -> Result<ReleaseReport, PackError> {
     let manifest_path = path.join(dir::MANIFEST);
     let text = source
@@ -208,38 +210,46 @@ fn verify_source(
     let sample = options.sample.map(|wanted| Sample::of(wanted, total));
     report.sample = sample;
     let sample = sample.unwrap_or(Sample { share: 1.0 });
-    // A game program's release judged by the program given, else by the
-    // one it carries, else by the one at the folder it ran from.
+    if manifest.job.id() != manifest.job_id {
+        report.failures.push((
+            "manifest.json".into(),
+            format!(
+                "its job hashes to {}, not the job_id {} it names",
+                manifest.job.id(),
+                manifest.job_id
+            ),
+        ));
+    }
+    // A game program's release judged by the program the receiver names
+    // (crate::job::ProgramSource), never by the command its manifest names.
     let unpacked = tempfile::tempdir().map_err(PackError::io("create", std::env::temp_dir()))?;
-    let carried = match (program_dir, manifest.job.is_external()) {
-        (None, true) => source.program_dir(unpacked.path())?,
+    let carried = match (options.judge, manifest.job.is_external()) {
+        (ProgramSource::Carried, true) => source.program_dir(unpacked.path())?,
         _ => None,
     };
-    let moved;
-    let job = match (program_dir, carried.as_deref()) {
-        (Some(dir), _) => {
-            moved = manifest.job.with_program_dir(dir)?;
-            &moved
+    let job = match manifest
+        .job
+        .judge_for_verify(&manifest.job_id, options.judge, carried.as_deref())
+    {
+        Ok(job) => job,
+        Err(e) => {
+            let said = e.to_string();
+            let why = said.strip_prefix("invalid job: ").unwrap_or(&said);
+            let what = match (options.judge, &carried) {
+                (ProgramSource::Carried, Some(_)) => {
+                    format!("{}/{}/", dir::RELEASE, crate::job::PROGRAM_FOLDER)
+                }
+                _ => "manifest.json".into(),
+            };
+            let why = match options.judge {
+                ProgramSource::Carried => format!("the program the release carries cannot judge: {why}"),
+                _ => why.to_string(),
+            };
+            report.failures.push((what, why));
+            return Ok(report);
         }
-        (None, Some(dir)) => match manifest.job.with_program_dir(dir) {
-            Ok(job) => {
-                moved = job;
-                &moved
-            }
-            Err(e) => {
-                let said = e.to_string();
-                let why = said
-                    .strip_prefix("invalid job: --program-dir: ")
-                    .unwrap_or(&said);
-                report.failures.push((
-                    format!("{}/{}/", dir::RELEASE, crate::job::PROGRAM_FOLDER),
-                    format!("the program the release carries cannot judge: {why}"),
-                ));
-                return Ok(report);
-            }
-        },
-        (None, None) => &manifest.job,
     };
+    let job = &job;
     report.carried_program = carried.is_some();
     let games = match prepare(job) {
         Ok(games) => games,
