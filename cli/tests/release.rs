@@ -976,3 +976,94 @@ fn analysis_levels_and_release_files_share_their_headers() {
         assert!(!ids(&listed).is_empty());
     }
 }
+
+/// An archive entry has one meaning: a release verify reads ustar headers
+/// alone, so an entry that a GNU long name names for one reader and a pax
+/// `path` for another (GNU tar and Python's `tarfile` read the pax name) is
+/// refused, as is any such header however large, unread; a folder that
+/// carries data is refused rather than read through.
+#[test]
+fn an_archive_entry_with_two_names_or_a_folder_with_data_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pack = run_pack(&dir.path().join("pack"), &job(""), 1);
+    let made = dir.path().join("made.tar.zst");
+    let out = crate::common::pregen()
+        .arg("archive")
+        .arg(&pack)
+        .arg("--output")
+        .arg(&made)
+        .output()
+        .expect("pregen archive");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The archive's entries, in order: (header, data).
+    let bytes = zstd::decode_all(std::fs::File::open(&made).expect("open")).expect("zstd");
+    let mut entries = Vec::new();
+    let mut archive = tar::Archive::new(&bytes[..]);
+    for entry in archive.entries().expect("entries") {
+        let mut entry = entry.expect("entry");
+        let mut data = Vec::new();
+        std::io::Read::read_to_end(&mut entry, &mut data).expect("read");
+        entries.push((entry.header().clone(), data));
+    }
+    let tier = |n: u32| format!("tier-{n:02}.txt");
+    // Writes the entries again with `forge` called before each one.
+    let forged = |name: &str, forge: &dyn Fn(&mut tar::Builder<Vec<u8>>, &tar::Header)| {
+        let mut builder = tar::Builder::new(Vec::new());
+        for (header, data) in &entries {
+            forge(&mut builder, header);
+            builder.append(header, &data[..]).expect("append");
+        }
+        let tar = builder.into_inner().expect("tar");
+        let path = dir.path().join(format!("{name}.tar.zst"));
+        std::fs::write(&path, zstd::encode_all(&tar[..], 3).expect("zstd")).expect("write");
+        path
+    };
+    let is = |header: &tar::Header, file: &str| {
+        header
+            .path()
+            .is_ok_and(|p| p.to_string_lossy().ends_with(&format!("release/{file}")))
+    };
+    let pax = forged("pax", &|builder, header| {
+        if is(header, &tier(1)) {
+            let other = format!("e2e/release/{}", tier(2));
+            builder
+                .append_pax_extensions([("path", other.as_bytes())])
+                .expect("pax");
+        }
+    });
+    let long = forged("long", &|builder, header| {
+        if is(header, &tier(1)) {
+            let mut gnu = tar::Header::new_gnu();
+            let name = format!("e2e/release/{}", "x".repeat(200));
+            gnu.set_entry_type(tar::EntryType::GNULongName);
+            gnu.set_size(name.len() as u64 + 1);
+            gnu.set_cksum();
+            let mut data = name.into_bytes();
+            data.push(0);
+            builder.append(&gnu, &data[..]).expect("long name");
+        }
+    });
+    let folder = forged("folder", &|builder, header| {
+        if is(header, &tier(1)) {
+            let mut folder = tar::Header::new_ustar();
+            folder.set_path("e2e/release/data/").expect("path");
+            folder.set_entry_type(tar::EntryType::Directory);
+            folder.set_mode(0o755);
+            folder.set_size(1 << 20);
+            folder.set_cksum();
+            builder.append(&folder, &vec![0u8; 1 << 20][..]).expect("folder");
+        }
+    });
+    for (archive, says) in [
+        (&pax, "is a XHeader entry: a release holds folders and files alone"),
+        (&long, "is a GNULongName entry"),
+        (&folder, "carries 1048576 bytes of data: a folder holds none"),
+    ] {
+        let out = release_verify(archive);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{}: passed", archive.display());
+        assert!(stderr.contains(says), "{}: {stderr}", archive.display());
+    }
+    let out = release_verify(&made);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -245,7 +245,14 @@ fn stream(
     let mut tar = tar::Archive::new(zstd);
     let mut root: Option<String> = None;
     let mut read = 0u64;
-    for entry in tar.entries().map_err(|e| invalid(e.to_string()))? {
+    // Raw: a GNU long name or link, or a pax header, is an entry of its own
+    // here (refused below, unread), never applied to the next. `pregen
+    // archive` writes ustar headers alone, and an entry with two names (a
+    // GNU long name for one reader, a pax `path` for another) could unpack
+    // to something other than what was verified; nor is a header of any
+    // size read into memory.
+    let entries = tar.entries().map_err(|e| invalid(e.to_string()))?.raw(true);
+    for entry in entries {
         let entry = entry.map_err(|e| invalid(e.to_string()))?;
         let name = entry
             .path()
@@ -254,7 +261,14 @@ fn stream(
         let kind = entry.header().entry_type();
         if !matches!(kind, EntryType::Regular | EntryType::Directory) {
             return Err(invalid(format!(
-                "`{name}` is a {kind:?} entry: a release holds folders and files alone"
+                "`{name}` is a {kind:?} entry: a release holds folders and files alone, in \
+                 ustar headers (no GNU long names, no pax headers)"
+            )));
+        }
+        if kind == EntryType::Directory && entry.size() > 0 {
+            return Err(invalid(format!(
+                "the folder `{name}` carries {} bytes of data: a folder holds none",
+                entry.size()
             )));
         }
         let (top, below) = name.split_once('/').unwrap_or((name.as_str(), ""));
