@@ -262,7 +262,7 @@ pg.serve(Cut(None))
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
     assert!(
-        stderr.contains("seeds ended in an error and no level came in"),
+        stderr.contains("seeds ended in an error or a timeout and no level came in"),
         "{stderr}"
     );
     assert!(stderr.contains("newline"), "the layout rule is not said: {stderr}");

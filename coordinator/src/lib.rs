@@ -241,6 +241,10 @@ fn forged_words(refused: &trust::Refused) -> String {
              {CHANGED}"
         ),
         trust::Refused::Unrated { seed, error } => format!("seed {seed}: {error}"),
+        trust::Refused::NoBand { seed } => format!(
+            "the commit log says seed {seed} is `out of band`, and its stratum has no band its \
+             workers apply: {CHANGED}"
+        ),
         trust::Refused::ForeignReason { seed, code, game } => format!(
             "the commit log's reason for seed {seed} is `{code}`, not one {game} gives: {CHANGED}"
         ),

@@ -51,6 +51,13 @@ pub enum Refused {
         /// Why.
         error: RatingError,
     },
+    /// `out of band` from a stratum whose workers are given no band: a
+    /// verdict the job cannot give.
+    #[error("seed {seed}: `out of band` from a stratum with no difficulty band its workers apply")]
+    NoBand {
+        /// The seed.
+        seed: u64,
+    },
     /// The seed's reason is of a code its game does not give (another
     /// game's own).
     #[error("seed {seed}: reason `{code}` is not one {game} gives")]
@@ -82,6 +89,7 @@ impl Refused {
             | Refused::Check { seed, .. }
             | Refused::Unrated { seed, .. }
             | Refused::ForeignReason { seed, .. }
+            | Refused::NoBand { seed }
             | Refused::Difficulty { seed, .. } => *seed,
         }
     }
@@ -109,6 +117,9 @@ pub struct Trust {
     /// Per stratum, the game with its params (and band): runs seeds, and
     /// says whether a level is the one its seed makes.
     games: Arc<Vec<PreparedGame>>,
+    /// Per stratum, whether its workers refuse a level outside its band
+    /// themselves (`out of band`): no worker of another stratum gives it.
+    banded: Vec<bool>,
     /// Per stratum, the job's `[external] checker`, which checks levels in
     /// the game's place when the job names one.
     checkers: Option<Vec<PreparedGame>>,
@@ -129,10 +140,12 @@ impl Trust {
     /// The trust policy for `job`'s levels. Starts the job's game program (and
     /// its checker) when it names one.
     pub fn new(job: &Job) -> Result<Trust, PackError> {
+        let bands = job.run_bands();
+        let banded = bands.iter().map(Option::is_some).collect();
         let (firsts, games): (Vec<u64>, Vec<PreparedGame>) = job
             .prepared_strata()?
             .into_iter()
-            .zip(job.run_bands())
+            .zip(bands)
             .map(|((first, game), band)| (first, game.with_band(band)))
             .unzip();
         let checkers = match job.checker_kind()? {
@@ -147,6 +160,7 @@ impl Trust {
         Ok(Trust {
             firsts,
             games: Arc::new(games),
+            banded,
             checkers,
             max_nodes: job.budget.max_nodes,
             watchdog: Duration::from_millis(job.budget.watchdog_ms),
@@ -249,6 +263,9 @@ impl Trust {
         let (Some(reason), Some(game)) = (&record.reason, self.games.get(stratum)) else {
             return Ok(());
         };
+        if reason.code == pregen_pack::Code::OutOfBand && !self.banded.get(stratum).copied().unwrap_or(false) {
+            return Err(Refused::NoBand { seed: record.seed });
+        }
         let game = game.kind();
         match game.gives(reason.code) {
             true => Ok(()),
@@ -431,6 +448,20 @@ mod tests {
             "",
         ));
         trust.admit_stored(&foreign).expect("tilt's own code");
+        // A verdict the job cannot give: `out of band` with no band.
+        foreign.reason = Some(pregen_pack::Reason::new(
+            pregen_pack::Code::OutOfBand,
+            "difficulty 3, band 5..10",
+        ));
+        let says = "`out of band` from a stratum with no difficulty band";
+        let stored = trust.admit_stored(&foreign).expect_err("refused");
+        assert!(stored.to_string().contains(says), "{stored}");
+        match trust.admit_batch(vec![(1, foreign)], &[0]) {
+            Batch::Forged(refused @ Refused::NoBand { .. }) => {
+                assert!(refused.to_string().contains(says), "{refused}")
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -48,11 +48,23 @@ impl LogKey {
     /// The key beside the log in `commit`, `None` when there is none.
     pub fn read(commit: &Path) -> Result<Option<LogKey>, CoordinatorError> {
         let path = commit.join(KEY_FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
+        // A regular file, read to a bound: a key that is a device or a
+        // FIFO is refused, never read without end nor waited on.
+        match std::fs::metadata(&path) {
+            Ok(meta) if meta.is_file() => {}
+            Ok(_) => {
+                return Err(ResumeError::BadKey {
+                    path: path.to_path_buf(),
+                }
+                .into());
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(PackError::io("read", &path)(e).into()),
-        };
+        }
+        let mut text = String::new();
+        std::fs::File::open(&path)
+            .and_then(|file| std::io::Read::read_to_string(&mut std::io::Read::take(file, 64), &mut text))
+            .map_err(|e| PackError::io("read", &path)(e))?;
         let bytes: Option<Vec<u8>> = (text.len() == 32)
             .then(|| {
                 (0..16)

@@ -379,6 +379,36 @@ fn segments_rewritten_without_the_key_are_refused() {
     assert!(err.contains("cross-check.key is missing"), "{err}");
 }
 
+/// A key file that is a device or a FIFO is refused at once: never read
+/// without end (`/dev/zero`), never waited on (a FIFO with no writer).
+#[test]
+fn a_key_that_is_not_a_file_is_refused_at_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut log, _) = open(dir.path(), &job(5)).expect("open");
+    log.append(&[rec(1)]).expect("append");
+    drop(log);
+    let key = dir.path().join(key::KEY_FILE);
+    fs::remove_file(&key).expect("rm key");
+    std::os::unix::fs::symlink("/dev/zero", &key).expect("link");
+    let err = error(dir.path(), &job(5));
+    assert!(err.contains("cross-check.key"), "{err}");
+    fs::remove_file(&key).expect("rm link");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&key)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let at = dir.path().to_path_buf();
+    std::thread::spawn(move || {
+        let _ = tx.send(error(&at, &job(5)));
+    });
+    let err = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("a FIFO key held the resume");
+    assert!(err.contains("cross-check.key"), "{err}");
+}
+
 /// The commit log stores a level as the wire's `pregen.v1.Level`: the
 /// log's bytes of a level are the wire's encoding of it, and the wire's
 /// bytes read back through the log's decoder as the same level. One

@@ -121,8 +121,8 @@ pub const BAND_TRIES: u64 = 20_000;
 /// have the next queued.
 pub const MAX_LEASES_PER_SESSION: usize = 4;
 
-/// The circuit breaker: when this many seeds ended in an error and no level
-/// has come in (a game program whose every level breaks a rule, a params
+/// The circuit breaker: when this many seeds ended in an error or a timeout
+/// and no level has come in (a game program whose every level breaks a rule, a params
 /// set it cannot run; normal rejections between them do not reset it), the
 /// run stops with the first error's detail rather than run on for ever.
 pub const ERRORS_BEFORE_STOP: u64 = 1_000;
@@ -158,9 +158,9 @@ pub struct Scheduler {
     program_fault: Option<String>,
     /// Whether a level has come in (the circuit breaker is off).
     level_seen: bool,
-    /// Seeds that ended in an error while no level had come in.
+    /// Seeds that ended in an error or a timeout while no level had come in.
     errors_before_level: u64,
-    /// The first error recorded, as (seed, reason and detail).
+    /// The first error or timeout recorded, as (seed, reason and detail).
     first_error: Option<(u64, String)>,
     /// Every entry replayed or handed to the log (the tests' log).
     #[cfg(test)]
@@ -574,7 +574,7 @@ impl Scheduler {
                 .reason
                 .as_ref()
                 .map_or_else(|| record.status.to_string(), ToString::to_string);
-            if record.status == Status::Error && self.first_error.is_none() {
+            if self.first_error.is_none() {
                 self.first_error = Some((record.seed, said.clone()));
             }
             self.progress
@@ -606,7 +606,7 @@ impl Scheduler {
         self.progress.seeds += 1;
         match verdict.status {
             Status::Accepted => self.level_seen = true,
-            Status::Error if !self.level_seen => {
+            Status::Error | Status::Timeout if !self.level_seen => {
                 self.errors_before_level += 1;
                 if self.errors_before_level >= ERRORS_BEFORE_STOP {
                     let first = self
@@ -616,8 +616,9 @@ impl Scheduler {
                             format!("seed {seed}: {detail}")
                         });
                     self.program_fails(format!(
-                        "{} seeds ended in an error and no level came in: the game cannot make \
-                         levels as the job sets it; the first error, {first}",
+                        "{} seeds ended in an error or a timeout and no level came in: the game \
+                         cannot make levels as the job sets it (or its watchdog is too short); \
+                         the first, {first}",
                         self.errors_before_level
                     ));
                 }

@@ -1048,13 +1048,27 @@ fn a_run_whose_every_seed_fails_stops() {
     assert!(s.is_finished());
     let fault = s.program_fault().expect("stopped");
     assert!(
-        fault.starts_with("1000 seeds ended in an error and no level came in"),
+        fault.starts_with("1000 seeds ended in an error or a timeout and no level came in"),
         "{fault}"
     );
     assert!(
-        fault.contains("the first error, seed 100: protocol: seed 100: the layout does not end"),
+        fault.contains("the first, seed 100: protocol: seed 100: the layout does not end"),
         "{fault}"
     );
+
+    // A program that times out on every seed trips it too.
+    let timeouts = (100..100 + ERRORS_BEFORE_STOP)
+        .map(|seed| {
+            Entry::Result(SeedRecord {
+                status: Status::Timeout,
+                reason: None,
+                ..result(seed)
+            })
+        })
+        .collect();
+    let s = Scheduler::new(config(10, 100), timeouts);
+    let fault = s.program_fault().expect("stopped");
+    assert!(fault.contains("the first, seed 100: timeout"), "{fault}");
 
     // One level (seed 102 is accepted) among as many errors: no stop.
     let mut entries: Vec<Entry> = vec![Entry::Result(result(102))];
