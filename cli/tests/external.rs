@@ -575,14 +575,23 @@ fn an_independent_checker_judges_in_the_programs_place() {
             "{command:?}: {stderr}"
         );
     }
-    // With the honest program as its checker, no level of it counts.
-    let checked = liar.replace(
-        "[params]",
-        "checker = [\"python3\", \"rushhour.py\"]\n[params]",
-    );
+    // With the honest program as its checker, no level of it counts, and
+    // no worker is blamed: each seed is the checker's refusal of the level
+    // the generator makes, until the circuit breaker stops the run.
+    let checked = liar
+        .replace(
+            "[params]",
+            "checker = [\"python3\", \"rushhour.py\"]\n[params]",
+        )
+        .replace("min_moves = 5", "min_moves = 1");
     assert!(checked.contains("checker ="), "{checked}");
     let stderr = run_failing(&dir.path().join("checked"), &checked);
-    assert!(stderr.contains("the program's check"), "{stderr}");
+    assert!(
+        stderr.contains("the job's checker refuses the level its generator makes"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("no level came in"), "{stderr}");
+    assert!(!stderr.contains("refused and its results run again"), "a worker was blamed: {stderr}");
     // An honest program with a checker: both verifies name the checker.
     let honest = rushhour_job(10, 0.01).replace(
         "[params]",

@@ -167,6 +167,9 @@ impl Shared {
         let outcome = Outcome::try_from(wire).map_err(|e| e.to_string())?;
         let mut record = SeedRecord::from_outcome(seed, outcome, COORDINATOR.to_string(), 1);
         self.trust
+            .judge_own(stratum, &mut record)
+            .map_err(|e| format!("seed {seed}: the checker: {e}"))?;
+        self.trust
             .rate(&mut record)
             .map_err(|e| format!("seed {seed}: {e}"))?;
         Ok(record)

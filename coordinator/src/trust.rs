@@ -225,6 +225,15 @@ impl Trust {
             {
                 return Batch::ProgramFault(fault);
             }
+            if let Err(e) = &check
+                && self.checkers.is_some()
+                && self.generator_makes(game, seed, level)
+            {
+                // The job's checker refuses the level the generator itself
+                // makes for the seed: the seed's verdict, no worker's fault.
+                checker_refuses(record, e);
+                continue;
+            }
             if let Err(error) = check.and_then(|()| game.made_by(seed, &level.level_json, &budget))
             {
                 return Batch::Forged(Refused::Check { seed, error });
@@ -290,20 +299,46 @@ impl Trust {
         if self.checkers.is_some() || !game.kind().is_external() {
             return None;
         }
+        self.generator_makes(game, seed, level).then(|| {
+            format!(
+                "the game program's check refuses the level its own generate makes for seed \
+                 {seed} ({error}): the program contradicts itself; fix its check or its generate"
+            )
+        })
+    }
+
+    /// The coordinator's own run of a seed, judged as a worker's would be:
+    /// an accepted level the job's checker refuses is the seed's `error`
+    /// ([`checker_refuses`]), so that its run and a worker's agree.
+    pub fn judge_own(&self, stratum: u32, record: &mut SeedRecord) -> Result<(), String> {
+        let (Some(checkers), Some(level)) = (&self.checkers, &record.level) else {
+            return Ok(());
+        };
+        let Some(checker) = checkers.get(stratum as usize) else {
+            return Ok(());
+        };
+        match checker.check(level) {
+            Ok(()) => Ok(()),
+            Err(e) if e.is_broken() => Err(e.to_string()),
+            Err(e) => {
+                checker_refuses(record, &e);
+                Ok(())
+            }
+        }
+    }
+
+    /// Whether the coordinator's own run of `seed` makes this very level
+    /// and solution: then a judge's refusal of it is the game's, never the
+    /// worker's.
+    fn generator_makes(&self, game: &PreparedGame, seed: u64, level: &Candidate) -> bool {
         let own = game.run(seed, &(self.budget())());
-        let same = |c: &Candidate| {
+        own.result.as_ref().is_ok_and(|c| {
             (c.level_hash.as_str(), c.solution.as_str(), c.moves)
                 == (
                     level.level_hash.as_str(),
                     level.solution.as_str(),
                     level.moves,
                 )
-        };
-        own.result.as_ref().is_ok_and(same).then(|| {
-            format!(
-                "the game program's check refuses the level its own generate makes for seed \
-                 {seed} ({error}): the program contradicts itself; fix its check or its generate"
-            )
         })
     }
 
@@ -361,6 +396,18 @@ pub fn rate(model: &Model, record: &mut SeedRecord) -> Result<(), Refused> {
 /// [`PreparedGame::check`] of every record's level (`Ok` for a record
 /// without one), each stratum's levels checked in one call, so that a game
 /// program is sent them at once.
+/// `record`'s level, which the job's checker refuses (`why`), made the
+/// seed's `error`: the level the generator makes for it, judged by the job.
+fn checker_refuses(record: &mut SeedRecord, why: &CheckError) {
+    let detail = format!(
+        "seed {}: the job's checker refuses the level its generator makes: {why}",
+        record.seed
+    );
+    record.level = None;
+    record.status = pregen_pack::Status::Error;
+    record.reason = Some(pregen_pack::Reason::new(pregen_pack::Code::Internal, detail));
+}
+
 fn check_levels(
     games: &[PreparedGame],
     records: &[(u64, SeedRecord)],
