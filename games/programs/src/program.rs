@@ -174,8 +174,10 @@ impl Program {
         if let Some(dir) = &self.dir {
             command.current_dir(dir);
         }
+        adopt_orphans();
         // Its own process group, killed whole: what it forks (a shell
-        // wrapper's child, a worker pool) goes with it.
+        // wrapper's child, a worker pool) goes with it, and what leaves the
+        // group is found as its descendant or adopted as an orphan.
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
         let start = |source| ProgramError::Start {
@@ -676,17 +678,60 @@ impl Drop for Program {
 static LIVE: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
 
 /// Kills `child`'s process group (its own, [`Program`] starts it so) and
-/// reaps the child.
+/// every descendant that left it, and reaps the child and what was handed
+/// to this process from it.
 fn kill_group(child: &mut Child) {
     #[cfg(unix)]
-    if let Some(group) = i32::try_from(child.id())
-        .ok()
-        .and_then(rustix::process::Pid::from_raw)
     {
-        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        let strays = watchdog::strays(child.id());
+        kill_whole(child.id());
+        for stray in strays {
+            kill_whole(stray);
+        }
     }
     let _ = child.kill();
     let _ = child.wait();
+    reap_orphans();
+}
+
+/// Kills process `pid` and, when it leads one, its process group.
+#[cfg(unix)]
+fn kill_whole(pid: u32) {
+    use rustix::process::{Pid, Signal, kill_process, kill_process_group};
+    if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
+        let _ = kill_process_group(pid, Signal::KILL);
+        let _ = kill_process(pid, Signal::KILL);
+    }
+}
+
+/// Makes this process the child subreaper of what its game programs fork
+/// (Linux): a descendant whose parent ends (a daemon that forked twice and
+/// left its session) is handed to this process rather than to init, where
+/// [`reap_orphans`] kills and reaps it.
+fn adopt_orphans() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        #[cfg(target_os = "linux")]
+        let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
+    });
+}
+
+/// Kills and reaps the processes handed to this process that left their
+/// program's session ([`watchdog::orphans`]).
+fn reap_orphans() {
+    let live = LIVE.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    #[cfg(unix)]
+    for orphan in watchdog::orphans(&live) {
+        kill_whole(orphan);
+        if let Some(pid) = i32::try_from(orphan)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        {
+            let _ = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty());
+        }
+    }
+    #[cfg(not(unix))]
+    drop(live);
 }
 
 /// Kills every game program's process group still running: what a command
@@ -696,15 +741,15 @@ pub fn stop_all() {
     let live = std::mem::take(&mut *LIVE.lock().unwrap_or_else(|e| e.into_inner()));
     #[cfg(unix)]
     for id in live {
-        if let Some(group) = i32::try_from(id)
-            .ok()
-            .and_then(rustix::process::Pid::from_raw)
-        {
-            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        let strays = watchdog::strays(id);
+        kill_whole(id);
+        for stray in strays {
+            kill_whole(stray);
         }
     }
     #[cfg(not(unix))]
     drop(live);
+    reap_orphans();
 }
 
 /// A seed's answer that breaks a rule of the protocol: its verdict (the

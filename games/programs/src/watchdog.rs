@@ -267,6 +267,22 @@ fn group_usage(group: u32) -> Option<Usage> {
     let mut total = 0u64;
     let mut working = false;
     let mut found = false;
+    for process in family(group, &processes()?) {
+        found = true;
+        total += process.ticks;
+        working |= matches!(process.state, 'R' | 'D');
+    }
+    found.then(|| Usage {
+        cpu: Duration::from_nanos(total.saturating_mul(1_000_000_000) / ticks),
+        working,
+    })
+}
+
+/// Every process now, from `/proc` (one that ends during the listing is
+/// left out).
+#[cfg(target_os = "linux")]
+fn processes() -> Option<Vec<Stat>> {
+    let mut all = Vec::new();
     for entry in std::fs::read_dir("/proc").ok()?.flatten() {
         let name = entry.file_name();
         let Some(pid) = name
@@ -275,23 +291,74 @@ fn group_usage(group: u32) -> Option<Usage> {
         else {
             continue;
         };
-        // A process that ended since the listing has no file: not counted.
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let Some(process) = parse_stat(&stat) else {
-            continue;
-        };
-        if process.group == group {
-            found = true;
-            total += process.ticks;
-            working |= matches!(process.state, 'R' | 'D');
+        if let Some(process) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| parse_stat(&stat))
+        {
+            all.push(process);
         }
     }
-    found.then(|| Usage {
-        cpu: Duration::from_nanos(total.saturating_mul(1_000_000_000) / ticks),
-        working,
-    })
+    Some(all)
+}
+
+/// A program's processes among `all`: those of its process group `group`
+/// (its leader's pid) and every descendant of its leader, so that a child
+/// that left the group (`setsid`, `setpgid`) is counted and killed too.
+fn family(group: u32, all: &[Stat]) -> Vec<&Stat> {
+    let mut children: std::collections::HashMap<u32, Vec<&Stat>> = Default::default();
+    for process in all {
+        children.entry(process.parent).or_default().push(process);
+    }
+    let mut kept: Vec<&Stat> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut next: Vec<&Stat> = all
+        .iter()
+        .filter(|p| p.group == group || p.pid == group)
+        .collect();
+    while let Some(process) = next.pop() {
+        if !seen.insert(process.pid) {
+            continue;
+        }
+        kept.push(process);
+        next.extend(children.get(&process.pid).into_iter().flatten());
+    }
+    kept
+}
+
+/// The processes of the program led by `leader` that left its process
+/// group: what killing the group alone would miss.
+pub(crate) fn strays(leader: u32) -> Vec<u32> {
+    #[cfg(target_os = "linux")]
+    if let Some(all) = processes() {
+        return family(leader, &all)
+            .into_iter()
+            .filter(|p| p.group != leader)
+            .map(|p| p.pid)
+            .collect();
+    }
+    let _ = leader;
+    Vec::new()
+}
+
+/// This process's children in a session of their own that are none of
+/// `ours` (its game programs): a program's descendant that left its
+/// session and was handed to this process (a child subreaper) when its
+/// parent ended, such as a daemon.
+pub(crate) fn orphans(ours: &[u32]) -> Vec<u32> {
+    #[cfg(target_os = "linux")]
+    if let Some(all) = processes() {
+        let me = std::process::id();
+        let Some(session) = all.iter().find(|p| p.pid == me).map(|p| p.session) else {
+            return Vec::new();
+        };
+        return all
+            .iter()
+            .filter(|p| p.parent == me && p.session != session && !ours.contains(&p.pid))
+            .map(|p| p.pid)
+            .collect();
+    }
+    let _ = ours;
+    Vec::new()
 }
 
 /// Not known here.
@@ -303,8 +370,11 @@ fn group_usage(_group: u32) -> Option<Usage> {
 /// The fields of a `/proc/<pid>/stat` line the watchdog reads.
 #[derive(Debug, PartialEq, Eq)]
 struct Stat {
+    pid: u32,
     state: char,
+    parent: u32,
     group: u32,
+    session: u32,
     /// utime + stime + cutime + cstime, in clock ticks.
     ticks: u64,
 }
@@ -323,8 +393,11 @@ fn parse_stat(line: &str) -> Option<Stat> {
         .map(|n| field(n)?.parse::<i64>().ok())
         .sum::<Option<i64>>()?;
     Some(Stat {
+        pid: line.split_ascii_whitespace().next()?.parse().ok()?,
         state: field(3)?.chars().next()?,
+        parent: field(4)?.parse().ok()?,
         group: field(5)?.parse().ok()?,
+        session: field(6)?.parse().ok()?,
         ticks: u64::try_from(ticks).unwrap_or(0),
     })
 }
@@ -340,8 +413,11 @@ mod tests {
         assert_eq!(
             parse_stat(line),
             Some(Stat {
+                pid: 4242,
                 state: 'R',
+                parent: 1,
                 group: 4240,
+                session: 4240,
                 ticks: 290
             })
         );

@@ -666,3 +666,47 @@ fn a_program_that_cannot_start_names_its_folder_and_the_cause() {
     assert!(said.contains("--program-dir"), "{said}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// What a program forks is its own however it leaves: a child in a session
+/// of its own is counted by the watchdog and killed with the program, and a
+/// daemon (forked twice, its parent gone) is handed to pregen and killed too.
+#[test]
+fn a_programs_children_are_counted_and_killed_however_they_leave() {
+    let dir = std::env::temp_dir().join(format!("pregen-escape-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let (child, daemon) = (dir.join("child.pid"), dir.join("daemon.pid"));
+    let describe = r#"{"id":ID,"describe":{"protocol":1,"name":"escape","version":"1","text_format":"x","params":{},"metrics":[]}}"#;
+    let script = format!(
+        "read line\nid=$(echo \"$line\" | sed 's/.*\"id\":\\([0-9]*\\).*/\\1/')\n\
+         setsid sh -c 'echo $$ > {child}; while :; do :; done' &\n\
+         ( setsid sh -c 'echo $$ > {daemon}; while :; do sleep 1; done' & )\n\
+         echo '{describe}' | sed \"s/ID/$id/\"\n\
+         read line\nsleep 600\n",
+        child = child.display(),
+        daemon = daemon.display(),
+    );
+    std::fs::write(dir.join("escape.sh"), script).expect("script");
+    let command = vec!["sh".to_string(), dir.join("escape.sh").display().to_string()];
+    let (mut program, _) = Program::start(&command, None).expect("starts");
+    // The program sleeps, its child in another session spins: the CPU time
+    // is the program's.
+    let outcome = program.generate(1, &serde_json::json!({}), 100, Duration::from_millis(500));
+    assert_eq!(outcome.result, Err(Rejection::Timeout));
+    let read = |path: &std::path::Path| {
+        for _ in 0..100 {
+            if let Ok(pid) = std::fs::read_to_string(path)
+                && !pid.trim().is_empty()
+            {
+                return pid.trim().to_string();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("{} not written", path.display());
+    };
+    let (child, daemon) = (read(&child), read(&daemon));
+    drop(program);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!alive(&child), "the child in its own session {child} outlived the program");
+    assert!(!alive(&daemon), "the daemon {daemon} outlived the program");
+    let _ = std::fs::remove_dir_all(&dir);
+}
