@@ -202,15 +202,7 @@ fn a_seed_that_crashes_its_program_stops_the_run_naming_it() {
     );
     for workers in [1, 2] {
         let root = tempfile::tempdir().expect("tempdir");
-        let job_path = write_job(root.path(), &job);
-        let out = pregen()
-            .args(["run", "--no-progress", "--workers", &workers.to_string(), "--out"])
-            .arg(root.path().join("out"))
-            .arg(&job_path)
-            .output()
-            .expect("run pregen");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{stderr}");
+        let stderr = run_failing(root.path(), &job, workers);
         let (_, after) = stderr
             .split_once("the game program breaks on seed ")
             .unwrap_or_else(|| panic!("no seed named: {stderr}"));
@@ -252,18 +244,25 @@ pg.serve(Cut(None))
         40,
     );
     let root = tempfile::tempdir().expect("tempdir");
-    let job_path = write_job(root.path(), &job);
-    let out = pregen()
-        .args(["run", "--no-progress", "--workers", "1", "--out"])
-        .arg(root.path().join("out"))
-        .arg(&job_path)
-        .output()
-        .expect("run pregen");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{stderr}");
+    let stderr = run_failing(root.path(), &job, 1);
     assert!(
         stderr.contains("seeds ended in an error or a timeout and no level came in"),
         "{stderr}"
     );
     assert!(stderr.contains("newline"), "the layout rule is not said: {stderr}");
+}
+
+/// Runs `job` with `pregen run` (`workers` workers) in `root`, which must
+/// fail: its stderr.
+fn run_failing(root: &Path, job: &str, workers: usize) -> String {
+    let job_path = write_job(root, job);
+    let out = pregen()
+        .args(["run", "--no-progress", "--workers", &workers.to_string(), "--out"])
+        .arg(root.join("out"))
+        .arg(&job_path)
+        .output()
+        .expect("run pregen");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "{stderr}");
+    stderr
 }

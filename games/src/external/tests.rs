@@ -402,28 +402,36 @@ fn a_batch_that_breaks_is_asked_again_alone() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A program in `dir` (`NAME.sh`, which appends its pid to `dir/pids` as it
+/// starts) that answers `prepare` with yes and every seed `unsolvable`
+/// after `pause` (shell `sleep` words, empty for none); `concurrent` as its
+/// description says. Its game, registered.
+fn unsolvable_program(dir: &std::path::Path, name: &str, concurrent: bool, pause: &str) -> GameKind {
+    let id = "id=$(echo \"$line\" | sed 's/.*\"id\":\\([0-9]*\\).*/\\1/')";
+    let script = format!(
+        "echo $$ >> pids\nread line\n{id}\n\
+         echo \"{{\\\"id\\\":$id,\\\"describe\\\":{{\\\"protocol\\\":1,\\\"name\\\":\\\"{name}\\\",\\\"version\\\":\\\"1\\\",\\\"text_format\\\":\\\"x\\\",\\\"params\\\":{{}},\\\"metrics\\\":[],\\\"concurrent\\\":{concurrent}}}}}\"\n\
+         while read line; do\n{id}\ncase \"$line\" in\n\
+         *prepare*) echo \"{{\\\"id\\\":$id,\\\"prepare\\\":{{\\\"ok\\\":true}}}}\" ;;\n\
+         *) {pause}echo \"{{\\\"id\\\":$id,\\\"outcome\\\":{{\\\"status\\\":\\\"unsolvable\\\",\\\"generate_ms\\\":1,\\\"solve_ms\\\":1,\\\"nodes\\\":0}}}}\" ;;\n\
+         esac\ndone\n"
+    );
+    std::fs::write(dir.join(format!("{name}.sh")), script).expect("script");
+    GameKind::external(&ProgramSpec {
+        command: vec!["sh".into(), format!("{name}.sh")],
+        dir: dir.to_path_buf(),
+        files: Vec::new(),
+    })
+    .expect("starts")
+}
+
 /// A program that runs several seeds at once (`concurrent`) has one
 /// process, which the threads take in turn; every seed is answered.
 #[test]
 fn a_concurrent_program_runs_as_one_process() {
     let dir = std::env::temp_dir().join(format!("pregen-concurrent-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
-    let id = "id=$(echo \"$line\" | sed 's/.*\"id\":\\([0-9]*\\).*/\\1/')";
-    let script = format!(
-        "echo $$ >> pids\nread line\n{id}\n\
-         echo \"{{\\\"id\\\":$id,\\\"describe\\\":{{\\\"protocol\\\":1,\\\"name\\\":\\\"together\\\",\\\"version\\\":\\\"1\\\",\\\"text_format\\\":\\\"x\\\",\\\"params\\\":{{}},\\\"metrics\\\":[],\\\"concurrent\\\":true}}}}\"\n\
-         while read line; do\n{id}\ncase \"$line\" in\n\
-         *prepare*) echo \"{{\\\"id\\\":$id,\\\"prepare\\\":{{\\\"ok\\\":true}}}}\" ;;\n\
-         *) sleep 0.01; echo \"{{\\\"id\\\":$id,\\\"outcome\\\":{{\\\"status\\\":\\\"unsolvable\\\",\\\"generate_ms\\\":1,\\\"solve_ms\\\":1,\\\"nodes\\\":0}}}}\" ;;\n\
-         esac\ndone\n"
-    );
-    std::fs::write(dir.join("together.sh"), script).expect("script");
-    let game = GameKind::external(&ProgramSpec {
-        command: vec!["sh".into(), "together.sh".into()],
-        dir: dir.clone(),
-        files: Vec::new(),
-    })
-    .expect("starts");
+    let game = unsolvable_program(&dir, "together", true, "sleep 0.01; ");
     let prepared = game.prepare(&serde_json::json!({})).expect("params");
     let answered = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|scope| {
@@ -622,22 +630,7 @@ fn a_hostile_program_is_held_to_bounds_and_killed_whole() {
 fn runs_apart_from_the_pool_reuse_a_warm_process() {
     let dir = std::env::temp_dir().join(format!("pregen-apart-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
-    let id = "id=$(echo \"$line\" | sed 's/.*\"id\":\\([0-9]*\\).*/\\1/')";
-    let script = format!(
-        "echo $$ >> pids\nread line\n{id}\n\
-         echo \"{{\\\"id\\\":$id,\\\"describe\\\":{{\\\"protocol\\\":1,\\\"name\\\":\\\"apart\\\",\\\"version\\\":\\\"1\\\",\\\"text_format\\\":\\\"x\\\",\\\"params\\\":{{}},\\\"metrics\\\":[]}}}}\"\n\
-         while read line; do\n{id}\ncase \"$line\" in\n\
-         *prepare*) echo \"{{\\\"id\\\":$id,\\\"prepare\\\":{{\\\"ok\\\":true}}}}\" ;;\n\
-         *) echo \"{{\\\"id\\\":$id,\\\"outcome\\\":{{\\\"status\\\":\\\"unsolvable\\\",\\\"generate_ms\\\":1,\\\"solve_ms\\\":1,\\\"nodes\\\":0}}}}\" ;;\n\
-         esac\ndone\n"
-    );
-    std::fs::write(dir.join("apart.sh"), script).expect("script");
-    let game = GameKind::external(&ProgramSpec {
-        command: vec!["sh".into(), "apart.sh".into()],
-        dir: dir.clone(),
-        files: Vec::new(),
-    })
-    .expect("starts");
+    let game = unsolvable_program(&dir, "apart", false, "");
     let prepared = game.prepare(&serde_json::json!({})).expect("params");
     for seed in 0..10 {
         let outcome = prepared
