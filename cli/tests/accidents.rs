@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::common::needs::{Need, PYTHON, needs};
-use crate::common::{PackContent, pregen, run_pack, write_job};
+use crate::common::{PackContent, TOKEN, pregen, run_pack, serve, wait, write_job};
 
 fn example_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/external")
@@ -265,4 +265,42 @@ fn run_failing(root: &Path, job: &str, workers: usize) -> String {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(!out.status.success(), "{stderr}");
     stderr
+}
+
+/// A worker whose copy of the program crashes on some seeds (its
+/// environment makes the example die on every multiple of 10: the same
+/// files, so the same identity) costs the pack nothing: each seed that
+/// breaks alone on it is run by the coordinator, whose verdict is the
+/// seed's, and the pack is the one a healthy run makes; the last lines say
+/// how many seeds broke.
+#[test]
+fn a_worker_whose_program_crashes_changes_no_pack() {
+    if !needs(&[PYTHON]) {
+        return;
+    }
+    let dir = programs(&[]);
+    let job = job(
+        &["python3", "rushhour.py"],
+        &["rushhour.py", "pregen_game.py"],
+        dir.path(),
+        "vehicles = 8\nmin_moves = 5\n",
+        30,
+    );
+    let root = tempfile::tempdir().expect("tempdir");
+    let reference = PackContent::read(&run_pack(&root.path().join("healthy"), &job, 1));
+    let mut served = serve(&root.path().join("served"), &job, 2_000);
+    let mut crashing = pregen()
+        .args(["worker", "--coordinator", &served.url, "--token", TOKEN])
+        .args(["--threads", "2", "--name", "crashing"])
+        .env("RUSHHOUR_LIE", "crash:10")
+        .spawn()
+        .expect("spawn the worker");
+    let limit = std::time::Duration::from_secs(240);
+    let status = wait(&mut served.child, limit);
+    let _ = wait(&mut crashing, limit);
+    assert!(status.success(), "serve failed");
+    let pack = root.path().join("served/out/e2e");
+    let served_pack = PackContent::read(&pack);
+    assert_eq!(verdicts(&served_pack), verdicts(&reference));
+    assert_eq!(served_pack.release_sums, reference.release_sums);
 }

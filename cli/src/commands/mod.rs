@@ -65,6 +65,15 @@ pub fn report(summary: &RunSummary) {
             summary.progress.mismatches
         );
     }
+    if summary.progress.broken > 0 {
+        eprintln!(
+            "warning: the game program broke on {} seeds on a worker (a crash, a kill, a line on \
+             its stdout that is not the answer) and the coordinator ran each itself: its \
+             verdicts are in the pack, none of the breaks (this machine's, not the job's); the \
+             log has each, and the program's stderr with its seeds",
+            summary.progress.broken
+        );
+    }
     went_wrong(&summary.progress);
 }
 
