@@ -115,3 +115,27 @@ fn a_wait_fails_a_process_that_stops_working() {
         "the process is killed"
     );
 }
+
+/// `--workers` far above the cores is capped, with a warning, rather than
+/// starting a thread pool for each.
+#[test]
+fn too_many_local_workers_are_capped() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = crate::common::write_job(dir.path(), &job_text(20));
+    let out = pregen()
+        .args(["run", "--no-progress", "--workers", "1000", "--out"])
+        .arg(dir.path().join("out"))
+        .arg(&job)
+        .output()
+        .expect("run pregen");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert!(
+        stderr.contains(&format!(
+            "--workers 1000 is above 4 per core on this machine's {cores} cores: capped at {}",
+            4 * cores
+        )),
+        "{stderr}"
+    );
+}

@@ -18,7 +18,9 @@ use crate::progress::ProgressView;
 pub struct RunArgs {
     #[command(flatten)]
     job: JobArgs,
-    /// Local worker processes' worth of sessions to run.
+    /// Local worker processes' worth of sessions to run (at most four per
+    /// core: more only start threads; above that it is capped, with a
+    /// warning).
     #[arg(long, default_value_t = 1)]
     workers: usize,
     /// Threads per local worker (default: all cores shared among workers;
@@ -39,6 +41,9 @@ pub struct RunArgs {
     write_give_up_s: u64,
 }
 
+/// The most local workers a run starts per core.
+const WORKERS_PER_CORE: usize = 4;
+
 /// Runs the job with local workers until the pack is written.
 pub async fn run(args: RunArgs) -> Result<()> {
     crate::init_logs("warn");
@@ -48,6 +53,16 @@ pub async fn run(args: RunArgs) -> Result<()> {
         bail!("--workers must be at least 1 (use `pregen serve` for remote workers only)");
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut args = args;
+    if args.workers > WORKERS_PER_CORE * cores {
+        let most = WORKERS_PER_CORE * cores;
+        eprintln!(
+            "warning: --workers {} is above {WORKERS_PER_CORE} per core on this machine's {cores} \
+             cores: capped at {most}",
+            args.workers
+        );
+        args.workers = most;
+    }
     let threads = match args.threads {
         Some(asked) => super::threads_within_cores(asked)?,
         None => (cores / args.workers).max(1),
