@@ -103,7 +103,7 @@ fn refuse_a_programs_pack(dir: &std::path::Path) -> Result<()> {
              program's levels are in its release files (JSON Lines with each level's JSON, and \
              its own text form), for the studio's own client to load",
             pack.display(),
-            manifest.job.game,
+            manifest.job.game_name(),
             pregen_games::GameKind::all()
                 .map(|g| g.name())
                 .collect::<Vec<_>>()

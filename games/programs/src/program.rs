@@ -250,9 +250,18 @@ impl Program {
             command: label.clone(),
             problem,
         };
+        let dir = self.dir_label();
         let body = self
             .ask(RequestBody::Describe { protocol: PROTOCOL }, DESCRIBE_WAIT)
-            .map_err(|(_, e)| problem(e))?;
+            .map_err(|(_, e)| {
+                // Most often a program that is not where the job says: its
+                // interpreter started and found no file.
+                problem(format!(
+                    "{e}, started in {dir} (its stderr is in the log above; a program moved \
+                     elsewhere: the job's `external.dir`, or --program-dir for a worker or a \
+                     verify)"
+                ))
+            })?;
         match body {
             ResponseBody::Describe(d) if d.protocol == PROTOCOL => Ok(d),
             ResponseBody::Describe(d) => Err(problem(format!(

@@ -657,6 +657,15 @@ fn a_program_that_cannot_start_names_its_folder_and_the_cause() {
     assert!(said.contains(&format!("cannot start `./not-here.py` in {}", dir.display())), "{said}");
     assert!(said.contains("No such file or directory"), "{said}");
     assert!(said.contains("--program-dir"), "{said}");
+    // Its interpreter starts, its file is not there: the same words.
+    let command = vec!["sh".to_string(), "not-here.sh".to_string()];
+    let Err(e) = Program::start(&command, Some(dir.clone())) else {
+        panic!("a missing script described itself");
+    };
+    let said = e.to_string();
+    assert!(said.contains("the program ended before answering"), "{said}");
+    assert!(said.contains(&format!("started in {}", dir.display())), "{said}");
+    assert!(said.contains("--program-dir"), "{said}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
