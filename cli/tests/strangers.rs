@@ -165,6 +165,59 @@ async fn a_stranger_reopening_connections_cannot_hold_the_whole_cap() {
     shutdown.cancel();
 }
 
+/// Strangers on eight addresses, each reopening one-byte connections as
+/// fast as they close, together hold all but a quarter of the places: a
+/// worker on another address still gets in and gets work while the flood
+/// goes on (each address alone may hold a quarter: together they once held
+/// every place).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn strangers_on_many_addresses_cannot_hold_the_whole_cap() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (grpc, _, shutdown) = capped_coordinator(dir.path(), 16, Duration::from_secs(15)).await;
+    let flooding = CancellationToken::new();
+    let floods: Vec<_> = (2..10u8)
+        .map(|host| {
+            let flooding = flooding.clone();
+            tokio::spawn(async move {
+                let stranger = SocketAddr::from(([127, 0, 0, host], 0));
+                let (mut opened, mut held) = (0u32, Vec::new());
+                while !flooding.is_cancelled() {
+                    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+                    socket.bind(stranger).expect("bind a loopback address");
+                    if let Ok(mut stream) = socket.connect(grpc).await {
+                        use tokio::io::AsyncWriteExt;
+                        if stream.write_all(b"P").await.is_ok() {
+                            opened += 1;
+                            held.push(stream);
+                        }
+                    }
+                    if held.len() > 32 {
+                        held.remove(0);
+                    }
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+                opened
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let joined = tokio::time::timeout(Duration::from_secs(10), async {
+        let mut client = client(grpc).await;
+        let mut rogue = Rogue::join(&mut client, "beside-the-crowd").await;
+        rogue.lease().await
+    })
+    .await
+    .expect("a worker got in within 10 s of the crowd");
+    assert!(joined.seed_count > 0, "a worker gets work during the flood");
+    flooding.cancel();
+    let mut opened = 0;
+    for flood in floods {
+        opened += flood.await.expect("join");
+    }
+    assert!(opened > 16, "the strangers kept reopening ({opened} connections)");
+    shutdown.cancel();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_metrics_listener_is_capped_and_closes_what_lingers() {
     let dir = tempfile::tempdir().expect("tempdir");

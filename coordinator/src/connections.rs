@@ -3,9 +3,12 @@
 //!
 //! Past the cap a new connection is closed at once with a log line, and so
 //! is one from an address that already holds [`per_peer`] connections not yet
-//! admitted while fewer than that many places are free: a stranger who
-//! reopens connections as fast as they close never holds the last places,
-//! while a burst of workers from one address may still use the whole cap. A
+//! admitted while fewer than that many places are free, or that holds any
+//! while the unadmitted connections of all addresses together hold all but
+//! [`per_peer`] places: a stranger who reopens connections as fast as they
+//! close, from one address or many, never holds the last places, which an
+//! address holding none (a worker arriving) may take, while a burst of
+//! workers from one address may still use most of the cap. A
 //! connection that sends nothing for [`FIRST_BYTES_WITHIN`] is closed before
 //! it reaches the server. Then, until the service admits it ([`Admission`]:
 //! the gRPC service does after a valid Hello), its reads and writes fail once
@@ -122,11 +125,23 @@ struct Pending {
 
 impl Pending {
     /// Counts a connection from `peer`, unless the address already holds
-    /// `most` while fewer than `most` places are `free`.
-    fn claim(table: &PendingTable, peer: IpAddr, most: usize, free: usize) -> Option<Pending> {
+    /// `most` while fewer than `most` places are `free`, or it holds any
+    /// while the connections not yet admitted from every address together
+    /// hold all but `most` of the `cap`: strangers on many addresses leave
+    /// `most` places to an address that holds none (a worker arriving).
+    fn claim(
+        table: &PendingTable,
+        peer: IpAddr,
+        (most, cap): (usize, usize),
+        free: usize,
+    ) -> Option<Pending> {
         let mut counts = table.lock().unwrap_or_else(PoisonError::into_inner);
+        let all: usize = counts.values().sum();
         let count = counts.entry(peer).or_default();
         if *count >= most && free < most {
+            return None;
+        }
+        if *count > 0 && all >= cap.saturating_sub(most) {
             return None;
         }
         *count += 1;
@@ -194,7 +209,8 @@ pub fn capped(
                 }
             };
             let free = places.available_permits();
-            let Some(unadmitted) = Pending::claim(&pending, peer.ip(), most_per_peer, free) else {
+            let Some(unadmitted) = Pending::claim(&pending, peer.ip(), (most_per_peer, cap), free)
+            else {
                 crowding += 1;
                 let now = tokio::time::Instant::now();
                 if crowding_logged.is_none_or(|at| now - at >= REFUSALS_LOGGED_EVERY) {
