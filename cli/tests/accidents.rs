@@ -17,7 +17,12 @@ fn example_dir() -> PathBuf {
 /// beside them.
 fn programs(extra: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
-    for name in ["rushhour.py", "pregen_game.py", "lightsout.js", "pregen_game.js"] {
+    for name in [
+        "rushhour.py",
+        "pregen_game.py",
+        "lightsout.js",
+        "pregen_game.js",
+    ] {
         std::fs::copy(example_dir().join(name), dir.path().join(name)).expect("copy");
     }
     for (name, text) in extra {
@@ -121,7 +126,13 @@ fn stray_output_changes_no_pack() {
             continue;
         }
         let root = tempfile::tempdir().expect("tempdir");
-        let clean_job = job(&[interpreter, clean], &[clean, sdk], dir.path(), params, count);
+        let clean_job = job(
+            &[interpreter, clean],
+            &[clean, sdk],
+            dir.path(),
+            params,
+            count,
+        );
         let reference = PackContent::read(&run_pack(&root.path().join("clean"), &clean_job, 1));
         let stray_job = job(
             &[interpreter, stray],
@@ -168,12 +179,20 @@ fn run_logged(
 ) -> (PathBuf, String) {
     let job_path = write_job(root, job);
     let mut command = pregen();
-    command.env("PREGEN_LOG", "warn").env_remove("PYTHONUNBUFFERED");
+    command
+        .env("PREGEN_LOG", "warn")
+        .env_remove("PYTHONUNBUFFERED");
     if let Some(value) = unbuffered {
         command.env("PYTHONUNBUFFERED", value);
     }
     let out = command
-        .args(["run", "--no-progress", "--workers", &workers.to_string(), "--out"])
+        .args([
+            "run",
+            "--no-progress",
+            "--workers",
+            &workers.to_string(),
+            "--out",
+        ])
         .arg(root.join("out"))
         .arg(&job_path)
         .output()
@@ -249,7 +268,10 @@ pg.serve(Cut(None))
         stderr.contains("seeds ended in an error or a timeout and no level came in"),
         "{stderr}"
     );
-    assert!(stderr.contains("newline"), "the layout rule is not said: {stderr}");
+    assert!(
+        stderr.contains("newline"),
+        "the layout rule is not said: {stderr}"
+    );
 }
 
 /// Runs `job` with `pregen run` (`workers` workers) in `root`, which must
@@ -257,7 +279,13 @@ pg.serve(Cut(None))
 fn run_failing(root: &Path, job: &str, workers: usize) -> String {
     let job_path = write_job(root, job);
     let out = pregen()
-        .args(["run", "--no-progress", "--workers", &workers.to_string(), "--out"])
+        .args([
+            "run",
+            "--no-progress",
+            "--workers",
+            &workers.to_string(),
+            "--out",
+        ])
         .arg(root.join("out"))
         .arg(&job_path)
         .output()

@@ -591,7 +591,10 @@ fn an_independent_checker_judges_in_the_programs_place() {
         "{stderr}"
     );
     assert!(stderr.contains("no level came in"), "{stderr}");
-    assert!(!stderr.contains("refused and its results run again"), "a worker was blamed: {stderr}");
+    assert!(
+        !stderr.contains("refused and its results run again"),
+        "a worker was blamed: {stderr}"
+    );
     // An honest program with a checker: both verifies name the checker.
     let honest = rushhour_job(10, 0.01).replace(
         "[params]",

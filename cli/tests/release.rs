@@ -994,7 +994,11 @@ fn an_archive_entry_with_two_names_or_a_folder_with_data_is_refused() {
         .arg(&made)
         .output()
         .expect("pregen archive");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // The archive's entries, in order: (header, data).
     let bytes = zstd::decode_all(std::fs::File::open(&made).expect("open")).expect("zstd");
     let mut entries = Vec::new();
@@ -1051,13 +1055,21 @@ fn an_archive_entry_with_two_names_or_a_folder_with_data_is_refused() {
             folder.set_mode(0o755);
             folder.set_size(1 << 20);
             folder.set_cksum();
-            builder.append(&folder, &vec![0u8; 1 << 20][..]).expect("folder");
+            builder
+                .append(&folder, &vec![0u8; 1 << 20][..])
+                .expect("folder");
         }
     });
     for (archive, says) in [
-        (&pax, "is a XHeader entry: a release holds folders and files alone"),
+        (
+            &pax,
+            "is a XHeader entry: a release holds folders and files alone",
+        ),
         (&long, "is a GNULongName entry"),
-        (&folder, "carries 1048576 bytes of data: a folder holds none"),
+        (
+            &folder,
+            "carries 1048576 bytes of data: a folder holds none",
+        ),
     ] {
         let out = release_verify(archive);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -1065,5 +1077,9 @@ fn an_archive_entry_with_two_names_or_a_folder_with_data_is_refused() {
         assert!(stderr.contains(says), "{}: {stderr}", archive.display());
     }
     let out = release_verify(&made);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

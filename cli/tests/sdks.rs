@@ -341,7 +341,13 @@ fn the_newcomers_path_works_as_written() {
             "--count",
             "20",
         ]);
-        let said = at(&["analysis", "verify", "--program-dir", "mygame", &format!("out/{pack}")]);
+        let said = at(&[
+            "analysis",
+            "verify",
+            "--program-dir",
+            "mygame",
+            &format!("out/{pack}"),
+        ]);
         assert!(said.starts_with("20 levels"), "{said}");
     }
 }

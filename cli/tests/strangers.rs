@@ -214,7 +214,10 @@ async fn strangers_on_many_addresses_cannot_hold_the_whole_cap() {
     for flood in floods {
         opened += flood.await.expect("join");
     }
-    assert!(opened > 16, "the strangers kept reopening ({opened} connections)");
+    assert!(
+        opened > 16,
+        "the strangers kept reopening ({opened} connections)"
+    );
     shutdown.cancel();
 }
 

@@ -272,7 +272,9 @@ impl Trust {
         let (Some(reason), Some(game)) = (&record.reason, self.games.get(stratum)) else {
             return Ok(());
         };
-        if reason.code == pregen_pack::Code::OutOfBand && !self.banded.get(stratum).copied().unwrap_or(false) {
+        if reason.code == pregen_pack::Code::OutOfBand
+            && !self.banded.get(stratum).copied().unwrap_or(false)
+        {
             return Err(Refused::NoBand { seed: record.seed });
         }
         let game = game.kind();
@@ -405,7 +407,10 @@ fn checker_refuses(record: &mut SeedRecord, why: &CheckError) {
     );
     record.level = None;
     record.status = pregen_pack::Status::Error;
-    record.reason = Some(pregen_pack::Reason::new(pregen_pack::Code::Internal, detail));
+    record.reason = Some(pregen_pack::Reason::new(
+        pregen_pack::Code::Internal,
+        detail,
+    ));
 }
 
 fn check_levels(

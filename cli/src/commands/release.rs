@@ -83,9 +83,8 @@ pub fn run(command: ReleaseCommand) -> Result<()> {
                 sample,
                 judge,
             };
-            let report = pool.install(|| {
-                pregen_pack::release_check::verify_release_with(&release, options)
-            })?;
+            let report = pool
+                .install(|| pregen_pack::release_check::verify_release_with(&release, options))?;
             for (what, why) in &report.failures {
                 eprintln!("{what}: {why}");
             }

@@ -63,7 +63,9 @@ impl LogKey {
         }
         let mut text = String::new();
         std::fs::File::open(&path)
-            .and_then(|file| std::io::Read::read_to_string(&mut std::io::Read::take(file, 64), &mut text))
+            .and_then(|file| {
+                std::io::Read::read_to_string(&mut std::io::Read::take(file, 64), &mut text)
+            })
             .map_err(|e| PackError::io("read", &path)(e))?;
         let bytes: Option<Vec<u8>> = (text.len() == 32)
             .then(|| {

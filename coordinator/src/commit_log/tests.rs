@@ -307,10 +307,17 @@ fn a_shortened_last_segment_is_dropped_not_taken() {
     drop(log);
     let seg2 = dir.path().join("seg-00000002.bin");
     let bytes = fs::read(&seg2).expect("read");
-    let cut = bytes.iter().position(|&b| b == b'\n').expect("a header line") + 1;
+    let cut = bytes
+        .iter()
+        .position(|&b| b == b'\n')
+        .expect("a header line")
+        + 1;
     let plain = zstd::decode_all(&bytes[cut..]).expect("the body is zstd");
     let shorter = zstd::encode_all(&plain[..], 19).expect("zstd");
-    assert!(shorter.len() < bytes.len() - cut, "the forgery must be shorter");
+    assert!(
+        shorter.len() < bytes.len() - cut,
+        "the forgery must be shorter"
+    );
     fs::write(&seg2, [&bytes[..cut], &shorter[..]].concat()).expect("forge");
     let (log, old) = open(dir.path(), &job(5)).expect("opens, dropping the segment");
     assert_eq!(seeds(&old), [1], "no entry of a shortened segment is taken");

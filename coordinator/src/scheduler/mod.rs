@@ -609,12 +609,10 @@ impl Scheduler {
             Status::Error | Status::Timeout if !self.level_seen => {
                 self.errors_before_level += 1;
                 if self.errors_before_level >= ERRORS_BEFORE_STOP {
-                    let first = self
-                        .first_error
-                        .as_ref()
-                        .map_or_else(|| verdict.refusal().to_string(), |(seed, detail)| {
-                            format!("seed {seed}: {detail}")
-                        });
+                    let first = self.first_error.as_ref().map_or_else(
+                        || verdict.refusal().to_string(),
+                        |(seed, detail)| format!("seed {seed}: {detail}"),
+                    );
                     self.program_fails(format!(
                         "{} seeds ended in an error or a timeout and no level came in: the game \
                          cannot make levels as the job sets it (or its watchdog is too short); \

@@ -1085,7 +1085,10 @@ fn a_run_whose_every_seed_fails_stops() {
 fn a_seed_broken_on_a_worker_is_settled_by_the_coordinators_run() {
     let broken = |seed: u64| SeedRecord {
         status: Status::Error,
-        reason: Some(Reason::new(Code::Broken, "the program ended before answering")),
+        reason: Some(Reason::new(
+            Code::Broken,
+            "the program ended before answering",
+        )),
         ..result(seed)
     };
     let now = Instant::now();
@@ -1096,16 +1099,26 @@ fn a_seed_broken_on_a_worker_is_settled_by_the_coordinators_run() {
     s.record(1, l.id, broken(102)).expect("in lease");
     assert_eq!(s.progress().seeds, 1, "the broken seeds are not recorded");
     assert_eq!(s.progress().broken, 2);
-    assert!(!s.take_unflushed().iter().any(|e| matches!(e, Entry::Result(r) if r.seed != 100)));
+    assert!(
+        !s.take_unflushed()
+            .iter()
+            .any(|e| matches!(e, Entry::Result(r) if r.seed != 100))
+    );
     let work = s.coordinator_work(now, Duration::ZERO);
     assert_eq!(work, vec![(0, 101), (0, 102)]);
-    assert!(s.coordinator_work(now, Duration::ZERO).is_empty(), "handed out once");
+    assert!(
+        s.coordinator_work(now, Duration::ZERO).is_empty(),
+        "handed out once"
+    );
 
     s.coordinator_result(by(COORDINATOR, result(101)));
     assert_eq!(s.progress().seeds, 2);
     assert!(s.program_fault().is_none());
     s.coordinator_result(by(COORDINATOR, broken(102)));
     let fault = s.program_fault().expect("the run stops");
-    assert!(fault.contains("the game program breaks on seed 102 even asked alone"), "{fault}");
+    assert!(
+        fault.contains("the game program breaks on seed 102 even asked alone"),
+        "{fault}"
+    );
     assert!(s.is_finished());
 }

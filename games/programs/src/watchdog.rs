@@ -43,9 +43,9 @@ impl Overtime {
                 "no answer within {wait} ms: it used no CPU, waiting to read its next request \
                  with this answer unwritten ({FLUSH_HINT})"
             ),
-            Overtime::Idle(Some(false)) => format!(
-                "no answer: it used no CPU for {wait} ms (waiting: sleep, a lock, I/O)"
-            ),
+            Overtime::Idle(Some(false)) => {
+                format!("no answer: it used no CPU for {wait} ms (waiting: sleep, a lock, I/O)")
+            }
             Overtime::Idle(None) => format!(
                 "no answer: it used no CPU for {wait} ms (waiting: sleep, a lock, I/O, or for \
                  its next request with this answer in its buffer: {FLUSH_HINT})"

@@ -342,8 +342,16 @@ fn a_programs_watchdog_counts_its_cpu_time_not_a_busy_cores_wall_time() {
     // Working past its watchdog, and doing nothing: each named.
     for (name, answer, says) in [
         ("forever", "spin", "of its CPU time"),
-        ("asleep", "-", "used no CPU for 300 ms (waiting: sleep, a lock, I/O)"),
-        ("unflushed", "read", "waiting to read its next request with this answer unwritten"),
+        (
+            "asleep",
+            "-",
+            "used no CPU for 300 ms (waiting: sleep, a lock, I/O)",
+        ),
+        (
+            "unflushed",
+            "read",
+            "waiting to read its next request with this answer unwritten",
+        ),
     ] {
         let (mut program, _) =
             Program::start(&script(&dir, name, &[answer]), None).expect("starts");
@@ -394,8 +402,16 @@ fn a_batch_that_breaks_is_asked_again_alone() {
             }
             None => *r == Err(Rejection::Timeout),
         };
-        assert!(too_easy(&outcomes[1].1), "{name}, asked again alone: {:?}", outcomes[1]);
-        assert!(broke(&outcomes[2].1), "{name}, broken alone: {:?}", outcomes[2]);
+        assert!(
+            too_easy(&outcomes[1].1),
+            "{name}, asked again alone: {:?}",
+            outcomes[1]
+        );
+        assert!(
+            broke(&outcomes[2].1),
+            "{name}, broken alone: {:?}",
+            outcomes[2]
+        );
         assert!(too_easy(&outcomes[3].1), "{name}: {:?}", outcomes[3]);
         assert_eq!(program.reruns(), 1, "{name}");
     }
@@ -406,7 +422,12 @@ fn a_batch_that_breaks_is_asked_again_alone() {
 /// starts) that answers `prepare` with yes and every seed `unsolvable`
 /// after `pause` (shell `sleep` words, empty for none); `concurrent` as its
 /// description says. Its game, registered.
-fn unsolvable_program(dir: &std::path::Path, name: &str, concurrent: bool, pause: &str) -> GameKind {
+fn unsolvable_program(
+    dir: &std::path::Path,
+    name: &str,
+    concurrent: bool,
+    pause: &str,
+) -> GameKind {
     let id = "id=$(echo \"$line\" | sed 's/.*\"id\":\\([0-9]*\\).*/\\1/')";
     let script = format!(
         "echo $$ >> pids\nread line\n{id}\n\
@@ -654,7 +675,13 @@ fn a_program_that_cannot_start_names_its_folder_and_the_cause() {
         panic!("a missing program started");
     };
     let said = e.to_string();
-    assert!(said.contains(&format!("cannot start `./not-here.py` in {}", dir.display())), "{said}");
+    assert!(
+        said.contains(&format!(
+            "cannot start `./not-here.py` in {}",
+            dir.display()
+        )),
+        "{said}"
+    );
     assert!(said.contains("No such file or directory"), "{said}");
     assert!(said.contains("--program-dir"), "{said}");
     // Its interpreter starts, its file is not there: the same words.
@@ -663,8 +690,14 @@ fn a_program_that_cannot_start_names_its_folder_and_the_cause() {
         panic!("a missing script described itself");
     };
     let said = e.to_string();
-    assert!(said.contains("the program ended before answering"), "{said}");
-    assert!(said.contains(&format!("started in {}", dir.display())), "{said}");
+    assert!(
+        said.contains("the program ended before answering"),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("started in {}", dir.display())),
+        "{said}"
+    );
     assert!(said.contains("--program-dir"), "{said}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -688,7 +721,10 @@ fn a_programs_children_are_counted_and_killed_however_they_leave() {
         daemon = daemon.display(),
     );
     std::fs::write(dir.join("escape.sh"), script).expect("script");
-    let command = vec!["sh".to_string(), dir.join("escape.sh").display().to_string()];
+    let command = vec![
+        "sh".to_string(),
+        dir.join("escape.sh").display().to_string(),
+    ];
     let (mut program, _) = Program::start(&command, None).expect("starts");
     // The program sleeps, its child in another session spins: the CPU time
     // is the program's.
@@ -708,7 +744,10 @@ fn a_programs_children_are_counted_and_killed_however_they_leave() {
     let (child, daemon) = (read(&child), read(&daemon));
     drop(program);
     std::thread::sleep(Duration::from_millis(300));
-    assert!(!alive(&child), "the child in its own session {child} outlived the program");
+    assert!(
+        !alive(&child),
+        "the child in its own session {child} outlived the program"
+    );
     assert!(!alive(&daemon), "the daemon {daemon} outlived the program");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -165,7 +165,11 @@ mod tests {
     fn only_the_programs_own_file_is_pinned() {
         let files = ["rushhour.py".to_string(), "pregen_game.py".to_string()];
         let words = |c: &str| c.split(' ').map(String::from).collect::<Vec<_>>();
-        for ok in ["python3 rushhour.py", "/usr/bin/python3.11 rushhour.py", "rushhour.py"] {
+        for ok in [
+            "python3 rushhour.py",
+            "/usr/bin/python3.11 rushhour.py",
+            "rushhour.py",
+        ] {
             assert_eq!(pinned_command(&words(ok), &files), Ok(()), "{ok}");
         }
         for (refused, why) in [

@@ -13,8 +13,8 @@ mod judge;
 mod release;
 mod validate;
 
-pub use pregen_games::rating::Band;
 pub use judge::{NAME_A_JUDGE, ProgramSource, pinned_command};
+pub use pregen_games::rating::Band;
 pub use release::{MOST_LEVELS_PER_FILE, PROGRAM_FOLDER, ReleaseFormat, ReleaseScheme, Solutions};
 
 /// A job as written in a TOML file.

@@ -197,7 +197,10 @@ fn a_programs_job_stays_below_seed_2_pow_63() {
         ),
     );
     Job::parse(&job(near, "max_seeds = 100000\n")).expect("within 2^63");
-    let tilt = job(near, "").replace("game = \"external\"\n[external]\ncommand = [\"sh\", \"prog.sh\"]\n", "game = \"tilt\"\n");
+    let tilt = job(near, "").replace(
+        "game = \"external\"\n[external]\ncommand = [\"sh\", \"prog.sh\"]\n",
+        "game = \"tilt\"\n",
+    );
     Job::parse(&tilt).expect("a built-in game takes any seed");
 }
 

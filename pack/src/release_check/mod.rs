@@ -227,28 +227,31 @@ fn verify_source(
         (ProgramSource::Carried, true) => source.program_dir(unpacked.path())?,
         _ => None,
     };
-    let job = match manifest
-        .job
-        .judge_for_verify(&manifest.job_id, options.judge, carried.as_deref())
-    {
-        Ok(job) => job,
-        Err(e) => {
-            let said = e.to_string();
-            let why = said.strip_prefix("invalid job: ").unwrap_or(&said);
-            let what = match (options.judge, &carried) {
-                (ProgramSource::Carried, Some(_)) => {
-                    format!("{}/{}/", dir::RELEASE, crate::job::PROGRAM_FOLDER)
-                }
-                _ => "manifest.json".into(),
-            };
-            let why = match options.judge {
-                ProgramSource::Carried => format!("the program the release carries cannot judge: {why}"),
-                _ => why.to_string(),
-            };
-            report.failures.push((what, why));
-            return Ok(report);
-        }
-    };
+    let job =
+        match manifest
+            .job
+            .judge_for_verify(&manifest.job_id, options.judge, carried.as_deref())
+        {
+            Ok(job) => job,
+            Err(e) => {
+                let said = e.to_string();
+                let why = said.strip_prefix("invalid job: ").unwrap_or(&said);
+                let what = match (options.judge, &carried) {
+                    (ProgramSource::Carried, Some(_)) => {
+                        format!("{}/{}/", dir::RELEASE, crate::job::PROGRAM_FOLDER)
+                    }
+                    _ => "manifest.json".into(),
+                };
+                let why = match options.judge {
+                    ProgramSource::Carried => {
+                        format!("the program the release carries cannot judge: {why}")
+                    }
+                    _ => why.to_string(),
+                };
+                report.failures.push((what, why));
+                return Ok(report);
+            }
+        };
     let job = &job;
     report.carried_program = carried.is_some();
     let games = match prepare(job) {
