@@ -197,15 +197,8 @@ pub fn verify_with(
         ..Verified::default()
     };
     let mut fail = |what: String, why: String| verified.failures.push((what, why));
-    if manifest.job.id() != manifest.job_id {
-        fail(
-            "manifest.json".into(),
-            format!(
-                "its job hashes to {}, not the job_id {} it names",
-                manifest.job.id(),
-                manifest.job_id
-            ),
-        );
+    if let Some(why) = manifest.job.id_differs(&manifest.job_id) {
+        fail("manifest.json".into(), why);
     }
     for (name, sum) in &manifest.files {
         let path = pack.root().join(name);

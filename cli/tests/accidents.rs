@@ -177,11 +177,17 @@ fn run_logged(
     workers: usize,
     unbuffered: Option<&str>,
 ) -> (PathBuf, String) {
+    let (ran, stderr) = run_job(root, job, workers, unbuffered);
+    assert!(ran, "pregen run failed: {stderr}");
+    (root.join("out/e2e"), stderr)
+}
+
+/// Runs `job` with `pregen run` (`workers` workers, `PYTHONUNBUFFERED` as
+/// `unbuffered` says) in `root`: whether it succeeded, and its stderr.
+fn run_job(root: &Path, job: &str, workers: usize, unbuffered: Option<&str>) -> (bool, String) {
     let job_path = write_job(root, job);
     let mut command = pregen();
-    command
-        .env("PREGEN_LOG", "warn")
-        .env_remove("PYTHONUNBUFFERED");
+    command.env_remove("PYTHONUNBUFFERED");
     if let Some(value) = unbuffered {
         command.env("PYTHONUNBUFFERED", value);
     }
@@ -197,9 +203,10 @@ fn run_logged(
         .arg(&job_path)
         .output()
         .expect("run pregen");
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "pregen run failed: {stderr}");
-    (root.join("out/e2e"), stderr)
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// A program that dies on a seed (the example with `--lie crash:10`)
@@ -277,21 +284,8 @@ pg.serve(Cut(None))
 /// Runs `job` with `pregen run` (`workers` workers) in `root`, which must
 /// fail: its stderr.
 fn run_failing(root: &Path, job: &str, workers: usize) -> String {
-    let job_path = write_job(root, job);
-    let out = pregen()
-        .args([
-            "run",
-            "--no-progress",
-            "--workers",
-            &workers.to_string(),
-            "--out",
-        ])
-        .arg(root.join("out"))
-        .arg(&job_path)
-        .output()
-        .expect("run pregen");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(!out.status.success(), "{stderr}");
+    let (ran, stderr) = run_job(root, job, workers, None);
+    assert!(!ran, "{stderr}");
     stderr
 }
 

@@ -118,6 +118,33 @@ async fn half_spoken_connections_are_closed_and_free_their_places() {
     shutdown.cancel();
 }
 
+/// A stranger at 127.0.0.`host` reopening one-byte connections to `grpc`
+/// every 5 ms, keeping the newest 32 open, until `flooding` is cancelled:
+/// how many it opened.
+fn flood(grpc: SocketAddr, host: u8, flooding: CancellationToken) -> tokio::task::JoinHandle<u32> {
+    tokio::spawn(async move {
+        let stranger = SocketAddr::from(([127, 0, 0, host], 0));
+        let (mut opened, mut held) = (0u32, Vec::new());
+        while !flooding.is_cancelled() {
+            let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+            socket.bind(stranger).expect("bind a loopback address");
+            if let Ok(mut stream) = socket.connect(grpc).await {
+                use tokio::io::AsyncWriteExt;
+                if stream.write_all(b"P").await.is_ok() {
+                    opened += 1;
+                    held.push(stream);
+                }
+            }
+            // Keep the newest ones open; the coordinator closes the rest.
+            if held.len() > 32 {
+                held.remove(0);
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        opened
+    })
+}
+
 /// A stranger on one address who keeps reopening one-byte connections as
 /// fast as they close holds at most a quarter of the places: a worker on
 /// another address still gets in and gets work while the flood goes on.
@@ -126,31 +153,8 @@ async fn a_stranger_reopening_connections_cannot_hold_the_whole_cap() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (grpc, _, shutdown) = capped_coordinator(dir.path(), 8, Duration::from_secs(15)).await;
     let flooding = CancellationToken::new();
-    let flood = {
-        let flooding = flooding.clone();
-        tokio::spawn(async move {
-            // Loopback answers from any 127.x address: the stranger is 127.0.0.2.
-            let stranger = SocketAddr::from(([127, 0, 0, 2], 0));
-            let (mut opened, mut held) = (0u32, Vec::new());
-            while !flooding.is_cancelled() {
-                let socket = tokio::net::TcpSocket::new_v4().expect("socket");
-                socket.bind(stranger).expect("bind 127.0.0.2");
-                if let Ok(mut stream) = socket.connect(grpc).await {
-                    use tokio::io::AsyncWriteExt;
-                    if stream.write_all(b"P").await.is_ok() {
-                        opened += 1;
-                        held.push(stream);
-                    }
-                }
-                // Keep the newest ones open; the coordinator closes the rest.
-                if held.len() > 32 {
-                    held.remove(0);
-                }
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-            opened
-        })
-    };
+    // Loopback answers from any 127.x address: the stranger is 127.0.0.2.
+    let flood = flood(grpc, 2, flooding.clone());
     tokio::time::sleep(Duration::from_secs(1)).await;
     let mut client = client(grpc).await;
     let mut rogue = Rogue::join(&mut client, "beside-the-flood").await;
@@ -176,29 +180,7 @@ async fn strangers_on_many_addresses_cannot_hold_the_whole_cap() {
     let (grpc, _, shutdown) = capped_coordinator(dir.path(), 16, Duration::from_secs(15)).await;
     let flooding = CancellationToken::new();
     let floods: Vec<_> = (2..10u8)
-        .map(|host| {
-            let flooding = flooding.clone();
-            tokio::spawn(async move {
-                let stranger = SocketAddr::from(([127, 0, 0, host], 0));
-                let (mut opened, mut held) = (0u32, Vec::new());
-                while !flooding.is_cancelled() {
-                    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
-                    socket.bind(stranger).expect("bind a loopback address");
-                    if let Ok(mut stream) = socket.connect(grpc).await {
-                        use tokio::io::AsyncWriteExt;
-                        if stream.write_all(b"P").await.is_ok() {
-                            opened += 1;
-                            held.push(stream);
-                        }
-                    }
-                    if held.len() > 32 {
-                        held.remove(0);
-                    }
-                    tokio::time::sleep(Duration::from_millis(5)).await;
-                }
-                opened
-            })
-        })
+        .map(|host| flood(grpc, host, flooding.clone()))
         .collect();
     tokio::time::sleep(Duration::from_secs(1)).await;
     let joined = tokio::time::timeout(Duration::from_secs(10), async {

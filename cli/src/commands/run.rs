@@ -44,6 +44,19 @@ pub struct RunArgs {
 /// The most local workers a run starts per core.
 const WORKERS_PER_CORE: usize = 4;
 
+/// `--workers` held to `WORKERS_PER_CORE` per core, with a warning above.
+fn workers_within_cores(asked: usize, cores: usize) -> usize {
+    let most = WORKERS_PER_CORE * cores;
+    if asked > most {
+        eprintln!(
+            "warning: --workers {asked} is above {WORKERS_PER_CORE} per core on this machine's \
+             {cores} cores: capped at {most}"
+        );
+        return most;
+    }
+    asked
+}
+
 /// Runs the job with local workers until the pack is written.
 pub async fn run(args: RunArgs) -> Result<()> {
     crate::init_logs("warn");
@@ -54,15 +67,7 @@ pub async fn run(args: RunArgs) -> Result<()> {
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut args = args;
-    if args.workers > WORKERS_PER_CORE * cores {
-        let most = WORKERS_PER_CORE * cores;
-        eprintln!(
-            "warning: --workers {} is above {WORKERS_PER_CORE} per core on this machine's {cores} \
-             cores: capped at {most}",
-            args.workers
-        );
-        args.workers = most;
-    }
+    args.workers = workers_within_cores(args.workers, cores);
     let threads = match args.threads {
         Some(asked) => super::threads_within_cores(asked)?,
         None => (cores / args.workers).max(1),

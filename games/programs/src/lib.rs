@@ -31,7 +31,9 @@
 //! (`pregen-game-core`), not the built-in games.
 
 mod game;
+mod group;
 mod program;
+mod stderr;
 mod watchdog;
 
 use std::sync::Mutex;
@@ -43,7 +45,8 @@ use pregen_game_core::game::{Candidate, Outcome, Rejection};
 use pregen_game_core::reason::{Code, Reason, Status, intern};
 
 pub use game::{ProgramSpec, description, identity, register};
-pub use program::{Program, ProgramError, stop_all};
+pub use group::stop_all;
+pub use program::{Program, ProgramError};
 
 /// The protocol's version: a program that declares another is refused.
 pub const PROTOCOL: u32 = 1;

@@ -10,11 +10,13 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 use std::time::Duration;
 
 use super::{CheckMessage, Description, MAX_LINE, PROTOCOL, Request, RequestBody, ResponseBody};
+use crate::group::{LIVE, adopt_orphans, kill_group};
+use crate::stderr::{InFlight, NO_SEED, log_stderr};
 use crate::watchdog;
 use pregen_game_core::game::{Candidate, Outcome, Rejection};
 use pregen_game_core::reason::Code;
@@ -92,9 +94,6 @@ struct Running {
     /// What it wrote that has yet to reach `lines`, for the watchdog.
     unread: Arc<watchdog::Unread>,
 }
-
-/// [`Running::seed`] when no seed's answer is awaited.
-const NO_SEED: u64 = u64::MAX;
 
 /// A line the program wrote, or why there is none.
 enum Line {
@@ -682,85 +681,6 @@ impl Drop for Program {
     }
 }
 
-/// The processes of every program running now (their group ids), for
-/// [`stop_all`].
-static LIVE: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
-
-/// Kills `child`'s process group (its own, [`Program`] starts it so) and
-/// every descendant that left it, and reaps the child and what was handed
-/// to this process from it.
-fn kill_group(child: &mut Child) {
-    #[cfg(unix)]
-    {
-        let strays = watchdog::strays(child.id());
-        kill_whole(child.id());
-        for stray in strays {
-            kill_whole(stray);
-        }
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    reap_orphans();
-}
-
-/// Kills process `pid` and, when it leads one, its process group.
-#[cfg(unix)]
-fn kill_whole(pid: u32) {
-    use rustix::process::{Pid, Signal, kill_process, kill_process_group};
-    if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
-        let _ = kill_process_group(pid, Signal::KILL);
-        let _ = kill_process(pid, Signal::KILL);
-    }
-}
-
-/// Makes this process the child subreaper of what its game programs fork
-/// (Linux): a descendant whose parent ends (a daemon that forked twice and
-/// left its session) is handed to this process rather than to init, where
-/// [`reap_orphans`] kills and reaps it.
-fn adopt_orphans() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        #[cfg(target_os = "linux")]
-        let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
-    });
-}
-
-/// Kills and reaps the processes handed to this process that left their
-/// program's session ([`watchdog::orphans`]).
-fn reap_orphans() {
-    let live = LIVE.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    #[cfg(unix)]
-    for orphan in watchdog::orphans(&live) {
-        kill_whole(orphan);
-        if let Some(pid) = i32::try_from(orphan)
-            .ok()
-            .and_then(rustix::process::Pid::from_raw)
-        {
-            let _ = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty());
-        }
-    }
-    #[cfg(not(unix))]
-    drop(live);
-}
-
-/// Kills every game program's process group still running: what a command
-/// calls as it ends, so that no program (nor anything it forked) outlives
-/// pregen, even one that hangs or ignores its closed stdin.
-pub fn stop_all() {
-    let live = std::mem::take(&mut *LIVE.lock().unwrap_or_else(|e| e.into_inner()));
-    #[cfg(unix)]
-    for id in live {
-        let strays = watchdog::strays(id);
-        kill_whole(id);
-        for stray in strays {
-            kill_whole(stray);
-        }
-    }
-    #[cfg(not(unix))]
-    drop(live);
-    reap_orphans();
-}
-
 /// A seed's answer that breaks a rule of the protocol: its verdict (the
 /// same however often it is asked).
 fn protocol(detail: String) -> Rejection {
@@ -801,138 +721,6 @@ fn write_requests(mut stdin: ChildStdin, requests: Receiver<Vec<u8>>) {
             return;
         }
     }
-}
-
-/// Lines of a process's stderr logged per [`STDERR_WINDOW`]; the rest are
-/// counted and said in one line when the window ends, so that a chatty
-/// program cannot fill the disk with pregen's log.
-const STDERR_LINES: u32 = 100;
-
-/// The most of one stderr line that is logged, in characters (escapes
-/// included): a longer line is cut there, its length said.
-const STDERR_LINE_CHARS: usize = 2_000;
-
-/// The window of [`STDERR_LINES`].
-const STDERR_WINDOW: Duration = Duration::from_secs(10);
-
-/// Logs the program's stderr, a line at a time (at most
-/// [`STDERR_LINE_CHARS`] of each, control characters escaped so that a `\r`
-/// cannot rewrite a log line), naming the program and the seed that wrote
-/// it: the one a line is marked with (`[seed N] `, as the SDKs mark what a
-/// game writes while it makes a seed), else the seed awaited when it is the
-/// only one in flight, else the seeds in flight; at most [`STDERR_LINES`]
-/// lines per [`STDERR_WINDOW`], the rest counted. Bytes past a line's first
-/// [`MAX_LINE`] are read and dropped, never held.
-fn log_stderr(stderr: impl Read, program: &str, in_flight: &InFlight) {
-    let mut reader = BufReader::new(stderr);
-    let (mut window, mut logged, mut dropped) = (Instant::now(), 0u32, 0u64);
-    let mut rest_of_line = false;
-    loop {
-        let mut buf = Vec::new();
-        let read = (&mut reader)
-            .take(MAX_LINE as u64)
-            .read_until(b'\n', &mut buf);
-        let continued = std::mem::replace(&mut rest_of_line, buf.last() != Some(&b'\n'));
-        match read {
-            Ok(0) | Err(_) => {
-                if dropped > 0 {
-                    tracing::warn!(target: "pregen::program", program, dropped, "stderr lines not logged (too many)");
-                }
-                return;
-            }
-            Ok(_) if continued => continue,
-            Ok(_) => {
-                if window.elapsed() >= STDERR_WINDOW {
-                    if dropped > 0 {
-                        tracing::warn!(target: "pregen::program", program, dropped, "stderr lines not logged (too many)");
-                    }
-                    (window, logged, dropped) = (Instant::now(), 0, 0);
-                }
-                if logged >= STDERR_LINES {
-                    dropped += 1;
-                    continue;
-                }
-                logged += 1;
-                let text = String::from_utf8_lossy(&buf);
-                let (marked, text) = seed_mark(text.trim_end());
-                let mut line = printable(text, STDERR_LINE_CHARS);
-                if rest_of_line {
-                    line.push_str(&format!(" ... (a line of over {MAX_LINE} bytes, cut)"));
-                }
-                match marked.map_or_else(|| in_flight.seeds(), |seed| (seed, seed)) {
-                    (NO_SEED, _) => tracing::warn!(target: "pregen::program", program, "{line}"),
-                    (seed, last) if seed == last => {
-                        tracing::warn!(target: "pregen::program", program, seed, "{line}")
-                    }
-                    (first, last) => {
-                        let seeds = format!("{first}..={last}");
-                        tracing::warn!(target: "pregen::program", program, seeds, "{line}")
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// The seed a stderr line is marked with (`[seed N] ` before the text, as
-/// the SDKs write it), and the text after the mark.
-fn seed_mark(line: &str) -> (Option<u64>, &str) {
-    let marked = line.strip_prefix("[seed ").and_then(|rest| {
-        let (digits, text) = rest.split_once("] ")?;
-        Some((digits.parse::<u64>().ok()?, text))
-    });
-    match marked {
-        Some((seed, text)) => (Some(seed), text),
-        None => (None, line),
-    }
-}
-
-/// The seeds whose answers a process owes: the one awaited and the last
-/// sent ([`NO_SEED`]: none), for the log of its stderr.
-struct InFlight {
-    awaited: AtomicU64,
-    last_sent: AtomicU64,
-}
-
-impl InFlight {
-    fn new() -> Self {
-        InFlight {
-            awaited: AtomicU64::new(NO_SEED),
-            last_sent: AtomicU64::new(NO_SEED),
-        }
-    }
-
-    /// The seeds in flight, as (first, last): `(NO_SEED, _)` when none.
-    fn seeds(&self) -> (u64, u64) {
-        let awaited = self.awaited.load(Ordering::Relaxed);
-        let last = self.last_sent.load(Ordering::Relaxed);
-        match awaited {
-            NO_SEED => (NO_SEED, NO_SEED),
-            awaited => (awaited, last.max(awaited)),
-        }
-    }
-}
-
-/// `text` with its control characters escaped (`\r` as `\r`, others as
-/// `\u{..}`), cut at `most` characters with the length of the rest said.
-fn printable(text: &str, most: usize) -> String {
-    let mut out = String::new();
-    let mut count = 0;
-    for (at, c) in text.char_indices() {
-        let before = out.len();
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-        count += out[before..].chars().count();
-        if count > most {
-            out.truncate(before);
-            out.push_str(&format!(" ... ({} more bytes)", text.len() - at));
-            break;
-        }
-    }
-    out
 }
 
 /// Hands the program's stdout on, a line at a time, each at most

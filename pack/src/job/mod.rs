@@ -577,6 +577,13 @@ impl Job {
         }
     }
 
+    /// Why `stated` (a manifest's `job_id`) is not this job's id, if it is
+    /// not: the manifest's job and its id must agree.
+    pub fn id_differs(&self, stated: &str) -> Option<String> {
+        let id = self.id();
+        (id != stated).then(|| format!("its job hashes to {id}, not the job_id {stated} it names"))
+    }
+
     /// This job with its game program (and checker) found in `dir` instead
     /// of the folder it ran from: how a pack made elsewhere is verified
     /// (`--program-dir`). Refused unless the program's files there hash to

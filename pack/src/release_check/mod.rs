@@ -183,6 +183,33 @@ pub fn verify_release_with(
     verify_source(&root, &Source::Folder(root.clone()), options)
 }
 
+/// The job whose game judges the release's levels ([`Job::judge_for_verify`]),
+/// or the failure that says why there is none, as (what, why).
+fn judge_job(
+    manifest: &Manifest,
+    judge: ProgramSource<'_>,
+    carried: Option<&Path>,
+) -> Result<Job, (String, String)> {
+    manifest
+        .job
+        .judge_for_verify(&manifest.job_id, judge, carried)
+        .map_err(|e| {
+            let said = e.to_string();
+            let why = said.strip_prefix("invalid job: ").unwrap_or(&said);
+            match (judge, carried) {
+                (ProgramSource::Carried, Some(_)) => (
+                    format!("{}/{}/", dir::RELEASE, crate::job::PROGRAM_FOLDER),
+                    format!("the program the release carries cannot judge: {why}"),
+                ),
+                (ProgramSource::Carried, None) => (
+                    "manifest.json".into(),
+                    format!("the program the release carries cannot judge: {why}"),
+                ),
+                _ => ("manifest.json".into(), why.to_string()),
+            }
+        })
+}
+
 /// Checks the release whose files `source` reads (`path` names it in errors).
 fn verify_source(
     path: &Path,
@@ -210,15 +237,8 @@ fn verify_source(
     let sample = options.sample.map(|wanted| Sample::of(wanted, total));
     report.sample = sample;
     let sample = sample.unwrap_or(Sample { share: 1.0 });
-    if manifest.job.id() != manifest.job_id {
-        report.failures.push((
-            "manifest.json".into(),
-            format!(
-                "its job hashes to {}, not the job_id {} it names",
-                manifest.job.id(),
-                manifest.job_id
-            ),
-        ));
+    if let Some(why) = manifest.job.id_differs(&manifest.job_id) {
+        report.failures.push(("manifest.json".into(), why));
     }
     // A game program's release judged by the program the receiver names
     // (crate::job::ProgramSource), never by the command its manifest names.
@@ -227,31 +247,13 @@ fn verify_source(
         (ProgramSource::Carried, true) => source.program_dir(unpacked.path())?,
         _ => None,
     };
-    let job =
-        match manifest
-            .job
-            .judge_for_verify(&manifest.job_id, options.judge, carried.as_deref())
-        {
-            Ok(job) => job,
-            Err(e) => {
-                let said = e.to_string();
-                let why = said.strip_prefix("invalid job: ").unwrap_or(&said);
-                let what = match (options.judge, &carried) {
-                    (ProgramSource::Carried, Some(_)) => {
-                        format!("{}/{}/", dir::RELEASE, crate::job::PROGRAM_FOLDER)
-                    }
-                    _ => "manifest.json".into(),
-                };
-                let why = match options.judge {
-                    ProgramSource::Carried => {
-                        format!("the program the release carries cannot judge: {why}")
-                    }
-                    _ => why.to_string(),
-                };
-                report.failures.push((what, why));
-                return Ok(report);
-            }
-        };
+    let job = match judge_job(&manifest, options.judge, carried.as_deref()) {
+        Ok(job) => job,
+        Err(failure) => {
+            report.failures.push(failure);
+            return Ok(report);
+        }
+    };
     let job = &job;
     report.carried_program = carried.is_some();
     let games = match prepare(job) {
