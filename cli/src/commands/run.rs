@@ -57,6 +57,48 @@ fn workers_within_cores(asked: usize, cores: usize) -> usize {
     asked
 }
 
+/// A local worker's task: its report, or why it ended (a panic is a join
+/// error).
+type LocalWorker = tokio::task::JoinHandle<
+    Result<Result<pregen_worker::WorkerReport, pregen_worker::WorkerError>, tokio::task::JoinError>,
+>;
+
+/// Starts `n` local workers (`local-1`, ...) of `threads` threads on the
+/// coordinator at `url`; each says on the returned channel, as it ends,
+/// why it failed (`None`: it did not).
+fn spawn_workers(
+    n: usize,
+    url: &str,
+    token: &str,
+    threads: usize,
+    stop: &CancellationToken,
+) -> (
+    Vec<LocalWorker>,
+    tokio::sync::mpsc::Receiver<Option<String>>,
+) {
+    let (ended_tx, ended) = tokio::sync::mpsc::channel(n);
+    let workers = (0..n)
+        .map(|i| {
+            let mut config = WorkerConfig::new(url.to_string(), token.to_string());
+            config.threads = threads;
+            config.name = format!("local-{}", i + 1);
+            let worker = tokio::spawn(run_worker(config, stop.clone()));
+            let ended = ended_tx.clone();
+            tokio::spawn(async move {
+                let result = worker.await;
+                let error = match &result {
+                    Ok(Ok(_)) => None,
+                    Ok(Err(e)) => Some(e.to_string()),
+                    Err(e) => Some(e.to_string()),
+                };
+                let _ = ended.send(error).await;
+                result
+            })
+        })
+        .collect();
+    (workers, ended)
+}
+
 /// Runs the job with local workers until the pack is written.
 pub async fn run(args: RunArgs) -> Result<()> {
     crate::init_logs("warn");
@@ -93,33 +135,9 @@ pub async fn run(args: RunArgs) -> Result<()> {
         eprintln!("metrics on http://{m}/metrics");
     }
     let workers_stop = CancellationToken::new();
-    let workers: Vec<_> = (0..args.workers)
-        .map(|i| {
-            let mut config =
-                WorkerConfig::new(format!("http://{}", running.listening.grpc), token.clone());
-            config.threads = threads;
-            config.name = format!("local-{}", i + 1);
-            tokio::spawn(run_worker(config, workers_stop.clone()))
-        })
-        .collect();
+    let url = format!("http://{}", running.listening.grpc);
+    let (workers, mut ended) = spawn_workers(args.workers, &url, &token, threads, &workers_stop);
     let view = ProgressView::start(&pack, count, !args.no_progress, running.watch());
-    let (ended_tx, mut ended) = tokio::sync::mpsc::channel(args.workers);
-    let workers: Vec<_> = workers
-        .into_iter()
-        .map(|w| {
-            let ended = ended_tx.clone();
-            tokio::spawn(async move {
-                let result = w.await;
-                let error = match &result {
-                    Ok(Ok(_)) => None,
-                    Ok(Err(e)) => Some(e.to_string()),
-                    Err(e) => Some(e.to_string()),
-                };
-                let _ = ended.send(error).await;
-                result
-            })
-        })
-        .collect();
     // The run's own workers are its only workers: when every one of them
     // has stopped with an error (refused, say), nothing will finish the pack.
     let every_worker_failed = async {
