@@ -164,6 +164,26 @@ pub struct Verified {
     pub failures: Vec<(String, String)>,
 }
 
+/// What is wrong with the pack's manifest, as (what, why): its job against
+/// the id it states, and every file against the checksum it gives.
+fn manifest_failures(
+    pack: &PackDir,
+    manifest: &pregen_pack::manifest::Manifest,
+) -> Vec<(String, String)> {
+    let mut failures = Vec::new();
+    if let Some(why) = manifest.job.id_differs(&manifest.job_id) {
+        failures.push(("manifest.json".into(), why));
+    }
+    for (name, sum) in &manifest.files {
+        match sha256_file(&pack.root().join(name)) {
+            Ok(actual) if &actual == sum => {}
+            Ok(_) => failures.push((name.clone(), "its SHA-256 is not the manifest's".into())),
+            Err(e) => failures.push((name.clone(), e.to_string())),
+        }
+    }
+    failures
+}
+
 /// Checks everything about the pack in `dir` that can be derived again,
 /// independently of the run that wrote it: the manifest's job is the one its
 /// id names and every file has the checksum the manifest gives; every level
@@ -196,18 +216,8 @@ pub fn verify_with(
             .is_some_and(|e| !e.checker.is_empty()),
         ..Verified::default()
     };
+    verified.failures = manifest_failures(&pack, &manifest);
     let mut fail = |what: String, why: String| verified.failures.push((what, why));
-    if let Some(why) = manifest.job.id_differs(&manifest.job_id) {
-        fail("manifest.json".into(), why);
-    }
-    for (name, sum) in &manifest.files {
-        let path = pack.root().join(name);
-        match sha256_file(&path) {
-            Ok(actual) if &actual == sum => {}
-            Ok(_) => fail(name.clone(), "its SHA-256 is not the manifest's".into()),
-            Err(e) => fail(name.clone(), e.to_string()),
-        }
-    }
     // The levels' judge: the job's `[external] checker`, else its game.
     let judging = manifest
         .job

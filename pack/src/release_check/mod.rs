@@ -183,6 +183,57 @@ pub fn verify_release_with(
     verify_source(&root, &Source::Folder(root.clone()), options)
 }
 
+/// The release's manifest (`path` names it in errors).
+fn read_manifest(path: &Path, source: &Source) -> Result<Manifest, PackError> {
+    let manifest_path = path.join(dir::MANIFEST);
+    let text = source
+        .read(dir::MANIFEST)
+        .map_err(|e| PackError::invalid(&manifest_path, format!("cannot be read: {e}")))?;
+    serde_json::from_str(&text).map_err(|source| PackError::Json {
+        path: manifest_path,
+        source,
+    })
+}
+
+/// The release's job checked against its id, and the job and games that
+/// judge its levels: a game program's the one the receiver names
+/// (crate::job::ProgramSource), never the command its manifest names, a
+/// carried copy unpacked into `unpacked`. `None` when nothing can judge,
+/// the failures saying why.
+fn judged_by(
+    source: &Source,
+    manifest: &Manifest,
+    judge: ProgramSource<'_>,
+    unpacked: &tempfile::TempDir,
+    report: &mut ReleaseReport,
+) -> Result<Option<(Job, Games)>, PackError> {
+    if let Some(why) = manifest.job.id_differs(&manifest.job_id) {
+        report.failures.push(("manifest.json".into(), why));
+    }
+    let carried = match (judge, manifest.job.is_external()) {
+        (ProgramSource::Carried, true) => source.program_dir(unpacked.path())?,
+        _ => None,
+    };
+    let job = match judge_job(manifest, judge, carried.as_deref()) {
+        Ok(job) => job,
+        Err(failure) => {
+            report.failures.push(failure);
+            return Ok(None);
+        }
+    };
+    report.carried_program = carried.is_some();
+    match prepare(&job) {
+        Ok(games) => Ok(Some((job, games))),
+        Err(e) => {
+            report.failures.push((
+                "manifest.json".into(),
+                format!("its game cannot be run: {e}"),
+            ));
+            Ok(None)
+        }
+    }
+}
+
 /// The job whose game judges the release's levels ([`Job::judge_for_verify`]),
 /// or the failure that says why there is none, as (what, why).
 fn judge_job(
@@ -216,14 +267,7 @@ fn verify_source(
     source: &Source,
     options: VerifyOptions<'_>,
 ) -> Result<ReleaseReport, PackError> {
-    let manifest_path = path.join(dir::MANIFEST);
-    let text = source
-        .read(dir::MANIFEST)
-        .map_err(|e| PackError::invalid(&manifest_path, format!("cannot be read: {e}")))?;
-    let manifest: Manifest = serde_json::from_str(&text).map_err(|source| PackError::Json {
-        path: manifest_path.clone(),
-        source,
-    })?;
+    let manifest = read_manifest(path, source)?;
     let mut report = ReleaseReport::default();
     let listed = check_sums(path, source, &manifest, &mut report)?;
     if options.sums_only {
@@ -237,35 +281,13 @@ fn verify_source(
     let sample = options.sample.map(|wanted| Sample::of(wanted, total));
     report.sample = sample;
     let sample = sample.unwrap_or(Sample { share: 1.0 });
-    if let Some(why) = manifest.job.id_differs(&manifest.job_id) {
-        report.failures.push(("manifest.json".into(), why));
-    }
-    // A game program's release judged by the program the receiver names
-    // (crate::job::ProgramSource), never by the command its manifest names.
+    // Unpacked here a carried program lives while the check runs.
     let unpacked = tempfile::tempdir().map_err(PackError::io("create", std::env::temp_dir()))?;
-    let carried = match (options.judge, manifest.job.is_external()) {
-        (ProgramSource::Carried, true) => source.program_dir(unpacked.path())?,
-        _ => None,
-    };
-    let job = match judge_job(&manifest, options.judge, carried.as_deref()) {
-        Ok(job) => job,
-        Err(failure) => {
-            report.failures.push(failure);
-            return Ok(report);
-        }
+    let Some((job, games)) = judged_by(source, &manifest, options.judge, &unpacked, &mut report)?
+    else {
+        return Ok(report);
     };
     let job = &job;
-    report.carried_program = carried.is_some();
-    let games = match prepare(job) {
-        Ok(games) => games,
-        Err(e) => {
-            report.failures.push((
-                "manifest.json".into(),
-                format!("its game cannot be run: {e}"),
-            ));
-            return Ok(report);
-        }
-    };
     report.by_program = games.0.is_external();
     report.by_checker = job.external.as_ref().is_some_and(|e| !e.checker.is_empty());
     let model = job.rating_model().ok();
