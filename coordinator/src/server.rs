@@ -426,8 +426,22 @@ fn resume(
     Ok((scheduler, log, resumed_seeds))
 }
 
+/// Why a stratum of `job` gave up, in words, with the seeds that ended in
+/// an error ([`errors_said`]).
+fn exhausted_message(e: &crate::scheduler::Exhausted, job: &Job, progress: &Progress) -> String {
+    let name = job
+        .plan()
+        .get(e.stratum)
+        .filter(|p| !p.name.is_empty())
+        .map(|p| format!(" (stratum `{}`)", p.name))
+        .unwrap_or_default();
+    let mut message = stratum_gave_up(e, &name);
+    message.push_str(&errors_said(progress));
+    message
+}
+
 /// Why a stratum gave up, in words: `name` is ` (stratum `NAME`)` or empty.
-fn exhausted_message(e: &crate::scheduler::Exhausted, name: &str) -> String {
+fn stratum_gave_up(e: &crate::scheduler::Exhausted, name: &str) -> String {
     let Some(band) = e.band else {
         return format!(
             "max_seeds reached{name}: {} distinct levels accepted of {} wanted after {} seeds; \
@@ -571,15 +585,10 @@ impl RunningJob {
         }
         let exhausted = self.shared.scheduler().exhausted();
         if let Some(e) = exhausted {
-            let name = job
-                .plan()
-                .get(e.stratum)
-                .filter(|p| !p.name.is_empty())
-                .map(|p| format!(" (stratum `{}`)", p.name))
-                .unwrap_or_default();
-            let mut message = exhausted_message(&e, &name);
-            message.push_str(&errors_said(&self.shared.scheduler().progress()));
-            return Err(CoordinatorError::Exhausted(message));
+            let progress = self.shared.scheduler().progress();
+            return Err(CoordinatorError::Exhausted(exhausted_message(
+                &e, job, &progress,
+            )));
         }
         let selection = self.shared.scheduler().take_selection().ok_or_else(|| {
             CoordinatorError::server("the pack's selection")("not complete".into())

@@ -341,34 +341,38 @@ pub fn run(command: AnalysisCommand) -> Result<()> {
             job,
         } => {
             let judge = super::program_source(program_dir.as_deref(), job.as_deref(), false);
-            let verified = pregen_analysis::verify_with(&pack, judge)?;
-            for (id, why) in &verified.failures {
-                eprintln!("{id}: {why}");
-            }
-            if !verified.failures.is_empty() {
-                bail!(
-                    "{} of {} levels failed",
-                    verified.failures.len(),
-                    verified.levels
-                );
-            }
-            if verified.by_program {
-                let judge = match verified.by_checker {
-                    true => "the job's checker program",
-                    false => "the game program's own check",
-                };
-                println!(
-                    "{} levels accepted by {judge} (pregen checked their hashes, layouts and the \
-                     job; the rules are the program's); hashes match",
-                    verified.levels
-                );
-            } else {
-                println!(
-                    "{} levels replayed to a win under the rules; hashes match",
-                    verified.levels
-                );
-            }
-            Ok(())
+            say_verified(&pregen_analysis::verify_with(&pack, judge)?)
         }
     }
+}
+
+/// What `analysis verify` found, on stderr (each failure) and stdout.
+fn say_verified(verified: &pregen_analysis::Verified) -> Result<()> {
+    for (id, why) in &verified.failures {
+        eprintln!("{id}: {why}");
+    }
+    if !verified.failures.is_empty() {
+        bail!(
+            "{} of {} levels failed",
+            verified.failures.len(),
+            verified.levels
+        );
+    }
+    if verified.by_program {
+        let judge = match verified.by_checker {
+            true => "the job's checker program",
+            false => "the game program's own check",
+        };
+        println!(
+            "{} levels accepted by {judge} (pregen checked their hashes, layouts and the \
+             job; the rules are the program's); hashes match",
+            verified.levels
+        );
+    } else {
+        println!(
+            "{} levels replayed to a win under the rules; hashes match",
+            verified.levels
+        );
+    }
+    Ok(())
 }
