@@ -187,10 +187,15 @@ fn manifest_failures(
 /// Checks everything about the pack in `dir` that can be derived again,
 /// independently of the run that wrote it: the manifest's job is the one its
 /// id names and every file has the checksum the manifest gives; every level
-/// passes its game's checks with its stratum's params (JSON form, hash,
-/// layout, well-formedness, params fit, a replay to a win in `moves` moves);
-/// and the tiers are sorted by difficulty, each tier's levels no easier than
-/// the tier before.
+/// passes the level audit the coordinator held it to ([`LevelAudit`]: its
+/// seed in its stratum, its judge's check with its stratum's params (JSON
+/// form, hash, layout, well-formedness, params fit, a replay to a win in
+/// `moves` moves), its seed's making of it where the game makes levels
+/// again, its difficulty the job's model's rating of its metrics); and the
+/// tiers are sorted by difficulty, each tier's levels no easier than the
+/// tier before.
+///
+/// [`LevelAudit`]: pregen_pack::audit::LevelAudit
 pub fn verify(dir: &Path) -> Result<Verified, AnalysisError> {
     verify_with(dir, pregen_pack::job::ProgramSource::Unnamed)
 }
@@ -217,82 +222,134 @@ pub fn verify_with(
         ..Verified::default()
     };
     verified.failures = manifest_failures(&pack, &manifest);
-    let mut fail = |what: String, why: String| verified.failures.push((what, why));
     // The levels' judge: the job's `[external] checker`, else its game.
     let judging = manifest
         .job
         .judge_for_verify(&manifest.job_id, judge, None)?;
-    let games: Vec<_> = judging
-        .judging_strata()?
-        .into_iter()
-        .map(|(_, g)| g)
-        .collect();
+    let audit = pregen_pack::audit::LevelAudit::new(&judging)?;
     let mut easiest_allowed = f64::NEG_INFINITY;
     for (tier, part) in pack.level_parts()? {
         let mut hardest = f64::NEG_INFINITY;
         for batch in read_batches(&part)? {
-            let column = |name: &str| text_column(&batch, name, &part);
-            let (id, layout, json, solution, hash) = (
-                column(c::LEVEL_ID)?,
-                column(c::LAYOUT)?,
-                column(c::LEVEL_JSON)?,
-                column(c::SOLUTION)?,
-                column(c::LEVEL_HASH)?,
-            );
-            let difficulty = f64_column(&batch, c::DIFFICULTY, &part)?;
-            let moves = u32_column(&batch, c::MOVES, &part)?;
-            let optimal = bool_column(&batch, c::MOVES_OPTIMAL, &part)?;
-            let strata = u32_column(&batch, c::STRATUM, &part)?;
-            let metrics = metrics_column(&batch)
-                .ok_or_else(|| PackError::invalid(&part, "no `metrics` map column"))?;
-            // Each stratum's levels of the batch checked in one call (a game
-            // program is sent them at once).
-            let mut asked: Vec<Vec<(String, Candidate)>> =
-                games.iter().map(|_| Vec::new()).collect();
-            for i in 0..batch.num_rows() {
-                verified.levels += 1;
-                let name = id.value(i).to_string();
-                if difficulty[i] < hardest.max(easiest_allowed) {
-                    fail(
-                        name.clone(),
-                        format!("out of difficulty order in tier {tier}"),
-                    );
+            let levels = stored_levels(&batch, &part)?;
+            verified.levels += levels.len() as u64;
+            for level in &levels {
+                if level.level.difficulty < hardest.max(easiest_allowed) {
+                    verified
+                        .failures
+                        .push((level.id.clone(), format!("out of difficulty order in tier {tier}")));
                 }
-                hardest = hardest.max(difficulty[i]);
-                let Some(game) = games.get(strata[i] as usize) else {
-                    fail(name, format!("stratum {} is not in the job", strata[i]));
-                    continue;
-                };
-                let level = Candidate {
-                    difficulty: difficulty[i],
-                    moves: moves[i],
-                    moves_optimal: optimal[i],
-                    layout: layout.value(i).to_string(),
-                    level_json: json.value(i).to_string(),
-                    solution: solution.value(i).to_string(),
-                    metrics: metrics(i).into_iter().collect(),
-                    level_hash: hash.value(i).to_string(),
-                    canonical: None,
-                };
-                match game.canonical_hash(&level.level_json) {
-                    Ok(canonical) => {
-                        asked[strata[i] as usize].push((name, Candidate { canonical, ..level }))
-                    }
-                    Err(e) => fail(name, e.to_string()),
-                }
+                hardest = hardest.max(level.level.difficulty);
             }
-            for (game, asked) in games.iter().zip(asked) {
-                let levels: Vec<&Candidate> = asked.iter().map(|(_, level)| level).collect();
-                for ((name, _), checked) in asked.iter().zip(game.check_many(&levels)) {
-                    if let Err(e) = checked {
-                        fail(name.clone(), e.to_string());
-                    }
-                }
-            }
+            verified.failures.extend(audit_levels(&audit, &levels));
         }
         easiest_allowed = hardest;
     }
     Ok(verified)
+}
+
+/// A level as a pack's Parquet file stores it.
+struct StoredLevel {
+    id: String,
+    seed: u64,
+    stratum: u32,
+    level: Candidate,
+}
+
+/// The levels of one record batch of a levels file (`part` names it).
+fn stored_levels(
+    batch: &arrow_array::RecordBatch,
+    part: &Path,
+) -> Result<Vec<StoredLevel>, AnalysisError> {
+    let column = |name: &str| text_column(batch, name, part);
+    let (id, layout, json, solution, hash) = (
+        column(c::LEVEL_ID)?,
+        column(c::LAYOUT)?,
+        column(c::LEVEL_JSON)?,
+        column(c::SOLUTION)?,
+        column(c::LEVEL_HASH)?,
+    );
+    let difficulty = f64_column(batch, c::DIFFICULTY, part)?;
+    let moves = u32_column(batch, c::MOVES, part)?;
+    let optimal = bool_column(batch, c::MOVES_OPTIMAL, part)?;
+    let strata = u32_column(batch, c::STRATUM, part)?;
+    let seeds = u64_column(batch, c::SEED, part)?;
+    let metrics =
+        metrics_column(batch).ok_or_else(|| PackError::invalid(part, "no `metrics` map column"))?;
+    Ok((0..batch.num_rows())
+        .map(|i| StoredLevel {
+            id: id.value(i).to_string(),
+            seed: seeds[i],
+            stratum: strata[i],
+            level: Candidate {
+                difficulty: difficulty[i],
+                moves: moves[i],
+                moves_optimal: optimal[i],
+                layout: layout.value(i).to_string(),
+                level_json: json.value(i).to_string(),
+                solution: solution.value(i).to_string(),
+                metrics: metrics(i).into_iter().collect(),
+                level_hash: hash.value(i).to_string(),
+                canonical: None,
+            },
+        })
+        .collect())
+}
+
+/// Levels audited together by one thread (a game program is sent them at
+/// once).
+const AUDIT_CHUNK: usize = 256;
+
+/// The level audit of stored levels, on every thread, as (level id, what is
+/// wrong) in the levels' order: each level's stratum against its seed's, and
+/// the audit of the level with its canonical form.
+fn audit_levels(
+    audit: &pregen_pack::audit::LevelAudit,
+    levels: &[StoredLevel],
+) -> Vec<(String, String)> {
+    use pregen_pack::audit::Finding;
+    use rayon::prelude::*;
+    levels
+        .par_chunks(AUDIT_CHUNK)
+        .flat_map_iter(|chunk| {
+            let mut failures = Vec::new();
+            let mut asked = Vec::new();
+            for stored in chunk {
+                let seed = stored.seed;
+                let stratum = match audit.stratum(seed) {
+                    Ok(is) if is == stored.stratum as usize => is,
+                    Ok(is) => {
+                        let claimed = stored.stratum;
+                        let finding = Finding::Stratum { seed, claimed, is };
+                        failures.push((stored.id.clone(), finding.to_string()));
+                        continue;
+                    }
+                    Err(finding) => {
+                        failures.push((stored.id.clone(), finding.to_string()));
+                        continue;
+                    }
+                };
+                match audit.judges()[stratum].canonical_hash(&stored.level.level_json) {
+                    Ok(canonical) => {
+                        let level = Candidate {
+                            canonical,
+                            ..stored.level.clone()
+                        };
+                        asked.push((stored.id.clone(), seed, level));
+                    }
+                    Err(e) => failures.push((stored.id.clone(), e.to_string())),
+                }
+            }
+            let levels: Vec<(u64, &Candidate)> =
+                asked.iter().map(|(_, seed, level)| (*seed, level)).collect();
+            for ((id, _, _), audited) in asked.iter().zip(audit.audit(&levels)) {
+                if let Err(finding) = audited {
+                    failures.push((id.clone(), finding.to_string()));
+                }
+            }
+            failures
+        })
+        .collect()
 }
 
 /// The levels of the pack in `dir` (of one tier, or all), in tier and then

@@ -573,6 +573,77 @@ fn verify_names_every_tampered_file() {
     assert!(out.contains("does not fit the params"), "{out}");
 }
 
+/// A levels file's difficulty edited (one level made harder, keeping the
+/// tier's order) and the manifest's checksum of it made anew: `analysis
+/// verify` re-rates the level with the job's model and refuses it, naming
+/// the level and both figures.
+#[test]
+fn verify_refuses_a_forged_difficulty_with_its_checksum_rewritten() {
+    use arrow_array::{Array, Float64Array, RecordBatch};
+    use parquet::arrow::ArrowWriter;
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pack = run_pack(dir.path(), &crate::common::job_text(60), 1);
+    let mut files = Vec::new();
+    parquet_files(&pack.join("levels"), &mut files);
+    files.sort();
+    let last = files.last().expect("a levels file").clone();
+    let reader = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&last).expect("open"))
+        .expect("parquet");
+    let schema = reader.schema().clone();
+    let batches: Vec<RecordBatch> = reader
+        .build()
+        .expect("reader")
+        .collect::<Result<_, _>>()
+        .expect("batches");
+    let at = schema.index_of("difficulty").expect("difficulty column");
+    let out = std::fs::File::create(&last).expect("create");
+    let mut writer = ArrowWriter::try_new(out, schema.clone(), None).expect("writer");
+    for (b, batch) in batches.iter().enumerate() {
+        let mut columns = batch.columns().to_vec();
+        let old = columns[at]
+            .as_any()
+            .downcast_ref::<Float64Array>()
+            .expect("f64");
+        let mut values: Vec<f64> = old.values().to_vec();
+        if b + 1 == batches.len() {
+            // The hardest level of the last tier, harder still: no order broken.
+            *values.last_mut().expect("a level") += 0.5;
+        }
+        columns[at] = Arc::new(Float64Array::from(values));
+        writer
+            .write(&RecordBatch::try_new(schema.clone(), columns).expect("batch"))
+            .expect("write");
+    }
+    writer.close().expect("close");
+    let name = last
+        .strip_prefix(&pack)
+        .expect("inside the pack")
+        .to_string_lossy()
+        .into_owned();
+    let manifest_path = pack.join("manifest.json");
+    let manifest = std::fs::read_to_string(&manifest_path).expect("read");
+    let listed: serde_json::Value = serde_json::from_str(&manifest).expect("json");
+    let old_sum = listed["files"][&name].as_str().expect("the file's sum");
+    let sum = pregen_pack::durable::sha256_file(&last).expect("sum");
+    std::fs::write(&manifest_path, manifest.replacen(old_sum, &sum, 1)).expect("write");
+    let verify = pregen()
+        .args(["analysis", "verify"])
+        .arg(&pack)
+        .output()
+        .expect("run verify");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&verify.stdout),
+        String::from_utf8_lossy(&verify.stderr)
+    );
+    assert!(!verify.status.success(), "{said}");
+    assert!(said.contains("is not the rating of its metrics"), "{said}");
+    assert!(!said.contains("out of difficulty order"), "{said}");
+    assert!(!said.contains("SHA-256"), "{said}");
+}
+
 /// Rewrites a Parquet file as another tool might: `compression`, row groups
 /// of `rows_per_group` rows, the same schema and rows.
 fn rewrite_parquet(

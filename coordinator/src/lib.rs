@@ -230,17 +230,21 @@ pub enum ResumeError {
 
 /// A stored level's refusal, in the words of a resume.
 fn forged_words(refused: &trust::Refused) -> String {
+    use pregen_pack::audit::Finding;
     const CHANGED: &str = "the log was changed after it was written; move the pack's commit/ \
                            folder away to start afresh";
     match refused {
-        trust::Refused::NotTheJobs { seed } => {
+        trust::Refused::Level(Finding::NotTheJobs { seed }) => {
             format!("the commit log holds seed {seed}, not one of the job's")
         }
-        trust::Refused::Check { seed, error } => format!(
+        trust::Refused::Level(Finding::Stratum { seed, .. }) => {
+            format!("the commit log holds seed {seed} in another stratum than its own: {CHANGED}")
+        }
+        trust::Refused::Level(Finding::Check { seed, error }) => format!(
             "the commit log's level for seed {seed} fails the coordinator's check ({error}): \
              {CHANGED}"
         ),
-        trust::Refused::Unrated { seed, error } => format!("seed {seed}: {error}"),
+        trust::Refused::Level(Finding::Unrated { seed, error }) => format!("seed {seed}: {error}"),
         trust::Refused::NoBand { seed } => format!(
             "the commit log says seed {seed} is `out of band`, and its stratum has no band its \
              workers apply: {CHANGED}"
@@ -248,11 +252,11 @@ fn forged_words(refused: &trust::Refused) -> String {
         trust::Refused::ForeignReason { seed, code, game } => format!(
             "the commit log's reason for seed {seed} is `{code}`, not one {game} gives: {CHANGED}"
         ),
-        trust::Refused::Difficulty {
+        trust::Refused::Level(Finding::Difficulty {
             seed,
             claimed,
             rated,
-        } => format!(
+        }) => format!(
             "the commit log's difficulty for seed {seed} is {claimed} but the job's rating model \
              rates its metrics {rated}: {CHANGED}"
         ),

@@ -5,52 +5,31 @@
 //! ([`Trust::rate`]). Everything here is blocking: callers on the async
 //! threads run it with `spawn_blocking`.
 //!
-//! The checks, in order:
-//! 1. the seed is one of the job's, in the stratum its lease (or its place
-//!    in seed order) says;
-//! 2. the level passes its judge's check (the job's `[external] checker`
-//!    when it names one, else the game itself) and, for games that make
-//!    levels cheaply again, is the level its seed makes;
-//! 3. its difficulty is a rating of its metrics. A worker sends the game's
-//!    built-in model's rating (the one its band check used, for its band is
-//!    the built-in model's): a worker whose difficulty is not that rating
-//!    runs another build or lies. The coordinator then rates the level by
-//!    the job's model, which is what the commit log stores, and what a
-//!    stored level is held to on resume.
+//! A level is held to the level audit ([`LevelAudit`], shared with both
+//! verifies): its seed one of the job's, its judge's check, its seed's
+//! making of it, its difficulty a rating of its metrics. On top of it, a
+//! seed's reason must be one its game gives. A worker sends the game's
+//! built-in model's rating (the one its band check used, for its band is
+//! the built-in model's): a worker whose difficulty is not that rating runs
+//! another build or lies. The coordinator then rates the level by the
+//! job's model, which is what the commit log stores, and what a stored
+//! level is held to on resume.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use pregen_games::rating::{Model, RatingError};
+use pregen_games::rating::Model;
 use pregen_games::{Budget, Candidate, CheckError, PreparedGame};
+use pregen_pack::audit::{Finding, LevelAudit};
 use pregen_pack::{Job, PackError, SeedRecord};
 
 /// Why a level does not count: its worker is refused (live), or the commit
 /// log is refused (on resume).
 #[derive(Debug, thiserror::Error)]
 pub enum Refused {
-    /// The seed is not one of the job's.
-    #[error("seed {seed} is not one of the job's")]
-    NotTheJobs {
-        /// The seed.
-        seed: u64,
-    },
-    /// The level fails its judge's check, or is not the level its seed makes.
-    #[error("{error}")]
-    Check {
-        /// The seed.
-        seed: u64,
-        /// What the check found.
-        error: CheckError,
-    },
-    /// The model cannot rate the level's metrics.
-    #[error("{error}")]
-    Unrated {
-        /// The seed.
-        seed: u64,
-        /// Why.
-        error: RatingError,
-    },
+    /// The level fails the level audit.
+    #[error("{0}")]
+    Level(#[from] Finding),
     /// `out of band` from a stratum whose workers are given no band: a
     /// verdict the job cannot give.
     #[error("seed {seed}: `out of band` from a stratum with no difficulty band its workers apply")]
@@ -69,28 +48,14 @@ pub enum Refused {
         /// The stratum's game.
         game: pregen_games::GameKind,
     },
-    /// The level's difficulty is not the model's rating of its metrics.
-    #[error("difficulty {claimed} is not the rating of its metrics ({rated})")]
-    Difficulty {
-        /// The seed.
-        seed: u64,
-        /// The difficulty the level came with.
-        claimed: f64,
-        /// The model's rating.
-        rated: f64,
-    },
 }
 
 impl Refused {
     /// The seed whose level is refused.
     pub fn seed(&self) -> u64 {
         match self {
-            Refused::NotTheJobs { seed }
-            | Refused::Check { seed, .. }
-            | Refused::Unrated { seed, .. }
-            | Refused::ForeignReason { seed, .. }
-            | Refused::NoBand { seed }
-            | Refused::Difficulty { seed, .. } => *seed,
+            Refused::Level(finding) => finding.seed(),
+            Refused::ForeignReason { seed, .. } | Refused::NoBand { seed } => *seed,
         }
     }
 }
@@ -112,27 +77,19 @@ pub enum Batch {
 /// The job's games and models, as the checks use them.
 #[derive(Debug)]
 pub struct Trust {
-    /// Each stratum's first seed, in order.
-    firsts: Vec<u64>,
-    /// Per stratum, the game with its params (and band): runs seeds, and
-    /// says whether a level is the one its seed makes.
-    games: Arc<Vec<PreparedGame>>,
+    /// The job's level audit: its games, judges and model.
+    audit: LevelAudit,
     /// Per stratum, whether its workers refuse a level outside its band
     /// themselves (`out of band`): no worker of another stratum gives it.
     banded: Vec<bool>,
-    /// Per stratum, the job's `[external] checker`, which checks levels in
-    /// the game's place when the job names one.
-    checkers: Option<Vec<PreparedGame>>,
     /// The job's node budget.
     max_nodes: u64,
     /// The job's watchdog per seed.
     watchdog: Duration,
-    /// The job's rating model.
-    model: Model,
     /// The game's built-in model, which workers rate with.
     built_in: Model,
-    /// Whether the two models are one: the job's rating is then the
-    /// worker's, already checked.
+    /// Whether the job's model is the built-in one: the job's rating is
+    /// then the worker's, already checked.
     same_models: bool,
 }
 
@@ -140,49 +97,29 @@ impl Trust {
     /// The trust policy for `job`'s levels. Starts the job's game program (and
     /// its checker) when it names one.
     pub fn new(job: &Job) -> Result<Trust, PackError> {
-        let bands = job.run_bands();
-        let banded = bands.iter().map(Option::is_some).collect();
-        let (firsts, games): (Vec<u64>, Vec<PreparedGame>) = job
-            .prepared_strata()?
-            .into_iter()
-            .zip(bands)
-            .map(|((first, game), band)| (first, game.with_band(band)))
-            .unzip();
-        let checkers = match job.checker_kind()? {
-            Some(_) => Some(job.judging_strata()?.into_iter().map(|(_, g)| g).collect()),
-            None => None,
-        };
-        let model = job.rating_model()?;
+        let audit = LevelAudit::new(job)?;
         let built_in = job
             .game_kind()?
             .default_model()
             .map_err(|e| PackError::Job(e.to_string()))?;
         Ok(Trust {
-            firsts,
-            games: Arc::new(games),
-            banded,
-            checkers,
+            banded: job.run_bands().iter().map(Option::is_some).collect(),
             max_nodes: job.budget.max_nodes,
             watchdog: Duration::from_millis(job.budget.watchdog_ms),
-            same_models: model.sha256() == built_in.sha256(),
-            model,
+            same_models: audit.model().sha256() == built_in.sha256(),
+            audit,
             built_in,
         })
     }
 
     /// Per stratum, the game with its params.
     pub fn games(&self) -> &Arc<Vec<PreparedGame>> {
-        &self.games
-    }
-
-    /// Per stratum, the game that judges its levels.
-    fn judges(&self) -> &[PreparedGame] {
-        self.checkers.as_deref().unwrap_or(&self.games)
+        self.audit.games()
     }
 
     /// Whether the job's game makes levels again from their seeds.
     pub fn regenerates(&self) -> bool {
-        self.games.iter().all(PreparedGame::regenerates)
+        self.games().iter().all(PreparedGame::regenerates)
     }
 
     /// A seed's budget as a worker runs it: the job's nodes and watchdog,
@@ -194,7 +131,7 @@ impl Trust {
 
     /// Sets an accepted record's difficulty to the job's model's rating.
     pub fn rate(&self, record: &mut SeedRecord) -> Result<(), Refused> {
-        rate(&self.model, record)
+        rate(self.audit.model(), record)
     }
 
     /// Checks a worker's batch, `strata` giving each record's stratum (from
@@ -202,8 +139,19 @@ impl Trust {
     /// model cannot rate becomes that seed's `error`: the seed's fault, not
     /// the worker's.
     pub fn admit_batch(&self, mut records: Vec<(u64, SeedRecord)>, strata: &[u32]) -> Batch {
-        let budget = Budget::nodes(self.max_nodes);
-        let checks = check_levels(self.judges(), &records, strata);
+        let asked: Vec<(usize, &Candidate)> = records
+            .iter()
+            .zip(strata)
+            .filter_map(|((_, record), &stratum)| Some((stratum as usize, record.level.as_ref()?)))
+            .collect();
+        let mut checked = self.audit.check_many(&asked).into_iter();
+        let checks: Vec<Result<(), CheckError>> = records
+            .iter()
+            .map(|(_, record)| match record.level {
+                Some(_) => checked.next().unwrap_or(Ok(())),
+                None => Ok(()),
+            })
+            .collect();
         let mut failed = checks.iter().filter_map(|c| c.as_ref().err());
         if let Some(broken) = failed.find(|e| e.is_broken()) {
             // The coordinator's own program failed (a crash, a kill, no
@@ -216,7 +164,7 @@ impl Trust {
             if let Err(refused) = self.own_reason(stratum as usize, record) {
                 return Batch::Forged(refused);
             }
-            let (Some(level), Some(game)) = (&record.level, self.games.get(stratum as usize))
+            let (Some(level), Some(game)) = (&record.level, self.games().get(stratum as usize))
             else {
                 continue;
             };
@@ -226,7 +174,7 @@ impl Trust {
                 return Batch::ProgramFault(fault);
             }
             if let Err(e) = &check
-                && self.checkers.is_some()
+                && self.audit.has_checker()
                 && self.generator_makes(game, seed, level)
             {
                 // The job's checker refuses the level the generator itself
@@ -234,20 +182,12 @@ impl Trust {
                 checker_refuses(record, e);
                 continue;
             }
-            if let Err(error) = check.and_then(|()| game.made_by(seed, &level.level_json, &budget))
+            if let Err(finding) = check
+                .map_err(|error| Finding::Check { seed, error })
+                .and_then(|()| self.audit.made_by(stratum as usize, seed, level))
+                .and_then(|()| LevelAudit::rated_by(&self.built_in, seed, level))
             {
-                return Batch::Forged(Refused::Check { seed, error });
-            }
-            let rated = match rating(&self.built_in, seed, level) {
-                Ok(rated) => rated,
-                Err(refused) => return Batch::Forged(refused),
-            };
-            if rated.to_bits() != level.difficulty.to_bits() {
-                return Batch::Forged(Refused::Difficulty {
-                    seed,
-                    claimed: level.difficulty,
-                    rated,
-                });
+                return Batch::Forged(finding.into());
             }
             if self.same_models {
                 continue;
@@ -269,7 +209,7 @@ impl Trust {
     /// Refuses a record whose reason is of a code its stratum's game does
     /// not give.
     fn own_reason(&self, stratum: usize, record: &SeedRecord) -> Result<(), Refused> {
-        let (Some(reason), Some(game)) = (&record.reason, self.games.get(stratum)) else {
+        let (Some(reason), Some(game)) = (&record.reason, self.games().get(stratum)) else {
             return Ok(());
         };
         if reason.code == pregen_pack::Code::OutOfBand
@@ -298,7 +238,7 @@ impl Trust {
         level: &Candidate,
         error: &CheckError,
     ) -> Option<String> {
-        if self.checkers.is_some() || !game.kind().is_external() {
+        if self.audit.has_checker() || !game.kind().is_external() {
             return None;
         }
         self.generator_makes(game, seed, level).then(|| {
@@ -313,10 +253,10 @@ impl Trust {
     /// an accepted level the job's checker refuses is the seed's `error`
     /// ([`checker_refuses`]), so that its run and a worker's agree.
     pub fn judge_own(&self, stratum: u32, record: &mut SeedRecord) -> Result<(), String> {
-        let (Some(checkers), Some(level)) = (&self.checkers, &record.level) else {
+        let Some(level) = record.level.as_ref().filter(|_| self.audit.has_checker()) else {
             return Ok(());
         };
-        let Some(checker) = checkers.get(stratum as usize) else {
+        let Some(checker) = self.audit.judges().get(stratum as usize) else {
             return Ok(());
         };
         match checker.check(level) {
@@ -349,55 +289,25 @@ impl Trust {
     /// params, is refused rather than merged. Its difficulty is the job's
     /// model's rating (the log stores that one).
     pub fn admit_stored(&self, record: &SeedRecord) -> Result<(), Refused> {
-        let seed = record.seed;
-        let stratum = self
-            .firsts
-            .iter()
-            .rposition(|&first| first <= seed)
-            .ok_or(Refused::NotTheJobs { seed })?;
+        let stratum = self.audit.stratum(record.seed)?;
         self.own_reason(stratum, record)?;
         let Some(level) = &record.level else {
             return Ok(());
         };
-        let rated = rating(&self.model, seed, level)?;
-        if rated.to_bits() != level.difficulty.to_bits() {
-            return Err(Refused::Difficulty {
-                seed,
-                claimed: level.difficulty,
-                rated,
-            });
-        }
-        let budget = Budget::nodes(self.max_nodes);
-        self.judges()[stratum]
-            .check(level)
-            .and_then(|()| self.games[stratum].made_by(seed, &level.level_json, &budget))
-            .map_err(|error| Refused::Check { seed, error })
+        let audited = self.audit.audit(&[(record.seed, level)]);
+        Ok(audited.into_iter().next().unwrap_or(Ok(()))?)
     }
-}
-
-/// `model`'s rating of an accepted level.
-fn rating(
-    model: &Model,
-    seed: u64,
-    level: &pregen_pack::record::LevelRecord,
-) -> Result<f64, Refused> {
-    model
-        .rate(Model::features(&level.metrics, level.moves))
-        .map_err(|error| Refused::Unrated { seed, error })
 }
 
 /// Sets an accepted record's difficulty to `model`'s rating of it.
 pub fn rate(model: &Model, record: &mut SeedRecord) -> Result<(), Refused> {
     let seed = record.seed;
     if let Some(level) = record.level.as_mut() {
-        level.difficulty = rating(model, seed, level)?;
+        level.difficulty = LevelAudit::rating(model, seed, level)?;
     }
     Ok(())
 }
 
-/// [`PreparedGame::check`] of every record's level (`Ok` for a record
-/// without one), each stratum's levels checked in one call, so that a game
-/// program is sent them at once.
 /// `record`'s level, which the job's checker refuses (`why`), made the
 /// seed's `error`: the level the generator makes for it, judged by the job.
 fn checker_refuses(record: &mut SeedRecord, why: &CheckError) {
@@ -411,30 +321,6 @@ fn checker_refuses(record: &mut SeedRecord, why: &CheckError) {
         pregen_pack::Code::Internal,
         detail,
     ));
-}
-
-fn check_levels(
-    games: &[PreparedGame],
-    records: &[(u64, SeedRecord)],
-    strata: &[u32],
-) -> Vec<Result<(), CheckError>> {
-    let mut checks: Vec<Result<(), CheckError>> = records.iter().map(|_| Ok(())).collect();
-    for (index, game) in games.iter().enumerate() {
-        let (at, levels): (Vec<usize>, Vec<&Candidate>) = records
-            .iter()
-            .zip(strata)
-            .enumerate()
-            .filter(|(_, (_, stratum))| **stratum as usize == index)
-            .filter_map(|(i, ((_, record), _))| Some((i, record.level.as_ref()?)))
-            .unzip();
-        if levels.is_empty() {
-            continue;
-        }
-        for (i, check) in at.into_iter().zip(game.check_many(&levels)) {
-            checks[i] = check;
-        }
-    }
-    checks
 }
 
 #[cfg(test)]
@@ -524,21 +410,21 @@ mod tests {
         harder.level.as_mut().expect("level").difficulty += 1.0;
         assert!(matches!(
             trust.admit_stored(&harder),
-            Err(Refused::Difficulty { .. })
+            Err(Refused::Level(Finding::Difficulty { .. }))
         ));
         assert!(matches!(
             trust.admit_batch(vec![(1, harder)], &[0]),
-            Batch::Forged(Refused::Difficulty { .. })
+            Batch::Forged(Refused::Level(Finding::Difficulty { .. }))
         ));
         let mut moved = record.clone();
         moved.seed += 1;
         assert!(matches!(
             trust.admit_stored(&moved),
-            Err(Refused::Check { .. })
+            Err(Refused::Level(Finding::Check { .. }))
         ));
         assert!(matches!(
             trust.admit_batch(vec![(1, moved)], &[0]),
-            Batch::Forged(Refused::Check { .. })
+            Batch::Forged(Refused::Level(Finding::Check { .. }))
         ));
     }
 }

@@ -13,6 +13,7 @@
 //! - [`write`]: writing a whole pack with bounded memory, `_SUCCESS` last
 //!   ([`write::PackWriter`]).
 //! - [`read`]: reading the Parquet files back.
+//! - [`audit`]: what a stored level must pass, for every caller ([`audit::LevelAudit`]).
 //! - [`archive`]: the reproducible release archive.
 //! - [`durable`]: durable writes (temp, fsync, rename) and checksums.
 //!
@@ -21,6 +22,7 @@
 use std::path::PathBuf;
 
 pub mod archive;
+pub mod audit;
 pub mod codec;
 pub mod dir;
 pub mod durable;

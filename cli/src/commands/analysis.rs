@@ -364,13 +364,16 @@ fn say_verified(verified: &pregen_analysis::Verified) -> Result<()> {
             false => "the game program's own check",
         };
         println!(
-            "{} levels accepted by {judge} (pregen checked their hashes, layouts and the \
-             job; the rules are the program's); hashes match",
+            "{} levels accepted by {judge} (pregen checked their hashes, layouts, strata and the \
+             job; the rules are the program's); hashes match; each difficulty is the job's \
+             model's rating of its metrics",
             verified.levels
         );
     } else {
         println!(
-            "{} levels replayed to a win under the rules; hashes match",
+            "{} levels replayed to a win under the rules, each made again from its seed where \
+             the game makes levels again; hashes match; each difficulty is the job's model's \
+             rating of its metrics",
             verified.levels
         );
     }

@@ -340,13 +340,6 @@ fn scaled(counts: &[u64], total: u64) -> Vec<u64> {
     out
 }
 
-/// The index of the stratum that holds `seed`, in strata given by their
-/// first seeds in rising order ([`Job::prepared_strata`]): the last that
-/// starts at or below it; `None` below the first.
-pub fn stratum_at<T>(strata: &[(u64, T)], seed: u64) -> Option<usize> {
-    strata.iter().rposition(|(first, _)| *first <= seed)
-}
-
 fn bad<T>(field: &str, msg: String) -> Result<T, PackError> {
     Err(PackError::Job(format!("field `{field}`: {msg}")))
 }

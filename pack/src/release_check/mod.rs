@@ -16,13 +16,13 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
-use pregen_games::rating::Model;
 use pregen_games::seeds::SeedFile;
-use pregen_games::{Candidate, GameKind, PreparedGame, sha256_hex};
+use pregen_games::{Candidate, GameKind, sha256_hex};
 use rayon::prelude::*;
 use serde::Deserialize;
 use sha2::Digest;
 
+use crate::audit::LevelAudit;
 use crate::job::{Job, ProgramSource};
 use crate::{PackError, dir};
 
@@ -290,11 +290,10 @@ fn verify_source(
     let job = &job;
     report.by_program = games.0.is_external();
     report.by_checker = job.external.as_ref().is_some_and(|e| !e.checker.is_empty());
-    let model = job.rating_model().ok();
     let seeds = regenerate(
         source,
         &listed,
-        (&games.0, job.game_name(), model.as_ref()),
+        (&games.0, job.game_name(), &games.1),
         sample,
         &mut report,
     );
@@ -443,12 +442,12 @@ fn check_sums(
     Ok(listed)
 }
 
-/// The job's game and each stratum's judge (its `[external] checker`, else
-/// its game), with its first seed.
-type Games = (GameKind, Vec<(u64, PreparedGame)>);
+/// The job's game, and the level audit that holds its levels to their
+/// judges' checks and its model's ratings.
+type Games = (GameKind, LevelAudit);
 
 fn prepare(job: &Job) -> Result<Games, PackError> {
-    Ok((job.game_kind()?, job.judging_strata()?))
+    Ok((job.game_kind()?, LevelAudit::new(job)?))
 }
 
 /// Levels checked together, shared among the threads.
@@ -462,7 +461,7 @@ const CHUNK: usize = 64;
 fn regenerate(
     source: &Source,
     listed: &[String],
-    (game, game_name, model): (&GameKind, &str, Option<&Model>),
+    (game, game_name, audit): (&GameKind, &str, &LevelAudit),
     sample: Sample,
     report: &mut ReleaseReport,
 ) -> Seeds {
@@ -521,8 +520,7 @@ fn regenerate(
                 let made: Vec<Candidate> = made.into_iter().flatten().collect();
                 report.regenerated += made.len() as u64;
                 for ((seed, _), level) in chosen.into_iter().zip(made) {
-                    let rated = model
-                        .and_then(|m| m.rate(Model::features(&level.metrics, level.moves)).ok());
+                    let rated = LevelAudit::rating(audit.model(), seed, &level).ok();
                     let made = Made {
                         moves: level.moves,
                         moves_optimal: level.moves_optimal,
@@ -605,28 +603,25 @@ fn check_levels(asked_of: &Asked, entries: Vec<Entry>, report: &mut ReleaseRepor
         .into_par_iter()
         .map(|entry| judge(asked_of, entry))
         .collect();
-    let strata = &asked_of.games.1;
-    let mut asked: Vec<Vec<(String, Candidate)>> = strata.iter().map(|_| Vec::new()).collect();
+    let audit = &asked_of.games.1;
+    let mut asked: Vec<(usize, String, Candidate)> = Vec::new();
     for judged in judged {
         report.failures.extend(judged.failures);
-        if let Some((index, at, level)) = judged.ask {
-            asked[index].push((at, level));
-        }
+        asked.extend(judged.ask);
     }
-    for ((_, game), asked) in strata.iter().zip(asked) {
-        let checked: Vec<Vec<(String, String)>> = asked
-            .par_chunks(CHUNK)
-            .map(|chunk| {
-                let levels: Vec<&Candidate> = chunk.iter().map(|(_, level)| level).collect();
-                chunk
-                    .iter()
-                    .zip(game.check_many(&levels))
-                    .filter_map(|((at, _), checked)| Some((at.clone(), checked.err()?.to_string())))
-                    .collect()
-            })
-            .collect();
-        report.failures.extend(checked.into_iter().flatten());
-    }
+    let checked: Vec<Vec<(String, String)>> = asked
+        .par_chunks(CHUNK)
+        .map(|chunk| {
+            let levels: Vec<(usize, &Candidate)> =
+                chunk.iter().map(|(index, _, level)| (*index, level)).collect();
+            chunk
+                .iter()
+                .zip(audit.check_many(&levels))
+                .filter_map(|((_, at, _), checked)| Some((at.clone(), checked.err()?.to_string())))
+                .collect()
+        })
+        .collect();
+    report.failures.extend(checked.into_iter().flatten());
 }
 
 /// One level's own facts checked (its id, tier, moves and difficulty
@@ -640,7 +635,7 @@ fn judge(asked_of: &Asked, entry: Entry) -> Judged {
         solutions,
         ..
     } = asked_of;
-    let (game, strata) = games;
+    let (game, audit) = games;
     let mut failures = Vec::new();
     let id = dir::level_id(job.game_name(), entry.seed);
     if entry.id != id {
@@ -777,22 +772,22 @@ fn judge(asked_of: &Asked, entry: Entry) -> Judged {
             ask: None,
         }; // shipped without solutions: its form and hash are all there is
     };
-    let Some(index) = crate::job::stratum_at(strata, entry.seed) else {
-        failures.push((
-            entry.at,
-            format!("seed {} is not one of the job's", entry.seed),
-        ));
-        return Judged {
-            failures,
-            ask: None,
-        };
+    let index = match audit.stratum(entry.seed) {
+        Ok(index) => index,
+        Err(finding) => {
+            failures.push((entry.at, finding.to_string()));
+            return Judged {
+                failures,
+                ask: None,
+            };
+        }
     };
     let level = Candidate {
         difficulty: 0.0,
         moves: entry.moves,
         moves_optimal: entry.moves_optimal,
         layout: entry.layout,
-        canonical: strata[index].1.canonical_hash(&json).ok().flatten(),
+        canonical: audit.judges()[index].canonical_hash(&json).ok().flatten(),
         level_json: json,
         solution,
         metrics: Default::default(),
