@@ -628,45 +628,57 @@ fn check_levels(asked_of: &Asked, entries: Vec<Entry>, report: &mut ReleaseRepor
 /// against its seed's level, its form and hash), and its game's check
 /// made ready.
 fn judge(asked_of: &Asked, entry: Entry) -> Judged {
-    let Asked {
-        job,
-        games,
-        seeds,
-        solutions,
-        ..
-    } = asked_of;
-    let (game, audit) = games;
     let mut failures = Vec::new();
-    let id = dir::level_id(job.game_name(), entry.seed);
+    if let Some(why) = unlisted(asked_of, &entry) {
+        failures.push((entry.at, why));
+        return Judged {
+            failures,
+            ask: None,
+        };
+    }
+    let said = |why: String| (entry.at.clone(), why);
+    failures.extend(misplaced(asked_of.seeds, &entry).into_iter().map(said));
+    let made = asked_of.seeds.made.get(&entry.seed);
+    if let Some(made) = made {
+        failures.extend(unlike_its_seeds(made, &entry).into_iter().map(said));
+    }
+    match asked(asked_of, entry, made) {
+        Ok(ask) => Judged { failures, ask },
+        Err(failure) => {
+            failures.push(failure);
+            Judged {
+                failures,
+                ask: None,
+            }
+        }
+    }
+}
+
+/// Why the level is not one of the release's, if it is not: its id is not
+/// its seed's, or no seed file lists the seed (when the release ships seed
+/// files).
+fn unlisted(asked_of: &Asked, entry: &Entry) -> Option<String> {
+    let id = dir::level_id(asked_of.job.game_name(), entry.seed);
     if entry.id != id {
-        failures.push((
-            entry.at,
-            format!("its id is not seed {}'s ({id})", entry.seed),
-        ));
-        return Judged {
-            failures,
-            ask: None,
-        };
+        return Some(format!("its id is not seed {}'s ({id})", entry.seed));
     }
-    if !seeds.tier_of.is_empty() && !seeds.tier_of.contains_key(&entry.seed) {
-        failures.push((
-            entry.at,
-            format!(
-                "seed {} is in no seed file: not a level of this release",
-                entry.seed
-            ),
-        ));
-        return Judged {
-            failures,
-            ask: None,
-        };
-    }
+    let tiers = &asked_of.seeds.tier_of;
+    (!tiers.is_empty() && !tiers.contains_key(&entry.seed)).then(|| {
+        format!(
+            "seed {} is in no seed file: not a level of this release",
+            entry.seed
+        )
+    })
+}
+
+/// The level's tier and ranks against the seed files'.
+fn misplaced(seeds: &Seeds, entry: &Entry) -> Vec<String> {
+    let mut failures = Vec::new();
     if let (Some(claimed), Some(tier)) = (entry.tier, seeds.tier_of.get(&entry.seed))
         && claimed != *tier
     {
-        failures.push((
-            entry.at.clone(),
-            format!("it says tier {claimed}; its seed file puts it in tier {tier}"),
+        failures.push(format!(
+            "it says tier {claimed}; its seed file puts it in tier {tier}"
         ));
     }
     if let Some(&(rank, overall)) = seeds.ranks.get(&entry.seed) {
@@ -675,46 +687,50 @@ fn judge(asked_of: &Asked, entry: Entry) -> Judged {
             ("overall rank", entry.overall, overall),
         ] {
             if let Some(claimed) = claimed.filter(|c| *c != is) {
-                failures.push((
-                    entry.at.clone(),
-                    format!("it says {what} {claimed}; the seed files put it at {is}"),
+                failures.push(format!(
+                    "it says {what} {claimed}; the seed files put it at {is}"
                 ));
             }
         }
     }
-    let made = seeds.made.get(&entry.seed);
-    if let Some(made) = made {
-        if (made.moves, made.moves_optimal) != (entry.moves, entry.moves_optimal) {
-            failures.push((
-                entry.at.clone(),
-                format!(
-                    "it says {} moves{}; seed {} makes a level of {}{}",
-                    entry.moves,
-                    if entry.moves_optimal {
-                        ""
-                    } else {
-                        " (best found)"
-                    },
-                    entry.seed,
-                    made.moves,
-                    if made.moves_optimal {
-                        ""
-                    } else {
-                        " (best found)"
-                    },
-                ),
-            ));
-        }
-        let rated = made.rated;
-        if let (Some(claimed), Some(rated)) = (entry.difficulty, rated)
-            && claimed.to_bits() != rated.to_bits()
-        {
-            failures.push((
-                entry.at.clone(),
-                format!("it says difficulty {claimed}; the job's model rates its level {rated}"),
-            ));
-        }
+    failures
+}
+
+/// The level's moves and difficulty against the level its seed makes and
+/// the job's model's rating of it.
+fn unlike_its_seeds(made: &Made, entry: &Entry) -> Vec<String> {
+    let best = |optimal: bool| if optimal { "" } else { " (best found)" };
+    let mut failures = Vec::new();
+    if (made.moves, made.moves_optimal) != (entry.moves, entry.moves_optimal) {
+        failures.push(format!(
+            "it says {} moves{}; seed {} makes a level of {}{}",
+            entry.moves,
+            best(entry.moves_optimal),
+            entry.seed,
+            made.moves,
+            best(made.moves_optimal),
+        ));
     }
+    if let (Some(claimed), Some(rated)) = (entry.difficulty, made.rated)
+        && claimed.to_bits() != rated.to_bits()
+    {
+        failures.push(format!(
+            "it says difficulty {claimed}; the job's model rates its level {rated}"
+        ));
+    }
+    failures
+}
+
+/// The level as its stratum's judge is asked to check it: its JSON form
+/// (given, else read from its text form, else the seed file's) and its
+/// hash against the seed file's; `None` when the release ships no
+/// solution to replay. `Err` is the failure that ends its check.
+fn asked(
+    asked_of: &Asked,
+    entry: Entry,
+    made: Option<&Made>,
+) -> Result<Option<(usize, String, Candidate)>, (String, String)> {
+    let (game, audit) = asked_of.games;
     let json = match (&entry.level_json, made) {
         (Some(json), _) => Ok(json.clone()),
         (None, _) if !game.is_external() => {
@@ -731,57 +747,29 @@ fn judge(asked_of: &Asked, entry: Entry) -> Judged {
             Err("a program's level in text, with no seed file to name its JSON form".into())
         }
     };
-    let json = match json {
-        Ok(json) => json,
-        Err(e) => {
-            failures.push((entry.at, format!("its text is not a level: {e}")));
-            return Judged {
-                failures,
-                ask: None,
-            };
-        }
-    };
+    let json = json.map_err(|e| (entry.at.clone(), format!("its text is not a level: {e}")))?;
     let hash = sha256_hex(json.as_bytes());
     if entry.level_hash.as_ref().is_some_and(|h| *h != hash) {
-        failures.push((entry.at, "level_hash is not the hash of level_json".into()));
-        return Judged {
-            failures,
-            ask: None,
-        };
+        return Err((entry.at, "level_hash is not the hash of level_json".into()));
     }
     if made.is_some_and(|m| m.level_hash != hash) {
-        failures.push((
-            entry.at,
-            format!(
-                "it is not the level seed {} makes (its seed file's hash)",
-                entry.seed
-            ),
-        ));
-        return Judged {
-            failures,
-            ask: None,
-        };
+        let why = format!(
+            "it is not the level seed {} makes (its seed file's hash)",
+            entry.seed
+        );
+        return Err((entry.at, why));
     }
+    let id = dir::level_id(asked_of.job.game_name(), entry.seed);
     let Some(solution) = entry
         .solution
         .clone()
-        .or_else(|| solutions.get(&id).cloned())
+        .or_else(|| asked_of.solutions.get(&id).cloned())
     else {
-        return Judged {
-            failures,
-            ask: None,
-        }; // shipped without solutions: its form and hash are all there is
+        return Ok(None); // shipped without solutions: its form and hash are all there is
     };
-    let index = match audit.stratum(entry.seed) {
-        Ok(index) => index,
-        Err(finding) => {
-            failures.push((entry.at, finding.to_string()));
-            return Judged {
-                failures,
-                ask: None,
-            };
-        }
-    };
+    let index = audit
+        .stratum(entry.seed)
+        .map_err(|finding| (entry.at.clone(), finding.to_string()))?;
     let level = Candidate {
         difficulty: 0.0,
         moves: entry.moves,
@@ -793,8 +781,5 @@ fn judge(asked_of: &Asked, entry: Entry) -> Judged {
         metrics: Default::default(),
         level_hash: hash,
     };
-    Judged {
-        failures,
-        ask: Some((index, entry.at, level)),
-    }
+    Ok(Some((index, entry.at, level)))
 }
