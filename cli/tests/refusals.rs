@@ -143,7 +143,7 @@ async fn result_outside_the_lease_is_refused_and_nothing_is_recorded() {
         ),
         "{result:?}"
     );
-    let records = pregen_coordinator::commit_log::CommitLog::read(
+    let records = pregen_coordinator::CommitLog::read(
         &dir.path().join("e2e/commit"),
         &Job::parse(&job_text(50)).expect("job"),
     )

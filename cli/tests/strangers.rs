@@ -9,8 +9,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use pregen_coordinator::Job;
-use pregen_coordinator::commit_log::key::LogKey;
-use pregen_coordinator::commit_log::{CommitLog, Entry};
+use pregen_coordinator::LogKey;
+use pregen_coordinator::{CommitLog, LogEntry as Entry};
 use pregen_coordinator::server::{RunOptions, Started, start_job};
 use pregen_pack::PackDir;
 use tokio_util::sync::CancellationToken;
@@ -276,7 +276,7 @@ async fn one_connection_carries_a_few_sessions_at_most() {
     }
     assert_eq!(
         limit,
-        pregen_coordinator::service::MAX_SESSIONS_PER_CONNECTION as usize
+        pregen_coordinator::MAX_SESSIONS_PER_CONNECTION as usize
     );
     shutdown.cancel();
 }

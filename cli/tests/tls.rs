@@ -287,12 +287,12 @@ fn client_certificates_are_the_workers_identity() {
     let pack = dir.path().join("out").join("e2e");
     let job = pregen_coordinator::Job::parse(&job_text(100)).expect("job");
     let entries =
-        pregen_coordinator::commit_log::CommitLog::read(&pack.join("commit"), &job).expect("log");
+        pregen_coordinator::CommitLog::read(&pack.join("commit"), &job).expect("log");
     let expected = format!("anything#{id}");
     assert!(
         entries
             .iter()
-            .filter_map(pregen_coordinator::commit_log::Entry::result)
+            .filter_map(pregen_coordinator::LogEntry::result)
             .all(|r| r.worker == expected || r.worker == "coordinator"),
         "recorded as {expected}"
     );

@@ -1,42 +1,51 @@
-//! The pregen coordinator: turns a [`Job`] into a pack.
+//! The pregen coordinator: turns a [`Job`] into a pack. Its surface is
+//! [`server`] (running a job) and [`retier`]; the commit log's reader
+//! ([`CommitLog`], for tests and fuzzing that read a pack's log), the
+//! scheduler's facade ([`Scheduler`], for fuzzing) and a running job's
+//! [`Progress`] are re-exported here. Inside:
 //!
-//! - [`scheduler`]: leases and results, the pack-completion rule (no network).
-//! - [`commit_log`]: the durable, resumable log of results.
-//! - [`cross_check`]: the sampled second runs that catch a lying worker.
-//! - [`identity`]: the worker identities the coordinator issues.
-//! - [`verdicts`]: the few bytes kept per seed, and the selection the pack is
+//! - `scheduler`: leases and results, the pack-completion rule (no network).
+//! - `commit_log`: the durable, resumable log of results.
+//! - `cross_check`: the sampled second runs that catch a lying worker.
+//! - `identity`: the worker identities the coordinator issues.
+//! - `verdicts`: the few bytes kept per seed, and the selection the pack is
 //!   written from.
-//! - [`trust`]: what a level must pass to count, from a worker, from the
+//! - `trust`: what a level must pass to count, from a worker, from the
 //!   log on resume or from the coordinator's own run.
-//! - [`shared`]: the state the sessions, the maintenance loop and the
+//! - `shared`: the state the sessions, the maintenance loop and the
 //!   metrics share.
-//! - [`service`]: the gRPC adapter over the shared state.
+//! - `service`: the gRPC adapter over the shared state.
 //! - [`server`]: running a job: serve, maintenance, writing the pack, shutdown.
-//! - [`metrics`]: Prometheus metrics of a running job.
+//! - `metrics`: Prometheus metrics of a running job.
 //! - [`retier`]: a finished pack rated again by another model, from its log.
-//! - [`connections`]: the cap on open connections.
+//! - `connections`: the cap on open connections.
 //!
 //! The job, the records and everything written to disk come from
 //! `pregen-pack`; workers (local or remote) and the command line live
 //! elsewhere: this library only serves.
 
-pub mod commit_log;
-pub mod connections;
-pub mod cross_check;
-pub mod identity;
+mod commit_log;
+mod connections;
+mod cross_check;
+mod identity;
 mod maintenance;
-pub mod metrics;
+mod metrics;
 pub mod retier;
-pub mod scheduler;
+mod scheduler;
 pub mod server;
-pub mod service;
-pub mod shared;
-pub mod trust;
-pub mod verdicts;
+mod service;
+mod shared;
+mod trust;
+mod verdicts;
 
 use std::path::PathBuf;
 
+pub use commit_log::key::LogKey;
+pub use commit_log::{CommitLog, Entry as LogEntry};
+pub use cross_check::COORDINATOR;
 pub use pregen_pack::Job;
+pub use scheduler::{Progress, Scheduler, SchedulerConfig};
+pub use service::MAX_SESSIONS_PER_CONNECTION;
 
 /// Errors of the coordinator library.
 #[derive(Debug, thiserror::Error)]

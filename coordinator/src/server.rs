@@ -103,7 +103,7 @@ pub struct ServerTls {
     /// The private key.
     pub key: Vec<u8>,
     /// With it, a worker must show a certificate this CA signed (PEM), and
-    /// its identity's ID is the certificate's ([`crate::identity`]).
+    /// its identity's ID is the certificate's (the coordinator's `identity` module).
     pub client_ca: Option<Vec<u8>>,
 }
 

@@ -7,9 +7,9 @@
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use pregen_coordinator::commit_log::CommitLog;
-use pregen_coordinator::commit_log::key::LogKey;
-use pregen_coordinator::scheduler::{Scheduler, SchedulerConfig};
+use pregen_coordinator::CommitLog;
+use pregen_coordinator::LogKey;
+use pregen_coordinator::{Scheduler, SchedulerConfig};
 use pregen_games::external::ResponseBody;
 use pregen_games::{Budget, GameKind, Outcome, PreparedGame};
 use pregen_pack::Job;

@@ -80,7 +80,7 @@ pub fn report(summary: &RunSummary) {
 /// The seeds that went wrong (errors and timeouts, by reason), on the
 /// run's last lines: a pack is complete without them, but a failing game
 /// or program should not pass unseen.
-fn went_wrong(progress: &pregen_coordinator::scheduler::Progress) {
+fn went_wrong(progress: &pregen_coordinator::Progress) {
     use pregen_games::Status;
     let wrong: Vec<_> = progress
         .rejected

@@ -41,7 +41,6 @@ use sizing::{Cost, guided_size, lease_size};
 use strata::{Stratum, seeds_wanted, stratum_index};
 
 pub use leases::{Grant, Lease, RecordError};
-pub use sizing::LEASE_TARGET;
 pub use strata::Exhausted;
 
 /// A worker session, numbered by the coordinator.
