@@ -257,6 +257,26 @@ fn every_without_leaves_its_part_out_and_inline_solutions_are_refused() {
             bare.keys().filter(kept).collect::<Vec<_>>(),
             "{part}: nothing else left out"
         );
+        // The manifest says what was left out, and the release verifies.
+        let manifest = bare
+            .iter()
+            .find(|(k, _)| k.ends_with("manifest.json"))
+            .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+            .expect("a manifest");
+        let manifest: serde_json::Value = serde_json::from_str(&manifest).expect("json");
+        assert_eq!(manifest["left_out"], serde_json::json!([part]), "{part}");
+        let verify = crate::common::pregen()
+            .args(["release", "verify"])
+            .arg(&dest)
+            .output()
+            .expect("run release verify");
+        let said = String::from_utf8_lossy(&verify.stdout);
+        assert!(
+            verify.status.success(),
+            "{part}: {said}{}",
+            String::from_utf8_lossy(&verify.stderr)
+        );
+        assert!(said.contains(&format!("left out of this release, as its manifest says: {part}")), "{said}");
     }
     let inline = run_pack(
         &dir.path().join("inline"),

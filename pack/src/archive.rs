@@ -94,6 +94,16 @@ pub enum ReleasePart {
 }
 
 impl ReleasePart {
+    /// The part's name, as `--without` and the release manifest's
+    /// `left_out` give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReleasePart::Solutions => "solutions",
+            ReleasePart::Seeds => "seeds",
+            ReleasePart::Campaigns => "campaigns",
+        }
+    }
+
     /// Whether the release file at `path` (below `release/`) is of this part.
     fn holds(self, path: &str) -> bool {
         match self {
@@ -147,7 +157,11 @@ pub fn write_release_archive(
     // The release manifest's text; its list (path -> SHA-256, as long as the
     // pack) is then the entries to write, in path order, and the sums each
     // file is checked against as it goes in.
-    let release_manifest = ReleaseManifest::new(pack_manifest, listed);
+    let mut release_manifest = ReleaseManifest::new(pack_manifest, listed);
+    let mut left: Vec<String> = leave_out.iter().map(|p| p.name().to_string()).collect();
+    left.sort();
+    left.dedup();
+    release_manifest.left_out = left;
     let manifest = release_manifest.to_json()?;
     let listed = release_manifest.files;
     let sums_path = format!("{}/{}", dir::RELEASE, dir::SHA256SUMS);

@@ -14,6 +14,7 @@
 //!   ([`write::PackWriter`]).
 //! - [`read`]: reading the Parquet files back.
 //! - [`audit`]: what a stored level must pass, for every caller ([`audit::LevelAudit`]).
+//! - `release_form`: a release file's levels, written and read in one place per form.
 //! - [`archive`]: the reproducible release archive.
 //! - [`durable`]: durable writes (temp, fsync, rename) and checksums.
 //!
@@ -32,6 +33,7 @@ pub mod manifest;
 pub mod read;
 pub mod record;
 pub mod release_check;
+mod release_form;
 pub mod schema;
 pub mod sort;
 pub mod tiers;

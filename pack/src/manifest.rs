@@ -241,6 +241,12 @@ pub struct ReleaseManifest {
     pub job_id: String,
     /// Whether a watchdog timeout made the pack depend on the machine.
     pub machine_dependent: bool,
+    /// The parts of `release/` the archive leaves out (`campaigns`,
+    /// `seeds`, `solutions`, as `pregen archive --without` names them);
+    /// absent when it holds them all. `release verify` accounts for the
+    /// rest.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
     /// The pack's name.
     pub pack: String,
     /// The rating model that gave the levels their difficulty.
@@ -267,6 +273,7 @@ impl ReleaseManifest {
             job: m.job,
             job_id: m.job_id,
             machine_dependent: m.machine_dependent,
+            left_out: Vec::new(),
             pack: m.pack,
             // How much a run computed is a fact of the run, not of the levels.
             seeds: Seeds {

@@ -426,6 +426,11 @@ pub const MANIFEST_FIELDS: &[(&str, &str)] = &[
         "the job's id: the first 16 hex digits of the SHA-256 of its canonical JSON",
     ),
     (
+        "left_out",
+        "a release archive's only, when `pregen archive --without` left parts of `release/` \
+         out: their names (`campaigns`, `seeds`, `solutions`)",
+    ),
+    (
         "machine_dependent",
         "whether a watchdog timeout made the pack depend on the machine",
     ),

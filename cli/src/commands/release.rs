@@ -120,6 +120,12 @@ pub fn run(command: ReleaseCommand) -> Result<()> {
                  their seeds to the same hashes",
                 report.files, report.levels, report.regenerated
             );
+            if !report.left_out.is_empty() {
+                println!(
+                    "left out of this release, as its manifest says: {} (not accounted for)",
+                    report.left_out.join(", ")
+                );
+            }
             if let Some(sample) = report.sample {
                 println!(
                     "a sample: the levels whose id's SHA-256 falls in the lowest {:.4}% of its \

@@ -32,7 +32,7 @@ mod entries;
 
 use account::{account, account_campaigns};
 use archive::Source;
-use entries::{Entry, campaign_of_file, is_level_file, jsonl_entries, text_entries, tier_of_file};
+use entries::{Entry, campaign_of_file, is_level_file, tier_of_file};
 
 /// How much of a release a check looks at.
 #[derive(Debug, Clone, Copy, Default)]
@@ -99,6 +99,9 @@ pub struct ReleaseReport {
     /// Levels of level files left out of the sample (or of a checksums-only
     /// check): read and accounted for, not checked.
     pub skipped: u64,
+    /// The parts of `release/` the archive leaves out, as its manifest
+    /// says (`campaigns`, `seeds`, `solutions`): not accounted for.
+    pub left_out: Vec<String>,
     /// Whether only the checksums were checked.
     pub sums_only: bool,
     /// What failed: (file or level, what is wrong).
@@ -115,6 +118,9 @@ struct Manifest {
     #[serde(default)]
     files: BTreeMap<String, String>,
     counts: Option<Counts>,
+    /// The parts of `release/` the archive leaves out.
+    #[serde(default)]
+    left_out: Vec<String>,
 }
 
 /// The manifest's counts a check needs.
@@ -268,7 +274,10 @@ fn verify_source(
     options: VerifyOptions<'_>,
 ) -> Result<ReleaseReport, PackError> {
     let manifest = read_manifest(path, source)?;
-    let mut report = ReleaseReport::default();
+    let mut report = ReleaseReport {
+        left_out: manifest.left_out.clone(),
+        ..ReleaseReport::default()
+    };
     let listed = check_sums(path, source, &manifest, &mut report)?;
     if options.sums_only {
         report.sums_only = true;
@@ -316,11 +325,8 @@ fn verify_source(
     // and are checked together.
     let mut waiting: Vec<Entry> = Vec::new();
     source.each_release_text(&level_files, &mut |name, text| {
-        let entries = match name.ends_with(".jsonl") {
-            true => jsonl_entries(name, &text),
-            false => text_entries(name, &text),
-        };
-        match entries {
+        let form = crate::job::ReleaseFormat::of_file(name).unwrap_or_default();
+        match form.read_entries(name, &text).map_err(|e| e.to_string()) {
             Ok(entries) => {
                 let by_file = campaign_of_file(name);
                 for e in &entries {
@@ -353,7 +359,9 @@ fn verify_source(
     }
     if !seeds.by_tier.is_empty() {
         account(&manifest, &seeds, &tier_files, &mut report);
-        account_campaigns(job, &seeds, &campaign_files, &mut report);
+        if !manifest.left_out.iter().any(|part| part == "campaigns") {
+            account_campaigns(job, &seeds, &campaign_files, &mut report);
+        }
     }
     Ok(report)
 }

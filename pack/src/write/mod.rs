@@ -30,7 +30,8 @@ use crate::sort::{Sorter, difficulty_key};
 use crate::tiers::{CampaignSlot, Tiers, draw_campaigns, equal_groups};
 use files::HashingFile;
 use table::{Stamp, TableFile, campaigns_columns, rejects_columns};
-use tier::{Place, TierFiles, write_release_entry};
+use crate::release_form::Place;
+use tier::TierFiles;
 
 mod files;
 mod table;
@@ -419,7 +420,9 @@ impl PackWriter {
                         rank: rank as u64 + 1 - tier_before,
                         overall: rank as u64 + 1,
                     };
-                    write_release_entry(&mut entry, job, &record, level, tier, place);
+                    job.release
+                        .format
+                        .write_entry(&mut entry, job, (&record, level), tier, place);
                     in_campaigns.push(key, entry)?;
                 }
                 let way = current.get_or_insert_with(|| TierOnItsWay {
@@ -578,14 +581,10 @@ impl PackWriter {
         let job = &self.job;
         let name = dir::release_campaigns(job.release.format);
         let mut file = HashingFile::create(self.pack.root(), &format!("{}/{name}", dir::RELEASE))?;
-        if job.release.format == crate::job::ReleaseFormat::Text {
-            let campaigns = slots.iter().map(|s| s.campaign).max().unwrap_or(0);
-            file.write_text(&format!(
-                "; pack {} game {}: {campaigns} campaigns, each level under its campaign and \
-                 position\n\n",
-                job.pack,
-                job.game_name()
-            ))?;
+        let campaigns = slots.iter().map(|s| s.campaign).max().unwrap_or(0);
+        let about = format!(": {campaigns} campaigns, each level under its campaign and position");
+        if let Some(header) = job.release.format.file_header(job, &about) {
+            file.write_text(&header)?;
         }
         for item in levels.finish()? {
             let (_, entry) = item?;

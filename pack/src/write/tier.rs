@@ -8,114 +8,15 @@ use pregen_games::seeds::{SeedHeader, SeedStratum};
 
 use crate::PackError;
 use crate::dir;
-use crate::job::{Job, ReleaseFormat, Solutions};
-use crate::record::{LevelRecord, SeedRecord};
+use crate::job::Job;
+use crate::record::SeedRecord;
 use crate::schema::{self};
 
 use super::files::HashingFile;
 use super::table::{Stamp, TableFile, levels_columns};
+use crate::release_form::Place;
+
 use super::{BATCH_ROWS, RELEASE_ENTRY_BYTES, WriteOptions, Written};
-
-/// Where a level stands: in its release file (`level 3` of a tier's file,
-/// `position 2` of a campaign), in its tier, and in the whole release
-/// (from 1, easiest first).
-pub(super) struct Place {
-    pub(super) word: &'static str,
-    /// The campaign, for a level of the campaigns' file.
-    pub(super) campaign: Option<u64>,
-    pub(super) number: u64,
-    pub(super) rank: u64,
-    pub(super) overall: u64,
-}
-
-/// A level's entry in a JSON Lines release file.
-#[derive(serde::Serialize)]
-struct JsonEntry<'a> {
-    id: String,
-    seed: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    campaign: Option<u64>,
-    tier: u32,
-    position: u64,
-    rank: u64,
-    overall: u64,
-    difficulty: f64,
-    moves: u32,
-    moves_optimal: bool,
-    level_json: &'a str,
-    level_hash: &'a str,
-    text: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    solution: Option<&'a str>,
-}
-
-/// Appends one level's entry in a release file to `out`: in text, a comment
-/// header (with the solution when the job ships them inline) and its
-/// layout; in JSON Lines, one object on one line.
-pub(super) fn write_release_entry(
-    out: &mut String,
-    job: &Job,
-    record: &SeedRecord,
-    level: &LevelRecord,
-    tier: u32,
-    place: Place,
-) {
-    let id = dir::LevelId {
-        game: job.game_name(),
-        seed: record.seed,
-    };
-    if job.release.format == ReleaseFormat::Jsonl {
-        let entry = JsonEntry {
-            id: id.to_string(),
-            seed: record.seed,
-            campaign: place.campaign,
-            tier,
-            position: place.number,
-            rank: place.rank,
-            overall: place.overall,
-            difficulty: level.difficulty,
-            moves: level.moves,
-            moves_optimal: level.moves_optimal,
-            level_json: &level.level_json,
-            level_hash: &level.level_hash,
-            text: &level.layout,
-            solution: (job.release.solutions != Solutions::None).then_some(&level.solution),
-        };
-        // Strings and finite numbers always serialize.
-        if let Ok(line) = serde_json::to_string(&entry) {
-            out.push_str(&line);
-        }
-        out.push('\n');
-        return;
-    }
-    let best = if level.moves_optimal {
-        ""
-    } else {
-        " (best found)"
-    };
-    // Writing to a string cannot fail.
-    if let Some(campaign) = place.campaign {
-        let _ = write!(out, "; campaign {campaign} ");
-    } else {
-        out.push_str("; ");
-    }
-    let _ = writeln!(
-        out,
-        "{} {}\n; id {id} seed {} tier {tier} rank {} overall {} difficulty {} moves {}{best}",
-        place.word,
-        place.number,
-        record.seed,
-        place.rank,
-        place.overall,
-        level.difficulty,
-        level.moves,
-    );
-    if let Solutions::Inline = job.release.solutions {
-        let _ = writeln!(out, "; solution {}", level.solution);
-    }
-    out.push_str(level.layout.trim_end());
-    out.push_str("\n\n");
-}
 
 /// The first line of a tier's seed file: what a client that links the games
 /// crate needs to regenerate every level of it from its seed.
@@ -254,20 +155,14 @@ impl TierFiles {
             &self.root,
             &path(dir::release_tier(tier, file, job.release.format)),
         )?;
-        if job.release.format == ReleaseFormat::Text {
-            let header = match file {
-                None => format!(
-                    "; pack {} game {} tier {tier:02}: {size} levels, easiest first\n\n",
-                    job.pack,
-                    job.game_name()
-                ),
-                Some(k) => format!(
-                    "; pack {} game {} tier {tier:02} file {k}: {} of its {size} levels, easiest first\n\n",
-                    job.pack,
-                    job.game_name(),
-                    per_file.min(size - k * per_file),
-                ),
-            };
+        let about = match file {
+            None => format!(" tier {tier:02}: {size} levels, easiest first"),
+            Some(k) => format!(
+                " tier {tier:02} file {k}: {} of its {size} levels, easiest first",
+                per_file.min(size - k * per_file),
+            ),
+        };
+        if let Some(header) = job.release.format.file_header(job, &about) {
             text.write_text(&header)?;
         }
         let solutions = job
@@ -324,7 +219,13 @@ impl TierFiles {
                 rank: self.levels,
                 overall: self.before + self.levels,
             };
-            write_release_entry(line, &self.stratum_of, &record, level, self.tier, place);
+            self.stratum_of.release.format.write_entry(
+                line,
+                &self.stratum_of,
+                (&record, level),
+                self.tier,
+                place,
+            );
             let Some((text, solutions)) = &mut self.text else {
                 return Err(PackError::Job("no level file open".into()));
             };
