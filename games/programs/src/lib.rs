@@ -87,7 +87,7 @@ pub enum RequestBody {
         /// The params.
         params: serde_json::Value,
         /// The level.
-        level: Candidate,
+        level: LevelMessage,
     },
     /// The solution of a level given in the program's text form (asked
     /// only of a program whose description says `solves`).
@@ -360,13 +360,73 @@ pub struct OutcomeMessage {
     pub reason_detail: String,
     /// The level, when accepted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub level: Option<Candidate>,
+    pub level: Option<LevelMessage>,
     /// Milliseconds generating.
     pub generate_ms: f64,
     /// Milliseconds verifying.
     pub solve_ms: f64,
     /// Search nodes.
     pub nodes: u64,
+}
+
+/// An accepted level as the protocol carries it (version [`PROTOCOL`]):
+/// a message of its own, so that the pack's level ([`Candidate`]) can gain
+/// a field without the protocol changing under the programs that speak it.
+/// Every field is required but `canonical`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelMessage {
+    /// The program's own rating (pregen rates the level itself).
+    pub difficulty: f64,
+    /// The solution's length.
+    pub moves: u32,
+    /// Whether `moves` is proven fewest.
+    pub moves_optimal: bool,
+    /// The level's text form.
+    pub layout: String,
+    /// Its canonical JSON form.
+    pub level_json: String,
+    /// The solution in the program's notation.
+    pub solution: String,
+    /// Named metrics, as the description declares them.
+    pub metrics: pregen_game_core::metrics::Metrics,
+    /// SHA-256 of `level_json`, lower-case hex.
+    pub level_hash: String,
+    /// SHA-256 of the level's canonical form, for a program that drops
+    /// duplicates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canonical: Option<String>,
+}
+
+impl From<Candidate> for LevelMessage {
+    fn from(c: Candidate) -> LevelMessage {
+        LevelMessage {
+            difficulty: c.difficulty,
+            moves: c.moves,
+            moves_optimal: c.moves_optimal,
+            layout: c.layout,
+            level_json: c.level_json,
+            solution: c.solution,
+            metrics: c.metrics,
+            level_hash: c.level_hash,
+            canonical: c.canonical,
+        }
+    }
+}
+
+impl From<LevelMessage> for Candidate {
+    fn from(m: LevelMessage) -> Candidate {
+        Candidate {
+            difficulty: m.difficulty,
+            moves: m.moves,
+            moves_optimal: m.moves_optimal,
+            layout: m.layout,
+            level_json: m.level_json,
+            solution: m.solution,
+            metrics: m.metrics,
+            level_hash: m.level_hash,
+            canonical: m.canonical,
+        }
+    }
 }
 
 /// A check's answer.
@@ -395,7 +455,7 @@ impl OutcomeMessage {
     /// The wire form of `outcome`.
     pub fn of(outcome: &Outcome) -> OutcomeMessage {
         let (status, reason, level) = match &outcome.result {
-            Ok(level) => (Status::Accepted, None, Some(level.clone())),
+            Ok(level) => (Status::Accepted, None, Some(level.clone().into())),
             Err(r) => (r.status(), r.reason(), None),
         };
         OutcomeMessage {
@@ -439,7 +499,7 @@ impl OutcomeMessage {
                 if let Some(fault) = layout_fault(&level.layout) {
                     return Err(OutcomeError::Layout(fault));
                 }
-                Ok(level)
+                Ok(Candidate::from(level))
             }
             (Status::Accepted, None, _) => return Err(OutcomeError::AcceptedWithoutLevel),
             (status, Some(_), _) => return Err(OutcomeError::LevelWithStatus(status)),
@@ -576,6 +636,36 @@ mod tests {
             let fault = layout_fault(layout).expect("refused");
             assert!(fault.contains(says), "{layout:?}: {fault}");
         }
+    }
+
+    /// A level on the protocol is its own message: these keys, in this
+    /// order, whatever fields the pack's level gains; `canonical` only
+    /// when there is one, and a level without it reads back.
+    #[test]
+    fn the_protocols_level_keeps_its_own_fields() {
+        let level = LevelMessage {
+            difficulty: 1.5,
+            moves: 4,
+            moves_optimal: true,
+            layout: "AB\n".into(),
+            level_json: "{}".into(),
+            solution: "RRUU".into(),
+            metrics: [("states".to_string(), 3.0)].into_iter().collect(),
+            level_hash: "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a".into(),
+            canonical: None,
+        };
+        let json = serde_json::to_string(&level).expect("json");
+        assert_eq!(
+            json,
+            r#"{"difficulty":1.5,"moves":4,"moves_optimal":true,"layout":"AB\n","level_json":"{}","solution":"RRUU","metrics":{"states":3.0},"level_hash":"44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"}"#
+        );
+        let back: LevelMessage = serde_json::from_str(&json).expect("reads back");
+        assert_eq!(back, level);
+        let candidate = Candidate::from(back.clone());
+        assert_eq!(LevelMessage::from(candidate), back);
+        let without_moves = json.replace(r#""moves":4,"#, "");
+        let err = serde_json::from_str::<LevelMessage>(&without_moves).expect_err("required");
+        assert!(err.to_string().contains("missing field `moves`"), "{err}");
     }
 
     /// A rating model sent as a JSON object reads as the TOML text it

@@ -599,7 +599,7 @@ impl Program {
             .iter()
             .map(|&level| RequestBody::Check {
                 params: params.clone(),
-                level: level.clone(),
+                level: level.clone().into(),
             })
             .collect();
         self.verdicts(&bodies, wait)

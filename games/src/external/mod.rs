@@ -142,9 +142,11 @@ fn answer(
             // A check without a canonical form checks the rest (a pack's
             // level holds none: `analysis verify` asks this way).
             Ok(g) => ResponseBody::Check(CheckMessage::from(
-                match level.canonical {
-                    Some(_) => Ok(level),
-                    None => g
+                match Candidate::from(level) {
+                    level @ Candidate {
+                        canonical: Some(_), ..
+                    } => Ok(level),
+                    level => g
                         .canonical_hash(&level.level_json)
                         .map(|canonical| Candidate { canonical, ..level }),
                 }
