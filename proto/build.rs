@@ -1,14 +1,12 @@
-//! Compiles the wire contract in pure Rust: protox parses the .proto files, so no
-//! system `protoc` is needed.
+//! Compiles the wire contract in pure Rust: protox parses the .proto files,
+//! so no system `protoc` is needed. The stored level's message is
+//! `pregen-messages`' (an extern path), generated there once.
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=proto");
     let fds = protox::compile(["pregen/v1/pregen.proto"], ["proto"])?;
     tonic_prost_build::configure()
-        // The games keep metrics in a BTreeMap: the wire form's map is one
-        // too, so a level's metrics move between them instead of being
-        // hashed into a new map each way (and are encoded in key order).
-        .btree_map(".pregen.v1.Level.metrics")
+        .extern_path(".pregen.v1.Level", "::pregen_messages::v1::Level")
         // A game program's spec is rare and large: boxed, so that every
         // message enum stays small.
         .boxed(".pregen.v1.JobSpec.external")

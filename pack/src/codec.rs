@@ -5,11 +5,10 @@
 //! decodes to something no record can be (an unknown status, a level on a
 //! seed that was not accepted), is refused.
 //!
-//! A stored level is the wire's message: `LevelProto` is `pregen.v1.Level`
-//! field for field (pregen.proto), and a test in the coordinator, which
-//! has both, holds the log's bytes of a level to the wire's encoding of it
-//! and back. A new field of a stored level is added to the wire's `Level`
-//! and here alike.
+//! A stored level is the wire's message, `pregen.v1.Level`
+//! (`pregen-messages`): the log decodes it as that message, and its
+//! encoder, which writes a record's fields in place for speed, is held to
+//! the message's own encoding by the tests below.
 
 use prost::Message;
 use prost::encoding::WireType;
@@ -46,30 +45,8 @@ struct RecordProto {
     reason_detail: String,
 }
 
-/// An accepted level on disk: `pregen.v1.Level` of the wire.
-#[derive(Clone, PartialEq, Message)]
-struct LevelProto {
-    #[prost(double, tag = "1")]
-    difficulty: f64,
-    #[prost(uint32, tag = "2")]
-    moves: u32,
-    #[prost(bool, tag = "3")]
-    moves_optimal: bool,
-    #[prost(string, tag = "4")]
-    layout: String,
-    #[prost(string, tag = "5")]
-    level_json: String,
-    #[prost(string, tag = "6")]
-    solution: String,
-    #[prost(btree_map = "string, double", tag = "7")]
-    metrics: std::collections::BTreeMap<String, f64>,
-    /// SHA-256 of the level's JSON form, hex.
-    #[prost(string, tag = "8")]
-    level_hash: String,
-    /// SHA-256 of its canonical form, hex; empty for a game without one.
-    #[prost(string, tag = "9")]
-    canonical: String,
-}
+/// An accepted level on disk: the wire's message itself.
+use pregen_messages::v1::Level as LevelProto;
 
 fn status_code(status: Status) -> u32 {
     status.number()

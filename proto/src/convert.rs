@@ -2,7 +2,7 @@
 //! worker turns a game's [`Outcome`] into a [`SeedResult`], the coordinator
 //! turns it back, refusing what is malformed.
 
-use pregen_games::{Candidate, Code, Outcome, Reason, Rejection, Status};
+use pregen_games::{Code, Outcome, Reason, Rejection, Status};
 
 use crate::v1::{Level, SeedResult, seed_result};
 
@@ -15,38 +15,6 @@ pub struct MalformedResult {
     pub seed: u64,
     /// What is wrong.
     pub message: String,
-}
-
-impl From<Candidate> for Level {
-    fn from(c: Candidate) -> Self {
-        Level {
-            difficulty: c.difficulty,
-            moves: c.moves,
-            moves_optimal: c.moves_optimal,
-            layout: c.layout,
-            level_json: c.level_json,
-            solution: c.solution,
-            metrics: c.metrics,
-            level_hash: c.level_hash,
-            canonical: c.canonical.unwrap_or_default(),
-        }
-    }
-}
-
-impl From<Level> for Candidate {
-    fn from(l: Level) -> Self {
-        Candidate {
-            difficulty: l.difficulty,
-            moves: l.moves,
-            moves_optimal: l.moves_optimal,
-            layout: l.layout,
-            level_json: l.level_json,
-            solution: l.solution,
-            metrics: l.metrics,
-            level_hash: l.level_hash,
-            canonical: Some(l.canonical).filter(|c| !c.is_empty()),
-        }
-    }
 }
 
 impl From<Status> for seed_result::Status {
@@ -242,6 +210,7 @@ impl TryFrom<SeedResult> for Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pregen_games::Candidate;
 
     fn outcome(result: Result<Candidate, Rejection>) -> Outcome {
         Outcome {

@@ -13,8 +13,10 @@ pub const PROTOCOL_VERSION: u32 = 5;
 /// Metadata key carrying the shared token (`authorization: Bearer <token>`).
 pub const AUTH_HEADER: &str = "authorization";
 
-/// Generated types and services of `pregen.v1`.
+/// Generated types and services of `pregen.v1`, the stored level's
+/// message (`Level`) from `pregen-messages`.
 #[allow(missing_docs)]
 pub mod v1 {
+    pub use pregen_messages::v1::Level;
     tonic::include_proto!("pregen.v1");
 }
