@@ -221,7 +221,25 @@ pub fn diff(a: &Path, b: &Path) -> Result<PackDiff, AnalysisError> {
     for changes in [&mut out.changed, &mut out.appeared, &mut out.vanished] {
         changes.finish();
     }
-    out.tiers = difficulties
+    out.tiers = tier_shifts(difficulties);
+    // Each stratum's band, fill rate and cost, as `analysis summary` gives
+    // them.
+    for (side, (dir, names)) in [(a, &name_a), (b, &name_b)].into_iter().enumerate() {
+        for (st, name) in crate::summarize(dir)?.strata.into_iter().zip(names) {
+            let entry = out.strata.entry(name.clone()).or_default();
+            let levels = st.statuses.get("accepted").copied().unwrap_or(0);
+            entry.bands[side] = st.band;
+            entry.fill[side] = levels as f64 / st.seeds_in_pack.max(1) as f64;
+            entry.seconds_per_level[side] = st.seconds_per_level;
+        }
+    }
+    Ok(out)
+}
+
+/// Each tier's difficulty before and after, from the levels' difficulties
+/// by tier (before, after).
+fn tier_shifts(difficulties: BTreeMap<u32, (Vec<f64>, Vec<f64>)>) -> BTreeMap<u32, TierShift> {
+    difficulties
         .into_iter()
         .map(|(tier, (before, after))| {
             let (before, after) = (Percentiles::of(before), Percentiles::of(after));
@@ -239,19 +257,7 @@ pub fn diff(a: &Path, b: &Path) -> Result<PackDiff, AnalysisError> {
                 },
             )
         })
-        .collect();
-    // Each stratum's band, fill rate and cost, as `analysis summary` gives
-    // them.
-    for (side, (dir, names)) in [(a, &name_a), (b, &name_b)].into_iter().enumerate() {
-        for (st, name) in crate::summarize(dir)?.strata.into_iter().zip(names) {
-            let entry = out.strata.entry(name.clone()).or_default();
-            let levels = st.statuses.get("accepted").copied().unwrap_or(0);
-            entry.bands[side] = st.band;
-            entry.fill[side] = levels as f64 / st.seeds_in_pack.max(1) as f64;
-            entry.seconds_per_level[side] = st.seconds_per_level;
-        }
-    }
-    Ok(out)
+        .collect()
 }
 
 impl PackDiff {
@@ -388,6 +394,82 @@ fn read(dir: &Path) -> Result<(PackFacts, Manifest, BTreeMap<u64, Level>), Analy
     Ok((facts, manifest, levels))
 }
 
+impl PackDiff {
+    /// The levels of both packs that changed tier, as a from/to matrix.
+    fn write_tier_moves(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.tier_moves.is_empty() {
+            writeln!(f, "\nno level of both packs changed tier")?;
+        } else {
+            writeln!(
+                f,
+                "\nsame level, another tier: levels by tier in a (rows) and in b (columns)"
+            )?;
+            let froms: std::collections::BTreeSet<u32> =
+                self.tier_moves.keys().map(|&(a, _)| a).collect();
+            let tos: std::collections::BTreeSet<u32> =
+                self.tier_moves.keys().map(|&(_, b)| b).collect();
+            write!(f, "  {:>8}", "a \\ b")?;
+            for to in &tos {
+                write!(f, " {to:>6}")?;
+            }
+            writeln!(f)?;
+            for from in &froms {
+                write!(f, "  {from:>8}")?;
+                for to in &tos {
+                    match self.tier_moves.get(&(*from, *to)) {
+                        Some(n) => write!(f, " {n:>6}")?,
+                        None => write!(f, " {:>6}", ".")?,
+                    }
+                }
+                writeln!(f)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Each stratum's counts, fill, cost and band, when there is more than
+    /// one stratum or a band.
+    fn write_strata(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let banded = self
+            .strata
+            .values()
+            .any(|s| s.bands.iter().any(Option::is_some));
+        if self.strata.len() > 1 || banded {
+            writeln!(
+                f,
+                "\nstratum          levels a   levels b       same    changed   appeared   vanished  \
+                 fill a -> b        s/level a -> b     band"
+            )?;
+            for (name, s) in &self.strata {
+                let band = |b: Option<pregen_pack::job::Band>| {
+                    b.map_or_else(|| "-".to_string(), |b| b.to_string())
+                };
+                let bands = if s.bands[0] == s.bands[1] {
+                    band(s.bands[0])
+                } else {
+                    format!("{} -> {}", band(s.bands[0]), band(s.bands[1]))
+                };
+                writeln!(
+                    f,
+                    "{name:<16} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10}  {:>6.1}% -> {:>5.1}%  \
+                     {:>7.3} -> {:<7.3}  {bands}",
+                    s.levels[0],
+                    s.levels[1],
+                    s.same,
+                    s.changed,
+                    s.appeared,
+                    s.vanished,
+                    100.0 * s.fill[0],
+                    100.0 * s.fill[1],
+                    s.seconds_per_level[0],
+                    s.seconds_per_level[1],
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Display for PackDiff {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (label, p) in ["a", "b"].iter().zip(&self.packs) {
@@ -430,69 +512,8 @@ impl fmt::Display for PackDiff {
             }
             writeln!(f)?;
         }
-        if self.tier_moves.is_empty() {
-            writeln!(f, "\nno level of both packs changed tier")?;
-        } else {
-            writeln!(
-                f,
-                "\nsame level, another tier: levels by tier in a (rows) and in b (columns)"
-            )?;
-            let froms: std::collections::BTreeSet<u32> =
-                self.tier_moves.keys().map(|&(a, _)| a).collect();
-            let tos: std::collections::BTreeSet<u32> =
-                self.tier_moves.keys().map(|&(_, b)| b).collect();
-            write!(f, "  {:>8}", "a \\ b")?;
-            for to in &tos {
-                write!(f, " {to:>6}")?;
-            }
-            writeln!(f)?;
-            for from in &froms {
-                write!(f, "  {from:>8}")?;
-                for to in &tos {
-                    match self.tier_moves.get(&(*from, *to)) {
-                        Some(n) => write!(f, " {n:>6}")?,
-                        None => write!(f, " {:>6}", ".")?,
-                    }
-                }
-                writeln!(f)?;
-            }
-        }
-        let banded = self
-            .strata
-            .values()
-            .any(|s| s.bands.iter().any(Option::is_some));
-        if self.strata.len() > 1 || banded {
-            writeln!(
-                f,
-                "\nstratum          levels a   levels b       same    changed   appeared   vanished  \
-                 fill a -> b        s/level a -> b     band"
-            )?;
-            for (name, s) in &self.strata {
-                let band = |b: Option<pregen_pack::job::Band>| {
-                    b.map_or_else(|| "-".to_string(), |b| b.to_string())
-                };
-                let bands = if s.bands[0] == s.bands[1] {
-                    band(s.bands[0])
-                } else {
-                    format!("{} -> {}", band(s.bands[0]), band(s.bands[1]))
-                };
-                writeln!(
-                    f,
-                    "{name:<16} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10}  {:>6.1}% -> {:>5.1}%  \
-                     {:>7.3} -> {:<7.3}  {bands}",
-                    s.levels[0],
-                    s.levels[1],
-                    s.same,
-                    s.changed,
-                    s.appeared,
-                    s.vanished,
-                    100.0 * s.fill[0],
-                    100.0 * s.fill[1],
-                    s.seconds_per_level[0],
-                    s.seconds_per_level[1],
-                )?;
-            }
-        }
+        self.write_tier_moves(f)?;
+        self.write_strata(f)?;
         writeln!(
             f,
             "\ntier   levels a   levels b   p50 a      p50 b      shift      min a .. max a        min b .. max b"

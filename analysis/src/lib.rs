@@ -235,9 +235,10 @@ pub fn verify_with(
             verified.levels += levels.len() as u64;
             for level in &levels {
                 if level.level.difficulty < hardest.max(easiest_allowed) {
-                    verified
-                        .failures
-                        .push((level.id.clone(), format!("out of difficulty order in tier {tier}")));
+                    verified.failures.push((
+                        level.id.clone(),
+                        format!("out of difficulty order in tier {tier}"),
+                    ));
                 }
                 hardest = hardest.max(level.level.difficulty);
             }
@@ -340,8 +341,10 @@ fn audit_levels(
                     Err(e) => failures.push((stored.id.clone(), e.to_string())),
                 }
             }
-            let levels: Vec<(u64, &Candidate)> =
-                asked.iter().map(|(_, seed, level)| (*seed, level)).collect();
+            let levels: Vec<(u64, &Candidate)> = asked
+                .iter()
+                .map(|(_, seed, level)| (*seed, level))
+                .collect();
             for ((id, _, _), audited) in asked.iter().zip(audit.audit(&levels)) {
                 if let Err(finding) = audited {
                     failures.push((id.clone(), finding.to_string()));
@@ -429,6 +432,42 @@ pub fn print_levels(dir: &Path, tier: Option<u32>) -> Result<String, AnalysisErr
     Ok(out)
 }
 
+/// The rejects file's seeds counted into `summary` (by status and reason,
+/// overall and per stratum), their milliseconds into each stratum's `spent`.
+fn count_rejects(
+    dir: &Path,
+    summary: &mut Summary,
+    spent: &mut [f64],
+) -> Result<(), AnalysisError> {
+    let rejects = dir.join(pregen_pack::dir::REJECTS_FILE);
+    for batch in read_batches(&rejects)? {
+        let column = |name: &str| text_column(&batch, name, &rejects);
+        let (status, reason) = (column(c::STATUS)?, column(c::REASON)?);
+        let strata = u32_column(&batch, c::STRATUM, &rejects)?;
+        let (g, s) = (
+            f64_column(&batch, c::GENERATE_MS, &rejects)?,
+            f64_column(&batch, c::SOLVE_MS, &rejects)?,
+        );
+        for (i, stratum) in strata.into_iter().enumerate() {
+            if let Some(ms) = spent.get_mut(stratum as usize) {
+                *ms += g[i] + s[i];
+            }
+            let key = refusal_key(status.value(i), reason.value(i));
+            *summary
+                .statuses
+                .entry(status.value(i).to_string())
+                .or_default() += 1;
+            if let Some(st) = summary.strata.get_mut(stratum as usize) {
+                st.seeds_in_pack += 1;
+                *st.statuses.entry(status.value(i).to_string()).or_default() += 1;
+                *st.reasons.entry(key.clone()).or_default() += 1;
+            }
+            *summary.reasons.entry(key).or_default() += 1;
+        }
+    }
+    Ok(())
+}
+
 /// Reads the pack in `dir` (the folder holding `_SUCCESS`).
 pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
     let pack = PackDir::new(dir);
@@ -495,32 +534,7 @@ pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
             solve.extend(s);
         }
     }
-    let rejects = dir.join(pregen_pack::dir::REJECTS_FILE);
-    for batch in read_batches(&rejects)? {
-        let column = |name: &str| text_column(&batch, name, &rejects);
-        let (status, reason) = (column(c::STATUS)?, column(c::REASON)?);
-        let strata = u32_column(&batch, c::STRATUM, &rejects)?;
-        let (g, s) = (
-            f64_column(&batch, c::GENERATE_MS, &rejects)?,
-            f64_column(&batch, c::SOLVE_MS, &rejects)?,
-        );
-        for (i, stratum) in strata.into_iter().enumerate() {
-            if let Some(ms) = spent.get_mut(stratum as usize) {
-                *ms += g[i] + s[i];
-            }
-            let key = refusal_key(status.value(i), reason.value(i));
-            *summary
-                .statuses
-                .entry(status.value(i).to_string())
-                .or_default() += 1;
-            if let Some(st) = summary.strata.get_mut(stratum as usize) {
-                st.seeds_in_pack += 1;
-                *st.statuses.entry(status.value(i).to_string()).or_default() += 1;
-                *st.reasons.entry(key.clone()).or_default() += 1;
-            }
-            *summary.reasons.entry(key).or_default() += 1;
-        }
-    }
+    count_rejects(dir, &mut summary, &mut spent)?;
     for ((st, (ds, ms)), spent) in summary.strata.iter_mut().zip(by_stratum).zip(spent) {
         st.seconds_per_level = spent / 1000.0 / ds.len().max(1) as f64;
         st.difficulty = Percentiles::of(ds);

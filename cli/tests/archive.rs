@@ -276,7 +276,12 @@ fn every_without_leaves_its_part_out_and_inline_solutions_are_refused() {
             "{part}: {said}{}",
             String::from_utf8_lossy(&verify.stderr)
         );
-        assert!(said.contains(&format!("left out of this release, as its manifest says: {part}")), "{said}");
+        assert!(
+            said.contains(&format!(
+                "left out of this release, as its manifest says: {part}"
+            )),
+            "{said}"
+        );
     }
     let inline = run_pack(
         &dir.path().join("inline"),

@@ -11,8 +11,8 @@ use pregen_proto::v1::coordinator_message::Kind as In;
 use pregen_proto::v1::worker_message::Kind as Out;
 use pregen_proto::v1::{LeaseDone, LeaseGrant, LeaseRequest, Results, SeedResult};
 
-use pregen_coordinator::{CommitLog, LogEntry as Entry};
 use pregen_coordinator::COORDINATOR;
+use pregen_coordinator::{CommitLog, LogEntry as Entry};
 
 use crate::common::rogue::{Rogue, client, coordinator};
 use crate::common::{COUNT, PackContent, TOKEN, job_text, reference, serve, wait, worker};
@@ -176,8 +176,7 @@ async fn forged_results_are_refused_whole_and_the_pack_is_the_honest_one() {
     wait(&mut honest_worker, Duration::from_secs(60));
     PackContent::read(&summary.dir).assert_same(reference());
     let entries =
-        pregen_coordinator::CommitLog::read(&summary.dir.join("commit"), &job)
-            .expect("log opens");
+        pregen_coordinator::CommitLog::read(&summary.dir.join("commit"), &job).expect("log opens");
     assert!(
         entries
             .iter()

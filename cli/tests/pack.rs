@@ -589,8 +589,9 @@ fn verify_refuses_a_forged_difficulty_with_its_checksum_rewritten() {
     parquet_files(&pack.join("levels"), &mut files);
     files.sort();
     let last = files.last().expect("a levels file").clone();
-    let reader = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&last).expect("open"))
-        .expect("parquet");
+    let reader =
+        ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&last).expect("open"))
+            .expect("parquet");
     let schema = reader.schema().clone();
     let batches: Vec<RecordBatch> = reader
         .build()

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use pregen_coordinator::Job;
 use pregen_coordinator::LogKey;
-use pregen_coordinator::{CommitLog, LogEntry as Entry};
 use pregen_coordinator::server::{RunOptions, Started, start_job};
+use pregen_coordinator::{CommitLog, LogEntry as Entry};
 use pregen_pack::PackDir;
 use tokio_util::sync::CancellationToken;
 

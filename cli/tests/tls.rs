@@ -286,8 +286,7 @@ fn client_certificates_are_the_workers_identity() {
     assert!(wait(&mut served.child, Duration::from_secs(60)).success());
     let pack = dir.path().join("out").join("e2e");
     let job = pregen_coordinator::Job::parse(&job_text(100)).expect("job");
-    let entries =
-        pregen_coordinator::CommitLog::read(&pack.join("commit"), &job).expect("log");
+    let entries = pregen_coordinator::CommitLog::read(&pack.join("commit"), &job).expect("log");
     let expected = format!("anything#{id}");
     assert!(
         entries

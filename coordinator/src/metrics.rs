@@ -121,29 +121,38 @@ impl Collector for JobCollector {
                 MetricType::Counter,
             )?)?;
         }
-        let mut rejected = encoder.encode_descriptor(
-            "pregen_rejected",
-            "Seeds not accepted, by status and reason code.",
-            None,
-            MetricType::Counter,
-        )?;
-        for (refusal, &count) in &p.rejected {
-            let reason = refusal.code.map_or("", |c| c.as_str());
-            let labels = [("status", refusal.status.as_str()), ("reason", reason)];
-            ConstCounter::new(count).encode(rejected.encode_family(&labels)?)?;
-        }
-        let mut per_worker = encoder.encode_descriptor(
-            "pregen_worker_results",
-            "Results received, by worker identity (NAME#ID).",
-            None,
-            MetricType::Counter,
-        )?;
-        for (worker, &count) in &p.per_worker {
-            let labels = [("worker", label(worker))];
-            ConstCounter::new(count).encode(per_worker.encode_family(&labels)?)?;
-        }
-        Ok(())
+        encode_families(&p, &mut encoder)
     }
+}
+
+/// The metrics with labels: refusals by status and reason, results by
+/// worker.
+fn encode_families(
+    p: &crate::scheduler::Progress,
+    encoder: &mut DescriptorEncoder,
+) -> Result<(), std::fmt::Error> {
+    let mut rejected = encoder.encode_descriptor(
+        "pregen_rejected",
+        "Seeds not accepted, by status and reason code.",
+        None,
+        MetricType::Counter,
+    )?;
+    for (refusal, &count) in &p.rejected {
+        let reason = refusal.code.map_or("", |c| c.as_str());
+        let labels = [("status", refusal.status.as_str()), ("reason", reason)];
+        ConstCounter::new(count).encode(rejected.encode_family(&labels)?)?;
+    }
+    let mut per_worker = encoder.encode_descriptor(
+        "pregen_worker_results",
+        "Results received, by worker identity (NAME#ID).",
+        None,
+        MetricType::Counter,
+    )?;
+    for (worker, &count) in &p.per_worker {
+        let labels = [("worker", label(worker))];
+        ConstCounter::new(count).encode(per_worker.encode_family(&labels)?)?;
+    }
+    Ok(())
 }
 
 /// A label value as the exposition format writes it: `\\`, `"` and line

@@ -150,6 +150,23 @@ pub struct RunSummary {
     pub progress: Progress,
 }
 
+impl RunSummary {
+    /// The summary of a run that found its pack complete and ran nothing.
+    fn already_complete(dir: &PackDir, job: &Job, started: Instant) -> RunSummary {
+        RunSummary {
+            dir: dir.root().to_path_buf(),
+            accepted: job.count,
+            seeds: 0,
+            in_pack: 0,
+            resumed_seeds: 0,
+            already_complete: true,
+            elapsed: started.elapsed(),
+            writing: Duration::ZERO,
+            progress: Progress::default(),
+        }
+    }
+}
+
 /// Runs `job` to completion (or until `options.shutdown`) with whatever
 /// workers connect, then stops serving.
 pub async fn run_job(job: Job, options: RunOptions) -> Result<RunSummary, CoordinatorError> {
@@ -217,17 +234,9 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
     job.validate()?;
     let dir = PackDir::under(&options.out, &job.pack);
     if is_complete_pack(&dir, &job) {
-        return Ok(Started::AlreadyComplete(RunSummary {
-            dir: dir.root().to_path_buf(),
-            accepted: job.count,
-            seeds: 0,
-            in_pack: 0,
-            resumed_seeds: 0,
-            already_complete: true,
-            elapsed: started.elapsed(),
-            writing: Duration::ZERO,
-            progress: Progress::default(),
-        }));
+        return Ok(Started::AlreadyComplete(RunSummary::already_complete(
+            &dir, &job, started,
+        )));
     }
     // The port and the TLS identity first: a busy port or a bad key stops
     // the run before anything is written under the pack folder.
@@ -299,16 +308,7 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
         options.write_give_up,
     ));
     let own_runs = tokio::spawn(run_own_seeds(shared.clone()));
-    let probe = job
-        .external
-        .as_ref()
-        .map(|spec| spec.probe_seeds())
-        .filter(|&seeds| seeds > 0)
-        .map(|seeds| {
-            let firsts: Vec<u64> = job.plan().iter().map(|p| p.first_seed).collect();
-            let shared = shared.clone();
-            tokio::task::spawn_blocking(move || shared.probe_program(&firsts, seeds))
-        });
+    let probe = start_probe(&job, &shared);
     Ok(Started::Running(RunningJob {
         listening: Listening {
             grpc: addr,
@@ -330,6 +330,23 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
         write: options.write,
         writing: Arc::default(),
     }))
+}
+
+/// The game program's determinism probe, started beside the run when the
+/// job asks for one.
+fn start_probe(
+    job: &Job,
+    shared: &Arc<Shared>,
+) -> Option<JoinHandle<Result<(), pregen_games::NotDeterministic>>> {
+    job.external
+        .as_ref()
+        .map(|spec| spec.probe_seeds())
+        .filter(|&seeds| seeds > 0)
+        .map(|seeds| {
+            let firsts: Vec<u64> = job.plan().iter().map(|p| p.first_seed).collect();
+            let shared = shared.clone();
+            tokio::task::spawn_blocking(move || shared.probe_program(&firsts, seeds))
+        })
 }
 
 /// Connections served at once: `--max-connections`, checked against the

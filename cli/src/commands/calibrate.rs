@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use pregen_analysis::calibrate::{
-    Agreement, CalibrateConfig, Labelled, Labels, Measure, calibrate,
+    Agreement, CalibrateConfig, Calibration, Labelled, Labels, Measure, calibrate,
 };
 use pregen_games::rating::Model;
 use pregen_games::{GameKind, Metrics, Verdict};
@@ -109,46 +109,7 @@ pub fn run(args: CalibrateArgs) -> Result<()> {
         ));
     }
     print!("{table}");
-    // The verdict: on how many measures the fitted model agrees better than
-    // the base, and whether their intervals overlap.
-    let better: Vec<String> = fitted
-        .base_agreement
-        .iter()
-        .zip(&fitted.agreement)
-        .filter(|(b, f)| f.value > b.value)
-        .map(|(b, _)| what(b))
-        .collect();
-    let apart = fitted
-        .base_agreement
-        .iter()
-        .zip(&fitted.agreement)
-        .filter(|(b, f)| f.interval.0 > b.interval.1 || b.interval.0 > f.interval.1)
-        .count();
-    let (n, k) = (fitted.agreement.len(), better.len());
-    let verdict = if k == n {
-        let noise = match apart {
-            0 => ", within the noise of these levels (every interval overlaps the base's)".into(),
-            m => format!(" ({m} with intervals apart from the base's)"),
-        };
-        format!(
-            "verdict: better than {} on {k} of {n} measures{noise}",
-            base.name
-        )
-    } else {
-        let worse: Vec<String> = fitted
-            .base_agreement
-            .iter()
-            .zip(&fitted.agreement)
-            .filter(|(b, f)| f.value <= b.value)
-            .map(|(b, _)| what(b))
-            .collect();
-        format!(
-            "verdict: better than {} on {k} of {n} measures; not on {}: keep the base for \
-             those, or label more levels",
-            base.name,
-            worse.join(", ")
-        )
-    };
+    let verdict = verdict(&base.name, &fitted, &what);
     println!("{verdict}");
     // Each term's meaning from its fitted weight, not the base's words.
     for term in &mut fitted.model.terms {
@@ -195,6 +156,49 @@ pub fn run(args: CalibrateArgs) -> Result<()> {
         .with_context(|| format!("cannot write {}", args.output.display()))?;
     eprintln!("wrote {}", args.output.display());
     Ok(())
+}
+
+/// The verdict: on how many measures the fitted model agrees better than
+/// the base (`base` its name), and whether their intervals overlap.
+fn verdict(base: &str, fitted: &Calibration, what: &dyn Fn(&Agreement) -> String) -> String {
+    let better: Vec<String> = fitted
+        .base_agreement
+        .iter()
+        .zip(&fitted.agreement)
+        .filter(|(b, f)| f.value > b.value)
+        .map(|(b, _)| what(b))
+        .collect();
+    let apart = fitted
+        .base_agreement
+        .iter()
+        .zip(&fitted.agreement)
+        .filter(|(b, f)| f.interval.0 > b.interval.1 || b.interval.0 > f.interval.1)
+        .count();
+    let (n, k) = (fitted.agreement.len(), better.len());
+    if k == n {
+        let noise = match apart {
+            0 => ", within the noise of these levels (every interval overlaps the base's)".into(),
+            m => format!(" ({m} with intervals apart from the base's)"),
+        };
+        format!(
+            "verdict: better than {} on {k} of {n} measures{noise}",
+            base
+        )
+    } else {
+        let worse: Vec<String> = fitted
+            .base_agreement
+            .iter()
+            .zip(&fitted.agreement)
+            .filter(|(b, f)| f.value <= b.value)
+            .map(|(b, _)| what(b))
+            .collect();
+        format!(
+            "verdict: better than {} on {k} of {n} measures; not on {}: keep the base for \
+             those, or label more levels",
+            base,
+            worse.join(", ")
+        )
+    }
 }
 
 /// Levels of `--class` files, solved: each with its class index; the class

@@ -52,7 +52,6 @@ use crate::{CoordinatorError, ResumeError};
 use key::LogKey;
 use segment::{Segment, SegmentEncoder, damaged, read_segment};
 
-
 /// One entry of the log, replayed in order on resume.
 #[derive(Debug, Clone, PartialEq)]
 // Results are nearly every entry: boxing them would cost an allocation each.

@@ -24,4 +24,3 @@ pub(super) fn campaign_of_file(name: &str) -> Option<u64> {
         .parse()
         .ok()
 }
-

@@ -620,8 +620,10 @@ fn check_levels(asked_of: &Asked, entries: Vec<Entry>, report: &mut ReleaseRepor
     let checked: Vec<Vec<(String, String)>> = asked
         .par_chunks(CHUNK)
         .map(|chunk| {
-            let levels: Vec<(usize, &Candidate)> =
-                chunk.iter().map(|(index, _, level)| (*index, level)).collect();
+            let levels: Vec<(usize, &Candidate)> = chunk
+                .iter()
+                .map(|(index, _, level)| (*index, level))
+                .collect();
             chunk
                 .iter()
                 .zip(audit.check_many(&levels))

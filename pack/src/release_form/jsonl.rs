@@ -66,8 +66,10 @@ pub(super) fn read(name: &str, text: &str) -> Result<Vec<Entry>, FormError> {
     text.lines()
         .enumerate()
         .map(|(i, line)| {
-            let l: Line =
-                serde_json::from_str(line).map_err(|source| FormError::Json { line: i + 1, source })?;
+            let l: Line = serde_json::from_str(line).map_err(|source| FormError::Json {
+                line: i + 1,
+                source,
+            })?;
             Ok(Entry {
                 at: format!("{name}: {}", l.id),
                 id: l.id.into_owned(),

@@ -25,12 +25,12 @@ use crate::manifest::{
     Counts, CrossCheck, Manifest, Seeds, StatusCounts, StratumEntry, TierKey, Versions,
 };
 use crate::record::{SeedRecord, Status};
+use crate::release_form::Place;
 use crate::schema::{self};
 use crate::sort::{Sorter, difficulty_key};
 use crate::tiers::{CampaignSlot, Tiers, draw_campaigns, equal_groups};
 use files::HashingFile;
 use table::{Stamp, TableFile, campaigns_columns, rejects_columns};
-use crate::release_form::Place;
 use tier::TierFiles;
 
 mod files;
@@ -278,14 +278,8 @@ impl PackWriter {
             files.insert(format!("{}/{name}", dir::RELEASE), sum.clone());
             release.push((name, sum));
         }
-        let mut sums = String::new();
-        for (name, sum) in &release {
-            sums.push_str(&format!("{sum}  {name}\n"));
-        }
-        let sums_path = format!("{}/{}", dir::RELEASE, dir::SHA256SUMS);
-        fs::write(root.join(&sums_path), &sums)
-            .map_err(PackError::io("write", root.join(&sums_path)))?;
-        files.insert(sums_path, sha256_hex(sums.as_bytes()));
+        let (sums_path, sums) = write_sums(&root, &release)?;
+        files.insert(sums_path, sums);
         let _ = fs::remove_dir_all(&self.spill);
         let written = started.elapsed();
         let manifest = Manifest {
@@ -302,20 +296,7 @@ impl PackWriter {
                 generator: pregen_games::GENERATOR_VERSION.to_string(),
                 protocol: facts.protocol,
             },
-            strata: job
-                .plan()
-                .into_iter()
-                .enumerate()
-                .map(|(i, p)| StratumEntry {
-                    name: p.name,
-                    first_seed: p.first_seed,
-                    count: p.count,
-                    params: p.params,
-                    band: p.band,
-                    seeds: self.tried_by_stratum.get(i).copied().unwrap_or(0),
-                    computed: facts.computed.get(i).copied().unwrap_or(0),
-                })
-                .collect(),
+            strata: self.strata_entries(facts),
             seeds: Seeds {
                 first: job.first_seed,
                 last: self.last,
@@ -354,6 +335,25 @@ impl PackWriter {
             "pack written"
         );
         Ok(manifest)
+    }
+
+    /// The manifest's strata: each with its plan and its seeds, in the pack
+    /// and computed.
+    fn strata_entries(&self, facts: &RunFacts) -> Vec<StratumEntry> {
+        self.job
+            .plan()
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| StratumEntry {
+                name: p.name,
+                first_seed: p.first_seed,
+                count: p.count,
+                params: p.params,
+                band: p.band,
+                seeds: self.tried_by_stratum.get(i).copied().unwrap_or(0),
+                computed: facts.computed.get(i).copied().unwrap_or(0),
+            })
+            .collect()
     }
 
     /// The levels' files from the accepted levels in order: each tier's
@@ -593,6 +593,22 @@ impl PackWriter {
         out.release_file(name, file.close()?);
         Ok(())
     }
+}
+
+/// Writes `release/SHA256SUMS` of the release files `release` (name, sum),
+/// and gives its path in the pack and its own sum.
+fn write_sums(
+    root: &std::path::Path,
+    release: &[(String, String)],
+) -> Result<(String, String), PackError> {
+    let mut sums = String::new();
+    for (name, sum) in release {
+        sums.push_str(&format!("{sum}  {name}\n"));
+    }
+    let sums_path = format!("{}/{}", dir::RELEASE, dir::SHA256SUMS);
+    fs::write(root.join(&sums_path), &sums)
+        .map_err(PackError::io("write", root.join(&sums_path)))?;
+    Ok((sums_path, sha256_hex(sums.as_bytes())))
 }
 
 /// What the pass over the levels gives `finish`: the tiers' sizes, the files
