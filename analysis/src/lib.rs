@@ -548,6 +548,13 @@ pub fn summarize(dir: &Path) -> Result<Summary, AnalysisError> {
     Ok(summary)
 }
 
+/// Reasons with their counts, the most frequent first (ties by name).
+pub fn by_count(reasons: &BTreeMap<String, u64>) -> Vec<(&str, u64)> {
+    let mut rows: Vec<(&str, u64)> = reasons.iter().map(|(r, n)| (r.as_str(), *n)).collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    rows
+}
+
 impl fmt::Display for Summary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let total = self.seeds_in_pack;
@@ -570,7 +577,7 @@ impl fmt::Display for Summary {
         }
         if !self.reasons.is_empty() {
             writeln!(f, "\nnot accepted, by reason")?;
-            for (r, n) in &self.reasons {
+            for (r, n) in by_count(&self.reasons) {
                 writeln!(f, "  {n:>8}  {r}")?;
             }
         }
@@ -665,7 +672,7 @@ impl Summary {
         )?;
         for st in self.strata.iter().filter(|st| !st.reasons.is_empty()) {
             writeln!(f, "\nnot accepted in {}, by reason", st.name)?;
-            for (r, n) in &st.reasons {
+            for (r, n) in by_count(&st.reasons) {
                 writeln!(f, "  {n:>8}  {r}")?;
             }
         }
@@ -676,6 +683,41 @@ impl Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The summary lists reasons the most frequent first, overall and per
+    /// stratum, ties by name.
+    #[test]
+    fn reasons_read_most_frequent_first() {
+        let reasons: BTreeMap<String, u64> = [("a rare", 1), ("b common", 50), ("c tied", 1)]
+            .into_iter()
+            .map(|(r, n)| (r.to_string(), n))
+            .collect();
+        let summary = Summary {
+            reasons: reasons.clone(),
+            strata: vec![
+                StratumSummary {
+                    name: "x".into(),
+                    reasons: reasons.clone(),
+                    ..StratumSummary::default()
+                },
+                StratumSummary {
+                    name: "y".into(),
+                    ..StratumSummary::default()
+                },
+            ],
+            ..Summary::default()
+        };
+        let text = summary.to_string();
+        for section in ["not accepted, by reason", "not accepted in x, by reason"] {
+            let at = text.find(section).expect(section);
+            let rest = &text[at..];
+            let order: Vec<usize> = ["b common", "a rare", "c tied"]
+                .iter()
+                .map(|r| rest.find(r).expect("listed"))
+                .collect();
+            assert!(order.windows(2).all(|w| w[0] < w[1]), "{section}: {rest}");
+        }
+    }
 
     #[test]
     fn percentiles_interpolate_as_duckdb_does() {

@@ -218,6 +218,29 @@ fn an_archive_leaves_solutions_out_on_request() {
         bare.keys().collect::<Vec<_>>()
     );
     assert!(bare.keys().all(|k| full.contains_key(k)));
+    // Its verify says the levels were checked without a replay, and the
+    // full archive's that every level was replayed.
+    let verify = |archive: &Path| {
+        let out = crate::common::pregen()
+            .args(["release", "verify"])
+            .arg(archive)
+            .output()
+            .expect("run release verify");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let said = verify(&dest);
+    assert!(
+        said.contains("the release ships no solutions to replay"),
+        "{said}"
+    );
+    assert!(!said.contains("replayed"), "{said}");
+    let said = verify(&dir.path().join("full.tar.zst"));
+    assert!(said.contains("levels checked and replayed"), "{said}");
 }
 
 /// Every part `--without` names leaves the archive, and only it; a pack whose

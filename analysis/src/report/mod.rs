@@ -471,9 +471,8 @@ fn strata_table(html: &mut String, summary: &crate::Summary) {
     );
     for st in &summary.strata {
         let levels = st.statuses.get("accepted").copied().unwrap_or(0);
-        let reasons: Vec<String> = st
-            .reasons
-            .iter()
+        let reasons: Vec<String> = crate::by_count(&st.reasons)
+            .into_iter()
             .map(|(r, n)| format!("{n} {}", escape(r)))
             .collect();
         let band = st.band.map_or_else(|| "-".to_string(), |b| b.to_string());

@@ -106,10 +106,21 @@ pub fn run(command: ReleaseCommand) -> Result<()> {
                 );
                 return Ok(());
             }
-            let judged = match (report.by_program, report.by_checker) {
+            let judge = match (report.by_program, report.by_checker) {
                 (true, true) => "accepted by the job's checker program",
                 (true, false) => "accepted by the game program's own check",
                 (false, _) => "checked and replayed",
+            };
+            let judged = match (report.replayed, report.levels) {
+                (replayed, levels) if replayed == levels => judge.to_string(),
+                (0, _) => "checked for their form and hash (the release ships no solutions to \
+                           replay)"
+                    .to_string(),
+                (replayed, _) => format!(
+                    "checked for their form and hash, {replayed} of them with a shipped \
+                     solution {}",
+                    judge.replace("checked and ", "")
+                ),
             };
             let carried = match report.carried_program {
                 true => " (the program the release carries)",

@@ -87,6 +87,10 @@ pub struct ReleaseReport {
     pub levels: u64,
     /// Levels regenerated from seed files.
     pub regenerated: u64,
+    /// Of the levels checked, those whose solution the release ships and
+    /// their judge replayed (or, for a game program, its check accepted);
+    /// the others were checked for their form and hash alone.
+    pub replayed: u64,
     /// Whether the game is a program, whose own `check` judged the levels.
     pub by_program: bool,
     /// Whether the job's `[external] checker` judged them instead.
@@ -617,6 +621,7 @@ fn check_levels(asked_of: &Asked, entries: Vec<Entry>, report: &mut ReleaseRepor
         report.failures.extend(judged.failures);
         asked.extend(judged.ask);
     }
+    report.replayed += asked.len() as u64;
     let checked: Vec<Vec<(String, String)>> = asked
         .par_chunks(CHUNK)
         .map(|chunk| {
