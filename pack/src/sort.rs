@@ -38,8 +38,10 @@ pub trait Spill: Sized {
     fn memory(&self) -> usize;
     /// Appends the binary form to `out`.
     fn encode(&self, out: &mut Vec<u8>);
+    /// Why bytes are not an item's binary form.
+    type Error: std::fmt::Display;
     /// The item back from its binary form, or why it is not one.
-    fn decode(bytes: Vec<u8>) -> Result<Self, String>;
+    fn decode(bytes: Vec<u8>) -> Result<Self, Self::Error>;
 }
 
 impl Spill for SeedRecord {
@@ -51,8 +53,10 @@ impl Spill for SeedRecord {
         codec::encode(self, out);
     }
 
-    fn decode(bytes: Vec<u8>) -> Result<Self, String> {
-        codec::decode(&bytes).map_err(|e| e.to_string())
+    type Error = codec::DecodeError;
+
+    fn decode(bytes: Vec<u8>) -> Result<Self, codec::DecodeError> {
+        codec::decode(&bytes)
     }
 }
 
@@ -68,8 +72,10 @@ impl Spill for String {
         out.extend_from_slice(self.as_bytes());
     }
 
-    fn decode(bytes: Vec<u8>) -> Result<Self, String> {
-        String::from_utf8(bytes).map_err(|e| e.to_string())
+    type Error = std::string::FromUtf8Error;
+
+    fn decode(bytes: Vec<u8>) -> Result<Self, Self::Error> {
+        String::from_utf8(bytes)
     }
 }
 

@@ -121,10 +121,27 @@ impl Job {
     }
 }
 
+/// Why a command is not pinned to a program's own files.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unpinned {
+    /// One of the program's files lies outside its folder.
+    #[error("its file `{0}` lies outside its folder")]
+    Outside(String),
+    /// The command gives the program arguments.
+    #[error("it passes arguments")]
+    PassesArguments,
+    /// An interpreter run on something other than a file of the program.
+    #[error("`{0}` is not given a file of the program first")]
+    NotGivenAFile(String),
+    /// The command runs something that is not the program's.
+    #[error("it runs a command that is not one of the program's files")]
+    NotTheProgram,
+}
+
 /// Whether `command` runs one of `files` (the program's identity files,
 /// each inside its folder) and nothing else: `[FILE]` or
 /// `[INTERPRETER, FILE]`. `Err` says why not.
-pub fn pinned_command(command: &[String], files: &[String]) -> Result<(), String> {
+pub fn pinned_command(command: &[String], files: &[String]) -> Result<(), Unpinned> {
     if let Some(outside) = files.iter().find(|f| {
         let path = Path::new(f.as_str());
         path.is_absolute()
@@ -132,7 +149,7 @@ pub fn pinned_command(command: &[String], files: &[String]) -> Result<(), String
                 .components()
                 .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
     }) {
-        return Err(format!("its file `{outside}` lies outside its folder"));
+        return Err(Unpinned::Outside(outside.clone()));
     }
     let is_file = |word: &str| files.iter().any(|f| f == word);
     let interpreter = |word: &str| {
@@ -148,12 +165,10 @@ pub fn pinned_command(command: &[String], files: &[String]) -> Result<(), String
     match command {
         [file] if is_file(file) => Ok(()),
         [run, file] if interpreter(run) && is_file(file) => Ok(()),
-        [file, ..] if is_file(file) => Err("it passes arguments".into()),
-        [run, file, ..] if interpreter(run) && is_file(file) => Err("it passes arguments".into()),
-        [run, ..] if interpreter(run) => {
-            Err(format!("`{run}` is not given a file of the program first"))
-        }
-        _ => Err("it runs a command that is not one of the program's files".into()),
+        [file, ..] if is_file(file) => Err(Unpinned::PassesArguments),
+        [run, file, ..] if interpreter(run) && is_file(file) => Err(Unpinned::PassesArguments),
+        [run, ..] if interpreter(run) => Err(Unpinned::NotGivenAFile(run.clone())),
+        _ => Err(Unpinned::NotTheProgram),
     }
 }
 
@@ -179,12 +194,15 @@ mod tests {
             ("env python3 rushhour.py", "not one of the program's files"),
             ("/bin/evil", "not one of the program's files"),
         ] {
-            let said = pinned_command(&words(refused), &files).expect_err(refused);
+            let said = pinned_command(&words(refused), &files)
+                .expect_err(refused)
+                .to_string();
             assert!(said.contains(why), "{refused}: {said}");
         }
         let outside = ["/usr/lib/python3/pdb.py".to_string()];
         let said = pinned_command(&words("python3 /usr/lib/python3/pdb.py"), &outside)
-            .expect_err("outside");
+            .expect_err("outside")
+            .to_string();
         assert!(said.contains("outside its folder"), "{said}");
         let up = ["../x.py".to_string()];
         assert!(pinned_command(&words("python3 ../x.py"), &up).is_err());

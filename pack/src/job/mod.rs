@@ -13,7 +13,7 @@ mod judge;
 mod release;
 mod validate;
 
-pub use judge::{NAME_A_JUDGE, ProgramSource, pinned_command};
+pub use judge::{NAME_A_JUDGE, ProgramSource, Unpinned, pinned_command};
 pub use pregen_games::rating::Band;
 pub use release::{MOST_LEVELS_PER_FILE, PROGRAM_FOLDER, ReleaseFormat, ReleaseScheme, Solutions};
 

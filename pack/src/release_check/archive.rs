@@ -24,6 +24,23 @@ const UNPACK_RATIO: u64 = 1_000;
 
 const UNPACK_FLOOR: u64 = 64 << 20;
 
+/// Why a release's file cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum Unread {
+    /// The folder's file cannot be read.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// It is not UTF-8 text.
+    #[error("{0}")]
+    NotText(#[from] std::string::FromUtf8Error),
+    /// Its checksum could not be made.
+    #[error("{0}")]
+    Pack(#[from] PackError),
+    /// The archive holds no such file.
+    #[error("not in the archive")]
+    NotInArchive,
+}
+
 /// A release's files, by their path below the pack folder
 /// (`manifest.json`, `release/tier-01.txt`).
 pub(super) enum Source {
@@ -95,14 +112,12 @@ impl Source {
     }
 
     /// The text of the file at `name`.
-    pub(super) fn read(&self, name: &str) -> Result<String, String> {
+    pub(super) fn read(&self, name: &str) -> Result<String, Unread> {
         match self {
-            Source::Folder(root) => {
-                std::fs::read_to_string(root.join(name)).map_err(|e| e.to_string())
-            }
+            Source::Folder(root) => Ok(std::fs::read_to_string(root.join(name))?),
             Source::Archive(a) => match a.kept.get(name) {
-                Some(bytes) => String::from_utf8(bytes.clone()).map_err(|e| e.to_string()),
-                None => Err("not in the archive".into()),
+                Some(bytes) => Ok(String::from_utf8(bytes.clone())?),
+                None => Err(Unread::NotInArchive),
             },
         }
     }
@@ -146,17 +161,13 @@ impl Source {
 
     /// The SHA-256 of the file at `name`; `None` when it is not a regular
     /// file (a link, a folder or a device: never read).
-    pub(super) fn sha256(&self, name: &str) -> Result<Option<String>, String> {
+    pub(super) fn sha256(&self, name: &str) -> Result<Option<String>, Unread> {
         match self {
             Source::Folder(root) => {
                 let path = root.join(name);
-                let regular = std::fs::symlink_metadata(&path)
-                    .map(|m| m.file_type().is_file())
-                    .map_err(|e| e.to_string())?;
+                let regular = std::fs::symlink_metadata(&path).map(|m| m.file_type().is_file())?;
                 match regular {
-                    true => crate::durable::sha256_file(&path)
-                        .map(Some)
-                        .map_err(|e| e.to_string()),
+                    true => Ok(Some(crate::durable::sha256_file(&path)?)),
                     false => Ok(None),
                 }
             }
@@ -165,7 +176,7 @@ impl Source {
                 .get(name)
                 .cloned()
                 .map(Some)
-                .ok_or_else(|| "not in the archive".into()),
+                .ok_or(Unread::NotInArchive),
         }
     }
 

@@ -397,7 +397,7 @@ fn check_sums(
         .lines()
         .filter_map(|line| Some(line.split_once("  ")?.1))
         .collect();
-    let actual: HashMap<&str, Result<Option<String>, String>> = names
+    let actual: HashMap<&str, Result<Option<String>, archive::Unread>> = names
         .par_iter()
         .filter(|name| {
             !name.split('/').any(|part| part == ".." || part.is_empty()) && !name.starts_with('/')
@@ -421,10 +421,11 @@ fn check_sums(
             continue;
         }
         report.files += 1;
-        let found = actual
-            .get(name)
-            .cloned()
-            .unwrap_or_else(|| Err("not read".into()));
+        let found = match actual.get(name) {
+            Some(Ok(sum)) => Ok(sum.clone()),
+            Some(Err(e)) => Err(e.to_string()),
+            None => Err("not read".to_string()),
+        };
         match found {
             Ok(Some(actual)) if actual == sum => {}
             Ok(Some(_)) => report.failures.push((
