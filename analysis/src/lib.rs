@@ -25,7 +25,7 @@ mod report;
 pub mod svg;
 
 pub use diff::{PackDiff, diff};
-pub use report::{report, report_with};
+pub use report::{report, report_judged, report_with};
 
 /// Errors reading a pack: the pack crate's own.
 pub use pregen_pack::PackError as AnalysisError;
@@ -162,6 +162,27 @@ pub struct Verified {
     pub by_checker: bool,
     /// Levels that failed: (level id, what is wrong).
     pub failures: Vec<(String, String)>,
+}
+
+/// The pack's job as its game may run here: a built-in game's own; a game
+/// program's only as `judge` names it ([`ProgramSource`]: the job that made
+/// the pack, or your copy of the program), never the command its manifest
+/// names, `None` when `judge` names none.
+///
+/// [`ProgramSource`]: pregen_pack::job::ProgramSource
+pub fn runnable_job(
+    manifest: &pregen_pack::manifest::Manifest,
+    judge: pregen_pack::job::ProgramSource<'_>,
+) -> Result<Option<pregen_pack::Job>, AnalysisError> {
+    use pregen_pack::job::ProgramSource;
+    match judge {
+        ProgramSource::Unnamed if manifest.job.is_external() => Ok(None),
+        judge => Ok(Some(manifest.job.judge_for_verify(
+            &manifest.job_id,
+            judge,
+            None,
+        )?)),
+    }
 }
 
 /// What is wrong with the pack's manifest, as (what, why): its job against

@@ -139,18 +139,27 @@ impl Pick {
     }
 }
 
-/// The levels of the pack in `dir` with the given seeds (those it holds).
+use pregen_pack::job::ProgramSource;
+
+/// The levels of the pack in `dir` with the given seeds (those it holds),
+/// a game program's drawn by it only when `judge` names it.
 pub fn find_levels(
     dir: &std::path::Path,
     seeds: &std::collections::BTreeSet<u64>,
+    judge: ProgramSource<'_>,
 ) -> Result<std::collections::BTreeMap<u64, PackLevel>, crate::AnalysisError> {
-    pick_levels(dir, &Pick::Seeds(seeds.clone()))
+    pick_levels(dir, &Pick::Seeds(seeds.clone()), judge)
 }
 
-/// The levels of the pack in `dir` that `pick` takes, by seed.
+/// The levels of the pack in `dir` that `pick` takes, by seed: a game
+/// program that draws its levels draws them only when `judge` names it
+/// ([`ProgramSource`]: the job that made the pack, or your copy of the
+/// program; never the command the manifest names), else they are drawn
+/// from their text form.
 pub fn pick_levels(
     dir: &std::path::Path,
     pick: &Pick,
+    judge: ProgramSource<'_>,
 ) -> Result<std::collections::BTreeMap<u64, PackLevel>, crate::AnalysisError> {
     use pregen_pack::read::{f64_column, read_batches, text_column, u64_column};
     use pregen_pack::schema::columns as c;
@@ -199,24 +208,34 @@ pub fn pick_levels(
             }
         }
     }
-    draw_by_program(&pack, &mut found)?;
+    draw_by_program(&pack, &mut found, judge)?;
     Ok(found)
 }
 
-/// Asks the pack's game program for the pictures of `levels`, when it draws
-/// them (its description says `renders`). A picture it cannot give, or
-/// that is not a picture, is reported on stderr and the level is drawn from
-/// its text form.
+/// Asks the pack's game program, as `judge` names it, for the pictures of
+/// `levels`, when it draws them (its description says `renders`). A
+/// picture it cannot give, or that is not a picture, is reported on stderr
+/// and the level is drawn from its text form; so are all of them when no
+/// program is named (a warning says how to name it).
 fn draw_by_program(
     pack: &pregen_pack::PackDir,
     levels: &mut std::collections::BTreeMap<u64, PackLevel>,
+    judge: ProgramSource<'_>,
 ) -> Result<(), crate::AnalysisError> {
     let manifest = pack.read_manifest()?;
     if !manifest.program.as_ref().is_some_and(|p| p.renders) || levels.is_empty() {
         return Ok(());
     }
-    let game = manifest.job.game_kind()?;
-    let plan = manifest.job.plan();
+    let Some(job) = crate::runnable_job(&manifest, judge)? else {
+        eprintln!(
+            "warning: the pack's game program draws its levels, but a pack's program runs only \
+             as you name it (--job FILE or --program-dir DIR), never as its manifest says: \
+             drawn from their text form"
+        );
+        return Ok(());
+    };
+    let game = job.game_kind()?;
+    let plan = job.plan();
     let mut strata = std::collections::BTreeMap::new();
     for level in levels.values_mut() {
         let Some(stratum) = plan.get(level.stratum as usize) else {

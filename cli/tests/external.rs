@@ -214,12 +214,22 @@ fn the_python_example_makes_a_verified_pack_whatever_fails() {
     assert!(release.contains("40 regenerated"), "{release}");
     // Pictures are the program's own (its red car), in `render` and the report.
     let seed = reference.levels[0].seed.to_string();
-    let picture = pregen_stdout(&["analysis", "render", "--seed", &seed, "-o", "-"], &alone);
+    // Only a program named runs: without one, the levels are drawn from
+    // their text form and the manifest's command is never run.
+    let render = ["analysis", "render", "--seed", &seed, "-o", "-"];
+    let picture = pregen_stdout(&[&render[..], &mine].concat(), &alone);
     assert!(picture.contains("#dd3333"), "{picture}");
-    let html = crate::common::report_html(&alone, &dir.path().join("report.html"), &[]);
+    let unnamed = pregen_stdout(&render, &alone);
+    assert!(!unnamed.contains("#dd3333"), "{unnamed}");
+    let html = crate::common::report_html(&alone, &dir.path().join("report.html"), &mine);
     assert!(
         html.contains("#dd3333"),
         "the report draws the program's pictures"
+    );
+    let html = crate::common::report_html(&alone, &dir.path().join("plain.html"), &[]);
+    assert!(
+        !html.contains("#dd3333"),
+        "no program named: no program run"
     );
     // The seed-only release regenerates through the program, hash by hash.
     let seeds = SeedFile::parse(

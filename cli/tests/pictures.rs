@@ -123,8 +123,12 @@ fn render_draws_a_level_as_svg_and_png() {
     rendered(&["--all", "-o"], &all, &pack);
     let svgs = std::fs::read_dir(&all).expect("folder").count() as u64;
     assert_eq!(svgs, summary.tiers.values().sum::<u64>());
-    let tier_of_seed = pregen_analysis::picture::find_levels(&pack, &[seed].into())
-        .expect("the level")[&seed]
+    let tier_of_seed = pregen_analysis::picture::find_levels(
+        &pack,
+        &[seed].into(),
+        pregen_pack::job::ProgramSource::Unnamed,
+    )
+    .expect("the level")[&seed]
         .tier;
     let named = std::fs::read_dir(&all)
         .expect("folder")

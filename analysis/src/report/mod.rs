@@ -72,13 +72,26 @@ pub fn report(dir: &Path) -> Result<String, AnalysisError> {
 /// out: `../release/seeds/tier-NN.txt` from a folder beside the release
 /// (`PACK/web/play.html`), `seeds/tier-NN.txt` from the release itself.
 pub fn report_with(dir: &Path, play: Option<&str>) -> Result<String, AnalysisError> {
+    report_judged(dir, play, pregen_pack::job::ProgramSource::Unnamed)
+}
+
+/// [`report_with`], a game program's pack with the program `judge` names
+/// ([`pregen_pack::job::ProgramSource`]), never the command its manifest
+/// names: its rating model and its pictures come from it. Without one, the
+/// report has no rating model and draws from the levels' text form.
+pub fn report_judged(
+    dir: &Path,
+    play: Option<&str>,
+    judge: pregen_pack::job::ProgramSource<'_>,
+) -> Result<String, AnalysisError> {
     let pack = PackDir::new(dir);
     pack.require_complete()?;
     let manifest = pack.read_manifest()?;
+    let job = crate::runnable_job(&manifest, judge)?;
     // A game program's game, held while the report is made (its rating
     // model, its pictures): the program starts once. A program that cannot
     // start leaves the report without its model and draws from text.
-    let _program = manifest.job.game_kind().ok();
+    let _program = job.as_ref().and_then(|j| j.game_kind().ok());
     let levels = read_levels(&pack)?;
     let rejects = read_rejects(dir)?;
     let campaigns = read_campaigns(dir)?;
@@ -91,7 +104,7 @@ pub fn report_with(dir: &Path, play: Option<&str>) -> Result<String, AnalysisErr
         .map(|&(_, seed)| seed)
         .chain(strip.iter().map(|&(_, seed)| seed))
         .collect();
-    let found = picture::find_levels(dir, &drawn)?;
+    let found = picture::find_levels(dir, &drawn, judge)?;
 
     let mut html = String::new();
     let title = format!(
@@ -109,7 +122,7 @@ pub fn report_with(dir: &Path, play: Option<&str>) -> Result<String, AnalysisErr
     if manifest.strata.len() > 1 || manifest.strata.iter().any(|s| s.band.is_some()) {
         strata_table(&mut html, &crate::summarize(dir)?);
     }
-    let model = manifest.job.rating_model().ok();
+    let model = job.as_ref().and_then(|j| j.rating_model().ok());
     if let Some(model) = &model {
         rating(&mut html, model);
     }

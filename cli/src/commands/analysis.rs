@@ -61,8 +61,9 @@ fn render_one(
     seed: u64,
     output: Option<PathBuf>,
     scale: f64,
+    judge: pregen_pack::job::ProgramSource<'_>,
 ) -> Result<()> {
-    let found = pick_levels(pack, &Pick::Seeds([seed].into()))?;
+    let found = pick_levels(pack, &Pick::Seeds([seed].into()), judge)?;
     let Some(level) = found.get(&seed) else {
         bail!("seed {seed} is not a level of {}", pack.display());
     };
@@ -97,8 +98,9 @@ fn render_many(
     output: Option<PathBuf>,
     format: Format,
     scale: f64,
+    judge: pregen_pack::job::ProgramSource<'_>,
 ) -> Result<()> {
-    let found = pick_levels(pack, pick)?;
+    let found = pick_levels(pack, pick, judge)?;
     if let Pick::Seeds(seeds) = pick
         && let Some(missing) = seeds.iter().find(|s| !found.contains_key(s))
     {
@@ -239,6 +241,9 @@ pub enum AnalysisCommand {
         /// Pixels per tile, over 24.
         #[arg(long, default_value_t = 1.0)]
         scale: f64,
+        /// A game program that draws its levels draws them only when named.
+        #[command(flatten)]
+        program: super::NamedProgram,
     },
     /// Fit a rating model's weights to labelled levels: classes of level
     /// files, easiest first (say playtest success and failure, or public
@@ -263,6 +268,10 @@ pub enum AnalysisCommand {
         /// report beside the pack's `release/` folder).
         #[arg(long)]
         play: Option<String>,
+        /// A game program's rating model and pictures come only from a
+        /// program you name.
+        #[command(flatten)]
+        program: super::NamedProgram,
     },
 }
 
@@ -297,12 +306,14 @@ pub fn run(command: AnalysisCommand) -> Result<()> {
             output,
             format,
             scale,
+            program,
         } => {
+            let judge = program.source();
             if !(scale > 0.0 && scale <= 16.0) {
                 bail!("--scale {scale} must be above 0 and at most 16");
             }
             match seed {
-                Some(seed) => render_one(&pack, seed, output, scale),
+                Some(seed) => render_one(&pack, seed, output, scale, judge),
                 None => {
                     let pick = match (tier, all) {
                         (Some(tier), _) => Pick::Tier(tier),
@@ -317,15 +328,20 @@ pub fn run(command: AnalysisCommand) -> Result<()> {
                     if !matches!(keep, Keep::All) && matches!(pick, Pick::Seeds(_)) {
                         bail!("--hardest and --easiest go with --tier or --all");
                     }
-                    render_many(&pack, &pick, keep, output, format, scale)
+                    render_many(&pack, &pick, keep, output, format, scale, judge)
                 }
             }
         }
         AnalysisCommand::Levels { pack, tier } => {
             print_out(&pregen_analysis::print_levels(&pack, tier)?)
         }
-        AnalysisCommand::Report { pack, output, play } => {
-            let html = pregen_analysis::report_with(&pack, play.as_deref())?;
+        AnalysisCommand::Report {
+            pack,
+            output,
+            play,
+            program,
+        } => {
+            let html = pregen_analysis::report_judged(&pack, play.as_deref(), program.source())?;
             if output.as_os_str() == "-" {
                 print_out(&html)
             } else {

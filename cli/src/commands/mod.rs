@@ -137,6 +137,29 @@ pub fn program_source<'a>(
     }
 }
 
+/// The game program a command runs for a game program's pack: one you
+/// name, never the command its manifest names.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct NamedProgram {
+    /// For a game program's pack: your copy of the program, in this folder
+    /// (its files must hash to the pack's identity; it is run only as
+    /// `FILE` or `INTERPRETER FILE`, no arguments). Without this or
+    /// `--job`, a program's pack is read without running its program.
+    #[arg(long, value_name = "DIR", conflicts_with = "job")]
+    pub program_dir: Option<std::path::PathBuf>,
+    /// For a game program's pack: the job file that made it (its id must
+    /// be the pack's); its program runs as the job says.
+    #[arg(long, value_name = "FILE")]
+    pub job: Option<std::path::PathBuf>,
+}
+
+impl NamedProgram {
+    /// The program it names.
+    pub fn source(&self) -> pregen_pack::job::ProgramSource<'_> {
+        program_source(self.program_dir.as_deref(), self.job.as_deref(), false)
+    }
+}
+
 /// Writes to stdout; a reader that went away (`| head`) ends the output quietly.
 pub fn print_out(text: &str) -> Result<()> {
     use std::io::Write;
