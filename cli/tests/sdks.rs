@@ -175,11 +175,27 @@ fn designers_tools(job: &Path, pack: &Path) {
             .arg("-o")
             .arg(&model),
     );
+    // Without a program named, retier refuses rather than run the
+    // manifest's command; with the job, it rates the pack again.
     let retiered = pack.with_file_name("retiered");
+    let refused = pregen()
+        .args(["retier", "--model"])
+        .arg(&model)
+        .arg("-o")
+        .arg(&retiered)
+        .arg(pack)
+        .output()
+        .expect("run retier");
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{said}");
+    assert!(said.contains("--program-dir DIR"), "{said}");
+    assert!(!PackDir::new(&retiered).is_complete());
     succeeds(
         pregen()
             .args(["retier", "--model"])
             .arg(&model)
+            .arg("--job")
+            .arg(job)
             .arg("-o")
             .arg(&retiered)
             .arg(pack),

@@ -14,7 +14,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use pregen_pack::job::RatingSpec;
+use pregen_pack::job::{ProgramSource, RatingSpec};
 use pregen_pack::write::{PackWriter, RunFacts, WriteOptions};
 use pregen_pack::{Job, PackDir};
 
@@ -36,14 +36,24 @@ pub struct Retiered {
     pub elapsed: Duration,
 }
 
+/// What `retier` of a game program's pack asks for when no program is named.
+pub const RETIER_NAMES_A_PROGRAM: &str = "a game program's pack is rated again by a program you \
+    name, never by the command its manifest names: --job FILE (the job that made it; its id \
+    must be the pack's), or --program-dir DIR (your copy of the program)";
+
 /// Rates the finished pack in `pack` again with the model whose TOML text is
 /// `model_text` and writes the new pack, named `name` (its job's `pack`), to
 /// `out` (a folder that must not hold anything yet).
+///
+/// A game program's pack is rated by the program `judge` names (the job
+/// that made it, or your copy of the program), never by the command its
+/// manifest names; without one it is refused.
 pub fn retier(
     pack: &Path,
     (model_text, name): (&str, &str),
     out: &Path,
     options: WriteOptions,
+    judge: ProgramSource<'_>,
 ) -> Result<Retiered, CoordinatorError> {
     let started = Instant::now();
     let old_dir = PackDir::new(pack);
@@ -61,7 +71,11 @@ pub fn retier(
     }
     let manifest = old_dir.read_manifest()?;
     let old_job = manifest.job.clone();
-    let mut job = old_job.clone();
+    if old_job.is_external() && matches!(judge, ProgramSource::Unnamed) {
+        return Err(pregen_pack::PackError::Job(RETIER_NAMES_A_PROGRAM.into()).into());
+    }
+    // The job as its game runs here: a program's as `judge` names it.
+    let mut job = old_job.judge_for_verify(&manifest.job_id, judge, None)?;
     job.pack = name.to_string();
     job.rating = RatingSpec {
         model: String::new(),

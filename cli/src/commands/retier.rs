@@ -24,6 +24,9 @@ pub struct RetierArgs {
     /// packs rated by two models do not share a name.
     #[arg(long)]
     name: Option<String>,
+    /// A game program's pack is rated by a program you name.
+    #[command(flatten)]
+    program: super::NamedProgram,
 }
 
 /// Rates and writes the new pack; prints where and how long it took.
@@ -32,14 +35,24 @@ pub fn run(args: RetierArgs) -> Result<()> {
     let text = std::fs::read_to_string(&args.model)
         .with_context(|| format!("cannot read {}", args.model.display()))?;
     let manifest = pregen_pack::PackDir::new(&args.pack).read_manifest();
-    // The pack's game, held while it is retiered: a game program starts once.
-    // (A pack that cannot be read is refused below, with the reason.)
-    let _program = manifest.as_ref().ok().and_then(|m| m.job.game_kind().ok());
+    let judge = args.program.source();
+    // The pack's game as it runs here (a program's only as named), held
+    // while it is retiered: a game program starts once. (A pack that cannot
+    // be read, or a program's pack with no program named, is refused
+    // below, with the reason.)
+    let runner = manifest
+        .as_ref()
+        .ok()
+        .and_then(|m| pregen_analysis::runnable_job(m, judge).ok().flatten());
+    let _program = runner.as_ref().and_then(|j| j.game_kind().ok());
     let name = match args.name {
         Some(name) => name,
         None => {
             let manifest = manifest?;
-            let game = manifest.job.game_kind()?;
+            let Some(runner) = runner else {
+                anyhow::bail!(pregen_coordinator::retier::RETIER_NAMES_A_PROGRAM);
+            };
+            let game = runner.game_kind()?;
             let model = game
                 .parse_model(&text)
                 .with_context(|| format!("model file {}", args.model.display()))?;
@@ -54,6 +67,7 @@ pub fn run(args: RetierArgs) -> Result<()> {
         (&text, &name),
         &output,
         WriteOptions::default(),
+        judge,
     )
     .with_context(|| format!("model file {}", args.model.display()))?;
     println!(
