@@ -214,17 +214,7 @@ pub fn decode(bytes: &[u8]) -> Result<SeedRecord, DecodeError> {
         }
         _ => {}
     }
-    let level = proto.level.map(|l| LevelRecord {
-        difficulty: l.difficulty,
-        moves: l.moves,
-        moves_optimal: l.moves_optimal,
-        layout: l.layout,
-        level_json: l.level_json,
-        solution: l.solution,
-        metrics: l.metrics,
-        level_hash: l.level_hash,
-        canonical: Some(l.canonical).filter(|c| !c.is_empty()),
-    });
+    let level = proto.level.map(LevelRecord::from);
     if level.is_some() != (status == Status::Accepted) {
         return Err(DecodeError::Level {
             status,
@@ -276,17 +266,7 @@ mod tests {
                 .reason
                 .as_ref()
                 .map_or(String::new(), |r| r.detail.clone()),
-            level: record.level.as_ref().map(|l| LevelProto {
-                difficulty: l.difficulty,
-                moves: l.moves,
-                moves_optimal: l.moves_optimal,
-                layout: l.layout.clone(),
-                level_json: l.level_json.clone(),
-                solution: l.solution.clone(),
-                metrics: l.metrics.clone(),
-                level_hash: l.level_hash.clone(),
-                canonical: l.canonical.clone().unwrap_or_default(),
-            }),
+            level: record.level.clone().map(LevelProto::from),
             generate_ms: record.generate_ms,
             solve_ms: record.solve_ms,
             nodes: record.nodes,
