@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use pregen_pack::job::{ProgramSource, RatingSpec};
 use pregen_pack::write::{PackWriter, RunFacts, WriteOptions};
-use pregen_pack::{Job, PackDir};
+use pregen_pack::{Job, Manifest, PackDir};
 
 use crate::commit_log::CommitLog;
 use crate::commit_log::key::LogKey;
@@ -41,6 +41,46 @@ pub const RETIER_NAMES_A_PROGRAM: &str = "a game program's pack is rated again b
     name, never by the command its manifest names: --job FILE (the job that made it; its id \
     must be the pack's), or --program-dir DIR (your copy of the program)";
 
+/// The manifest of the finished pack in `old_dir` (`pack` names it), refused
+/// unless the pack is complete and holds its commit log.
+fn finished_manifest(old_dir: &PackDir, pack: &Path) -> Result<Manifest, CoordinatorError> {
+    if !old_dir.is_complete() {
+        return Err(ResumeError::NotFinished {
+            pack: pack.to_path_buf(),
+        }
+        .into());
+    }
+    if !old_dir.commit().join("job.json").is_file() {
+        return Err(ResumeError::NoCommitLog {
+            pack: pack.to_path_buf(),
+        }
+        .into());
+    }
+    Ok(old_dir.read_manifest()?)
+}
+
+/// The new pack's job: the manifest's, named `name`, rated by the model of
+/// `model_text`, its game a program's only as `judge` names it.
+fn rerated_job(
+    manifest: &Manifest,
+    (model_text, name): (&str, &str),
+    judge: ProgramSource<'_>,
+) -> Result<Job, CoordinatorError> {
+    if manifest.job.is_external() && matches!(judge, ProgramSource::Unnamed) {
+        return Err(pregen_pack::PackError::Job(RETIER_NAMES_A_PROGRAM.into()).into());
+    }
+    let mut job = manifest
+        .job
+        .judge_for_verify(&manifest.job_id, judge, None)?;
+    job.pack = name.to_string();
+    job.rating = RatingSpec {
+        model: String::new(),
+        model_text: model_text.to_string(),
+    };
+    job.validate()?;
+    Ok(job)
+}
+
 /// Rates the finished pack in `pack` again with the model whose TOML text is
 /// `model_text` and writes the new pack, named `name` (its job's `pack`), to
 /// `out` (a folder that must not hold anything yet).
@@ -57,31 +97,9 @@ pub fn retier(
 ) -> Result<Retiered, CoordinatorError> {
     let started = Instant::now();
     let old_dir = PackDir::new(pack);
-    if !old_dir.is_complete() {
-        return Err(ResumeError::NotFinished {
-            pack: pack.to_path_buf(),
-        }
-        .into());
-    }
-    if !old_dir.commit().join("job.json").is_file() {
-        return Err(ResumeError::NoCommitLog {
-            pack: pack.to_path_buf(),
-        }
-        .into());
-    }
-    let manifest = old_dir.read_manifest()?;
+    let manifest = finished_manifest(&old_dir, pack)?;
     let old_job = manifest.job.clone();
-    if old_job.is_external() && matches!(judge, ProgramSource::Unnamed) {
-        return Err(pregen_pack::PackError::Job(RETIER_NAMES_A_PROGRAM.into()).into());
-    }
-    // The job as its game runs here: a program's as `judge` names it.
-    let mut job = old_job.judge_for_verify(&manifest.job_id, judge, None)?;
-    job.pack = name.to_string();
-    job.rating = RatingSpec {
-        model: String::new(),
-        model_text: model_text.to_string(),
-    };
-    job.validate()?;
+    let job = rerated_job(&manifest, (model_text, name), judge)?;
     // A game program's game, held while the pack is rated and written: the
     // program starts once.
     let _program = job.game_kind()?;

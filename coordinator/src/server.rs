@@ -253,18 +253,8 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
         None => None,
     };
     let builder = server_builder(options.tls.as_ref())?;
-    // The resume reads and checks the whole log (and may start the job's
-    // game program): off the async threads.
-    let (trust, (scheduler, mut log, resumed_seeds)) = {
-        let (job, dir, lease_ttl) = (job.clone(), dir.clone(), options.lease_ttl);
-        tokio::task::spawn_blocking(move || -> Result<_, CoordinatorError> {
-            let trust = Arc::new(Trust::new(&job)?);
-            let resumed = resume(&job, &dir, lease_ttl, &trust)?;
-            Ok((trust, resumed))
-        })
-        .await
-        .map_err(|e| CoordinatorError::server("the resume")(e.into()))??
-    };
+    let (trust, (scheduler, mut log, resumed_seeds)) =
+        resume_off_threads(&job, &dir, options.lease_ttl).await?;
     let shared = Shared::new(&job, trust, scheduler, options.lease_ttl)?;
     // A new log is kept in memory as well while it fits the sort's memory,
     // so that the pack need not read it back.
@@ -394,6 +384,23 @@ fn server_builder(tls: Option<&ServerTls>) -> Result<Server, CoordinatorError> {
             .map_err(|e| CoordinatorError::server("TLS")(e.into()))?;
     }
     Ok(builder)
+}
+
+/// The job's trust and its resume ([`resume`]), which reads and checks the
+/// whole log (and may start the job's game program): off the async threads.
+async fn resume_off_threads(
+    job: &Job,
+    dir: &PackDir,
+    lease_ttl: Duration,
+) -> Result<(Arc<Trust>, (Scheduler, CommitLog, usize)), CoordinatorError> {
+    let (job, dir) = (job.clone(), dir.clone());
+    tokio::task::spawn_blocking(move || -> Result<_, CoordinatorError> {
+        let trust = Arc::new(Trust::new(&job)?);
+        let resumed = resume(&job, &dir, lease_ttl, &trust)?;
+        Ok((trust, resumed))
+    })
+    .await
+    .map_err(|e| CoordinatorError::server("the resume")(e.into()))?
 }
 
 /// The scheduler resumed from the pack's commit log (every accepted level
