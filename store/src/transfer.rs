@@ -1,0 +1,108 @@
+//! Files moved whole between a local folder and a [`Remote`]: a download
+//! streamed to a file, an upload streamed from one (in parts of
+//! [`PART_BYTES`] above that size, so memory stays bounded whatever the
+//! file's size; a multipart upload appears whole when it completes, or not
+//! at all).
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use futures_util::StreamExt;
+use object_store::buffered::BufWriter;
+use object_store::ObjectStoreExt;
+use tokio::io::AsyncWriteExt;
+
+use crate::{Object, Remote, StoreError, local, wait};
+
+/// The size of an upload's parts (S3's minimum is 5 MiB).
+pub const PART_BYTES: usize = 16 << 20;
+
+impl Remote {
+    /// Copies the object `name` to the local file `to` (its folder made),
+    /// through a temporary file beside it renamed into place.
+    pub fn download(&self, name: &str, to: &Path) -> Result<(), StoreError> {
+        let folder = to.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(folder).map_err(local(folder, "create"))?;
+        let file = tempfile::NamedTempFile::new_in(folder).map_err(local(folder, "create a file in"))?;
+        let (file, temp) = file.into_parts();
+        let store = self.store.clone();
+        let path = self.path(name);
+        let at = temp.to_path_buf();
+        let copied = wait(&self.url_of(name), async move {
+            let mut out = std::io::BufWriter::new(file);
+            let mut stream = store.get(&path).await.map_err(Failure::Store)?.into_stream();
+            while let Some(chunk) = stream.next().await {
+                let chunk = chunk.map_err(Failure::Store)?;
+                out.write_all(&chunk).map_err(Failure::Local)?;
+            }
+            out.flush().map_err(Failure::Local)
+        })?;
+        copied.map_err(|f| f.named(self, name, &at, "read"))?;
+        temp.persist(to).map_err(|e| local(to, "write")(e.error))?;
+        Ok(())
+    }
+
+    /// Copies every object below the prefix that `keep` accepts into the
+    /// folder `to`, under the same names.
+    pub fn download_all(
+        &self,
+        to: &Path,
+        keep: impl Fn(&Object) -> bool,
+    ) -> Result<Vec<Object>, StoreError> {
+        let objects: Vec<Object> = self.list()?.into_iter().filter(|o| keep(o)).collect();
+        for object in &objects {
+            self.download(&object.name, &to.join(&object.name))?;
+        }
+        Ok(objects)
+    }
+
+    /// Copies the local file `from` to the object `name`, replacing any:
+    /// the object appears whole when the upload completes, or not at all.
+    pub fn upload(&self, from: &Path, name: &str) -> Result<(), StoreError> {
+        let mut file = std::fs::File::open(from).map_err(local(from, "open"))?;
+        let store = self.store.clone();
+        let path = self.path(name);
+        let at = from.to_path_buf();
+        let sent = wait(&self.url_of(name), async move {
+            let mut out = BufWriter::with_capacity(store, path, PART_BYTES);
+            let mut buffer = vec![0; 1 << 20];
+            loop {
+                let n = match file.read(&mut buffer) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) => {
+                        let _ = out.abort().await;
+                        return Err(Failure::Local(e));
+                    }
+                };
+                if let Err(e) = out.write_all(&buffer[..n]).await {
+                    let _ = out.abort().await;
+                    return Err(Failure::Io(e));
+                }
+            }
+            out.shutdown().await.map_err(Failure::Io)
+        })?;
+        sent.map_err(|f| f.named(self, name, &at, "write"))
+    }
+}
+
+/// A transfer's failure, before it is named.
+enum Failure {
+    Store(object_store::Error),
+    /// The store's error as the async writer reports it.
+    Io(std::io::Error),
+    Local(std::io::Error),
+}
+
+impl Failure {
+    fn named(self, remote: &Remote, name: &str, file: &Path, action: &'static str) -> StoreError {
+        match self {
+            Failure::Store(source) => remote.failed(name, action)(source),
+            Failure::Io(e) => remote.failed(name, action)(object_store::Error::Generic {
+                store: "object store",
+                source: Box::new(e),
+            }),
+            Failure::Local(e) => local(file, "copy")(e),
+        }
+    }
+}
