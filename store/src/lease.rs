@@ -78,12 +78,9 @@ impl Lease {
                 version: None,
             },
         };
-        match lease.put(body.clone(), PutMode::Create)? {
-            Ok(version) => {
-                lease.version = version;
-                return Ok(lease);
-            }
-            Err(()) => {}
+        if let Ok(version) = lease.put(body.clone(), PutMode::Create)? {
+            lease.version = version;
+            return Ok(lease);
         }
         // Someone wrote it: take it over only once it has expired.
         let (held, version) = lease.current()?;
