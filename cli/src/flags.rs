@@ -9,15 +9,26 @@ use pregen_games::GameKind;
 use pregen_pack::Job;
 use pregen_pack::job::TierScheme;
 use pregen_pack::write::{SORT_MEMORY, WriteOptions};
+use pregen_coordinator::server::RunOptions;
+use pregen_store::{Location, Remote};
+use std::time::Duration;
 
 /// The job: a TOML file, any field of which a flag overrides.
 #[derive(Args)]
 pub struct JobArgs {
     /// Job file (TOML); see `pregen example-job`.
     job: Option<PathBuf>,
-    /// Output root; the pack goes to `<out>/<pack>/`.
+    /// Output root, a folder or an object store's URL (`s3://bucket/prefix`, `gs://…`,
+    /// `az://…`); the pack goes to `<out>/<pack>/`. In a store, the coordinator works in a
+    /// temporary folder, keeps its commit log in the store as it goes (a coordinator started
+    /// anywhere resumes from the store alone) and publishes the pack there, `_SUCCESS` last;
+    /// credentials come from the environment (for S3, `AWS_*`, `AWS_ENDPOINT_URL` included).
     #[arg(long, default_value = "out")]
-    pub out: PathBuf,
+    pub out: Location,
+    /// For an output in an object store: the pack's lease lasts this long unrenewed (a
+    /// coordinator started while a dead one's lease holds waits for it to expire).
+    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+    pub store_lease_s: u64,
     /// Pack name.
     #[arg(long)]
     pack: Option<String>,
@@ -69,7 +80,51 @@ pub struct JobArgs {
     sort_memory: u64,
 }
 
+/// Where a run writes: the coordinator's output folder and, for an output
+/// in an object store, the store and the temporary working folder (removed
+/// when this is dropped).
+pub struct Output {
+    /// The folder the coordinator writes in.
+    pub folder: PathBuf,
+    /// The output root in an object store.
+    pub store: Option<Remote>,
+    _work: Option<tempfile::TempDir>,
+}
+
 impl JobArgs {
+    /// Where the run writes (`--out`).
+    pub fn output(&self) -> Result<Output> {
+        match &self.out {
+            Location::Local(folder) => Ok(Output {
+                folder: folder.clone(),
+                store: None,
+                _work: None,
+            }),
+            Location::Remote(remote) => {
+                let work = tempfile::Builder::new()
+                    .prefix("pregen-work-")
+                    .tempdir()
+                    .context("cannot make a working folder for a pack in an object store")?;
+                Ok(Output {
+                    folder: work.path().to_path_buf(),
+                    store: Some(remote.clone()),
+                    _work: Some(work),
+                })
+            }
+        }
+    }
+
+    /// The run's options for its output (`--out`, `--store-lease-s`), the
+    /// rest as [`RunOptions::local`] with `token`.
+    pub fn run_options(&self, output: &Output, token: String) -> RunOptions {
+        RunOptions {
+            write: self.write_options(),
+            store: output.store.clone(),
+            store_lease: Duration::from_secs(self.store_lease_s.max(1)),
+            ..RunOptions::local(output.folder.clone(), token)
+        }
+    }
+
     /// How the pack is written: the defaults with `--sort-memory`.
     pub fn write_options(&self) -> WriteOptions {
         WriteOptions {

@@ -28,6 +28,7 @@ mod commit_log;
 mod connections;
 mod cross_check;
 mod identity;
+mod in_store;
 mod maintenance;
 mod metrics;
 pub mod retier;
@@ -105,6 +106,14 @@ pub enum CoordinatorError {
         #[source]
         source: Box<CoordinatorError>,
     },
+    /// The object store holding the pack failed (after its retries).
+    #[error(transparent)]
+    Store(#[from] pregen_store::StoreError),
+    /// Another coordinator holds (or took over) the pack's lease in the
+    /// object store, or wrote a segment of its log: this one stops, and
+    /// publishes nothing.
+    #[error("{0}; run the same job again to resume once the other has stopped")]
+    Fenced(String),
 }
 
 /// Why an output folder cannot be resumed, or a finished pack retiered.

@@ -22,6 +22,7 @@ use tonic::transport::{Identity, Server, ServerTlsConfig};
 
 use crate::commit_log::key::LogKey;
 use crate::commit_log::{CommitLog, Entry};
+use crate::in_store::InStore;
 use crate::connections::{
     ADMIT_WITHIN, METRICS_CONNECTIONS, RESERVED_FILES, capped, fits_file_limit, raise_file_limit,
 };
@@ -64,7 +65,16 @@ pub struct RunOptions {
     pub write_give_up: Duration,
     /// How the pack is written at the end (the sort's memory).
     pub write: WriteOptions,
+    /// The output root in an object store: the pack and its log are kept
+    /// there, `out` holding only the working copy (`in_store`).
+    pub store: Option<pregen_store::Remote>,
+    /// How long the pack's lease in the store lasts unrenewed: a coordinator
+    /// started on a pack whose holder died waits this long at most.
+    pub store_lease: Duration,
 }
+
+/// The pack's lease in an object store lasts this long by default.
+pub const DEFAULT_STORE_LEASE: Duration = Duration::from_secs(30);
 
 /// Connections served at once by default.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
@@ -90,6 +100,8 @@ impl RunOptions {
             idle_exit: None,
             write_give_up: WRITE_GIVE_UP,
             write: WriteOptions::default(),
+            store: None,
+            store_lease: DEFAULT_STORE_LEASE,
         }
     }
 }
@@ -129,8 +141,10 @@ pub struct Listening {
 /// What a run did.
 #[derive(Debug, Clone)]
 pub struct RunSummary {
-    /// The pack's folder.
+    /// The pack's folder (the working copy, for a pack in an object store).
     pub dir: PathBuf,
+    /// The pack's URL, for a pack in an object store.
+    pub url: Option<String>,
     /// Accepted levels in the pack.
     pub accepted: u64,
     /// Seeds recorded in total (including those resumed from the log), those
@@ -155,6 +169,7 @@ impl RunSummary {
     fn already_complete(dir: &PackDir, job: &Job, started: Instant) -> RunSummary {
         RunSummary {
             dir: dir.root().to_path_buf(),
+            url: None,
             accepted: job.count,
             seeds: 0,
             in_pack: 0,
@@ -212,6 +227,7 @@ pub struct RunningJob {
     resumed_seeds: usize,
     write: WriteOptions,
     writing: Arc<WriteProgress>,
+    store: Option<InStore>,
 }
 
 /// The verdict of a determinism probe (kept until it has one: a wait
@@ -233,10 +249,21 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
     let started = Instant::now();
     job.validate()?;
     let dir = PackDir::under(&options.out, &job.pack);
+    let store = match &options.store {
+        Some(root) => {
+            let remote = root.child(&job.pack);
+            let shutdown = options.shutdown.clone();
+            Some(InStore::open(remote, &dir, options.store_lease, shutdown).await?)
+        }
+        None => None,
+    };
     if is_complete_pack(&dir, &job) {
-        return Ok(Started::AlreadyComplete(RunSummary::already_complete(
-            &dir, &job, started,
-        )));
+        let mut summary = RunSummary::already_complete(&dir, &job, started);
+        if let Some(store) = store {
+            summary.url = Some(store.url());
+            store.release().await;
+        }
+        return Ok(Started::AlreadyComplete(summary));
     }
     // The port and the TLS identity first: a busy port or a bad key stops
     // the run before anything is written under the pack folder.
@@ -255,6 +282,12 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
     let builder = server_builder(options.tls.as_ref())?;
     let (trust, (scheduler, mut log, resumed_seeds)) =
         resume_off_threads(&job, &dir, options.lease_ttl).await?;
+    if let Some(store) = &store {
+        let commit = store.commit();
+        log = tokio::task::spawn_blocking(move || log.mirror_to(commit).map(|()| log))
+            .await
+            .map_err(|e| CoordinatorError::server("the log's copy in the store")(e.into()))??;
+    }
     let shared = Shared::new(&job, trust, scheduler, options.lease_ttl)?;
     // A new log is kept in memory as well while it fits the sort's memory,
     // so that the pack need not read it back.
@@ -319,6 +352,7 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
         resumed_seeds,
         write: options.write,
         writing: Arc::default(),
+        store,
     }))
 }
 
@@ -582,6 +616,9 @@ impl RunningJob {
                 CoordinatorError::server("the maintenance task")(e.into())
             })),
         };
+        if let Some(lost) = self.store.as_ref().and_then(InStore::lost) {
+            return Err(lost);
+        }
         let interrupted = match ended {
             Ok(interrupted) => interrupted,
             Err(e) => {
@@ -639,8 +676,12 @@ impl RunningJob {
         })
         .await
         .map_err(|e| CoordinatorError::server("the pack writer")(e.into()))??;
+        if let Some(store) = &self.store {
+            store.publish(&self.dir).await?;
+        }
         Ok(RunSummary {
             dir: self.dir.root().to_path_buf(),
+            url: self.store.as_ref().map(InStore::url),
             accepted: job.count,
             seeds: progress.seeds,
             in_pack,
@@ -662,6 +703,9 @@ impl RunningJob {
             .await;
         self.stop_server.cancel();
         let _ = tokio::time::timeout(Duration::from_secs(5), self.server).await;
+        if let Some(store) = self.store {
+            store.release().await;
+        }
     }
 }
 

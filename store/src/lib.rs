@@ -50,14 +50,14 @@ pub enum StoreError {
         reason: String,
     },
     /// The store refused or failed a request (after its retries).
-    #[error("{url}: cannot {action}: {source}")]
+    #[error("{url}: cannot {action}: {}", cause(error))]
     Request {
         /// The object's (or prefix's) URL.
         url: String,
         /// What was asked: `read`, `write`, `list`, `delete`.
         action: &'static str,
         /// The store's error.
-        source: object_store::Error,
+        error: object_store::Error,
     },
     /// A local file on the way to or from the store.
     #[error("{path}: cannot {action}: {source}")]
@@ -230,11 +230,7 @@ impl Remote {
 
     fn failed(&self, name: &str, action: &'static str) -> impl FnOnce(object_store::Error) -> StoreError {
         let url = self.url_of(name);
-        move |source| StoreError::Request {
-            url,
-            action,
-            source,
-        }
+        move |error| StoreError::Request { url, action, error }
     }
 
     /// Every object below the prefix, sorted by name.
@@ -317,6 +313,40 @@ impl Remote {
         })?;
         deleted.map_err(self.failed(name, "delete"))
     }
+}
+
+/// A store's error in a line: the server's own code and message when it
+/// sent one (`The specified bucket does not exist (NoSuchBucket)`), else
+/// the innermost cause, with the HTTP status when there was one.
+fn cause(error: &object_store::Error) -> String {
+    let mut chain = vec![error.to_string()];
+    let mut at: &dyn std::error::Error = error;
+    while let Some(next) = at.source() {
+        chain.push(next.to_string());
+        at = next;
+    }
+    let all = chain.join("\n");
+    let tag = |name: &str| {
+        let open = format!("<{name}>");
+        let start = all.find(&open)? + open.len();
+        let end = all[start..].find(&format!("</{name}>"))?;
+        Some(all[start..start + end].to_string())
+    };
+    if let (Some(code), Some(message)) = (tag("Code"), tag("Message")) {
+        return format!("{message} ({code})");
+    }
+    let innermost = chain.last().cloned().unwrap_or_default();
+    let innermost = innermost.lines().next().unwrap_or_default();
+    if innermost.contains("status code") {
+        return innermost.to_string();
+    }
+    let status = all
+        .find("status code: ")
+        .map(|i| &all[i + "status code: ".len()..])
+        .and_then(|rest| rest.split([':', '\n']).next())
+        .map(|s| format!(" (HTTP {})", s.trim()))
+        .unwrap_or_default();
+    format!("{innermost}{status}")
 }
 
 /// The store a URL names, built from the environment's configuration.

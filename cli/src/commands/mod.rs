@@ -21,18 +21,19 @@ use pregen_coordinator::server::RunSummary;
 
 /// Prints what a `run` or `serve` did.
 pub fn report(summary: &RunSummary) {
+    let at = summary
+        .url
+        .clone()
+        .unwrap_or_else(|| summary.dir.display().to_string());
     if summary.already_complete {
-        eprintln!(
-            "{} is already complete; nothing to do",
-            summary.dir.display()
-        );
+        eprintln!("{at} is already complete; nothing to do");
         return;
     }
     let secs = summary.elapsed.as_secs_f64();
     eprintln!(
         "wrote {} levels to {} in {:.1} s (pack files {:.2} s; {} seeds in the pack, {} computed, {:.0} levels/s{})",
         summary.accepted,
-        summary.dir.display(),
+        at,
         secs,
         summary.writing.as_secs_f64(),
         summary.in_pack,

@@ -115,12 +115,12 @@ pub async fn run(args: RunArgs) -> Result<()> {
         None => (cores / args.workers).max(1),
     };
     let token = loopback_token()?;
+    let output = args.job.output()?;
     let options = RunOptions {
         metrics: args.metrics,
         shutdown: crate::cancel_on_signals(),
         write_give_up: Duration::from_secs(args.write_give_up_s),
-        write: args.job.write_options(),
-        ..RunOptions::local(args.job.out.clone(), token.clone())
+        ..args.job.run_options(&output, token.clone())
     };
     let count = job.count;
     let pack = job.pack.clone();

@@ -81,6 +81,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         }),
         _ => None,
     };
+    let output = args.job.output()?;
     let options = RunOptions {
         listen: args.listen,
         lease_ttl: Duration::from_millis(args.lease_ttl_ms),
@@ -90,8 +91,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         max_connections: args.max_connections,
         idle_exit: args.idle_exit_s.map(Duration::from_secs),
         write_give_up: Duration::from_secs(args.write_give_up_s),
-        write: args.job.write_options(),
-        ..RunOptions::local(args.job.out.clone(), args.token)
+        ..args.job.run_options(&output, args.token.clone())
     };
     let mut running = match start_job(job, options).await? {
         Started::AlreadyComplete(summary) => {

@@ -104,6 +104,9 @@ pub struct CommitLog {
     /// fits the limit given to [`CommitLog::keep_in_memory`].
     kept: Option<Kept>,
     encoder: SegmentEncoder,
+    /// The log's prefix in an object store, where every segment is put
+    /// create-only as well ([`CommitLog::mirror_to`]).
+    mirror: Option<pregen_store::Remote>,
     /// Holds the advisory lock while the log is open.
     _lock: File,
 }
@@ -143,6 +146,7 @@ impl CommitLog {
             kept: None,
             encoder: SegmentEncoder::new(key)
                 .map_err(|e| CoordinatorError::server("a zstd compressor")(e.into()))?,
+            mirror: None,
             _lock: lock,
         })
     }
@@ -329,9 +333,52 @@ impl CommitLog {
             .encode(&self.job_id, self.next_segment, records)
             .map_err(|e| CoordinatorError::server(format!("encoding {name}"))(e.into()))?;
         write_durably(&self.dir, &name, &bytes)?;
+        if let Some(mirror) = &self.mirror
+            && let Err(e) = put_once(mirror, &name, bytes)
+        {
+            // Not in the store, so not in the log: the batch is written
+            // again under this number.
+            let _ = fs::remove_file(self.dir.join(&name));
+            return Err(e);
+        }
         self.next_segment += 1;
         Ok(())
     }
+
+    /// Keeps the log in an object store as well: every file of it the
+    /// store lacks is put there now (`job.json`, the key, the segments),
+    /// and every segment appended from now on, each create-only, so that a
+    /// coordinator started with an empty disk resumes from the store alone.
+    pub(crate) fn mirror_to(&mut self, remote: pregen_store::Remote) -> Result<(), CoordinatorError> {
+        let there: std::collections::HashSet<String> =
+            remote.list()?.into_iter().map(|o| o.name).collect();
+        let mut names: Vec<String> = fs::read_dir(&self.dir)
+            .map_err(PackError::io("read", &self.dir))?
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n == "job.json" || n == key::KEY_FILE || n.starts_with("seg-"))
+            .filter(|n| !n.ends_with(".tmp") && !there.contains(n))
+            .collect();
+        names.sort();
+        for name in names {
+            let path = self.dir.join(&name);
+            let bytes = fs::read(&path).map_err(PackError::io("read", &path))?;
+            put_once(&remote, &name, bytes)?;
+        }
+        self.mirror = Some(remote);
+        Ok(())
+    }
+}
+
+/// Puts `bytes` as the object `name` unless it is there; one already there
+/// must hold the same bytes, else another coordinator wrote it.
+fn put_once(remote: &pregen_store::Remote, name: &str, bytes: Vec<u8>) -> Result<(), CoordinatorError> {
+    if remote.create(name, bytes.clone())? || remote.read(name)?.as_deref() == Some(&bytes[..]) {
+        return Ok(());
+    }
+    Err(CoordinatorError::Fenced(format!(
+        "{} was written by another coordinator (or an earlier attempt whose answer was lost)",
+        remote.url_of(name)
+    )))
 }
 
 pub(super) fn segment_name(n: u64) -> String {

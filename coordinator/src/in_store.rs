@@ -1,0 +1,262 @@
+//! A pack in an object store (`serve --out s3://bucket/prefix`): the
+//! coordinator works in a local folder as ever, and the store holds what
+//! must outlive it.
+//!
+//! - **The lease.** `commit/LEASE` is taken before anything is read
+//!   ([`pregen_store::Lease`]: a create-only put, renewed every third of
+//!   its length with a put conditional on this holder's last version). A
+//!   coordinator that finds it held waits for it to expire (its holder
+//!   died) for one lease length, then gives up naming the holder. One that
+//!   loses it (it renewed too late and another took it) stops: the run is
+//!   cancelled and nothing is published.
+//! - **The log.** What a resume needs (`_SUCCESS`, `manifest.json`, the
+//!   log's `job.json`, its key and its segments) is copied into the working
+//!   folder first, so a coordinator started anywhere with an empty disk
+//!   resumes from the bucket alone. Every segment the log writes is put
+//!   create-only as well ([`CommitLog::mirror_to`]): a segment is never
+//!   replaced, so a second writer is refused by the store itself.
+//! - **The pack.** Written in the working folder, then published: the old
+//!   `_SUCCESS` and manifest deleted first, every other file uploaded whole
+//!   (objects of an earlier pack the new one lacks deleted), then
+//!   `manifest.json`, then `_SUCCESS`, so a reader that sees `_SUCCESS`
+//!   sees the whole pack.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use pregen_pack::PackDir;
+use pregen_pack::dir::{MANIFEST, OUTPUTS, SUCCESS};
+use pregen_store::{Lease, LeaseError, Remote};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::CoordinatorError;
+
+/// The lease object, below the pack's prefix.
+const LEASE: &str = "commit/LEASE";
+/// The commit log's prefix, below the pack's.
+const COMMIT: &str = "commit";
+
+/// The pack's prefix in the store, leased by this coordinator.
+#[derive(Debug)]
+pub(crate) struct InStore {
+    remote: Remote,
+    lease: Arc<Mutex<Option<Lease>>>,
+    renewal: JoinHandle<()>,
+    lost: Arc<OnceLock<String>>,
+}
+
+impl InStore {
+    /// Takes the lease on the pack at `remote` (waiting at most one lease
+    /// length for a dead holder's to expire), keeps it renewed, and copies
+    /// what a resume needs into `dir`. Losing the lease cancels `shutdown`.
+    pub(crate) async fn open(
+        remote: Remote,
+        dir: &PackDir,
+        ttl: Duration,
+        shutdown: CancellationToken,
+    ) -> Result<InStore, CoordinatorError> {
+        let lease = {
+            let remote = remote.clone();
+            blocking(move || take_lease(&remote, ttl)).await??
+        };
+        let every = lease.renew_every();
+        let lease = Arc::new(Mutex::new(Some(lease)));
+        let lost = Arc::new(OnceLock::new());
+        let renewal = tokio::spawn(keep(lease.clone(), every, lost.clone(), shutdown));
+        let store = InStore {
+            remote,
+            lease,
+            renewal,
+            lost,
+        };
+        let (remote, root) = (store.remote.clone(), dir.root().to_path_buf());
+        blocking(move || fetch(&remote, &root)).await??;
+        Ok(store)
+    }
+
+    /// The commit log's prefix.
+    pub(crate) fn commit(&self) -> Remote {
+        self.remote.child(COMMIT)
+    }
+
+    /// The pack's URL.
+    pub(crate) fn url(&self) -> String {
+        self.remote.url()
+    }
+
+    /// Why the lease was lost, if it was.
+    pub(crate) fn lost(&self) -> Option<CoordinatorError> {
+        self.lost.get().map(|why| CoordinatorError::Fenced(why.clone()))
+    }
+
+    /// Publishes the pack written in `dir`, after renewing the lease one
+    /// last time (a coordinator that lost it publishes nothing).
+    pub(crate) async fn publish(&self, dir: &PackDir) -> Result<(), CoordinatorError> {
+        let (remote, root, lease) = (self.remote.clone(), dir.root().to_path_buf(), self.lease.clone());
+        blocking(move || {
+            let mut held = lease.lock().unwrap_or_else(|p| p.into_inner());
+            match held.as_mut() {
+                Some(lease) => lease.renew().map_err(fenced)?,
+                None => return Err(CoordinatorError::Fenced("the lease was given up".into())),
+            }
+            drop(held);
+            publish(&remote, &root)
+        })
+        .await?
+    }
+
+    /// Stops renewing and gives the lease up.
+    pub(crate) async fn release(self) {
+        self.renewal.abort();
+        let lease = self.lease.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(lease) = lease {
+            let _ = blocking(move || lease.release()).await;
+        }
+    }
+}
+
+impl Drop for InStore {
+    fn drop(&mut self) {
+        self.renewal.abort();
+    }
+}
+
+/// Takes the lease, waiting for a dead holder's to expire.
+fn take_lease(remote: &Remote, ttl: Duration) -> Result<Lease, CoordinatorError> {
+    let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "this host".into());
+    let holder = format!("pid {} on {host}", std::process::id());
+    let give_up = std::time::Instant::now() + ttl + Duration::from_secs(2);
+    loop {
+        match Lease::take(remote, LEASE, holder.clone(), ttl) {
+            Ok(lease) => return Ok(lease),
+            Err(LeaseError::Held { left_ms, holder: other, .. })
+                if std::time::Instant::now() + Duration::from_millis(left_ms) < give_up =>
+            {
+                tracing::warn!(
+                    holder = other,
+                    left_ms,
+                    url = remote.url_of(LEASE),
+                    "the pack's lease is held; waiting for it to expire"
+                );
+                std::thread::sleep(Duration::from_millis(left_ms + 100));
+            }
+            Err(e) => return Err(fenced(e)),
+        }
+    }
+}
+
+/// Renews the lease every `every` until it is lost (then cancels the run).
+async fn keep(
+    lease: Arc<Mutex<Option<Lease>>>,
+    every: Duration,
+    lost: Arc<OnceLock<String>>,
+    shutdown: CancellationToken,
+) {
+    loop {
+        tokio::time::sleep(every).await;
+        let lease = lease.clone();
+        let renewed = blocking(move || {
+            let mut held = lease.lock().unwrap_or_else(|p| p.into_inner());
+            held.as_mut().map_or(Ok(()), Lease::renew)
+        })
+        .await;
+        match renewed {
+            Ok(Ok(())) => {}
+            // A store that does not answer: try again; the lease may still hold.
+            Ok(Err(LeaseError::Store(error))) => {
+                tracing::warn!(%error, "the pack's lease could not be renewed; trying again");
+            }
+            Ok(Err(e)) => {
+                tracing::error!(error = %e, "the pack's lease is lost; stopping");
+                let _ = lost.set(e.to_string());
+                shutdown.cancel();
+                return;
+            }
+            Err(_) => return,
+        }
+    }
+}
+
+/// Copies `_SUCCESS`, the manifest and the commit log into `root`.
+fn fetch(remote: &Remote, root: &Path) -> Result<(), CoordinatorError> {
+    let objects = remote.download_all(root, |o| {
+        let name = o.name.as_str();
+        name == SUCCESS
+            || name == MANIFEST
+            || (name.starts_with("commit/") && name != LEASE && !name.ends_with("/LOCK"))
+    })?;
+    if !objects.is_empty() {
+        tracing::info!(
+            objects = objects.len(),
+            url = remote.url(),
+            "copied the pack's log from the store"
+        );
+    }
+    Ok(())
+}
+
+/// Uploads the pack written in `root`: `_SUCCESS` and the manifest removed
+/// first, the outputs (stale ones deleted), then the manifest, then `_SUCCESS`.
+fn publish(remote: &Remote, root: &Path) -> Result<(), CoordinatorError> {
+    remote.delete(SUCCESS)?;
+    remote.delete(MANIFEST)?;
+    let mut files = Vec::new();
+    for output in OUTPUTS.iter().filter(|o| ![SUCCESS, MANIFEST].contains(o)) {
+        collect(root, Path::new(output), &mut files)?;
+    }
+    files.sort();
+    let stale: Vec<String> = remote
+        .list()?
+        .into_iter()
+        .map(|o| o.name)
+        .filter(|name| {
+            let top = name.split('/').next().unwrap_or_default();
+            OUTPUTS.contains(&top) && ![SUCCESS, MANIFEST].contains(&top) && !files.contains(name)
+        })
+        .collect();
+    for name in &stale {
+        remote.delete(name)?;
+    }
+    for name in &files {
+        remote.upload(&root.join(name), name)?;
+    }
+    remote.upload(&root.join(MANIFEST), MANIFEST)?;
+    remote.upload(&root.join(SUCCESS), SUCCESS)?;
+    tracing::info!(files = files.len() + 2, url = remote.url(), "published the pack");
+    Ok(())
+}
+
+/// The files below `root/under`, as `/`-separated names relative to `root`.
+fn collect(root: &Path, under: &Path, into: &mut Vec<String>) -> Result<(), CoordinatorError> {
+    let at = root.join(under);
+    if at.is_file() {
+        into.push(under.to_string_lossy().replace('\\', "/"));
+        return Ok(());
+    }
+    let Ok(entries) = std::fs::read_dir(&at) else {
+        return Ok(());
+    };
+    for entry in entries {
+        let entry = entry.map_err(pregen_pack::PackError::io("read", &at))?;
+        collect(root, &under.join(entry.file_name()), into)?;
+    }
+    Ok(())
+}
+
+fn fenced(e: LeaseError) -> CoordinatorError {
+    match e {
+        LeaseError::Store(e) => e.into(),
+        other => CoordinatorError::Fenced(other.to_string()),
+    }
+}
+
+/// Runs blocking store calls off the async threads.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, CoordinatorError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| CoordinatorError::server("the object store")(e.into()))
+}
