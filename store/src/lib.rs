@@ -77,6 +77,19 @@ pub enum StoreError {
     },
 }
 
+impl StoreError {
+    /// Whether the store said there is no such object.
+    pub fn is_not_found(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Request {
+                error: object_store::Error::NotFound { .. },
+                ..
+            }
+        )
+    }
+}
+
 /// A command's pack (or output root) argument: a local folder or a prefix in
 /// an object store.
 #[derive(Debug, Clone)]
@@ -217,7 +230,11 @@ impl Remote {
 
     /// The URL of the object `name` below the prefix.
     pub fn url_of(&self, name: &str) -> String {
-        format!("{}/{}", self.url(), name)
+        if name.is_empty() {
+            self.url()
+        } else {
+            format!("{}/{}", self.url(), name)
+        }
     }
 
     fn path(&self, name: &str) -> ObjectPath {

@@ -2,6 +2,10 @@
 
 use std::path::PathBuf;
 
+use pregen_store::Location;
+
+use super::stored::{Log, fetch};
+
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
 
@@ -159,8 +163,8 @@ fn render_many(
 pub enum AnalysisCommand {
     /// Counts by tier and status, percentiles of difficulty, moves and times.
     Summary {
-        /// The pack's folder (`<out>/<pack>`).
-        pack: PathBuf,
+        /// The pack: its folder (`<out>/<pack>`) or its URL (`s3://bucket/prefix/<pack>`).
+        pack: Location,
         /// Print one JSON object (tiers, statuses, reasons, percentiles,
         /// tier_ranges) for scripts, rather than text.
         #[arg(long)]
@@ -169,8 +173,8 @@ pub enum AnalysisCommand {
     /// Replay every level under its game's rules and check its hash; exits
     /// non-zero if any level fails.
     Verify {
-        /// The pack's folder (`<out>/<pack>`).
-        pack: PathBuf,
+        /// The pack: its folder (`<out>/<pack>`) or its URL (`s3://bucket/prefix/<pack>`).
+        pack: Location,
         /// For a game program's pack: your copy of the program, in this
         /// folder (its files must hash to the pack's identity; it is run
         /// only as `FILE` or `INTERPRETER FILE`, no arguments). A program's
@@ -186,8 +190,8 @@ pub enum AnalysisCommand {
     /// one collection file: tier by tier, easiest first, each headed by a `;`
     /// line with its id, tier and difficulty.
     Levels {
-        /// The pack's folder (`<out>/<pack>`).
-        pack: PathBuf,
+        /// The pack: its folder (`<out>/<pack>`) or its URL (`s3://bucket/prefix/<pack>`).
+        pack: Location,
         /// Only this tier (1-based).
         #[arg(long)]
         tier: Option<u32>,
@@ -196,10 +200,10 @@ pub enum AnalysisCommand {
     /// seeds whose levels changed, appeared or vanished, levels that moved
     /// tier, and each tier's difficulty before and after. Exits 0 either way.
     Diff {
-        /// The pack before (`<out>/<pack>`).
-        a: PathBuf,
+        /// The pack before (`<out>/<pack>`, or its URL).
+        a: Location,
         /// The pack after.
-        b: PathBuf,
+        b: Location,
         /// Print one JSON object for scripts, rather than text.
         #[arg(long)]
         json: bool,
@@ -210,8 +214,8 @@ pub enum AnalysisCommand {
     #[command(group(clap::ArgGroup::new("which").required(true)
         .args(["seed", "seeds", "tier", "all"])))]
     Render {
-        /// The pack's folder (`<out>/<pack>`).
-        pack: PathBuf,
+        /// The pack: its folder (`<out>/<pack>`) or its URL (`s3://bucket/prefix/<pack>`).
+        pack: Location,
         /// One level, by its seed.
         #[arg(long)]
         seed: Option<u64>,
@@ -257,8 +261,8 @@ pub enum AnalysisCommand {
     /// moves, times, rejections and the campaigns' ramp, and the first
     /// campaign drawn level by level.
     Report {
-        /// The pack's folder (`<out>/<pack>`).
-        pack: PathBuf,
+        /// The pack: its folder (`<out>/<pack>`) or its URL (`s3://bucket/prefix/<pack>`).
+        pack: Location,
         /// Where to write the page; `-` for standard output.
         #[arg(short, long, default_value = "report.html")]
         output: PathBuf,
@@ -280,6 +284,8 @@ pub fn run(command: AnalysisCommand) -> Result<()> {
     match command {
         AnalysisCommand::Calibrate(args) => super::calibrate::run(args),
         AnalysisCommand::Summary { pack, json } => {
+            let pack = fetch(&pack, Log::Without)?;
+            let pack = pack.path();
             let summary = pregen_analysis::summarize(&pack)?;
             if json {
                 print_out(&format!("{}\n", serde_json::to_string_pretty(&summary)?))
@@ -288,6 +294,8 @@ pub fn run(command: AnalysisCommand) -> Result<()> {
             }
         }
         AnalysisCommand::Diff { a, b, json } => {
+            let (a, b) = (fetch(&a, Log::Without)?, fetch(&b, Log::Without)?);
+            let (a, b) = (a.path(), b.path());
             let diff = pregen_analysis::diff(&a, &b)?;
             if json {
                 print_out(&format!("{}\n", serde_json::to_string_pretty(&diff)?))
@@ -308,12 +316,14 @@ pub fn run(command: AnalysisCommand) -> Result<()> {
             scale,
             program,
         } => {
+            let pack = fetch(&pack, Log::Without)?;
+            let pack = pack.path();
             let judge = program.source();
             if !(scale > 0.0 && scale <= 16.0) {
                 bail!("--scale {scale} must be above 0 and at most 16");
             }
             match seed {
-                Some(seed) => render_one(&pack, seed, output, scale, judge),
+                Some(seed) => render_one(pack, seed, output, scale, judge),
                 None => {
                     let pick = match (tier, all) {
                         (Some(tier), _) => Pick::Tier(tier),
@@ -328,12 +338,13 @@ pub fn run(command: AnalysisCommand) -> Result<()> {
                     if !matches!(keep, Keep::All) && matches!(pick, Pick::Seeds(_)) {
                         bail!("--hardest and --easiest go with --tier or --all");
                     }
-                    render_many(&pack, &pick, keep, output, format, scale, judge)
+                    render_many(pack, &pick, keep, output, format, scale, judge)
                 }
             }
         }
         AnalysisCommand::Levels { pack, tier } => {
-            print_out(&pregen_analysis::print_levels(&pack, tier)?)
+            let pack = fetch(&pack, Log::Without)?;
+            print_out(&pregen_analysis::print_levels(pack.path(), tier)?)
         }
         AnalysisCommand::Report {
             pack,
@@ -341,7 +352,8 @@ pub fn run(command: AnalysisCommand) -> Result<()> {
             play,
             program,
         } => {
-            let html = pregen_analysis::report_judged(&pack, play.as_deref(), program.source())?;
+            let pack = fetch(&pack, Log::Without)?;
+            let html = pregen_analysis::report_judged(pack.path(), play.as_deref(), program.source())?;
             if output.as_os_str() == "-" {
                 print_out(&html)
             } else {
@@ -356,8 +368,9 @@ pub fn run(command: AnalysisCommand) -> Result<()> {
             program_dir,
             job,
         } => {
+            let pack = fetch(&pack, Log::Without)?;
             let judge = super::program_source(program_dir.as_deref(), job.as_deref(), false);
-            say_verified(&pregen_analysis::verify_with(&pack, judge)?)
+            say_verified(&pregen_analysis::verify_with(pack.path(), judge)?)
         }
     }
 }

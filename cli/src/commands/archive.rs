@@ -5,6 +5,9 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use pregen_pack::PackDir;
+use pregen_store::Location;
+
+use super::stored::{Log, Output, fetch};
 use pregen_pack::archive::{
     ArchiveOptions, DEFAULT_LEVEL, ReleasePart, default_archive_name, write_release_archive,
 };
@@ -12,11 +15,12 @@ use pregen_pack::archive::{
 /// Flags of `pregen archive`.
 #[derive(Args)]
 pub struct ArchiveArgs {
-    /// The pack's folder (`<out>/<pack>`).
-    pack: PathBuf,
-    /// The archive to write (default: `<pack>-release.tar.zst` here).
+    /// The pack's folder (`<out>/<pack>`), or its URL in an object store.
+    pack: Location,
+    /// The archive to write (default: `<pack>-release.tar.zst` here), a
+    /// file or an object's URL (uploaded whole once written).
     #[arg(long, short)]
-    output: Option<PathBuf>,
+    output: Option<Location>,
     /// Leave a part of `release/` out of the archive (repeatable):
     /// `solutions` ships the levels without their solutions.
     #[arg(long, value_name = "PART")]
@@ -45,11 +49,13 @@ enum Part {
 
 /// Writes the archive and prints its size and checksum.
 pub fn run(args: ArchiveArgs) -> Result<()> {
-    let pack = PackDir::new(args.pack);
-    let dest = match args.output {
-        Some(path) => path,
-        None => PathBuf::from(default_archive_name(&pack)?),
+    let fetched = fetch(&args.pack, Log::Without)?;
+    let pack = PackDir::new(fetched.path());
+    let output = match &args.output {
+        Some(location) => Output::new(location)?,
+        None => Output::new(&Location::Local(PathBuf::from(default_archive_name(&pack)?)))?,
     };
+    let dest = output.path().to_path_buf();
     let leave_out: Vec<ReleasePart> = args
         .without
         .iter()
@@ -67,9 +73,9 @@ pub fn run(args: ArchiveArgs) -> Result<()> {
         options.workers = threads;
     }
     let written = write_release_archive(&pack, &dest, &leave_out, options)?;
+    let at = output.deliver()?;
     println!(
-        "wrote {}: {} files, {} bytes ({} before compression), sha256 {}",
-        written.path.display(),
+        "wrote {at}: {} files, {} bytes ({} before compression), sha256 {}",
         written.files,
         written.archive_bytes,
         written.bytes,

@@ -11,6 +11,7 @@ pub mod retier;
 pub mod run;
 pub mod serve;
 pub mod solve;
+pub mod stored;
 pub mod web;
 pub mod worker;
 

@@ -6,6 +6,9 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
 use pregen_pack::release_check::VerifyOptions;
+use pregen_store::Location;
+
+use super::stored::{Log, fetch};
 
 /// The `release` subcommands.
 #[derive(Subcommand)]
@@ -17,8 +20,9 @@ pub enum ReleaseCommand {
     /// Exits non-zero naming each failure.
     Verify {
         /// A pack folder (`<out>/<pack>`), an unpacked release archive, or
-        /// the `.tar.zst` archive itself.
-        release: PathBuf,
+        /// the `.tar.zst` archive itself; or the URL of any of them in an
+        /// object store (`s3://bucket/prefix/<pack>`).
+        release: Location,
         /// For a game program's release: your copy of the program, in this
         /// folder (its files must hash to the release's identity; it is run
         /// only as `FILE` or `INTERPRETER FILE`, no arguments). A program's
@@ -65,6 +69,8 @@ pub fn run(command: ReleaseCommand) -> Result<()> {
             sums_only,
             sample,
         } => {
+            let named = release.to_string();
+            let release = fetch(&release, Log::Without)?;
             let threads = match threads {
                 Some(asked) => super::threads_within_cores(asked)?,
                 None => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -84,14 +90,13 @@ pub fn run(command: ReleaseCommand) -> Result<()> {
                 judge,
             };
             let report = pool
-                .install(|| pregen_pack::release_check::verify_release_with(&release, options))?;
+                .install(|| pregen_pack::release_check::verify_release_with(release.path(), options))?;
             for (what, why) in &report.failures {
                 eprintln!("{what}: {why}");
             }
             if !report.failures.is_empty() {
                 bail!(
-                    "{}: {} failures ({} files, {} levels, {} regenerated from seed files)",
-                    release.display(),
+                    "{named}: {} failures ({} files, {} levels, {} regenerated from seed files)",
                     report.failures.len(),
                     report.files,
                     report.levels,

@@ -6,17 +6,21 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 use pregen_pack::write::WriteOptions;
+use pregen_store::Location;
+
+use super::stored::{Log, fetch};
 
 /// Flags of `pregen retier`.
 #[derive(Args)]
 pub struct RetierArgs {
-    /// The finished pack's folder (`<out>/<pack>`).
-    pack: PathBuf,
+    /// The finished pack's folder (`<out>/<pack>`), or its URL in an object
+    /// store (its commit log is read from there).
+    pack: Location,
     /// The rating model (TOML, docs/ratings.md) to rate its levels with.
     #[arg(long, value_name = "FILE")]
     model: PathBuf,
-    /// The new pack's folder (default: its name, beside the pack); it must
-    /// be new or empty.
+    /// The new pack's folder (default: its name, beside the pack, or in
+    /// this folder for a pack in an object store); it must be new or empty.
     #[arg(short, long, value_name = "DIR")]
     output: Option<PathBuf>,
     /// The new pack's name (its job's `pack`, in its files, headers and
@@ -34,7 +38,8 @@ pub fn run(args: RetierArgs) -> Result<()> {
     crate::init_logs("warn");
     let text = std::fs::read_to_string(&args.model)
         .with_context(|| format!("cannot read {}", args.model.display()))?;
-    let manifest = pregen_pack::PackDir::new(&args.pack).read_manifest();
+    let pack = fetch(&args.pack, Log::With)?;
+    let manifest = pregen_pack::PackDir::new(pack.path()).read_manifest();
     let judge = args.program.source();
     // The pack's game as it runs here (a program's only as named), held
     // while it is retiered: a game program starts once. (A pack that cannot
@@ -59,11 +64,13 @@ pub fn run(args: RetierArgs) -> Result<()> {
             format!("{}-{}", manifest.job.pack, model.name)
         }
     };
-    let output = args
-        .output
-        .unwrap_or_else(|| args.pack.with_file_name(&name));
+    // Beside the pack; in this folder for a pack in an object store.
+    let output = args.output.unwrap_or_else(|| match &args.pack {
+        Location::Local(path) => path.with_file_name(&name),
+        Location::Remote(_) => PathBuf::from(&name),
+    });
     let done = pregen_coordinator::retier::retier(
-        &args.pack,
+        pack.path(),
         (&text, &name),
         &output,
         WriteOptions::default(),
