@@ -20,6 +20,7 @@ mod release;
 mod scale;
 mod sdks;
 mod solve;
+mod store;
 mod strangers;
 mod tls;
 mod web;

@@ -126,7 +126,12 @@ impl Drop for InStore {
 /// Takes the lease, waiting for a dead holder's to expire.
 fn take_lease(remote: &Remote, ttl: Duration) -> Result<Lease, CoordinatorError> {
     let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "this host".into());
-    let holder = format!("pid {} on {host}", std::process::id());
+    // The start's time tells apart two coordinators of one pid and host
+    // (pid 1 in two containers of one pod name).
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let holder = format!("pid {} on {host}, started {started:x}", std::process::id());
     let give_up = std::time::Instant::now() + ttl + Duration::from_secs(2);
     loop {
         match Lease::take(remote, LEASE, holder.clone(), ttl) {

@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use object_store::{ObjectStoreExt, PutMode, PutPayload, UpdateVersion};
 use serde::{Deserialize, Serialize};
 
-use crate::{Remote, StoreError, wait};
+use crate::{Remote, StoreError};
 
 /// A lease held on an object.
 #[derive(Debug)]
@@ -85,6 +85,11 @@ impl Lease {
         // Someone wrote it: take it over only once it has expired.
         let (held, version) = lease.current()?;
         let now = now_ms();
+        // This holder's own: a create whose answer was lost, tried again.
+        if held.holder == lease.holder {
+            lease.version = version;
+            return Ok(lease);
+        }
         if held.until_ms > now {
             return Err(LeaseError::Held {
                 url: remote.url_of(name),
@@ -147,36 +152,40 @@ impl Lease {
 
     /// A conditional put: `Ok(Err(()))` when its condition failed.
     fn put(&self, body: Vec<u8>, mode: PutMode) -> Result<Result<UpdateVersion, ()>, StoreError> {
-        let store = self.remote.store.clone();
-        let path = self.remote.path(&self.name);
-        let put = wait(&self.remote.url_of(&self.name), async move {
-            store.put_opts(&path, PutPayload::from(body), mode.into()).await
-        })?;
-        match put {
-            Ok(result) => Ok(Ok(UpdateVersion {
-                e_tag: result.e_tag,
-                version: result.version,
-            })),
-            Err(object_store::Error::AlreadyExists { .. } | object_store::Error::Precondition { .. }) => {
-                Ok(Err(()))
+        let (store, path) = (self.remote.store.clone(), self.remote.path(&self.name));
+        let body = bytes::Bytes::from(body);
+        self.remote.patiently(&self.name, "write", move || {
+            let (store, path, body, mode) = (store.clone(), path.clone(), body.clone(), mode.clone());
+            async move {
+                match store.put_opts(&path, PutPayload::from(body), mode.into()).await {
+                    Ok(result) => Ok(Ok(UpdateVersion {
+                        e_tag: result.e_tag,
+                        version: result.version,
+                    })),
+                    Err(
+                        object_store::Error::AlreadyExists { .. }
+                        | object_store::Error::Precondition { .. },
+                    ) => Ok(Err(())),
+                    Err(e) => Err(e),
+                }
             }
-            Err(e) => Err(self.remote.failed(&self.name, "write")(e)),
-        }
+        })
     }
 
     /// The lease as it is in the store, with its version.
     fn current(&self) -> Result<(Held, UpdateVersion), StoreError> {
-        let store = self.remote.store.clone();
-        let path = self.remote.path(&self.name);
-        let got = wait(&self.remote.url_of(&self.name), async move {
-            let result = store.get(&path).await?;
-            let version = UpdateVersion {
-                e_tag: result.meta.e_tag.clone(),
-                version: result.meta.version.clone(),
-            };
-            Ok::<_, object_store::Error>((result.bytes().await?, version))
+        let (store, path) = (self.remote.store.clone(), self.remote.path(&self.name));
+        let (bytes, version) = self.remote.patiently(&self.name, "read", move || {
+            let (store, path) = (store.clone(), path.clone());
+            async move {
+                let result = store.get(&path).await?;
+                let version = UpdateVersion {
+                    e_tag: result.meta.e_tag.clone(),
+                    version: result.meta.version.clone(),
+                };
+                Ok((result.bytes().await?, version))
+            }
         })?;
-        let (bytes, version) = got.map_err(self.remote.failed(&self.name, "read"))?;
         // An unreadable lease counts as expired: it is taken over.
         let held = serde_json::from_slice(&bytes).unwrap_or(Held {
             holder: "an unreadable lease".into(),

@@ -245,20 +245,14 @@ impl Remote {
         path
     }
 
-    fn failed(&self, name: &str, action: &'static str) -> impl FnOnce(object_store::Error) -> StoreError {
-        let url = self.url_of(name);
-        move |error| StoreError::Request { url, action, error }
-    }
-
     /// Every object below the prefix, sorted by name.
     pub fn list(&self) -> Result<Vec<Object>, StoreError> {
-        let store = self.store.clone();
-        let prefix = self.prefix.clone();
+        let (store, prefix) = (self.store.clone(), self.prefix.clone());
         let depth = prefix.parts().count();
-        let listed = wait(&self.url(), async move {
-            store.list(Some(&prefix)).try_collect::<Vec<_>>().await
-        })?
-        .map_err(self.failed("", "list"))?;
+        let listed = self.patiently("", "list", move || {
+            let (store, prefix) = (store.clone(), prefix.clone());
+            async move { store.list(Some(&prefix)).try_collect::<Vec<_>>().await }
+        })?;
         let mut objects: Vec<Object> = listed
             .into_iter()
             .map(|meta| Object {
@@ -278,58 +272,116 @@ impl Remote {
 
     /// The object `name`, or `None` when there is none.
     pub fn read(&self, name: &str) -> Result<Option<Bytes>, StoreError> {
-        let store = self.store.clone();
-        let path = self.path(name);
-        let got = wait(&self.url_of(name), async move {
-            match store.get(&path).await {
-                Ok(result) => result.bytes().await.map(Some),
-                Err(object_store::Error::NotFound { .. }) => Ok(None),
-                Err(e) => Err(e),
+        let (store, path) = (self.store.clone(), self.path(name));
+        self.patiently(name, "read", move || {
+            let (store, path) = (store.clone(), path.clone());
+            async move {
+                match store.get(&path).await {
+                    Ok(result) => result.bytes().await.map(Some),
+                    Err(object_store::Error::NotFound { .. }) => Ok(None),
+                    Err(e) => Err(e),
+                }
             }
-        })?;
-        got.map_err(self.failed(name, "read"))
+        })
     }
 
     /// Writes `bytes` as the object `name`, replacing any.
     pub fn write(&self, name: &str, bytes: Vec<u8>) -> Result<(), StoreError> {
-        let store = self.store.clone();
-        let path = self.path(name);
-        wait(&self.url_of(name), async move {
-            store.put(&path, PutPayload::from(bytes)).await
-        })?
-        .map(drop)
-        .map_err(self.failed(name, "write"))
+        let (store, path, payload) = (self.store.clone(), self.path(name), Bytes::from(bytes));
+        self.patiently(name, "write", move || {
+            let (store, path, payload) = (store.clone(), path.clone(), payload.clone());
+            async move { store.put(&path, PutPayload::from(payload)).await.map(drop) }
+        })
     }
 
     /// Writes `bytes` as the object `name` only if there is none yet (a
-    /// conditional put): `Ok(false)` when one is there already.
+    /// conditional put): `Ok(false)` when one is there already (which may
+    /// be this very write, landed though its answer was lost: compare).
     pub fn create(&self, name: &str, bytes: Vec<u8>) -> Result<bool, StoreError> {
-        let store = self.store.clone();
-        let path = self.path(name);
-        let put = wait(&self.url_of(name), async move {
-            store
-                .put_opts(&path, PutPayload::from(bytes), PutMode::Create.into())
-                .await
-        })?;
-        match put {
-            Ok(_) => Ok(true),
-            Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
-            Err(e) => Err(self.failed(name, "create")(e)),
-        }
+        let (store, path, payload) = (self.store.clone(), self.path(name), Bytes::from(bytes));
+        self.patiently(name, "create", move || {
+            let (store, path, payload) = (store.clone(), path.clone(), payload.clone());
+            async move {
+                let mode = PutMode::Create.into();
+                match store.put_opts(&path, PutPayload::from(payload), mode).await {
+                    Ok(_) => Ok(true),
+                    Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+                    Err(e) => Err(e),
+                }
+            }
+        })
     }
 
     /// Deletes the object `name` (nothing when there is none).
     pub fn delete(&self, name: &str) -> Result<(), StoreError> {
-        let store = self.store.clone();
-        let path = self.path(name);
-        let deleted = wait(&self.url_of(name), async move {
-            match store.delete(&path).await {
-                Err(object_store::Error::NotFound { .. }) => Ok(()),
-                other => other,
+        let (store, path) = (self.store.clone(), self.path(name));
+        self.patiently(name, "delete", move || {
+            let (store, path) = (store.clone(), path.clone());
+            async move {
+                match store.delete(&path).await {
+                    Err(object_store::Error::NotFound { .. }) => Ok(()),
+                    other => other,
+                }
             }
-        })?;
-        deleted.map_err(self.failed(name, "delete"))
+        })
     }
+
+    /// Runs the request `make` makes, again while it fails in a way that
+    /// may pass (the store unreachable, 5xx answers), for up to
+    /// [`PATIENCE`] with a growing pause; a failure that cannot pass (no
+    /// such bucket, refused credentials) or one past the patience is
+    /// returned naming the object's URL.
+    pub(crate) fn patiently<T, F>(
+        &self,
+        name: &str,
+        action: &'static str,
+        make: impl Fn() -> F,
+    ) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: Future<Output = Result<T, object_store::Error>> + Send + 'static,
+    {
+        let url = self.url_of(name);
+        let started = std::time::Instant::now();
+        let mut pause = std::time::Duration::from_millis(200);
+        loop {
+            match wait(&url, make())? {
+                Ok(value) => return Ok(value),
+                Err(error) if transient(&error) && started.elapsed() + pause < PATIENCE => {
+                    tracing::warn!(
+                        url,
+                        action,
+                        error = cause(&error),
+                        retry_in_ms = pause.as_millis() as u64,
+                        "the object store failed; trying again"
+                    );
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(std::time::Duration::from_secs(5));
+                }
+                Err(error) => return Err(StoreError::Request { url, action, error }),
+            }
+        }
+    }
+}
+
+/// How long a request that fails in a way that may pass is tried again
+/// (over the store client's own retries).
+pub const PATIENCE: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Whether a store's failure may pass if the request is made again: not an
+/// answer about the request itself (4xx: no such bucket or object,
+/// refused credentials, a failed condition), nor a wrong configuration.
+pub(crate) fn transient(error: &object_store::Error) -> bool {
+    let object_store::Error::Generic { .. } = error else {
+        return false;
+    };
+    let mut text = error.to_string();
+    let mut at: &dyn std::error::Error = error;
+    while let Some(next) = at.source() {
+        text.push_str(&next.to_string());
+        at = next;
+    }
+    !text.contains("status code: 4")
 }
 
 /// A store's error in a line: the server's own code and message when it

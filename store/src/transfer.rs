@@ -12,7 +12,7 @@ use object_store::buffered::BufWriter;
 use object_store::ObjectStoreExt;
 use tokio::io::AsyncWriteExt;
 
-use crate::{Object, Remote, StoreError, local, wait};
+use crate::{Object, PATIENCE, Remote, StoreError, local, transient, wait};
 
 /// The size of an upload's parts (S3's minimum is 5 MiB).
 pub const PART_BYTES: usize = 16 << 20;
@@ -21,9 +21,14 @@ impl Remote {
     /// Copies the object `name` to the local file `to` (its folder made),
     /// through a temporary file beside it renamed into place.
     pub fn download(&self, name: &str, to: &Path) -> Result<(), StoreError> {
+        self.again(name, "read", || self.download_once(name, to))
+    }
+
+    fn download_once(&self, name: &str, to: &Path) -> Result<(), Failure> {
         let folder = to.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(folder).map_err(local(folder, "create"))?;
-        let file = tempfile::NamedTempFile::new_in(folder).map_err(local(folder, "create a file in"))?;
+        let file =
+            tempfile::NamedTempFile::new_in(folder).map_err(local(folder, "create a file in"))?;
         let (file, temp) = file.into_parts();
         let store = self.store.clone();
         let path = self.path(name);
@@ -33,13 +38,49 @@ impl Remote {
             let mut stream = store.get(&path).await.map_err(Failure::Store)?.into_stream();
             while let Some(chunk) = stream.next().await {
                 let chunk = chunk.map_err(Failure::Store)?;
-                out.write_all(&chunk).map_err(Failure::Local)?;
+                out.write_all(&chunk).map_err(|e| Failure::Done(local(&at, "write")(e)))?;
             }
-            out.flush().map_err(Failure::Local)
+            out.flush().map_err(|e| Failure::Done(local(&at, "write")(e)))
         })?;
-        copied.map_err(|f| f.named(self, name, &at, "read"))?;
+        copied?;
         temp.persist(to).map_err(|e| local(to, "write")(e.error))?;
         Ok(())
+    }
+
+    /// `once`, again while it fails in a way that may pass, as
+    /// [`Remote::patiently`] does.
+    fn again(
+        &self,
+        name: &str,
+        action: &'static str,
+        once: impl Fn() -> Result<(), Failure>,
+    ) -> Result<(), StoreError> {
+        let started = std::time::Instant::now();
+        let mut pause = std::time::Duration::from_millis(200);
+        loop {
+            let failure = match once() {
+                Ok(()) => return Ok(()),
+                Err(failure) => failure,
+            };
+            let error = match failure {
+                Failure::Store(error) => error,
+                Failure::Io(e) => object_store::Error::Generic {
+                    store: "object store",
+                    source: Box::new(e),
+                },
+                Failure::Done(e) => return Err(e),
+            };
+            if !(transient(&error) && started.elapsed() + pause < PATIENCE) {
+                return Err(StoreError::Request {
+                    url: self.url_of(name),
+                    action,
+                    error,
+                });
+            }
+            tracing::warn!(url = self.url_of(name), action, "the object store failed; trying again");
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(std::time::Duration::from_secs(5));
+        }
     }
 
     /// Copies every object below the prefix that `keep` accepts into the
@@ -59,6 +100,10 @@ impl Remote {
     /// Copies the local file `from` to the object `name`, replacing any:
     /// the object appears whole when the upload completes, or not at all.
     pub fn upload(&self, from: &Path, name: &str) -> Result<(), StoreError> {
+        self.again(name, "write", || self.upload_once(from, name))
+    }
+
+    fn upload_once(&self, from: &Path, name: &str) -> Result<(), Failure> {
         let mut file = std::fs::File::open(from).map_err(local(from, "open"))?;
         let store = self.store.clone();
         let path = self.path(name);
@@ -72,7 +117,7 @@ impl Remote {
                     Ok(n) => n,
                     Err(e) => {
                         let _ = out.abort().await;
-                        return Err(Failure::Local(e));
+                        return Err(Failure::Done(local(&at, "read")(e)));
                     }
                 };
                 if let Err(e) = out.write_all(&buffer[..n]).await {
@@ -82,27 +127,21 @@ impl Remote {
             }
             out.shutdown().await.map_err(Failure::Io)
         })?;
-        sent.map_err(|f| f.named(self, name, &at, "write"))
+        sent
     }
 }
 
-/// A transfer's failure, before it is named.
+/// A transfer's failure: the store's (tried again while it may pass), or
+/// one that ends the transfer (a local file's).
 enum Failure {
     Store(object_store::Error),
     /// The store's error as the async writer reports it.
     Io(std::io::Error),
-    Local(std::io::Error),
+    Done(StoreError),
 }
 
-impl Failure {
-    fn named(self, remote: &Remote, name: &str, file: &Path, action: &'static str) -> StoreError {
-        match self {
-            Failure::Store(source) => remote.failed(name, action)(source),
-            Failure::Io(e) => remote.failed(name, action)(object_store::Error::Generic {
-                store: "object store",
-                source: Box::new(e),
-            }),
-            Failure::Local(e) => local(file, "copy")(e),
-        }
+impl From<StoreError> for Failure {
+    fn from(e: StoreError) -> Self {
+        Failure::Done(e)
     }
 }

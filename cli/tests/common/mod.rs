@@ -3,6 +3,7 @@
 pub mod browser;
 pub mod needs;
 pub mod rogue;
+pub mod s3;
 
 use pregen_pack::PackDir;
 use std::fs::File;

@@ -1,6 +1,6 @@
 //! What a test needs beyond a Rust toolchain: Python 3 and Node.js (for
 //! the example game programs) and Python's Parquet readers, Chromium, Java,
-//! openssl, the wasm target. Plain `cargo test` on a machine
+//! openssl, the wasm target, moto's S3 server. Plain `cargo test` on a machine
 //! without one of them skips the tests that need it, each with one line
 //! saying so; `.ci/run` installs them all and sets
 //! `PREGEN_TESTS_NEED_EVERYTHING=1`, under which a missing tool fails the
@@ -23,6 +23,8 @@ pub enum Need {
     Openssl,
     /// Rust's `wasm32-unknown-unknown` target.
     Wasm,
+    /// moto's S3 server (`moto_server`).
+    Moto,
 }
 
 /// Python 3 alone, as the example game program `rushhour.py` needs it.
@@ -54,6 +56,7 @@ impl Need {
             Need::Node => quiet("node", &["--version"]),
             Need::Java => quiet("java", &["-version"]),
             Need::Openssl => quiet("openssl", &["version"]),
+            Need::Moto => pregen_store::testing::S3Server::available(),
             Need::Wasm => Command::new("rustup")
                 .args(["target", "list", "--installed"])
                 .output()
@@ -72,6 +75,7 @@ impl Need {
             Need::Java => "a Java runtime".into(),
             Need::Openssl => "openssl".into(),
             Need::Wasm => "the wasm32-unknown-unknown target".into(),
+            Need::Moto => "moto's S3 server (moto_server)".into(),
         }
     }
 }
