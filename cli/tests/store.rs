@@ -213,3 +213,23 @@ fn a_bucket_that_does_not_exist_is_named_and_nothing_is_written() {
     assert!(!read.status.success());
     assert!(stderr.contains("s3://pregen-test/none: no such pack"), "{stderr}");
 }
+
+#[test]
+fn analysts_read_a_bucket_pack_in_place_with_pyarrow_polars_and_duckdb() {
+    use crate::common::needs::{Need, needs};
+    let readers = Need::Python(&["pyarrow", "polars", "duckdb", "duckdb_extension_httpfs"]);
+    if !needs(&[readers]) {
+        return;
+    }
+    let Some(server) = s3_server() else { return };
+    let endpoint = server.endpoint();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = write_job(dir.path(), &job_text(300));
+    let out = server.url("analysts");
+    ok(&mut run_to(&server, &endpoint, &job, &out, &[]));
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../analysis/python/read_bucket.py");
+    let mut python = Command::new("python3");
+    python.arg(script).arg(format!("{out}/e2e"));
+    let said = ok(with_store(&mut python, &server, &endpoint));
+    assert!(said.contains("manifest: 300 levels"), "{said}");
+}

@@ -586,6 +586,38 @@ pub fn describe() -> serde_json::Value {
     schema
 }
 
+/// How the analysts' tools read a pack in an object store in place
+/// (`analysis/python/read_bucket.py` runs these, against a test server).
+const FROM_A_BUCKET: &str = r#"
+## Reading from a bucket
+
+A pack written to an object store (docs/storage.md) is read in place, here from
+`s3://studio-packs/2026-12/demo`, credentials from the `AWS_*` variables.
+Read `levels/*.parquet` (or `rejects/`, `campaigns/`), never the pack's root:
+it holds three tables and the commit log.
+
+```python
+import pyarrow.dataset as ds, pyarrow.fs as fs
+levels = ds.dataset("studio-packs/2026-12/demo/levels", format="parquet",
+                    filesystem=fs.S3FileSystem(region="eu-west-1"))
+
+import polars as pl
+levels = pl.scan_parquet("s3://studio-packs/2026-12/demo/levels/*.parquet")
+
+import duckdb
+con = duckdb.connect()
+con.execute("INSTALL httpfs; LOAD httpfs; CREATE SECRET (TYPE s3, PROVIDER credential_chain)")
+con.sql("SELECT tier, count(*), avg(difficulty) FROM "
+        "read_parquet('s3://studio-packs/2026-12/demo/levels/*.parquet') GROUP BY tier")
+```
+
+For another S3 server, give pyarrow `endpoint_override`, polars
+`storage_options={"aws_endpoint_url": ...}` and DuckDB's secret `ENDPOINT` with
+`URL_STYLE 'path'`. Without network access to DuckDB's extension repository,
+`pip install duckdb-extension-httpfs==<DuckDB's version>` and `INSTALL` the
+`.duckdb_extension` file it holds (`analysis/python/read_bucket.py` does).
+"#;
+
 /// The data dictionary (`docs/schema.md`): every table's columns with type
 /// and meaning, and every game's metric keys with unit and meaning, made from
 /// the same lists the writer uses, so it cannot drift from the files.
@@ -647,6 +679,7 @@ pub fn dictionary() -> String {
     for (field, doc) in MANIFEST_FIELDS {
         md.push_str(&format!("| `{field}` | {doc} |\n"));
     }
+    md.push_str(FROM_A_BUCKET);
     md.push_str(
         "\n## Reason codes\n\nThe words of the rejects table's `reason` column, each with \
          the status it goes with: the common ones here, each game's own beside its metrics.\n\n\
