@@ -32,6 +32,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::CoordinatorError;
+use crate::commit_log::CommitLog;
 
 /// The lease object, below the pack's prefix.
 const LEASE: &str = "commit/LEASE";
@@ -76,9 +77,24 @@ impl InStore {
         Ok(store)
     }
 
-    /// The commit log's prefix.
-    pub(crate) fn commit(&self) -> Remote {
-        self.remote.child(COMMIT)
+    /// The store of a run whose options name one, opened for its pack.
+    pub(crate) async fn for_run(
+        options: &crate::server::RunOptions,
+        job: &crate::Job,
+        dir: &PackDir,
+    ) -> Result<Option<InStore>, CoordinatorError> {
+        let Some(root) = &options.store else {
+            return Ok(None);
+        };
+        let remote = root.child(&job.pack);
+        let shutdown = options.shutdown.clone();
+        Ok(Some(InStore::open(remote, dir, options.store_lease, shutdown).await?))
+    }
+
+    /// `log`, kept in the store from now on ([`CommitLog::mirror_to`]).
+    pub(crate) async fn keep_log(&self, mut log: CommitLog) -> Result<CommitLog, CoordinatorError> {
+        let commit = self.remote.child(COMMIT);
+        blocking(move || log.mirror_to(commit).map(|()| log)).await?
     }
 
     /// The pack's URL.

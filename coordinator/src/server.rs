@@ -249,14 +249,7 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
     let started = Instant::now();
     job.validate()?;
     let dir = PackDir::under(&options.out, &job.pack);
-    let store = match &options.store {
-        Some(root) => {
-            let remote = root.child(&job.pack);
-            let shutdown = options.shutdown.clone();
-            Some(InStore::open(remote, &dir, options.store_lease, shutdown).await?)
-        }
-        None => None,
-    };
+    let store = InStore::for_run(&options, &job, &dir).await?;
     if is_complete_pack(&dir, &job) {
         let mut summary = RunSummary::already_complete(&dir, &job, started);
         if let Some(store) = store {
@@ -283,10 +276,7 @@ pub async fn start_job(job: Job, options: RunOptions) -> Result<Started, Coordin
     let (trust, (scheduler, mut log, resumed_seeds)) =
         resume_off_threads(&job, &dir, options.lease_ttl).await?;
     if let Some(store) = &store {
-        let commit = store.commit();
-        log = tokio::task::spawn_blocking(move || log.mirror_to(commit).map(|()| log))
-            .await
-            .map_err(|e| CoordinatorError::server("the log's copy in the store")(e.into()))??;
+        log = store.keep_log(log).await?;
     }
     let shared = Shared::new(&job, trust, scheduler, options.lease_ttl)?;
     // A new log is kept in memory as well while it fits the sort's memory,
