@@ -108,7 +108,7 @@ impl Remote {
         let store = self.store.clone();
         let path = self.path(name);
         let at = from.to_path_buf();
-        let sent = wait(&self.url_of(name), async move {
+        wait(&self.url_of(name), async move {
             let mut out = BufWriter::with_capacity(store, path, PART_BYTES);
             let mut buffer = vec![0; 1 << 20];
             loop {
@@ -126,8 +126,7 @@ impl Remote {
                 }
             }
             out.shutdown().await.map_err(Failure::Io)
-        })?;
-        sent
+        })?
     }
 }
 
