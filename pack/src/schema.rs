@@ -598,8 +598,9 @@ it holds three tables and the commit log.
 
 ```python
 import pyarrow.dataset as ds, pyarrow.fs as fs
-levels = ds.dataset("studio-packs/2026-12/demo/levels", format="parquet",
-                    filesystem=fs.S3FileSystem(region="eu-west-1"))
+s3 = fs.S3FileSystem(region="eu-west-1")
+files = s3.get_file_info(fs.FileSelector("studio-packs/2026-12/demo/levels"))
+levels = ds.dataset([f.path for f in files], format="parquet", filesystem=s3)
 
 import polars as pl
 levels = pl.scan_parquet("s3://studio-packs/2026-12/demo/levels/*.parquet")

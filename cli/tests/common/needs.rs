@@ -1,6 +1,6 @@
 //! What a test needs beyond a Rust toolchain: Python 3 and Node.js (for
 //! the example game programs) and Python's Parquet readers, Chromium, Java,
-//! openssl, the wasm target, moto's S3 server. Plain `cargo test` on a machine
+//! openssl, the wasm target, the S3 test servers (moto and s3s-fs). Plain `cargo test` on a machine
 //! without one of them skips the tests that need it, each with one line
 //! saying so; `.ci/run` installs them all and sets
 //! `PREGEN_TESTS_NEED_EVERYTHING=1`, under which a missing tool fails the
@@ -23,8 +23,8 @@ pub enum Need {
     Openssl,
     /// Rust's `wasm32-unknown-unknown` target.
     Wasm,
-    /// moto's S3 server (`moto_server`).
-    Moto,
+    /// An S3 test server (moto's `moto_server`, or `s3s-fs`).
+    S3(pregen_store::testing::Kind),
 }
 
 /// Python 3 alone, as the example game program `rushhour.py` needs it.
@@ -56,7 +56,7 @@ impl Need {
             Need::Node => quiet("node", &["--version"]),
             Need::Java => quiet("java", &["-version"]),
             Need::Openssl => quiet("openssl", &["version"]),
-            Need::Moto => pregen_store::testing::S3Server::available(),
+            Need::S3(kind) => kind.available(),
             Need::Wasm => Command::new("rustup")
                 .args(["target", "list", "--installed"])
                 .output()
@@ -75,7 +75,7 @@ impl Need {
             Need::Java => "a Java runtime".into(),
             Need::Openssl => "openssl".into(),
             Need::Wasm => "the wasm32-unknown-unknown target".into(),
-            Need::Moto => "moto's S3 server (moto_server)".into(),
+            Need::S3(kind) => format!("the S3 server {}", kind.name()),
         }
     }
 }

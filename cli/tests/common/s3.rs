@@ -1,4 +1,4 @@
-//! An S3 server for the object-store tests (moto's, from
+//! The S3 servers for the object-store tests (moto's and s3s-fs, from
 //! `pregen_store::testing`), and a proxy before it that can stop answering
 //! or answer `503 Slow Down` on demand, as a failing store does.
 
@@ -9,14 +9,19 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub use pregen_store::testing::S3Server;
+pub use pregen_store::testing::{Kind, S3Server};
 use pregen_store::Remote;
 
 use super::needs::{Need, needs};
 
-/// moto's S3 server, or `None` (the test skips) where it is missing.
-pub fn s3_server() -> Option<S3Server> {
-    needs(&[Need::Moto]).then(|| S3Server::start().expect("start the S3 test server"))
+/// Every S3 test server this machine has, started (a missing one skips
+/// its part of the test, with a line saying so).
+pub fn s3_servers() -> Vec<S3Server> {
+    Kind::ALL
+        .into_iter()
+        .filter(|&kind| needs(&[Need::S3(kind)]))
+        .map(|kind| S3Server::start_kind(kind).expect("start the S3 test server"))
+        .collect()
 }
 
 /// `command` with the environment that reaches `endpoint` as `server`'s client.
