@@ -95,12 +95,9 @@ const LONG_BEFORE: &[(&str, usize)] = &[
         "cli/tests/web.rs::a_seed_only_release_is_rebuilt_and_played_in_chromium",
         103,
     ),
-    ("games/core/src/game.rs::run_game_banded", 105),
     ("games/src/doors/layout.rs::read_back", 118),
     ("games/src/doors/mcts.rs::run", 101),
     ("games/src/dungeon/solve.rs::analyse", 110),
-    ("games/src/sokoban/level.rs::parse_rows", 105),
-    ("games/src/sokoban/solve/board.rs::with_sides", 104),
     (
         "games/src/tilt/tests.rs::analysis_agrees_with_a_plain_search_under_the_literal_rules",
         125,

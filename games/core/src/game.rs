@@ -655,6 +655,39 @@ pub fn run_game_rated<G: Game>(
     run_game_banded::<G>(params, seed, budget, model, None)
 }
 
+/// The seed's level and the milliseconds it took, or the outcome that ends
+/// the seed's run there (refused, or the generator panicked).
+fn generate_level<G: Game>(
+    params: &G::Params,
+    seed: u64,
+    budget: &Budget,
+) -> Result<(G::Level, f64), Outcome> {
+    let started = Instant::now();
+    let generated = catch_unwind(AssertUnwindSafe(|| {
+        let mut rng = Rng::new(seed);
+        G::generate(params, &mut rng, budget)
+    }));
+    let generate_ms = ms_since(started);
+    match generated {
+        Ok(Ok(level)) => Ok((level, generate_ms)),
+        Ok(Err(rejection)) => Err(Outcome {
+            nodes: nodes_spent(&rejection, budget, 0),
+            result: Err(rejection),
+            generate_ms,
+            solve_ms: 0.0,
+        }),
+        Err(panic) => Err(Outcome {
+            result: Err(Rejection::refused(
+                Code::GeneratorPanicked,
+                panic_message(&panic),
+            )),
+            generate_ms,
+            solve_ms: 0.0,
+            nodes: 0,
+        }),
+    }
+}
+
 /// [`run_game_rated`] for a stratum whose levels must lie in `band`: a level
 /// outside it is `rejected: out of band`, decided as soon as `model` can
 /// rate it (before the agents play it, when the model needs none of their
@@ -666,34 +699,9 @@ pub fn run_game_banded<G: Game>(
     model: &Model,
     band: Option<&crate::rating::Band>,
 ) -> Outcome {
-    let started = Instant::now();
-    let generated = catch_unwind(AssertUnwindSafe(|| {
-        let mut rng = Rng::new(seed);
-        G::generate(params, &mut rng, budget)
-    }));
-    let generate_ms = ms_since(started);
-    let level = match generated {
-        Ok(Ok(level)) => level,
-        Ok(Err(rejection)) => {
-            return Outcome {
-                nodes: nodes_spent(&rejection, budget, 0),
-                result: Err(rejection),
-                generate_ms,
-                solve_ms: 0.0,
-            };
-        }
-        Err(panic) => {
-            let result = Err(Rejection::refused(
-                Code::GeneratorPanicked,
-                panic_message(&panic),
-            ));
-            return Outcome {
-                result,
-                generate_ms,
-                solve_ms: 0.0,
-                nodes: 0,
-            };
-        }
+    let (level, generate_ms) = match generate_level::<G>(params, seed, budget) {
+        Ok(made) => made,
+        Err(ended) => return ended,
     };
     let solve_started = Instant::now();
     let verified = catch_unwind(AssertUnwindSafe(|| {

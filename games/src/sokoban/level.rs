@@ -298,26 +298,8 @@ impl Level {
                 ),
             ));
         }
-        // The player's reachable floor must be closed in by walls.
-        let mut seen = vec![false; width * height];
-        let mut stack = vec![player];
-        seen[player] = true;
-        while let Some(c) = stack.pop() {
-            let (x, y) = (c % width, c / width);
-            if x == 0 || y == 0 || x + 1 == width || y + 1 == height {
-                return Err(err(
-                    y,
-                    x,
-                    "the walls are not closed around the player".into(),
-                ));
-            }
-            for n in [c - 1, c + 1, c - width, c + width] {
-                if !walls[n] && !seen[n] {
-                    seen[n] = true;
-                    stack.push(n);
-                }
-            }
-        }
+        let seen = Self::closed_in(&walls, width, height, player)
+            .map_err(|(y, x)| err(y, x, "the walls are not closed around the player".into()))?;
         // Floor the player can never reach (decoration) becomes wall. Boxes
         // and goals there stay: a box on its goal in a sealed pocket is part
         // of many published levels (already solved, left out of the search);
@@ -338,6 +320,32 @@ impl Level {
             boxes,
             player,
         })
+    }
+
+    /// The floor the player at `player` reaches, or the row and column of
+    /// a reached cell on the grid's rim: the walls are not closed around it.
+    fn closed_in(
+        walls: &[bool],
+        width: usize,
+        height: usize,
+        player: usize,
+    ) -> Result<Vec<bool>, (usize, usize)> {
+        let mut seen = vec![false; width * height];
+        let mut stack = vec![player];
+        seen[player] = true;
+        while let Some(c) = stack.pop() {
+            let (x, y) = (c % width, c / width);
+            if x == 0 || y == 0 || x + 1 == width || y + 1 == height {
+                return Err((y, x));
+            }
+            for n in [c - 1, c + 1, c - width, c + width] {
+                if !walls[n] && !seen[n] {
+                    seen[n] = true;
+                    stack.push(n);
+                }
+            }
+        }
+        Ok(seen)
     }
 
     /// Plays a LURD solution; the level after the last move.

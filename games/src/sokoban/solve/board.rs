@@ -108,11 +108,21 @@ impl Board {
                 }
             }
         }
+        board.pull_from_goals(&level.goals, &around, &mut queue);
+        board
+    }
+
+    /// Each goal's box pulled backwards over the floor: the pushes from
+    /// every cell and side to the goal (`dist`), and the cells from which no
+    /// goal is reached (`dead`). `around[c][d]`: the side of the neighbour
+    /// of `c` in direction `d` with a box on `c`.
+    fn pull_from_goals(&mut self, goals: &[usize], around: &[[u8; 4]], queue: &mut Vec<usize>) {
+        let (cells, w) = (self.cells, self.width);
         // Pull each goal's box backwards: a box on `y`, the player on side
         // `s`, came from `x = y - d` pushed in direction d if the player
         // stood at `x - d` and `x` is on side `s` of `y`.
-        for (g, &goal_cell) in level.goals.iter().enumerate() {
-            let dist = &mut board.dist[g * cells * SIDES..(g + 1) * cells * SIDES];
+        for (g, &goal_cell) in goals.iter().enumerate() {
+            let dist = &mut self.dist[g * cells * SIDES..(g + 1) * cells * SIDES];
             queue.clear();
             for s in 0..SIDES {
                 if s == usize::from(NO_SIDE) || around[goal_cell].contains(&(s as u8)) {
@@ -128,11 +138,11 @@ impl Board {
                 for d in 0..4 {
                     let back = (d + 2) % 4;
                     let x = step(y, back, w);
-                    if !board.floor[x] || usize::from(around[y][back]) != s {
+                    if !self.floor[x] || usize::from(around[y][back]) != s {
                         continue;
                     }
                     let stood = step(x, back, w);
-                    if !board.floor[stood] {
+                    if !self.floor[stood] {
                         continue;
                     }
                     let from = x * SIDES + usize::from(around[x][back]);
@@ -144,11 +154,10 @@ impl Board {
             }
             for (state, &dd) in dist.iter().enumerate() {
                 if dd != FAR {
-                    board.dead[state / SIDES] = false;
+                    self.dead[state / SIDES] = false;
                 }
             }
         }
-        board
     }
 
     /// This board with the boxes on `frozen` (sorted goal cells) as walls and
