@@ -408,16 +408,28 @@ pub fn raise_file_limit() -> Option<u64> {
 
 /// Checks that `connections` listeners' places and [`RESERVED_FILES`] fit in
 /// the file limit `limit`.
-pub fn fits_file_limit(connections: u64, limit: Option<u64>) -> Result<(), String> {
+pub fn fits_file_limit(connections: u64, limit: Option<u64>) -> Result<(), TooManyFiles> {
     match limit {
-        Some(limit) if connections + RESERVED_FILES > limit => Err(format!(
-            "{connections} connections and {RESERVED_FILES} files of the coordinator's own \
-             need more descriptors than the open-file limit of {limit}: lower \
-             --max-connections to at most {} or raise the hard limit (ulimit -Hn)",
-            limit.saturating_sub(RESERVED_FILES + METRICS_CONNECTIONS as u64)
-        )),
+        Some(limit) if connections + RESERVED_FILES > limit => {
+            Err(TooManyFiles { connections, limit })
+        }
         _ => Ok(()),
     }
+}
+
+/// More connections than the open-file limit leaves room for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{connections} connections and {RESERVED_FILES} files of the coordinator's own need more \
+     descriptors than the open-file limit of {limit}: lower --max-connections to at most {} \
+     or raise the hard limit (ulimit -Hn)",
+    limit.saturating_sub(RESERVED_FILES + METRICS_CONNECTIONS as u64)
+)]
+pub struct TooManyFiles {
+    /// The places asked for.
+    pub connections: u64,
+    /// The open-file limit.
+    pub limit: u64,
 }
 
 /// Connections the metrics listener serves at once (a scraper needs one).

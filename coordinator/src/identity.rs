@@ -44,7 +44,12 @@ impl Identities {
     /// certificate `cert` (DER): its ID is then the certificate's, the
     /// first 12 hex digits of its SHA-256, whatever the key. A name outside
     /// [`check_name`]'s rules is refused.
-    pub fn admit(&self, name: &str, key: &str, cert: Option<&[u8]>) -> Result<Admitted, String> {
+    pub fn admit(
+        &self,
+        name: &str,
+        key: &str,
+        cert: Option<&[u8]>,
+    ) -> Result<Admitted, Unadmitted> {
         let name = check_name(name)?;
         let id = match key.split_once('.') {
             _ if cert.is_some() => {
@@ -83,11 +88,22 @@ impl Identities {
     }
 }
 
+/// Why a worker gets no identity.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unadmitted {
+    /// Its name breaks [`check_name`]'s rules (shown escaped, cut).
+    #[error("worker name \"{0}\" refused: a name is 1 to {MAX_NAME} letters, digits and -_.:@")]
+    Name(String),
+    /// The system gave no randomness for a new ID.
+    #[error("no randomness for a worker id: {0}")]
+    NoRandomness(String),
+}
+
 /// A worker's name as the coordinator takes it: 1 to [`MAX_NAME`] letters,
 /// digits and `-_.:@` (a host name and a pid fit; quotes, spaces, `#` and
 /// control characters do not, so a name reads the same in logs, metrics and
 /// the pack). An empty name is `worker`.
-pub fn check_name(name: &str) -> Result<&str, String> {
+pub fn check_name(name: &str) -> Result<&str, Unadmitted> {
     if name.is_empty() {
         return Ok("worker");
     }
@@ -98,17 +114,15 @@ pub fn check_name(name: &str) -> Result<&str, String> {
             .take(MAX_NAME)
             .flat_map(char::escape_debug)
             .collect();
-        return Err(format!(
-            "worker name \"{shown}\" refused: a name is 1 to {MAX_NAME} letters, digits and -_.:@"
-        ));
+        return Err(Unadmitted::Name(shown));
     }
     Ok(name)
 }
 
 /// 48 random bits as 12 hex digits.
-fn fresh_id() -> Result<String, String> {
+fn fresh_id() -> Result<String, Unadmitted> {
     let mut bytes = [0u8; 6];
-    getrandom::fill(&mut bytes).map_err(|e| format!("no randomness for a worker id: {e}"))?;
+    getrandom::fill(&mut bytes).map_err(|e| Unadmitted::NoRandomness(e.to_string()))?;
     Ok(pregen_games::hex(&bytes))
 }
 
@@ -205,7 +219,7 @@ mod tests {
             "é",
             &"x".repeat(65),
         ] {
-            let err = check_name(bad).expect_err(bad);
+            let err = check_name(bad).expect_err(bad).to_string();
             assert!(err.contains("worker name"), "{err}");
             assert!(!err.contains('\n'), "the refusal is one line: {err}");
         }

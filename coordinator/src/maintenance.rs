@@ -13,7 +13,7 @@ use tokio::sync::Mutex;
 
 use crate::CoordinatorError;
 use crate::commit_log::CommitLog;
-use crate::shared::Shared;
+use crate::shared::{OwnRunFailed, Shared};
 
 /// After this long with no worker connected, the coordinator says so, and
 /// again each time as long passes.
@@ -152,11 +152,11 @@ pub(crate) async fn run_own_seeds(shared: Arc<Shared>) {
 fn settle_own_run(
     shared: &Shared,
     seeds: &mut HashMap<tokio::task::Id, u64>,
-    done: Result<(tokio::task::Id, Result<SeedRecord, String>), tokio::task::JoinError>,
+    done: Result<(tokio::task::Id, Result<SeedRecord, OwnRunFailed>), tokio::task::JoinError>,
 ) {
     let (id, ran) = match done {
         Ok((id, ran)) => (id, ran),
-        Err(e) => (e.id(), Err(e.to_string())),
+        Err(e) => (e.id(), Err(OwnRunFailed::Task(e.to_string()))),
     };
     let Some(seed) = seeds.remove(&id) else {
         return;
@@ -169,7 +169,7 @@ fn settle_own_run(
                 %error,
                 "the coordinator could not run the seed; its results stand unchecked"
             );
-            shared.scheduler().coordinator_failed(seed, &error);
+            shared.scheduler().coordinator_failed(seed, &error.to_string());
         }
     }
     shared.check_complete();

@@ -372,8 +372,8 @@ fn connection_cap(options: &RunOptions) -> Result<usize, CoordinatorError> {
     let metrics_places = options.metrics.map_or(0, |_| METRICS_CONNECTIONS);
     let mut max_connections = options.max_connections;
     if let Err(why) = fits_file_limit((max_connections + metrics_places) as u64, file_limit) {
-        let refuse = |message| CoordinatorError::Server {
-            message,
+        let refuse = |why: crate::connections::TooManyFiles| CoordinatorError::Server {
+            message: why.to_string(),
             source: None,
         };
         if max_connections != DEFAULT_MAX_CONNECTIONS {

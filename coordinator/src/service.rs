@@ -102,7 +102,7 @@ impl Coordinator for CoordinatorService {
         let admitted = shared
             .identities
             .admit(&hello.worker_name, &hello.worker_key, cert.as_deref())
-            .map_err(Status::invalid_argument)?;
+            .map_err(|e| Status::invalid_argument(e.to_string()))?;
         let worker = admitted.identity;
         shared
             .scheduler()

@@ -149,31 +149,53 @@ impl Shared {
 
     /// Runs a seed here, as a worker would (the same budget, the same wire
     /// form and checks on the way back), for the cross-check. Blocking.
-    pub fn run_seed(&self, stratum: u32, seed: u64) -> Result<SeedRecord, String> {
+    pub fn run_seed(&self, stratum: u32, seed: u64) -> Result<SeedRecord, OwnRunFailed> {
         let game = self
             .trust
             .games()
             .get(stratum as usize)
-            .ok_or_else(|| format!("no stratum {stratum}"))?;
+            .ok_or(OwnRunFailed::NoStratum(stratum))?;
         // A program's seed runs twice here, in two processes: the
         // coordinator's answer decides whose result is wrong, so it must be
         // the program's one answer.
         let outcome = game.run_twice(seed, &self.trust.budget()).map_err(|e| {
-            let fault = e.to_string();
-            self.scheduler().program_fails(fault.clone());
-            fault
+            self.scheduler().program_fails(e.to_string());
+            OwnRunFailed::NotDeterministic(e)
         })?;
         let wire = SeedResult::within_caps(0, seed, outcome);
-        let outcome = Outcome::try_from(wire).map_err(|e| e.to_string())?;
+        let outcome = Outcome::try_from(wire).map_err(OwnRunFailed::Wire)?;
         let mut record = SeedRecord::from_outcome(seed, outcome, COORDINATOR.to_string(), 1);
         self.trust
             .judge_own(stratum, &mut record)
-            .map_err(|e| format!("seed {seed}: the checker: {e}"))?;
+            .map_err(|e| OwnRunFailed::Checker(seed, e))?;
         self.trust
             .rate(&mut record)
-            .map_err(|e| format!("seed {seed}: {e}"))?;
+            .map_err(|e| OwnRunFailed::Rating(seed, e))?;
         Ok(record)
     }
+}
+
+/// Why the coordinator's own run of a seed gave no record.
+#[derive(Debug, thiserror::Error)]
+pub enum OwnRunFailed {
+    /// The seed's stratum is not the job's.
+    #[error("no stratum {0}")]
+    NoStratum(u32),
+    /// A game program answered the seed two ways.
+    #[error(transparent)]
+    NotDeterministic(pregen_games::NotDeterministic),
+    /// The outcome broke the wire's caps.
+    #[error(transparent)]
+    Wire(pregen_proto::convert::MalformedResult),
+    /// The job's checker program broke on the level.
+    #[error("seed {0}: the checker: {1}")]
+    Checker(u64, pregen_games::CheckError),
+    /// The level cannot be rated.
+    #[error("seed {0}: {1}")]
+    Rating(u64, crate::trust::Refused),
+    /// The blocking task did not finish.
+    #[error("{0}")]
+    Task(String),
 }
 
 impl Shared {

@@ -252,7 +252,11 @@ impl Trust {
     /// The coordinator's own run of a seed, judged as a worker's would be:
     /// an accepted level the job's checker refuses is the seed's `error`
     /// ([`checker_refuses`]), so that its run and a worker's agree.
-    pub fn judge_own(&self, stratum: u32, record: &mut SeedRecord) -> Result<(), String> {
+    pub fn judge_own(
+        &self,
+        stratum: u32,
+        record: &mut SeedRecord,
+    ) -> Result<(), pregen_games::CheckError> {
         let Some(level) = record.level.as_ref().filter(|_| self.audit.has_checker()) else {
             return Ok(());
         };
@@ -261,7 +265,7 @@ impl Trust {
         };
         match checker.check(level) {
             Ok(()) => Ok(()),
-            Err(e) if e.is_broken() => Err(e.to_string()),
+            Err(e) if e.is_broken() => Err(e),
             Err(e) => {
                 checker_refuses(record, &e);
                 Ok(())

@@ -64,20 +64,34 @@ impl Entry {
     }
 
     /// An entry from its kind and payload.
-    pub(super) fn decode(kind: u8, payload: &[u8]) -> Result<Entry, String> {
+    pub(super) fn decode(kind: u8, payload: &[u8]) -> Result<Entry, Undecoded> {
         match kind {
             KIND_RESULT => codec::decode(payload)
                 .map(Entry::Result)
-                .map_err(|e| e.to_string()),
+                .map_err(|e| Undecoded::Result(e.to_string())),
             KIND_REFUSED => serde_json::from_slice::<Refusal>(payload)
                 .map(|r| Entry::Refused {
                     worker: r.worker,
                     reason: r.reason,
                 })
-                .map_err(|e| e.to_string()),
-            other => Err(format!("unknown kind {other}")),
+                .map_err(Undecoded::Refusal),
+            other => Err(Undecoded::Kind(other)),
         }
     }
+}
+
+/// Why an entry's bytes are not an entry.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum Undecoded {
+    /// A result whose binary form does not decode.
+    #[error("{0}")]
+    Result(String),
+    /// A refusal whose JSON does not parse.
+    #[error("{0}")]
+    Refusal(serde_json::Error),
+    /// A kind no version writes.
+    #[error("unknown kind {0}")]
+    Kind(u8),
 }
 
 /// A segment's first line.
