@@ -25,7 +25,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use pregen_pack::PackDir;
+use pregen_pack::write::Delivery;
+use pregen_pack::{PackDir, PackError};
 use pregen_pack::dir::{MANIFEST, OUTPUTS, SUCCESS};
 use pregen_store::{Lease, LeaseError, Remote};
 use tokio::task::JoinHandle;
@@ -107,10 +108,32 @@ impl InStore {
         self.lost.get().map(|why| CoordinatorError::Fenced(why.clone()))
     }
 
+    /// What takes each pack file as it is written: uploaded whole, then
+    /// removed from the working folder, so the local disk holds only the
+    /// files being written. The old `_SUCCESS` and manifest are deleted
+    /// first: the store never shows a pack that is half old, half new as
+    /// finished.
+    pub(crate) async fn delivery(&self) -> Result<Delivery, CoordinatorError> {
+        let remote = self.remote.clone();
+        blocking(move || {
+            remote.delete(SUCCESS)?;
+            remote.delete(MANIFEST)
+        })
+        .await??;
+        let remote = self.remote.clone();
+        Ok(Delivery(Arc::new(move |root: &Path, name: &str| {
+            let path = root.join(name);
+            remote
+                .upload(&path, name)
+                .map_err(|e| PackError::io("upload", &path)(std::io::Error::other(e)))?;
+            std::fs::remove_file(&path).map_err(PackError::io("remove", &path))
+        })))
+    }
+
     /// Publishes the pack written in `dir`, after renewing the lease one
     /// last time (a coordinator that lost it publishes nothing).
     pub(crate) async fn publish(&self, dir: &PackDir) -> Result<(), CoordinatorError> {
-        let (remote, root, lease) = (self.remote.clone(), dir.root().to_path_buf(), self.lease.clone());
+        let (remote, dir, lease) = (self.remote.clone(), dir.clone(), self.lease.clone());
         blocking(move || {
             let mut held = lease.lock().unwrap_or_else(|p| p.into_inner());
             match held.as_mut() {
@@ -118,7 +141,7 @@ impl InStore {
                 None => return Err(CoordinatorError::Fenced("the lease was given up".into())),
             }
             drop(held);
-            publish(&remote, &root)
+            publish(&remote, &dir)
         })
         .await?
     }
@@ -218,51 +241,36 @@ fn fetch(remote: &Remote, root: &Path) -> Result<(), CoordinatorError> {
     Ok(())
 }
 
-/// Uploads the pack written in `root`: `_SUCCESS` and the manifest removed
-/// first, the outputs (stale ones deleted), then the manifest, then `_SUCCESS`.
-fn publish(remote: &Remote, root: &Path) -> Result<(), CoordinatorError> {
-    remote.delete(SUCCESS)?;
-    remote.delete(MANIFEST)?;
-    let mut files = Vec::new();
-    for output in OUTPUTS.iter().filter(|o| ![SUCCESS, MANIFEST].contains(o)) {
-        collect(root, Path::new(output), &mut files)?;
+/// Uploads what is left of the pack written in `dir` (the files the
+/// delivery did not take), deletes the objects of an earlier pack the new
+/// one lacks, then uploads the manifest, then `_SUCCESS`.
+fn publish(remote: &Remote, dir: &PackDir) -> Result<(), CoordinatorError> {
+    let root = dir.root();
+    let manifest = dir.read_manifest()?;
+    let names: Vec<&String> = manifest.files.keys().collect();
+    for name in &names {
+        let path = root.join(name.as_str());
+        if path.exists() {
+            remote.upload(&path, name)?;
+        }
     }
-    files.sort();
     let stale: Vec<String> = remote
         .list()?
         .into_iter()
         .map(|o| o.name)
         .filter(|name| {
             let top = name.split('/').next().unwrap_or_default();
-            OUTPUTS.contains(&top) && ![SUCCESS, MANIFEST].contains(&top) && !files.contains(name)
+            OUTPUTS.contains(&top)
+                && ![SUCCESS, MANIFEST].contains(&top)
+                && !names.contains(&name)
         })
         .collect();
     for name in &stale {
         remote.delete(name)?;
     }
-    for name in &files {
-        remote.upload(&root.join(name), name)?;
-    }
     remote.upload(&root.join(MANIFEST), MANIFEST)?;
     remote.upload(&root.join(SUCCESS), SUCCESS)?;
-    tracing::info!(files = files.len() + 2, url = remote.url(), "published the pack");
-    Ok(())
-}
-
-/// The files below `root/under`, as `/`-separated names relative to `root`.
-fn collect(root: &Path, under: &Path, into: &mut Vec<String>) -> Result<(), CoordinatorError> {
-    let at = root.join(under);
-    if at.is_file() {
-        into.push(under.to_string_lossy().replace('\\', "/"));
-        return Ok(());
-    }
-    let Ok(entries) = std::fs::read_dir(&at) else {
-        return Ok(());
-    };
-    for entry in entries {
-        let entry = entry.map_err(pregen_pack::PackError::io("read", &at))?;
-        collect(root, &under.join(entry.file_name()), into)?;
-    }
+    tracing::info!(files = names.len() + 2, url = remote.url(), "published the pack");
     Ok(())
 }
 

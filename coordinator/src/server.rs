@@ -658,7 +658,10 @@ impl RunningJob {
             "every level is in; writing the pack"
         );
         let (dir, pack_job) = (self.dir.clone(), job.clone());
-        let (options, counted) = (self.write, self.writing.clone());
+        let (mut options, counted) = (self.write.clone(), self.writing.clone());
+        if let Some(store) = &self.store {
+            options.delivery = Some(store.delivery().await?);
+        }
         let mut log = self.log.clone().lock_owned().await;
         tokio::task::spawn_blocking(move || {
             let writer = PackWriter::new(&dir, &pack_job, options)?.with_progress(counted);

@@ -4,6 +4,7 @@
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
@@ -17,6 +18,21 @@ pub(super) struct HashingFile {
     /// A Parquet file's last bytes, held back until it is closed so that its
     /// footer's float column orders can be made readable (`footer.rs`).
     pub(super) held: Option<Vec<u8>>,
+    /// What takes the file once it is closed, with its name in the pack.
+    pub(super) delivery: Option<(Delivery, String)>,
+}
+
+/// What takes each file of a pack as soon as it is written whole and closed
+/// (given the pack's folder and the file's name in it): a pack kept in an
+/// object store uploads it there and removes the local copy, so the local
+/// disk holds only the files being written. The files are never read back.
+#[derive(Clone)]
+pub struct Delivery(pub Arc<dyn Fn(&Path, &str) -> Result<(), PackError> + Send + Sync>);
+
+impl std::fmt::Debug for Delivery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Delivery")
+    }
 }
 
 /// The bytes a Parquet file holds back: more than its footer ever takes.
@@ -42,7 +58,14 @@ impl HashingFile {
             hasher: Sha256::new(),
             path,
             held: None,
+            delivery: None,
         })
+    }
+
+    /// The file handed to `delivery` once closed (none: it stays).
+    pub(super) fn delivered(mut self, delivery: Option<&Delivery>, rel: &str) -> Self {
+        self.delivery = delivery.map(|d| (d.clone(), rel.to_string()));
+        self
     }
 
     /// [`HashingFile::create`] for a Parquet file, whose footer is patched
@@ -78,7 +101,18 @@ impl HashingFile {
         self.out
             .flush()
             .map_err(PackError::io("write", &self.path))?;
-        Ok(pregen_games::hex(&self.hasher.finalize()))
+        let sum = pregen_games::hex(&self.hasher.finalize());
+        if let Some((delivery, rel)) = self.delivery {
+            // The file closed before it is handed on.
+            drop(self.out);
+            let root = self
+                .path
+                .ancestors()
+                .nth(Path::new(&rel).components().count())
+                .unwrap_or(Path::new("."));
+            (delivery.0)(root, &rel)?;
+        }
+        Ok(sum)
     }
 }
 
@@ -113,6 +147,7 @@ impl Write for HashingFile {
 pub(super) fn copy_program(
     root: &Path,
     job: &crate::Job,
+    delivery: Option<&Delivery>,
 ) -> Result<Vec<(String, String)>, PackError> {
     use crate::dir::RELEASE;
     use crate::job::PROGRAM_FOLDER;
@@ -137,7 +172,8 @@ pub(super) fn copy_program(
                 continue;
             }
             let bytes = fs::read(&path).map_err(PackError::io("read", &path))?;
-            let mut file = HashingFile::create(root, &format!("{RELEASE}/{name}"))?;
+            let rel = format!("{RELEASE}/{name}");
+            let mut file = HashingFile::create(root, &rel)?.delivered(delivery, &rel);
             file.pass(&bytes)
                 .map_err(PackError::io("write", &file.path))?;
             copied.push((name, file.close()?));

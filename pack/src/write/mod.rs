@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 
 use pregen_games::sha256_hex;
 
+pub use files::Delivery;
 use crate::PackError;
 use crate::dir::{self, PackDir};
 use crate::durable::publish;
@@ -95,7 +96,7 @@ pub struct RunFacts {
 /// How a pack is written: the sort's memory and the Parquet layout. The
 /// memory limit never changes a byte of the pack; the layout does (so a job's
 /// runs use the defaults).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct WriteOptions {
     /// Bytes of records held in memory before the sort spills to disk.
     pub sort_memory: usize,
@@ -103,6 +104,9 @@ pub struct WriteOptions {
     pub rows_per_group: usize,
     /// Rows per tier part file.
     pub rows_per_part: u64,
+    /// What takes each file once written (`files::Delivery`); none: the
+    /// files stay in the pack's folder.
+    pub delivery: Option<Delivery>,
 }
 
 /// The default sort memory: 32 MiB.
@@ -114,6 +118,7 @@ impl Default for WriteOptions {
             sort_memory: SORT_MEMORY,
             rows_per_group: 128 * 1024,
             rows_per_part: 1 << 20,
+            delivery: None,
         }
     }
 }
@@ -188,10 +193,10 @@ impl PackWriter {
         Ok(PackWriter {
             pack: pack.clone(),
             job: job.clone(),
-            options,
             progress: Arc::default(),
             accepted: Sorter::new(options.sort_memory / 2, &spill),
             rejects: Sorter::new(options.sort_memory / 4, &spill),
+            options,
             spill,
             by_status: StatusCounts::default(),
             timeouts: Vec::new(),
@@ -268,13 +273,13 @@ impl PackWriter {
         files.insert(dir::REJECTS_FILE.to_string(), rejects?);
         let path = dir::CAMPAIGNS_FILE;
         let mut table =
-            TableFile::create(&root, path, &schema::CAMPAIGNS, self.options, &self.stamp)?;
+            TableFile::create(&root, path, &schema::CAMPAIGNS, &self.options, &self.stamp)?;
         for chunk in slots.chunks(BATCH_ROWS) {
             table.write(campaigns_columns(&self.job, chunk))?;
         }
         files.insert(path.to_string(), table.close()?);
         let mut release = release;
-        for (name, sum) in files::copy_program(&root, job)? {
+        for (name, sum) in files::copy_program(&root, job, self.options.delivery.as_ref())? {
             files.insert(format!("{}/{name}", dir::RELEASE), sum.clone());
             release.push((name, sum));
         }
@@ -500,7 +505,7 @@ impl PackWriter {
             &self.job,
             &self.stamp,
             (tier, size, before),
-            self.options,
+            self.options.clone(),
         )
     }
 
@@ -550,7 +555,7 @@ impl PackWriter {
             self.pack.root(),
             dir::REJECTS_FILE,
             &schema::REJECTS,
-            self.options,
+            &self.options,
             &self.stamp,
         )?;
         let mut batch = Vec::with_capacity(BATCH_ROWS);
@@ -580,7 +585,9 @@ impl PackWriter {
         }
         let job = &self.job;
         let name = dir::release_campaigns(job.release.format);
-        let mut file = HashingFile::create(self.pack.root(), &format!("{}/{name}", dir::RELEASE))?;
+        let rel = format!("{}/{name}", dir::RELEASE);
+        let mut file = HashingFile::create(self.pack.root(), &rel)?
+            .delivered(self.options.delivery.as_ref(), &rel);
         let campaigns = slots.iter().map(|s| s.campaign).max().unwrap_or(0);
         let about = format!(": {campaigns} campaigns, each level under its campaign and position");
         if let Some(header) = job.release.format.file_header(job, &about) {

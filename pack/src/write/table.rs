@@ -107,7 +107,7 @@ impl TableFile {
         root: &Path,
         path: &str,
         table: &'static Table,
-        options: WriteOptions,
+        options: &WriteOptions,
         stamp: &Stamp,
     ) -> Result<Self, PackError> {
         let parquet = |source| PackError::Parquet {
@@ -138,7 +138,7 @@ impl TableFile {
                 .set_column_bloom_filter_fpp(path.clone(), 0.01)
                 .set_column_bloom_filter_max_ndv(path, options.rows_per_group.max(1) as u64);
         }
-        let file = HashingFile::create_parquet(root, path)?;
+        let file = HashingFile::create_parquet(root, path)?.delivered(options.delivery.as_ref(), path);
         let writer =
             ArrowWriter::try_new(file, table.schema(), Some(props.build())).map_err(parquet)?;
         Ok(TableFile {

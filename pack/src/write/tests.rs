@@ -116,6 +116,7 @@ fn a_tier_splits_into_parts_of_row_groups_in_order() {
             sort_memory: 16 << 10,
             rows_per_group: 50,
             rows_per_part: 120,
+            delivery: None,
         },
     );
     let pack = PackDir::new(out.path());
@@ -150,4 +151,53 @@ fn a_tier_splits_into_parts_of_row_groups_in_order() {
             "each tier's parts run in difficulty order"
         );
     }
+}
+
+#[test]
+fn a_delivery_takes_every_file_as_it_is_closed_and_changes_no_byte() {
+    let records = records(6000);
+    let (plain, delivered, taken) = (
+        tempfile::tempdir().expect("tmp"),
+        tempfile::tempdir().expect("tmp"),
+        tempfile::tempdir().expect("tmp"),
+    );
+    let kept = write(plain.path(), &records, WriteOptions::default());
+    // The delivery moves each file away, as an upload to a store does.
+    let to = taken.path().to_path_buf();
+    let names = Arc::new(Mutex::new(Vec::new()));
+    let seen = names.clone();
+    let delivery = Delivery(Arc::new(move |root: &Path, name: &str| {
+        let target = to.join(name);
+        std::fs::create_dir_all(target.parent().expect("a folder")).expect("mkdir");
+        std::fs::rename(root.join(name), &target).map_err(PackError::io("move", &target))?;
+        seen.lock().expect("names").push(name.to_string());
+        Ok(())
+    }));
+    let options = WriteOptions {
+        delivery: Some(delivery),
+        rows_per_part: 300,
+        ..WriteOptions::default()
+    };
+    let sent = write(delivered.path(), &records, options);
+    let names = names.lock().expect("names").clone();
+    // Every Parquet and release file but the checksums, which the manifest
+    // names too, went as it closed; none is left behind.
+    assert!(names.iter().any(|n| n.starts_with("levels/")), "{names:?}");
+    assert!(names.iter().any(|n| n.starts_with("release/tier-")), "{names:?}");
+    assert!(names.contains(&"rejects/rejects.parquet".to_string()), "{names:?}");
+    for name in sent.files.keys() {
+        let here = delivered.path().join(name);
+        let gone = taken.path().join(name);
+        assert_ne!(here.exists(), gone.exists(), "{name}: in one place only");
+    }
+    // The same release bytes as a pack whose files stayed (the parts cut
+    // at 300 rows change only the Parquet files' layout).
+    let release = |files: &BTreeMap<String, String>| -> Vec<(String, String)> {
+        files
+            .iter()
+            .filter(|(n, _)| n.starts_with("release/"))
+            .map(|(n, s)| (n.clone(), s.clone()))
+            .collect()
+    };
+    assert_eq!(release(&kept.files), release(&sent.files));
 }

@@ -12,7 +12,7 @@ use crate::job::Job;
 use crate::record::SeedRecord;
 use crate::schema::{self};
 
-use super::files::HashingFile;
+use super::files::{Delivery, HashingFile};
 use super::table::{Stamp, TableFile, levels_columns};
 use crate::release_form::Place;
 
@@ -56,16 +56,14 @@ pub(super) fn seeds_header(job: &Job, tier: u32, size: u64) -> Result<String, Pa
 /// A tier's seed file (`file`: one of a cut tier's), opened with its
 /// header counting its `levels`.
 fn open_seeds(
-    root: &Path,
+    (root, delivery): (&Path, Option<&Delivery>),
     job: &Job,
     tier: u32,
     file: Option<u64>,
     levels: u64,
 ) -> Result<HashingFile, PackError> {
-    let mut seeds = HashingFile::create(
-        root,
-        &format!("{}/{}", dir::RELEASE, dir::release_seeds(tier, file)),
-    )?;
+    let rel = format!("{}/{}", dir::RELEASE, dir::release_seeds(tier, file));
+    let mut seeds = HashingFile::create(root, &rel)?.delivered(delivery, &rel);
     seeds.write_text(&seeds_header(job, tier, levels)?)?;
     Ok(seeds)
 }
@@ -110,7 +108,7 @@ impl TierFiles {
     ) -> Result<Self, PackError> {
         // Cut tiers have a seed file beside each level file (`next_file`).
         let seeds = match job.release.levels_per_file {
-            0 => Some(open_seeds(root, job, tier, None, size)?),
+            0 => Some(open_seeds((root, options.delivery.as_ref()), job, tier, None, size)?),
             _ => None,
         };
         Ok(TierFiles {
@@ -151,10 +149,9 @@ impl TierFiles {
         let file = self.file_number();
         let (tier, size) = (self.tier, self.size);
         let path = |name: String| format!("{}/{name}", dir::RELEASE);
-        let mut text = HashingFile::create(
-            &self.root,
-            &path(dir::release_tier(tier, file, job.release.format)),
-        )?;
+        let rel = path(dir::release_tier(tier, file, job.release.format));
+        let delivery = self.options.delivery.clone();
+        let mut text = HashingFile::create(&self.root, &rel)?.delivered(delivery.as_ref(), &rel);
         let about = match file {
             None => format!(" tier {tier:02}: {size} levels, easiest first"),
             Some(k) => format!(
@@ -168,12 +165,16 @@ impl TierFiles {
         let solutions = job
             .release
             .solutions_apart()
-            .then(|| HashingFile::create(&self.root, &path(dir::release_solutions(tier, file))))
+            .then(|| {
+                let rel = path(dir::release_solutions(tier, file));
+                HashingFile::create(&self.root, &rel).map(|f| f.delivered(delivery.as_ref(), &rel))
+            })
             .transpose()?;
         self.text = Some((text, solutions));
         if let Some(k) = file {
             let levels = per_file.min(size - k * per_file);
-            self.seeds = Some(open_seeds(&self.root, job, tier, file, levels)?);
+            let at = (self.root.as_path(), self.options.delivery.as_ref());
+            self.seeds = Some(open_seeds(at, job, tier, file, levels)?);
         }
         Ok(())
     }
@@ -267,7 +268,7 @@ impl TierFiles {
                     &self.root,
                     &path,
                     &schema::LEVELS,
-                    self.options,
+                    &self.options,
                     &self.stamp,
                 )?;
                 self.part.insert((n, table))
