@@ -657,21 +657,7 @@ impl RunningJob {
             seeds = progress.seeds,
             "every level is in; writing the pack"
         );
-        let (dir, pack_job) = (self.dir.clone(), job.clone());
-        let (mut options, counted) = (self.write.clone(), self.writing.clone());
-        if let Some(store) = &self.store {
-            options.delivery = Some(store.delivery().await?);
-        }
-        let mut log = self.log.clone().lock_owned().await;
-        tokio::task::spawn_blocking(move || {
-            let writer = PackWriter::new(&dir, &pack_job, options)?.with_progress(counted);
-            write_from_log(&mut log, writer, &dir, &pack_job, selection, &facts, |_| {})
-        })
-        .await
-        .map_err(|e| CoordinatorError::server("the pack writer")(e.into()))??;
-        if let Some(store) = &self.store {
-            store.publish(&self.dir).await?;
-        }
+        self.write_pack(selection, facts).await?;
         Ok(RunSummary {
             dir: self.dir.root().to_path_buf(),
             url: self.store.as_ref().map(InStore::url),
@@ -684,6 +670,31 @@ impl RunningJob {
             writing: writing.elapsed(),
             progress,
         })
+    }
+
+    /// Writes the pack from the log (off the async threads), and publishes
+    /// it in its object store, if it has one.
+    async fn write_pack(
+        &self,
+        selection: Selection,
+        facts: RunFacts,
+    ) -> Result<(), CoordinatorError> {
+        let (dir, pack_job) = (self.dir.clone(), self.job.clone());
+        let (mut options, counted) = (self.write.clone(), self.writing.clone());
+        if let Some(store) = &self.store {
+            options.delivery = Some(store.delivery().await?);
+        }
+        let mut log = self.log.clone().lock_owned().await;
+        tokio::task::spawn_blocking(move || {
+            let writer = PackWriter::new(&dir, &pack_job, options)?.with_progress(counted);
+            write_from_log(&mut log, writer, &dir, &pack_job, selection, &facts, |_| {})
+        })
+        .await
+        .map_err(|e| CoordinatorError::server("the pack writer")(e.into()))??;
+        match &self.store {
+            Some(store) => store.publish(&self.dir).await,
+            None => Ok(()),
+        }
     }
 
     /// Stops serving: health NOT_SERVING first, then the servers, waiting a

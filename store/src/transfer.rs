@@ -1,11 +1,14 @@
 //! Files moved whole between a local folder and a [`Remote`]: a download
 //! streamed to a file, an upload streamed from one (in parts of
-//! [`PART_BYTES`] above that size, so memory stays bounded whatever the
-//! file's size; a multipart upload appears whole when it completes, or not
-//! at all).
+//! [`PART_BYTES`] above that size; a multipart upload appears whole when it
+//! completes, or not at all). Memory stays bounded whatever the files'
+//! sizes and the callers' threads: at most [`UPLOADS_AT_ONCE`] uploads run
+//! at once in the process, each holding at most one part being filled and
+//! [`PARTS_IN_FLIGHT`] being sent (48 MiB in all).
 
 use std::io::{Read, Write};
 use std::path::Path;
+use std::sync::{Condvar, Mutex};
 
 use futures_util::StreamExt;
 use object_store::buffered::BufWriter;
@@ -15,7 +18,37 @@ use tokio::io::AsyncWriteExt;
 use crate::{Object, PATIENCE, Remote, StoreError, local, transient, wait};
 
 /// The size of an upload's parts (S3's minimum is 5 MiB).
-pub const PART_BYTES: usize = 16 << 20;
+pub const PART_BYTES: usize = 8 << 20;
+/// An upload's parts sent at once.
+pub const PARTS_IN_FLIGHT: usize = 2;
+/// Uploads at once in the process (more wait their turn).
+pub const UPLOADS_AT_ONCE: usize = 2;
+
+/// The turns of [`UPLOADS_AT_ONCE`]: the uploads running, and a wake-up.
+static TURNS: (Mutex<usize>, Condvar) = (Mutex::new(0), Condvar::new());
+
+/// One upload's turn, given back when dropped.
+struct Turn;
+
+impl Turn {
+    fn wait() -> Turn {
+        let (running, freed) = &TURNS;
+        let mut running = running.lock().unwrap_or_else(|p| p.into_inner());
+        while *running >= UPLOADS_AT_ONCE {
+            running = freed.wait(running).unwrap_or_else(|p| p.into_inner());
+        }
+        *running += 1;
+        Turn
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        let (running, freed) = &TURNS;
+        *running.lock().unwrap_or_else(|p| p.into_inner()) -= 1;
+        freed.notify_one();
+    }
+}
 
 impl Remote {
     /// Copies the object `name` to the local file `to` (its folder made),
@@ -100,6 +133,7 @@ impl Remote {
     /// Copies the local file `from` to the object `name`, replacing any:
     /// the object appears whole when the upload completes, or not at all.
     pub fn upload(&self, from: &Path, name: &str) -> Result<(), StoreError> {
+        let _turn = Turn::wait();
         self.again(name, "write", || self.upload_once(from, name))
     }
 
@@ -109,7 +143,8 @@ impl Remote {
         let path = self.path(name);
         let at = from.to_path_buf();
         wait(&self.url_of(name), async move {
-            let mut out = BufWriter::with_capacity(store, path, PART_BYTES);
+            let mut out =
+                BufWriter::with_capacity(store, path, PART_BYTES).with_max_concurrency(PARTS_IN_FLIGHT);
             let mut buffer = vec![0; 1 << 20];
             loop {
                 let n = match file.read(&mut buffer) {
