@@ -34,15 +34,16 @@ pub struct CalibrateArgs {
         required_unless_present = "labels"
     )]
     classes: Vec<String>,
-    /// Or a pack's levels, labelled by `--labels`: their metrics are read
-    /// from the pack, nothing is solved.
+    /// Or a pack's levels (its folder, or its URL in an object store),
+    /// labelled by `--labels`: their metrics are read from the pack, nothing
+    /// is solved.
     #[arg(
         long,
         value_name = "DIR",
         requires = "labels",
         conflicts_with = "classes"
     )]
-    pack: Option<PathBuf>,
+    pack: Option<pregen_store::Location>,
     /// A CSV of `level_id,label` (a header line, then a level of `--pack`
     /// per line). A label is a class: a number 0, 1, 2... (easiest first) or
     /// a name of `--order`; with `--values`, a value such as a solve time.
@@ -77,7 +78,10 @@ pub fn run(args: CalibrateArgs) -> Result<()> {
     let game = super::solve::game_of(args.game.as_deref(), args.job.as_deref())?;
     let base = super::solve::read_model(&game, args.model.as_deref())?;
     let (levels, names, labels) = match (&args.pack, &args.labels) {
-        (Some(pack), Some(csv)) => from_pack(&base, pack, csv, &args.order, args.values)?,
+        (Some(pack), Some(csv)) => {
+            let pack = super::stored::fetch(pack, super::stored::Log::Without)?;
+            from_pack(&base, pack.path(), csv, &args.order, args.values)?
+        }
         _ => {
             let (levels, names) = from_files(&game, &base, &args.classes, args.time_limit)?;
             (levels, names, Labels::Classes)

@@ -49,6 +49,10 @@ pub fn fetch(location: &Location, log: Log) -> Result<Fetched> {
     let name = url.rsplit('/').next().filter(|n| !n.is_empty()).unwrap_or("pack");
     let path = temp.path().join(name);
     let mut objects = remote.list()?;
+    let keep = |o: &pregen_store::Object| {
+        log == Log::With && o.name != "commit/LEASE" || !o.name.starts_with("commit/")
+    };
+    objects.retain(keep);
     if objects.is_empty() {
         // The URL names one object (a release archive), or nothing.
         match remote.download("", &path) {
@@ -62,9 +66,6 @@ pub fn fetch(location: &Location, log: Log) -> Result<Fetched> {
             Err(e) => return Err(e.into()),
         }
     } else {
-        let keep = |o: &pregen_store::Object| {
-            log == Log::With && o.name != "commit/LEASE" || !o.name.starts_with("commit/")
-        };
         remote.download_all(&path, keep)?;
     }
     let bytes: u64 = objects.iter().map(|o| o.size).sum();
