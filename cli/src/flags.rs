@@ -5,11 +5,11 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use pregen_coordinator::server::RunOptions;
 use pregen_games::GameKind;
 use pregen_pack::Job;
 use pregen_pack::job::TierScheme;
 use pregen_pack::write::{SORT_MEMORY, WriteOptions};
-use pregen_coordinator::server::RunOptions;
 use pregen_store::{Location, Remote};
 use std::time::Duration;
 

@@ -49,7 +49,13 @@ fn read(path: &Path) -> String {
 fn every_game_packs_the_same_release_in_a_bucket_as_on_disk() {
     let servers = s3_servers();
     let dir = tempfile::tempdir().expect("tempdir");
-    let forms = [("text", ""), ("jsonl", "[release]\nformat = \"jsonl\"\nlevels_per_file = 5\n")];
+    let forms = [
+        ("text", ""),
+        (
+            "jsonl",
+            "[release]\nformat = \"jsonl\"\nlevels_per_file = 5\n",
+        ),
+    ];
     for game in ["tilt", "sokoban", "cube", "doors", "dungeon"] {
         for (form, release) in forms {
             let root = dir.path().join(format!("{game}-{form}"));
@@ -75,7 +81,10 @@ fn packed_in_a_bucket(server: &S3Server, job: &Path, local: &Path, copy: &Path, 
     let out = server.url(&case.replace(' ', "-"));
     let url = format!("{out}/e2e");
     let said = ok(&mut run_to(server, &endpoint, job, &out, &[]));
-    assert!(said.contains(&format!("wrote 12 levels to {url}")), "{case}: {said}");
+    assert!(
+        said.contains(&format!("wrote 12 levels to {url}")),
+        "{case}: {said}"
+    );
     let copy = download(server, &url, copy);
     assert_eq!(
         read(&copy.join("release/SHA256SUMS")),
@@ -96,13 +105,27 @@ fn packed_in_a_bucket(server: &S3Server, job: &Path, local: &Path, copy: &Path, 
         ok(with_store(pregen().args(args).arg(&url), server, &endpoint));
     }
     let archive = format!("{out}/e2e-release.tar.zst");
-    ok(with_store(pregen().args(["archive", &url, "-o", &archive]), server, &endpoint));
-    let said = ok(with_store(pregen().args(["release", "verify", &archive]), server, &endpoint));
-    assert!(said.contains("12 regenerated from their seeds"), "{case}: {said}");
+    ok(with_store(
+        pregen().args(["archive", &url, "-o", &archive]),
+        server,
+        &endpoint,
+    ));
+    let said = ok(with_store(
+        pregen().args(["release", "verify", &archive]),
+        server,
+        &endpoint,
+    ));
+    assert!(
+        said.contains("12 regenerated from their seeds"),
+        "{case}: {said}"
+    );
 
     // The same job again finds the pack complete.
     let again = ok(&mut run_to(server, &endpoint, job, &out, &[]));
-    assert!(again.contains(&format!("{url} is already complete")), "{case}: {again}");
+    assert!(
+        again.contains(&format!("{url} is already complete")),
+        "{case}: {again}"
+    );
 }
 
 #[test]
@@ -136,7 +159,12 @@ fn killed_and_resumed_from(server: &S3Server) {
     }
     first.kill().expect("SIGKILL the coordinator");
     first.wait().expect("reap");
-    assert!(remote(&server, &out).read("e2e/_SUCCESS").expect("read").is_none());
+    assert!(
+        remote(&server, &out)
+            .read("e2e/_SUCCESS")
+            .expect("read")
+            .is_none()
+    );
 
     // Another folder, nothing on its disk: the log comes from the bucket.
     let elsewhere = tempfile::tempdir().expect("tempdir");
@@ -160,18 +188,33 @@ fn second_coordinator_kept_out(server: &S3Server) {
     let out = server.url("leased");
     let serve = |command: &mut Command| {
         command
-            .args(["serve", "--listen", "127.0.0.1:0", "--token", "t", "--store-lease-s", "2"])
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--token",
+                "t",
+                "--store-lease-s",
+                "2",
+            ])
             .args(["--out", &out])
             .arg(&job);
         with_store(command, &server, &endpoint);
     };
     let mut first = pregen();
     serve(&mut first);
-    let mut first = first.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("serve");
+    let mut first = first
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve");
     let lease = remote(&server, &format!("{out}/e2e/commit"));
     let deadline = Instant::now() + Duration::from_secs(60);
     while lease.read("job.json").expect("read").is_none() {
-        assert!(Instant::now() < deadline, "the first coordinator never started");
+        assert!(
+            Instant::now() < deadline,
+            "the first coordinator never started"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     let mut second = pregen();
@@ -181,8 +224,14 @@ fn second_coordinator_kept_out(server: &S3Server) {
     let _ = first.kill();
     let _ = first.wait();
     assert!(!refused.status.success(), "{stderr}");
-    assert!(stderr.contains(&format!("{out}/e2e/commit/LEASE is held by pid")), "{stderr}");
-    assert!(stderr.contains("another coordinator is using this pack"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{out}/e2e/commit/LEASE is held by pid")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("another coordinator is using this pack"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -226,7 +275,10 @@ fn store_faults_cost_no_byte(server: &mut S3Server) {
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut run.stderr.take().expect("stderr"), &mut stderr).ok();
     assert!(status.success(), "{stderr}");
-    assert!(stderr.contains("the object store failed; trying again"), "{stderr}");
+    assert!(
+        stderr.contains("the object store failed; trying again"),
+        "{stderr}"
+    );
     let copy = download(&server, &format!("{out}/e2e"), &dir.path().join("copy"));
     PackContent::read(&copy).assert_same(reference());
 }
@@ -241,9 +293,15 @@ fn a_bucket_that_does_not_exist_is_named_and_nothing_is_written() {
 fn missing_bucket_named(server: &S3Server) {
     let dir = tempfile::tempdir().expect("tempdir");
     let job = write_job(dir.path(), &job_text(20));
-    let out = run_to(server, &server.endpoint(), &job, "s3://no-such-bucket/packs", &[])
-        .output()
-        .expect("run");
+    let out = run_to(
+        server,
+        &server.endpoint(),
+        &job,
+        "s3://no-such-bucket/packs",
+        &[],
+    )
+    .output()
+    .expect("run");
     let stderr = String::from_utf8_lossy(&out.stderr);
     // s3s-fs makes a bucket's folder on the first put: only moto refuses.
     if server.kind() == Kind::Moto {
@@ -260,7 +318,10 @@ fn missing_bucket_named(server: &S3Server) {
     .expect("summary");
     let stderr = String::from_utf8_lossy(&read.stderr);
     assert!(!read.status.success());
-    assert!(stderr.contains("s3://pregen-test/none: no such pack"), "{stderr}");
+    assert!(
+        stderr.contains("s3://pregen-test/none: no such pack"),
+        "{stderr}"
+    );
     // Credentials the server refuses (moto takes any): at once, named.
     if server.kind() == Kind::S3sFs {
         let out = run_to(server, &server.endpoint(), &job, &server.url("denied"), &[])
@@ -269,9 +330,15 @@ fn missing_bucket_named(server: &S3Server) {
             .expect("run");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{stderr}");
-        assert!(stderr.contains("s3://pregen-test/denied/e2e/commit/LEASE: cannot write"), "{stderr}");
+        assert!(
+            stderr.contains("s3://pregen-test/denied/e2e/commit/LEASE: cannot write"),
+            "{stderr}"
+        );
         assert!(stderr.contains("SignatureDoesNotMatch"), "{stderr}");
-        assert!(!stderr.contains("trying again"), "a refusal is not tried again: {stderr}");
+        assert!(
+            !stderr.contains("trying again"),
+            "a refusal is not tried again: {stderr}"
+        );
     }
 }
 
@@ -296,7 +363,10 @@ fn read_in_place(server: &S3Server) {
     let job = write_job(dir.path(), &job_text(300));
     let out = server.url("analysts");
     ok(&mut run_to(&server, &endpoint, &job, &out, &[]));
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../analysis/python/read_bucket.py");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../analysis/python/read_bucket.py"
+    );
     let mut python = Command::new("python3");
     python.arg(script).arg(format!("{out}/e2e"));
     let said = ok(with_store(&mut python, &server, &endpoint));

@@ -25,9 +25,9 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use pregen_pack::dir::{MANIFEST, OUTPUTS, SUCCESS};
 use pregen_pack::write::Delivery;
 use pregen_pack::{PackDir, PackError};
-use pregen_pack::dir::{MANIFEST, OUTPUTS, SUCCESS};
 use pregen_store::{Lease, LeaseError, Remote};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -89,7 +89,9 @@ impl InStore {
         };
         let remote = root.child(&job.pack);
         let shutdown = options.shutdown.clone();
-        Ok(Some(InStore::open(remote, dir, options.store_lease, shutdown).await?))
+        Ok(Some(
+            InStore::open(remote, dir, options.store_lease, shutdown).await?,
+        ))
     }
 
     /// `log`, kept in the store from now on ([`CommitLog::mirror_to`]).
@@ -105,7 +107,9 @@ impl InStore {
 
     /// Why the lease was lost, if it was.
     pub(crate) fn lost(&self) -> Option<CoordinatorError> {
-        self.lost.get().map(|why| CoordinatorError::Fenced(why.clone()))
+        self.lost
+            .get()
+            .map(|why| CoordinatorError::Fenced(why.clone()))
     }
 
     /// What takes each pack file as it is written: uploaded whole, then
@@ -175,9 +179,11 @@ fn take_lease(remote: &Remote, ttl: Duration) -> Result<Lease, CoordinatorError>
     loop {
         match Lease::take(remote, LEASE, holder.clone(), ttl) {
             Ok(lease) => return Ok(lease),
-            Err(LeaseError::Held { left_ms, holder: other, .. })
-                if std::time::Instant::now() + Duration::from_millis(left_ms) < give_up =>
-            {
+            Err(LeaseError::Held {
+                left_ms,
+                holder: other,
+                ..
+            }) if std::time::Instant::now() + Duration::from_millis(left_ms) < give_up => {
                 tracing::warn!(
                     holder = other,
                     left_ms,
@@ -260,9 +266,7 @@ fn publish(remote: &Remote, dir: &PackDir) -> Result<(), CoordinatorError> {
         .map(|o| o.name)
         .filter(|name| {
             let top = name.split('/').next().unwrap_or_default();
-            OUTPUTS.contains(&top)
-                && ![SUCCESS, MANIFEST].contains(&top)
-                && !names.contains(&name)
+            OUTPUTS.contains(&top) && ![SUCCESS, MANIFEST].contains(&top) && !names.contains(&name)
         })
         .collect();
     for name in &stale {
@@ -270,7 +274,11 @@ fn publish(remote: &Remote, dir: &PackDir) -> Result<(), CoordinatorError> {
     }
     remote.upload(&root.join(MANIFEST), MANIFEST)?;
     remote.upload(&root.join(SUCCESS), SUCCESS)?;
-    tracing::info!(files = names.len() + 2, url = remote.url(), "published the pack");
+    tracing::info!(
+        files = names.len() + 2,
+        url = remote.url(),
+        "published the pack"
+    );
     Ok(())
 }
 

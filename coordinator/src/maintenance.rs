@@ -169,7 +169,9 @@ fn settle_own_run(
                 %error,
                 "the coordinator could not run the seed; its results stand unchecked"
             );
-            shared.scheduler().coordinator_failed(seed, &error.to_string());
+            shared
+                .scheduler()
+                .coordinator_failed(seed, &error.to_string());
         }
     }
     shared.check_complete();

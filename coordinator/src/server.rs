@@ -22,10 +22,10 @@ use tonic::transport::{Identity, Server, ServerTlsConfig};
 
 use crate::commit_log::key::LogKey;
 use crate::commit_log::{CommitLog, Entry};
-use crate::in_store::InStore;
 use crate::connections::{
     ADMIT_WITHIN, METRICS_CONNECTIONS, RESERVED_FILES, capped, fits_file_limit, raise_file_limit,
 };
+use crate::in_store::InStore;
 use crate::maintenance::{flush, maintain, run_own_seeds};
 use crate::scheduler::{Progress, Scheduler, SchedulerConfig};
 use crate::service::{CoordinatorService, MAX_SESSIONS_PER_CONNECTION, token_check};

@@ -29,7 +29,9 @@ pub struct Lease {
 #[derive(Debug, thiserror::Error)]
 pub enum LeaseError {
     /// Another holder has it and it has not expired.
-    #[error("{url} is held by {holder} for {left_ms} ms more: another coordinator is using this pack")]
+    #[error(
+        "{url} is held by {holder} for {left_ms} ms more: another coordinator is using this pack"
+    )]
     Held {
         /// The lease's URL.
         url: String,
@@ -66,7 +68,12 @@ fn now_ms() -> u64 {
 impl Lease {
     /// Takes the lease `name` below `remote` for `ttl`, naming this holder;
     /// refuses while another holds it unexpired.
-    pub fn take(remote: &Remote, name: &str, holder: String, ttl: Duration) -> Result<Lease, LeaseError> {
+    pub fn take(
+        remote: &Remote,
+        name: &str,
+        holder: String,
+        ttl: Duration,
+    ) -> Result<Lease, LeaseError> {
         let body = Self::body(&holder, ttl);
         let mut lease = Lease {
             remote: remote.clone(),
@@ -155,9 +162,13 @@ impl Lease {
         let (store, path) = (self.remote.store.clone(), self.remote.path(&self.name));
         let body = bytes::Bytes::from(body);
         self.remote.patiently(&self.name, "write", move || {
-            let (store, path, body, mode) = (store.clone(), path.clone(), body.clone(), mode.clone());
+            let (store, path, body, mode) =
+                (store.clone(), path.clone(), body.clone(), mode.clone());
             async move {
-                match store.put_opts(&path, PutPayload::from(body), mode.into()).await {
+                match store
+                    .put_opts(&path, PutPayload::from(body), mode.into())
+                    .await
+                {
                     Ok(result) => Ok(Ok(UpdateVersion {
                         e_tag: result.e_tag,
                         version: result.version,

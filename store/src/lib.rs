@@ -433,7 +433,12 @@ fn build(
             let http = endpoints
                 .iter()
                 .filter_map(|v| std::env::var(v).ok())
-                .chain(options.iter().filter(|(k, _)| endpoints.contains(k)).map(|(_, v)| v.clone()))
+                .chain(
+                    options
+                        .iter()
+                        .filter(|(k, _)| endpoints.contains(k))
+                        .map(|(_, v)| v.clone()),
+                )
                 .any(|e| e.starts_with("http://"));
             let mut builder = AmazonS3Builder::from_env().with_url(text);
             for (key, value) in options {
@@ -443,7 +448,11 @@ fn build(
             }
             Arc::new(builder.with_allow_http(http).build()?)
         }
-        "gs" => Arc::new(GoogleCloudStorageBuilder::from_env().with_url(text).build()?),
+        "gs" => Arc::new(
+            GoogleCloudStorageBuilder::from_env()
+                .with_url(text)
+                .build()?,
+        ),
         "az" | "azure" | "abfs" | "abfss" | "adl" => {
             Arc::new(MicrosoftAzureBuilder::from_env().with_url(text).build()?)
         }

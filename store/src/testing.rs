@@ -119,11 +119,18 @@ impl S3Server {
                 .arg(root.path()),
             _ => command.args(["-H", "127.0.0.1", "-p", &self.port.to_string()]),
         };
-        self.child = Some(command.stdout(Stdio::null()).stderr(Stdio::null()).spawn()?);
+        self.child = Some(
+            command
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()?,
+        );
         let started = Instant::now();
         while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
             if started.elapsed() > Duration::from_secs(30) {
-                return Err(std::io::Error::other("the S3 test server did not start in 30 s"));
+                return Err(std::io::Error::other(
+                    "the S3 test server did not start in 30 s",
+                ));
             }
             std::thread::sleep(Duration::from_millis(50));
         }

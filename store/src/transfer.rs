@@ -11,8 +11,8 @@ use std::path::Path;
 use std::sync::{Condvar, Mutex};
 
 use futures_util::StreamExt;
-use object_store::buffered::BufWriter;
 use object_store::ObjectStoreExt;
+use object_store::buffered::BufWriter;
 use tokio::io::AsyncWriteExt;
 
 use crate::{Object, PATIENCE, Remote, StoreError, local, transient, wait};
@@ -68,12 +68,18 @@ impl Remote {
         let at = temp.to_path_buf();
         let copied = wait(&self.url_of(name), async move {
             let mut out = std::io::BufWriter::new(file);
-            let mut stream = store.get(&path).await.map_err(Failure::Store)?.into_stream();
+            let mut stream = store
+                .get(&path)
+                .await
+                .map_err(Failure::Store)?
+                .into_stream();
             while let Some(chunk) = stream.next().await {
                 let chunk = chunk.map_err(Failure::Store)?;
-                out.write_all(&chunk).map_err(|e| Failure::Done(local(&at, "write")(e)))?;
+                out.write_all(&chunk)
+                    .map_err(|e| Failure::Done(local(&at, "write")(e)))?;
             }
-            out.flush().map_err(|e| Failure::Done(local(&at, "write")(e)))
+            out.flush()
+                .map_err(|e| Failure::Done(local(&at, "write")(e)))
         })?;
         copied?;
         temp.persist(to).map_err(|e| local(to, "write")(e.error))?;
@@ -110,7 +116,11 @@ impl Remote {
                     error,
                 });
             }
-            tracing::warn!(url = self.url_of(name), action, "the object store failed; trying again");
+            tracing::warn!(
+                url = self.url_of(name),
+                action,
+                "the object store failed; trying again"
+            );
             std::thread::sleep(pause);
             pause = (pause * 2).min(std::time::Duration::from_secs(5));
         }
@@ -143,8 +153,8 @@ impl Remote {
         let path = self.path(name);
         let at = from.to_path_buf();
         wait(&self.url_of(name), async move {
-            let mut out =
-                BufWriter::with_capacity(store, path, PART_BYTES).with_max_concurrency(PARTS_IN_FLIGHT);
+            let mut out = BufWriter::with_capacity(store, path, PART_BYTES)
+                .with_max_concurrency(PARTS_IN_FLIGHT);
             let mut buffer = vec![0; 1 << 20];
             loop {
                 let n = match file.read(&mut buffer) {

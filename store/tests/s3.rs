@@ -17,7 +17,10 @@ fn servers() -> Vec<S3Server> {
                 "needs the S3 server {} (.ci/run installs it)",
                 kind.name()
             );
-            eprintln!("skipped on {}: not installed (.ci/run installs it)", kind.name());
+            eprintln!(
+                "skipped on {}: not installed (.ci/run installs it)",
+                kind.name()
+            );
             continue;
         }
         started.push(S3Server::start_kind(kind).expect("the S3 test server starts"));
@@ -38,9 +41,12 @@ fn up_and_back(server: &S3Server) {
     let pack = remote(server, "packs/demo");
     let folder = tempfile::tempdir().unwrap();
     // Larger than one part: a multipart upload.
-    let big: Vec<u8> = (0..(pregen_store::PART_BYTES + 12345)).map(|i| (i % 251) as u8).collect();
+    let big: Vec<u8> = (0..(pregen_store::PART_BYTES + 12345))
+        .map(|i| (i % 251) as u8)
+        .collect();
     std::fs::write(folder.path().join("big.bin"), &big).unwrap();
-    pack.upload(&folder.path().join("big.bin"), "levels/big.bin").unwrap();
+    pack.upload(&folder.path().join("big.bin"), "levels/big.bin")
+        .unwrap();
     pack.write("manifest.json", b"{}".to_vec()).unwrap();
 
     let listed = pack.list().unwrap();
@@ -49,10 +55,18 @@ fn up_and_back(server: &S3Server) {
     assert_eq!(listed[0].size, big.len() as u64);
 
     let back = tempfile::tempdir().unwrap();
-    let got = pack.download_all(back.path(), |o| o.name.starts_with("levels/")).unwrap();
+    let got = pack
+        .download_all(back.path(), |o| o.name.starts_with("levels/"))
+        .unwrap();
     assert_eq!(got.len(), 1);
-    assert_eq!(std::fs::read(back.path().join("levels/big.bin")).unwrap(), big);
-    assert_eq!(pack.read("manifest.json").unwrap().as_deref(), Some(&b"{}"[..]));
+    assert_eq!(
+        std::fs::read(back.path().join("levels/big.bin")).unwrap(),
+        big
+    );
+    assert_eq!(
+        pack.read("manifest.json").unwrap().as_deref(),
+        Some(&b"{}"[..])
+    );
     assert_eq!(pack.read("absent").unwrap(), None);
     pack.delete("manifest.json").unwrap();
     pack.delete("manifest.json").unwrap();
@@ -68,7 +82,10 @@ fn create_only(server: &S3Server) {
     let log = remote(server, "p/commit");
     assert!(log.create("seg-00000001.bin", b"first".to_vec()).unwrap());
     assert!(!log.create("seg-00000001.bin", b"second".to_vec()).unwrap());
-    assert_eq!(log.read("seg-00000001.bin").unwrap().as_deref(), Some(&b"first"[..]));
+    assert_eq!(
+        log.read("seg-00000001.bin").unwrap().as_deref(),
+        Some(&b"first"[..])
+    );
 }
 
 #[test]
@@ -81,15 +98,26 @@ fn leased(server: &S3Server) {
     let ttl = Duration::from_millis(1500);
     let mut first = Lease::take(&pack, "commit/LEASE", "first".into(), ttl).unwrap();
     let refused = Lease::take(&pack, "commit/LEASE", "second".into(), ttl).unwrap_err();
-    assert!(matches!(&refused, LeaseError::Held { holder, .. } if holder == "first"), "{refused}");
-    assert!(refused.to_string().contains("s3://pregen-test/leased/commit/LEASE"), "{refused}");
+    assert!(
+        matches!(&refused, LeaseError::Held { holder, .. } if holder == "first"),
+        "{refused}"
+    );
+    assert!(
+        refused
+            .to_string()
+            .contains("s3://pregen-test/leased/commit/LEASE"),
+        "{refused}"
+    );
     first.renew().unwrap();
     // The first holder stops renewing; once it expires, the second takes over
     // and the first is fenced at its next renewal.
     std::thread::sleep(ttl + Duration::from_millis(200));
     let second = Lease::take(&pack, "commit/LEASE", "second".into(), ttl).unwrap();
     let lost = first.renew().unwrap_err();
-    assert!(matches!(&lost, LeaseError::Lost { holder, .. } if holder == "second"), "{lost}");
+    assert!(
+        matches!(&lost, LeaseError::Lost { holder, .. } if holder == "second"),
+        "{lost}"
+    );
     second.release().unwrap();
     Lease::take(&pack, "commit/LEASE", "third".into(), ttl).unwrap();
 }
@@ -97,7 +125,10 @@ fn leased(server: &S3Server) {
 #[test]
 fn a_missing_bucket_is_named_with_the_cause() {
     // s3s-fs makes a bucket's folder on the first put: moto alone refuses.
-    servers().iter().filter(|s| s.kind() == Kind::Moto).for_each(missing_bucket);
+    servers()
+        .iter()
+        .filter(|s| s.kind() == Kind::Moto)
+        .for_each(missing_bucket);
 }
 
 fn missing_bucket(server: &S3Server) {
@@ -106,16 +137,26 @@ fn missing_bucket(server: &S3Server) {
     let text = err.to_string();
     assert!(matches!(err, StoreError::Request { .. }), "{text}");
     assert!(text.starts_with("s3://no-such-bucket/pack"), "{text}");
-    assert!(text.contains("NoSuchBucket") || text.contains("does not exist"), "{text}");
+    assert!(
+        text.contains("NoSuchBucket") || text.contains("does not exist"),
+        "{text}"
+    );
 }
 
 #[test]
 fn locations_parse_as_paths_or_stores() {
-    assert!(matches!(Location::parse("out/demo").unwrap(), Location::Local(p) if p.ends_with("out/demo")));
-    assert!(matches!(Location::parse("file:///tmp/x").unwrap(), Location::Local(p) if p.ends_with("tmp/x")));
+    assert!(
+        matches!(Location::parse("out/demo").unwrap(), Location::Local(p) if p.ends_with("out/demo"))
+    );
+    assert!(
+        matches!(Location::parse("file:///tmp/x").unwrap(), Location::Local(p) if p.ends_with("tmp/x"))
+    );
     let s3 = Location::parse("s3://bucket/a/b").unwrap();
     assert_eq!(s3.to_string(), "s3://bucket/a/b");
     assert_eq!(s3.join("pack").to_string(), "s3://bucket/a/b/pack");
     let err = Location::parse("ftp://host/x").unwrap_err().to_string();
-    assert!(err.contains("ftp://host/x") && err.contains("s3://"), "{err}");
+    assert!(
+        err.contains("ftp://host/x") && err.contains("s3://"),
+        "{err}"
+    );
 }

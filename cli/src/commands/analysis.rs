@@ -353,7 +353,8 @@ pub fn run(command: AnalysisCommand) -> Result<()> {
             program,
         } => {
             let pack = fetch(&pack, Log::Without)?;
-            let html = pregen_analysis::report_judged(pack.path(), play.as_deref(), program.source())?;
+            let html =
+                pregen_analysis::report_judged(pack.path(), play.as_deref(), program.source())?;
             if output.as_os_str() == "-" {
                 print_out(&html)
             } else {

@@ -53,7 +53,9 @@ pub fn run(args: ArchiveArgs) -> Result<()> {
     let pack = PackDir::new(fetched.path());
     let output = match &args.output {
         Some(location) => Output::new(location)?,
-        None => Output::new(&Location::Local(PathBuf::from(default_archive_name(&pack)?)))?,
+        None => Output::new(&Location::Local(PathBuf::from(default_archive_name(
+            &pack,
+        )?)))?,
     };
     let dest = output.path().to_path_buf();
     let leave_out: Vec<ReleasePart> = args
@@ -76,10 +78,7 @@ pub fn run(args: ArchiveArgs) -> Result<()> {
     let at = output.deliver()?;
     println!(
         "wrote {at}: {} files, {} bytes ({} before compression), sha256 {}",
-        written.files,
-        written.archive_bytes,
-        written.bytes,
-        written.sha256
+        written.files, written.archive_bytes, written.bytes, written.sha256
     );
     Ok(())
 }

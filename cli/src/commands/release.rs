@@ -89,8 +89,9 @@ pub fn run(command: ReleaseCommand) -> Result<()> {
                 sample,
                 judge,
             };
-            let report = pool
-                .install(|| pregen_pack::release_check::verify_release_with(release.path(), options))?;
+            let report = pool.install(|| {
+                pregen_pack::release_check::verify_release_with(release.path(), options)
+            })?;
             for (what, why) in &report.failures {
                 eprintln!("{what}: {why}");
             }

@@ -46,7 +46,11 @@ pub fn fetch(location: &Location, log: Log) -> Result<Fetched> {
         .tempdir()
         .context("cannot make a temporary folder for a pack in an object store")?;
     let url = remote.url();
-    let name = url.rsplit('/').next().filter(|n| !n.is_empty()).unwrap_or("pack");
+    let name = url
+        .rsplit('/')
+        .next()
+        .filter(|n| !n.is_empty())
+        .unwrap_or("pack");
     let path = temp.path().join(name);
     let mut objects = remote.list()?;
     let keep = |o: &pregen_store::Object| {

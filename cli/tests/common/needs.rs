@@ -31,7 +31,8 @@ pub enum Need {
 pub const PYTHON: Need = Need::Python(&[]);
 
 /// Python's Parquet readers, as `analysis/python/check_pack.py` uses them.
-pub const PARQUET_READERS: Need = Need::Python(&["pyarrow", "pandas", "polars", "duckdb", "datafusion"]);
+pub const PARQUET_READERS: Need =
+    Need::Python(&["pyarrow", "pandas", "polars", "duckdb", "datafusion"]);
 
 impl Need {
     fn available(self) -> bool {

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub use pregen_store::testing::{Kind, S3Server};
 use pregen_store::Remote;
+pub use pregen_store::testing::{Kind, S3Server};
 
 use super::needs::{Need, needs};
 
@@ -25,7 +25,11 @@ pub fn s3_servers() -> Vec<S3Server> {
 }
 
 /// `command` with the environment that reaches `endpoint` as `server`'s client.
-pub fn with_store<'c>(command: &'c mut Command, server: &S3Server, endpoint: &str) -> &'c mut Command {
+pub fn with_store<'c>(
+    command: &'c mut Command,
+    server: &S3Server,
+    endpoint: &str,
+) -> &'c mut Command {
     for (key, value) in server.env() {
         command.env(key, value);
     }
@@ -127,7 +131,8 @@ fn serve(mut client: TcpStream, upstream: &str, mode: u8, live: &Arc<Mutex<Vec<T
     if let (Ok(c), Ok(s)) = (client.try_clone(), server.try_clone()) {
         live.lock().expect("live").extend([c, s]);
     }
-    let (Ok(mut client_read), Ok(mut server_write)) = (client.try_clone(), server.try_clone()) else {
+    let (Ok(mut client_read), Ok(mut server_write)) = (client.try_clone(), server.try_clone())
+    else {
         return;
     };
     let (mut server_read, mut client_write) = (server, client);

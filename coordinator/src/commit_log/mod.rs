@@ -349,7 +349,10 @@ impl CommitLog {
     /// store lacks is put there now (`job.json`, the key, the segments),
     /// and every segment appended from now on, each create-only, so that a
     /// coordinator started with an empty disk resumes from the store alone.
-    pub(crate) fn mirror_to(&mut self, remote: pregen_store::Remote) -> Result<(), CoordinatorError> {
+    pub(crate) fn mirror_to(
+        &mut self,
+        remote: pregen_store::Remote,
+    ) -> Result<(), CoordinatorError> {
         let there: std::collections::HashSet<String> =
             remote.list()?.into_iter().map(|o| o.name).collect();
         let mut names: Vec<String> = fs::read_dir(&self.dir)
@@ -371,7 +374,11 @@ impl CommitLog {
 
 /// Puts `bytes` as the object `name` unless it is there; one already there
 /// must hold the same bytes, else another coordinator wrote it.
-fn put_once(remote: &pregen_store::Remote, name: &str, bytes: Vec<u8>) -> Result<(), CoordinatorError> {
+fn put_once(
+    remote: &pregen_store::Remote,
+    name: &str,
+    bytes: Vec<u8>,
+) -> Result<(), CoordinatorError> {
     if remote.create(name, bytes.clone())? || remote.read(name)?.as_deref() == Some(&bytes[..]) {
         return Ok(());
     }

@@ -17,7 +17,6 @@ use std::sync::{Arc, Mutex};
 
 use pregen_games::sha256_hex;
 
-pub use files::Delivery;
 use crate::PackError;
 use crate::dir::{self, PackDir};
 use crate::durable::publish;
@@ -30,6 +29,7 @@ use crate::release_form::Place;
 use crate::schema::{self};
 use crate::sort::{Sorter, difficulty_key};
 use crate::tiers::{CampaignSlot, Tiers, draw_campaigns, equal_groups};
+pub use files::Delivery;
 use files::HashingFile;
 use table::{Stamp, TableFile, campaigns_columns, rejects_columns};
 use tier::TierFiles;

@@ -138,7 +138,8 @@ impl TableFile {
                 .set_column_bloom_filter_fpp(path.clone(), 0.01)
                 .set_column_bloom_filter_max_ndv(path, options.rows_per_group.max(1) as u64);
         }
-        let file = HashingFile::create_parquet(root, path)?.delivered(options.delivery.as_ref(), path);
+        let file =
+            HashingFile::create_parquet(root, path)?.delivered(options.delivery.as_ref(), path);
         let writer =
             ArrowWriter::try_new(file, table.schema(), Some(props.build())).map_err(parquet)?;
         Ok(TableFile {

@@ -183,8 +183,14 @@ fn a_delivery_takes_every_file_as_it_is_closed_and_changes_no_byte() {
     // Every Parquet and release file but the checksums, which the manifest
     // names too, went as it closed; none is left behind.
     assert!(names.iter().any(|n| n.starts_with("levels/")), "{names:?}");
-    assert!(names.iter().any(|n| n.starts_with("release/tier-")), "{names:?}");
-    assert!(names.contains(&"rejects/rejects.parquet".to_string()), "{names:?}");
+    assert!(
+        names.iter().any(|n| n.starts_with("release/tier-")),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"rejects/rejects.parquet".to_string()),
+        "{names:?}"
+    );
     for name in sent.files.keys() {
         let here = delivered.path().join(name);
         let gone = taken.path().join(name);

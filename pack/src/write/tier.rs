@@ -108,7 +108,13 @@ impl TierFiles {
     ) -> Result<Self, PackError> {
         // Cut tiers have a seed file beside each level file (`next_file`).
         let seeds = match job.release.levels_per_file {
-            0 => Some(open_seeds((root, options.delivery.as_ref()), job, tier, None, size)?),
+            0 => Some(open_seeds(
+                (root, options.delivery.as_ref()),
+                job,
+                tier,
+                None,
+                size,
+            )?),
             _ => None,
         };
         Ok(TierFiles {
