@@ -40,7 +40,7 @@ pub use pregen_game_core::{
     ParamError, Reason, Refusal, Rejection, Solved, Status, default_model, hex, run_game,
     run_game_rated, sha256_hex,
 };
-pub use pregen_game_core::{agents, clock, game, rating, reason, rng, search};
+pub use pregen_game_core::{agents, clock, game, rating, reason, rng, run, search};
 pub use registry::{
     CheckError, GameKind, LevelVerdict, NotDeterministic, PreparedGame, Verdict, code_of_number,
     code_of_word, outcome_difference,

@@ -227,7 +227,7 @@ impl PreparedGame {
     }
 
     /// This game with its levels refused when outside `band`, as early as
-    /// their rating is known ([`crate::game::run_game_banded`]): what a
+    /// their rating is known ([`crate::run::run_game_banded`]): what a
     /// worker runs for a banded stratum whose rating model is the game's
     /// built-in one.
     pub fn with_band(mut self, band: Option<crate::rating::Band>) -> PreparedGame {

@@ -24,12 +24,13 @@ pub mod rating;
 pub mod reason;
 pub mod registration;
 pub mod rng;
+pub mod run;
 pub mod search;
 
 pub use digest::{hex, sha256_hex};
 pub use game::{
     Budget, Candidate, Collection, Game, GameError, Misfit, Outcome, ParamError, Rejection, Solved,
-    default_model, run_game, run_game_banded, run_game_rated,
 };
+pub use run::{default_model, run_game, run_game_banded, run_game_rated};
 pub use metrics::{MetricDoc, Metrics};
 pub use reason::{Code, Reason, Refusal, Status};

@@ -7,7 +7,8 @@ use std::marker::PhantomData;
 use crate::agents::Figures;
 use crate::clock::Instant;
 use crate::digest::sha256_hex;
-use crate::game::{Budget, Candidate, Game, GameError, Outcome, Rejection, Solved, ms_since};
+use crate::game::{Budget, Candidate, Game, GameError, Outcome, Rejection, Solved};
+use crate::run::ms_since;
 use crate::metrics::{MetricDoc, Metrics};
 use crate::rating::Model;
 use crate::reason::Code;
@@ -322,7 +323,7 @@ struct WithParams<G: Game>(G::Params, Model, Option<crate::rating::Band>);
 
 impl<G: Game> Ready for WithParams<G> {
     fn run(&self, seed: u64, budget: &Budget) -> Outcome {
-        crate::game::run_game_banded::<G>(&self.0, seed, budget, &self.1, self.2.as_ref())
+        crate::run::run_game_banded::<G>(&self.0, seed, budget, &self.1, self.2.as_ref())
     }
 
     fn set_band(&mut self, band: Option<crate::rating::Band>) {
@@ -422,7 +423,7 @@ impl<G: Game> Registered for Entry<G> {
             game: G::NAME,
             message: e.to_string(),
         })?;
-        let model = crate::game::default_model::<G>().map_err(|e| GameError::Params {
+        let model = crate::run::default_model::<G>().map_err(|e| GameError::Params {
             game: G::NAME,
             message: e.to_string(),
         })?;
@@ -443,7 +444,7 @@ impl<G: Game> Registered for Entry<G> {
                     let budget = budget();
                     match G::solve(&level, &budget) {
                         Ok(solved) => {
-                            let metrics = crate::game::published::<G>(&level, &solved, &budget);
+                            let metrics = crate::run::published::<G>(&level, &solved, &budget);
                             Verdict::Solved(solved.map(|_| metrics))
                         }
                         Err(rejection) => Verdict::Failed(rejection),

@@ -6,7 +6,7 @@ use super::layout::{lay_out, read_back};
 use super::level::{Features, Level, Rules, notation, uniqueness_key};
 use super::mcts::Search;
 use super::{Doors, DoorsParams, Puzzle, Unique, preset};
-use crate::game::run_game;
+use crate::run::run_game;
 use crate::rng::Rng;
 use crate::{Budget, Game, GameKind};
 
