@@ -342,25 +342,59 @@ impl Remote {
         F: Future<Output = Result<T, object_store::Error>> + Send + 'static,
     {
         let url = self.url_of(name);
+        self.retrying(name, action, || wait(&url, make())?.map_err(Failure::Store))
+    }
+
+    /// `once`, again while it fails in a way that may pass, for up to
+    /// [`PATIENCE`] with a growing pause; any other failure, or one past
+    /// the patience, returned naming the object's URL.
+    pub(crate) fn retrying<T>(
+        &self,
+        name: &str,
+        action: &'static str,
+        mut once: impl FnMut() -> Result<T, Failure>,
+    ) -> Result<T, StoreError> {
+        let url = self.url_of(name);
         let started = std::time::Instant::now();
         let mut pause = std::time::Duration::from_millis(200);
         loop {
-            match wait(&url, make())? {
+            let error = match once() {
                 Ok(value) => return Ok(value),
-                Err(error) if transient(&error) && started.elapsed() + pause < PATIENCE => {
-                    tracing::warn!(
-                        url,
-                        action,
-                        error = cause(&error),
-                        retry_in_ms = pause.as_millis() as u64,
-                        "the object store failed; trying again"
-                    );
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(std::time::Duration::from_secs(5));
-                }
-                Err(error) => return Err(StoreError::Request { url, action, error }),
+                Err(Failure::Done(e)) => return Err(e),
+                Err(Failure::Store(error)) => error,
+                Err(Failure::Io(e)) => object_store::Error::Generic {
+                    store: "object store",
+                    source: Box::new(e),
+                },
+            };
+            if !(transient(&error) && started.elapsed() + pause < PATIENCE) {
+                return Err(StoreError::Request { url, action, error });
             }
+            tracing::warn!(
+                url,
+                action,
+                error = cause(&error),
+                retry_in_ms = pause.as_millis() as u64,
+                "the object store failed; trying again"
+            );
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(std::time::Duration::from_secs(5));
         }
+    }
+}
+
+/// A request's failure: the store's (tried again while it may pass), or
+/// one that ends it (a local file's, the runtime gone).
+pub(crate) enum Failure {
+    Store(object_store::Error),
+    /// The store's error as an async writer reports it.
+    Io(std::io::Error),
+    Done(StoreError),
+}
+
+impl From<StoreError> for Failure {
+    fn from(e: StoreError) -> Self {
+        Failure::Done(e)
     }
 }
 

@@ -15,7 +15,7 @@ use object_store::ObjectStoreExt;
 use object_store::buffered::BufWriter;
 use tokio::io::AsyncWriteExt;
 
-use crate::{Object, PATIENCE, Remote, StoreError, local, transient, wait};
+use crate::{Failure, Object, Remote, StoreError, local, wait};
 
 /// The size of an upload's parts (S3's minimum is 5 MiB).
 pub const PART_BYTES: usize = 8 << 20;
@@ -54,7 +54,7 @@ impl Remote {
     /// Copies the object `name` to the local file `to` (its folder made),
     /// through a temporary file beside it renamed into place.
     pub fn download(&self, name: &str, to: &Path) -> Result<(), StoreError> {
-        self.again(name, "read", || self.download_once(name, to))
+        self.retrying(name, "read", || self.download_once(name, to))
     }
 
     fn download_once(&self, name: &str, to: &Path) -> Result<(), Failure> {
@@ -86,46 +86,6 @@ impl Remote {
         Ok(())
     }
 
-    /// `once`, again while it fails in a way that may pass, as
-    /// [`Remote::patiently`] does.
-    fn again(
-        &self,
-        name: &str,
-        action: &'static str,
-        once: impl Fn() -> Result<(), Failure>,
-    ) -> Result<(), StoreError> {
-        let started = std::time::Instant::now();
-        let mut pause = std::time::Duration::from_millis(200);
-        loop {
-            let failure = match once() {
-                Ok(()) => return Ok(()),
-                Err(failure) => failure,
-            };
-            let error = match failure {
-                Failure::Store(error) => error,
-                Failure::Io(e) => object_store::Error::Generic {
-                    store: "object store",
-                    source: Box::new(e),
-                },
-                Failure::Done(e) => return Err(e),
-            };
-            if !(transient(&error) && started.elapsed() + pause < PATIENCE) {
-                return Err(StoreError::Request {
-                    url: self.url_of(name),
-                    action,
-                    error,
-                });
-            }
-            tracing::warn!(
-                url = self.url_of(name),
-                action,
-                "the object store failed; trying again"
-            );
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(std::time::Duration::from_secs(5));
-        }
-    }
-
     /// Copies every object below the prefix that `keep` accepts into the
     /// folder `to`, under the same names.
     pub fn download_all(
@@ -144,7 +104,7 @@ impl Remote {
     /// the object appears whole when the upload completes, or not at all.
     pub fn upload(&self, from: &Path, name: &str) -> Result<(), StoreError> {
         let _turn = Turn::wait();
-        self.again(name, "write", || self.upload_once(from, name))
+        self.retrying(name, "write", || self.upload_once(from, name))
     }
 
     fn upload_once(&self, from: &Path, name: &str) -> Result<(), Failure> {
@@ -172,20 +132,5 @@ impl Remote {
             }
             out.shutdown().await.map_err(Failure::Io)
         })?
-    }
-}
-
-/// A transfer's failure: the store's (tried again while it may pass), or
-/// one that ends the transfer (a local file's).
-enum Failure {
-    Store(object_store::Error),
-    /// The store's error as the async writer reports it.
-    Io(std::io::Error),
-    Done(StoreError),
-}
-
-impl From<StoreError> for Failure {
-    fn from(e: StoreError) -> Self {
-        Failure::Done(e)
     }
 }
