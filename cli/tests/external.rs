@@ -132,7 +132,7 @@ fn example_dir() -> String {
 
 /// A Rush Hour job of `count` levels, run by the shipped example (every seed
 /// cross-checked at `cross_check`).
-fn rushhour_job(count: u64, cross_check: f64) -> String {
+pub(crate) fn rushhour_job(count: u64, cross_check: f64) -> String {
     format!(
         "pack = \"e2e\"\ngame = \"external\"\ncount = {count}\nseeds_per_lease = 64\n\
          cross_check = {cross_check}\n\

@@ -73,6 +73,43 @@ fn every_game_packs_the_same_release_in_a_bucket_as_on_disk() {
     }
 }
 
+#[test]
+fn a_game_programs_pack_in_a_bucket_is_the_one_on_disk() {
+    use crate::common::needs::{PYTHON, needs};
+    if !needs(&[PYTHON]) {
+        return;
+    }
+    let servers = s3_servers();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let local = run_pack(dir.path(), &crate::external::rushhour_job(12, 0.01), 1);
+    let job = dir.path().join("job.toml");
+    for server in &servers {
+        let endpoint = server.endpoint();
+        let out = server.url(&format!("program-{}", server.kind().name()));
+        let url = format!("{out}/e2e");
+        ok(&mut run_to(server, &endpoint, &job, &out, &[]));
+        let copy = download(server, &url, &dir.path().join(server.kind().name()));
+        assert_eq!(
+            read(&copy.join("release/SHA256SUMS")),
+            read(&local.join("release/SHA256SUMS")),
+            "{}",
+            server.kind().name()
+        );
+        // Judged by the program the job names, never the manifest's command.
+        let job = job.to_str().expect("a UTF-8 path");
+        ok(with_store(
+            pregen().args(["release", "verify", &url, "--job", job]),
+            server,
+            &endpoint,
+        ));
+        ok(with_store(
+            pregen().args(["analysis", "verify", &url, "--job", job]),
+            server,
+            &endpoint,
+        ));
+    }
+}
+
 /// The job `job` run into `server`'s bucket: the same pack as `local`, read
 /// in place by every reading command, archived to the bucket and verified
 /// there, and found complete when run again.

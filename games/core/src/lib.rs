@@ -31,6 +31,6 @@ pub use digest::{hex, sha256_hex};
 pub use game::{
     Budget, Candidate, Collection, Game, GameError, Misfit, Outcome, ParamError, Rejection, Solved,
 };
-pub use run::{default_model, run_game, run_game_banded, run_game_rated};
 pub use metrics::{MetricDoc, Metrics};
 pub use reason::{Code, Reason, Refusal, Status};
+pub use run::{default_model, run_game, run_game_banded, run_game_rated};

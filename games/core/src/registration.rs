@@ -8,10 +8,10 @@ use crate::agents::Figures;
 use crate::clock::Instant;
 use crate::digest::sha256_hex;
 use crate::game::{Budget, Candidate, Game, GameError, Outcome, Rejection, Solved};
-use crate::run::ms_since;
 use crate::metrics::{MetricDoc, Metrics};
 use crate::rating::Model;
 use crate::reason::Code;
+use crate::run::ms_since;
 
 fn parse_level<G: Game>(level_json: &str) -> Result<G::Level, CheckError> {
     serde_json::from_str(level_json).map_err(|e| CheckError::NotALevel {

@@ -216,4 +216,3 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
         "non-string panic payload".to_string()
     }
 }
-

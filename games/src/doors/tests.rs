@@ -6,8 +6,8 @@ use super::layout::{lay_out, read_back};
 use super::level::{Features, Level, Rules, notation, uniqueness_key};
 use super::mcts::Search;
 use super::{Doors, DoorsParams, Puzzle, Unique, preset};
-use crate::run::run_game;
 use crate::rng::Rng;
+use crate::run::run_game;
 use crate::{Budget, Game, GameKind};
 
 fn level(rooms: usize, colours: usize, doors: &[(u8, u8, u8)], buttons: &[(u8, u8)]) -> Level {
